@@ -1,0 +1,181 @@
+package model
+
+import "fmt"
+
+// Kind is what an operation does to a lease.
+type Kind uint8
+
+// The five operations of the specification (DESIGN.md §1).
+const (
+	Acquire Kind = iota + 1
+	Renew
+	Release
+	Write
+	Read
+)
+
+var kindNames = [...]string{Acquire: "acquire", Renew: "renew", Release: "release", Write: "write", Read: "read"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// ParseKind maps a history's "op" field to a Kind.
+func ParseKind(s string) (Kind, bool) {
+	for k, name := range kindNames {
+		if name != "" && name == s {
+			return Kind(k), true
+		}
+	}
+	return 0, false
+}
+
+// Semantics says which store judges writes (DESIGN.md §1).
+type Semantics uint8
+
+const (
+	// Seed semantics: the coordinator itself holds the data, and a write is
+	// accepted when the writer holds a live lease under the current fence.
+	Seed Semantics = iota
+	// FencedStorage: the data lives in a separate resource that accepts a
+	// write iff its fence was granted and is >= the highest fence it has
+	// accepted. The resource knows no deadlines.
+	FencedStorage
+)
+
+func (s Semantics) String() string {
+	if s == FencedStorage {
+		return "fenced-storage"
+	}
+	return "seed"
+}
+
+// ParseSemantics maps the header's "semantics" field to a Semantics.
+func ParseSemantics(s string) (Semantics, bool) {
+	switch s {
+	case "seed":
+		return Seed, true
+	case "fenced-storage":
+		return FencedStorage, true
+	}
+	return 0, false
+}
+
+// Op is one operation of a history (format v1, DESIGN.md §4).
+//
+// Optional fields carry a Has* flag instead of a pointer so that an Op is a
+// plain value: histories of millions of operations stay one allocation.
+type Op struct {
+	// Line is the 1-based physical line the operation was read from; 0 when
+	// it was not read from a file. Every message about the op names it.
+	Line    int
+	Process string
+	Owner   string // defaults to Process
+	Key     string
+	Kind    Kind
+
+	TTL   int64 // acquire and renew; > 0
+	Fence int64 // 0: absent. acquire: granted; write: presented; renew/release: optional
+	// Value is the value written (write) or returned (read). HasValue false
+	// on a read means it returned "nothing written yet".
+	Value    string
+	HasValue bool
+
+	Call int64
+	// Return is valid only when Returned; an op that never returned has an
+	// unknown outcome: it may or may not have taken effect.
+	Return   int64
+	Returned bool
+	// At is the coordinator's clock when it applied the op (exact mode).
+	At    int64
+	HasAt bool
+
+	OK    bool
+	Error string
+}
+
+// Unknown reports whether the operation's outcome is unknown (it never returned).
+func (o *Op) Unknown() bool { return !o.Returned }
+
+// Header is the optional first line of a history.
+type Header struct {
+	Version  int
+	TimeUnit string // ns, us, ms or s
+	// ClockUncertainty bounds |coordinator clock - true time|, in TimeUnit.
+	ClockUncertainty int64
+	Semantics        Semantics
+}
+
+// DefaultHeader is what a history without a header line means.
+func DefaultHeader() Header {
+	return Header{Version: 1, TimeUnit: "ms", Semantics: Seed}
+}
+
+// History is a header and the operations in file order.
+type History struct {
+	// Name is where the history came from (a file name, "-" for stdin);
+	// error messages start with it.
+	Name   string
+	Header Header
+	Ops    []Op
+}
+
+// Describe renders an op the way explanations and the text report show it,
+// e.g. `A acquire(ttl=5) -> ok fence=1 [0,1] at=0`.
+func (o *Op) Describe() string {
+	s := o.Owner
+	if o.Process != o.Owner {
+		s += "(" + o.Process + ")"
+	}
+	s += " " + o.Kind.String() + "("
+	sep := ""
+	arg := func(f string, a ...any) { s += sep + fmt.Sprintf(f, a...); sep = ", " }
+	switch o.Kind {
+	case Acquire:
+		arg("ttl=%d", o.TTL)
+	case Renew:
+		arg("ttl=%d", o.TTL)
+		if o.Fence != 0 {
+			arg("fence=%d", o.Fence)
+		}
+	case Release:
+		if o.Fence != 0 {
+			arg("fence=%d", o.Fence)
+		}
+	case Write:
+		arg("fence=%d", o.Fence)
+		arg("%q", o.Value)
+	}
+	s += ")"
+	switch {
+	case !o.Returned:
+		s += " -> ? (no response)"
+	case !o.OK:
+		s += " -> failed"
+		if o.Error != "" {
+			s += " (" + o.Error + ")"
+		}
+	case o.Kind == Acquire:
+		s += fmt.Sprintf(" -> ok fence=%d", o.Fence)
+	case o.Kind == Read:
+		if o.HasValue {
+			s += fmt.Sprintf(" -> %q", o.Value)
+		} else {
+			s += " -> nothing"
+		}
+	default:
+		s += " -> ok"
+	}
+	if o.Returned {
+		s += fmt.Sprintf(" [%d,%d]", o.Call, o.Return)
+	} else {
+		s += fmt.Sprintf(" [%d,-]", o.Call)
+	}
+	if o.HasAt {
+		s += fmt.Sprintf(" at=%d", o.At)
+	}
+	return s
+}
