@@ -1,0 +1,190 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/leasecheck/leasecheck/model"
+)
+
+// explainNonLinearizable tells why no order explains a key's history: the
+// longest prefix some order explains, the state it leaves, and why the next
+// operation cannot follow it.
+func explainNonLinearizable(c *model.Compiled, k int, res *searchResult) Violation {
+	ko := &c.Keys[k]
+	h := c.History
+	placed := map[int]bool{}
+	var grant *model.Op
+	var last *model.Op
+	for p := res.path; p != nil; p = p.parent {
+		placed[p.op] = true
+		op := &h.Ops[ko.Index[p.op]]
+		if last == nil {
+			last = op
+		}
+		if grant == nil && op.Kind == model.Acquire && (p.unknown || op.OK) {
+			grant = op
+		}
+	}
+	// The ops that could come next: not placed, completed, called before
+	// the earliest pending return. The culprit is the earliest by clock.
+	minRet := model.Inf
+	for i, in := range ko.Inputs {
+		if !placed[i] && !in.Unknown && !(in.Kind == model.Read && !in.OK) {
+			minRet = min(minRet, h.Ops[ko.Index[i]].Return)
+		}
+	}
+	var cands []int
+	for i, in := range ko.Inputs {
+		if !placed[i] && !in.Unknown && !(in.Kind == model.Read && !in.OK) && h.Ops[ko.Index[i]].Call <= minRet {
+			cands = append(cands, i)
+		}
+	}
+	sort.SliceStable(cands, func(a, b int) bool { return ko.Inputs[cands[a]].Lo < ko.Inputs[cands[b]].Lo })
+	v := Violation{Property: Linearizable, Key: ko.Key}
+	if len(cands) == 0 {
+		v.Explanation = "no order of the operations is consistent with the lease semantics"
+		return v
+	}
+	culprit := &h.Ops[ko.Index[cands[0]]]
+	var b strings.Builder
+	fmt.Fprintf(&b, "no order of the operations explains line %d: %s. ", culprit.Line, culprit.Describe())
+	if last != nil {
+		fmt.Fprintf(&b, "The longest explainable prefix places %d of %d completed operations, ending with line %d; ", res.depth, res.complete, last.Line)
+	} else {
+		b.WriteString("From the start, ")
+	}
+	n := names{c}
+	fmt.Fprintf(&b, "then %s. %s", n.state(res.state, h.Header.Semantics), n.whyNot(h.Header.Semantics, res.state, &ko.Inputs[cands[0]], culprit))
+	if grant != nil && grant != culprit {
+		fmt.Fprintf(&b, " (the current grant is line %d)", grant.Line)
+		v.Lines = append(v.Lines, grant.Line)
+	}
+	v.Lines = append(v.Lines, culprit.Line)
+	sort.Ints(v.Lines)
+	v.Explanation = b.String()
+	return v
+}
+
+type names struct{ c *model.Compiled }
+
+func (n names) owner(id int32) string {
+	if id == model.NoOwner {
+		return "nobody"
+	}
+	return n.c.Owners[id]
+}
+
+func (n names) value(id int32) string {
+	if id == model.NoValue {
+		return "nothing"
+	}
+	return fmt.Sprintf("%q", n.c.Values[id])
+}
+
+func span(lo, hi int64) string {
+	switch {
+	case lo == hi:
+		return fmt.Sprintf("t=%d", lo)
+	case hi >= model.Inf:
+		return fmt.Sprintf("t>=%d", lo)
+	case lo <= -model.Inf:
+		return fmt.Sprintf("t<=%d", hi)
+	}
+	return fmt.Sprintf("t in [%d,%d]", lo, hi)
+}
+
+func (n names) state(s model.State, sem model.Semantics) string {
+	var b strings.Builder
+	if s.Holder == model.NoOwner {
+		fmt.Fprintf(&b, "nobody holds the lease (fences granted so far: %d)", s.Fence)
+	} else {
+		fmt.Fprintf(&b, "%s holds fence %d until %s", n.owner(s.Holder), s.Fence, span(s.ExpLo, s.ExpHi))
+	}
+	if sem == model.FencedStorage {
+		fmt.Fprintf(&b, ", the resource has accepted fence %d", s.Highest)
+	}
+	fmt.Fprintf(&b, ", the data is %s", n.value(s.Data))
+	if s.NowLo > -model.Inf {
+		fmt.Fprintf(&b, ", and the coordinator's clock has reached t>=%d", s.NowLo)
+	}
+	return b.String()
+}
+
+// whyNot says in plain words why in cannot follow state s.
+func (n names) whyNot(sem model.Semantics, s model.State, in *model.Input, op *model.Op) string {
+	lo, hi := max(s.NowLo, in.Lo), in.Hi
+	who := op.Owner
+	if lo > hi {
+		return fmt.Sprintf("The operation's clock window ends at t=%d, but the coordinator's clock never runs backwards.", hi)
+	}
+	owns := s.Holder == in.Owner && s.Holder != model.NoOwner
+	holder := n.owner(s.Holder)
+	mustLive := lo < s.ExpHi && hi < s.ExpLo
+	switch in.Kind {
+	case model.Acquire:
+		if in.OK {
+			if in.Fence != s.Fence+1 {
+				return fmt.Sprintf("The next grant's fence is %d, but %s was granted %d.", s.Fence+1, who, in.Fence)
+			}
+			if s.Holder != model.NoOwner && hi < s.ExpLo {
+				return fmt.Sprintf("%s's lease was still live (until %s) when %s was granted it at %s: two holders.", holder, span(s.ExpLo, s.ExpHi), who, span(lo, hi))
+			}
+		} else {
+			if s.Holder == model.NoOwner {
+				return fmt.Sprintf("Nobody held the lease, yet %s's acquire was refused.", who)
+			}
+			if lo >= s.ExpHi {
+				return fmt.Sprintf("%s's lease had expired (by %s), yet %s's acquire at %s was refused.", holder, span(s.ExpLo, s.ExpHi), who, span(lo, hi))
+			}
+		}
+	case model.Renew, model.Release:
+		verb := "renew"
+		if in.Kind == model.Release {
+			verb = "release"
+		}
+		if in.OK {
+			if !owns {
+				return fmt.Sprintf("%s's %s succeeded, but the lease was held by %s.", who, verb, holder)
+			}
+			if in.Fence != 0 && in.Fence != s.Fence {
+				return fmt.Sprintf("%s's %s of fence %d succeeded, but the current fence is %d.", who, verb, in.Fence, s.Fence)
+			}
+			if in.Kind == model.Renew && lo >= s.ExpHi {
+				return fmt.Sprintf("%s's lease expired at %s, before its renew at %s; a renew after expiry must fail.", who, span(s.ExpLo, s.ExpHi), span(lo, hi))
+			}
+		} else if owns && (in.Fence == 0 || in.Fence == s.Fence) && (in.Kind == model.Release || mustLive) {
+			return fmt.Sprintf("%s held the lease (fence %d, until %s), yet its %s failed.", who, s.Fence, span(s.ExpLo, s.ExpHi), verb)
+		}
+	case model.Write:
+		if sem == model.FencedStorage {
+			if in.OK && in.Fence > s.Fence {
+				return fmt.Sprintf("The resource accepted fence %d, which had not been granted yet (fences granted: %d).", in.Fence, s.Fence)
+			}
+			if in.OK && in.Fence < s.Highest {
+				return fmt.Sprintf("The resource accepted %s's write under fence %d after accepting fence %d.", who, in.Fence, s.Highest)
+			}
+			if !in.OK {
+				return fmt.Sprintf("The resource rejected %s's write under fence %d although it was granted and not older than %d.", who, in.Fence, s.Highest)
+			}
+			break
+		}
+		if in.OK {
+			if !owns {
+				return fmt.Sprintf("%s's write was accepted, but the lease was held by %s.", who, holder)
+			}
+			if in.Fence != s.Fence {
+				return fmt.Sprintf("%s's write under fence %d was accepted, but the current fence is %d.", who, in.Fence, s.Fence)
+			}
+			if lo >= s.ExpHi {
+				return fmt.Sprintf("%s's write at %s was accepted after its lease expired (%s).", who, span(lo, hi), span(s.ExpLo, s.ExpHi))
+			}
+		} else if owns && in.Fence == s.Fence && mustLive {
+			return fmt.Sprintf("%s held a live lease under fence %d (until %s), yet its write at %s was rejected.", who, s.Fence, span(s.ExpLo, s.ExpHi), span(lo, hi))
+		}
+	case model.Read:
+		return fmt.Sprintf("The read returned %s, but the data is %s.", n.value(in.Value), n.value(s.Data))
+	}
+	return "No order of the remaining concurrent operations gets past this point."
+}

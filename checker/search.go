@@ -1,0 +1,390 @@
+package checker
+
+import (
+	"context"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/leasecheck/leasecheck/model"
+)
+
+// The linearizability search.
+//
+// It is a depth-first search for a linearization in the style of Wing & Gong
+// and Lowe's just-in-time linearization, as porcupine does it, with one
+// change that matters for real histories: an operation that never returned
+// is not a node the search must place. Porcupine treats it as an ordinary
+// operation with an infinite window and two outcomes, so its cache (keyed by
+// the set of placed operations) doubles with every such operation, and a
+// non-linearizable history with a dozen timeouts never finishes. Here the
+// completed operations are the ones to place, and unknown ones are optional
+// effects the search may apply between any two of them, at most once each.
+// Three facts keep those choices few:
+//
+//   - An unknown op is "dead" once its fence can no longer match (fences only
+//     grow), and a dead op's applied bit is ignored in the cache key.
+//   - Equal unknown ops (same kind, owner, ttl, fence, value) that are both
+//     available are interchangeable; only the first is tried.
+//   - Applying an op that changes nothing is never tried.
+//
+// And a fact the history gives for free: an unknown op applied before the
+// remaining completed ops read the coordinator's clock no later than any of
+// them, which bounds its effect (a renew's new expiry) instead of leaving it
+// open-ended.
+//
+// The cache key holds the set of placed completed ops and the set of applied
+// unknown ops as 128-bit Zobrist hashes instead of bitsets, which keeps the
+// memory per cached node constant; a false "already seen" would need a
+// 128-bit collision.
+
+type hash128 [2]uint64
+
+func (h hash128) xor(o hash128) hash128 { return hash128{h[0] ^ o[0], h[1] ^ o[1]} }
+
+type memoKey struct {
+	placed, applied hash128
+	state           model.State
+}
+
+// entry is a call or return event in the doubly linked list of not yet
+// placed completed ops, sorted by time, calls before returns at equal times.
+type entry struct {
+	op         int
+	isReturn   bool
+	time       int64
+	match      *entry // the call's return entry
+	prev, next *entry
+}
+
+type unknownOp struct {
+	in    model.Input
+	op    int // index in KeyOps
+	call  int64
+	class int // equal ops share a class
+	// deathFence: the op can no longer apply once the relevant fence (the
+	// coordinator's, or the resource's highest for fenced-storage writes) is
+	// above it. -1: never dies.
+	deathFence int64
+	resource   bool
+	zob        hash128
+}
+
+type pathNode struct {
+	op      int // index in KeyOps
+	unknown bool
+	state   model.State // after the op
+	parent  *pathNode
+}
+
+type keySearch struct {
+	ctx     context.Context
+	sem     model.Semantics
+	u       int64
+	inputs  []model.Input
+	calls   []int64 // per input: call time
+	rets    []int64 // per input: return time (completed only)
+	zob     []hash128
+	done    []int // completed op indices into inputs
+	unknown []unknownOp
+	head    *entry
+	memo    map[memoKey]struct{}
+	steps   int
+	aborted bool
+
+	deepest      int
+	deepestState model.State
+	deepestPath  *pathNode
+	found        *pathNode
+}
+
+type searchResult struct {
+	verdict Verdict
+	// path is the linearization found (Holds) or the longest partial one
+	// (Violated, Unknown), last op first.
+	path     *pathNode
+	state    model.State // the state after path
+	depth    int         // completed ops placed in path
+	complete int         // completed ops in the key
+	nodes    int
+}
+
+// searchKey decides whether one key's operations are linearizable.
+func searchKey(ctx context.Context, h *model.History, sem model.Semantics, ko *model.KeyOps) searchResult {
+	ks := &keySearch{
+		ctx:    ctx,
+		sem:    sem,
+		u:      h.Header.ClockUncertainty,
+		inputs: ko.Inputs,
+		calls:  make([]int64, len(ko.Inputs)),
+		rets:   make([]int64, len(ko.Inputs)),
+		zob:    make([]hash128, len(ko.Inputs)),
+		memo:   map[memoKey]struct{}{},
+	}
+	// A fixed seed: the hashes only need to be independent of the history.
+	rng := rand.New(rand.NewPCG(0x6c65617365, uint64(len(ko.Inputs))))
+	for i, idx := range ko.Index {
+		op := &h.Ops[idx]
+		ks.calls[i], ks.rets[i] = op.Call, op.Return
+		ks.zob[i] = hash128{rng.Uint64(), rng.Uint64()}
+	}
+	observed := observedValues(ko)
+	lowRejected := lowestRejectedWrite(ko)
+	classes := map[model.Input]int{}
+	for i := range ko.Inputs {
+		in := ko.Inputs[i]
+		switch {
+		case !in.Unknown && !(in.Kind == model.Read && !in.OK):
+			ks.done = append(ks.done, i)
+		case in.Kind == model.Read:
+			// A read that failed or never answered observes nothing.
+		case in.Kind == model.Write && !observed[in.Value] &&
+			(sem == model.Seed || lowRejected[in.Value] == 0):
+			// An unknown write whose value nobody read has no observable
+			// effect under seed semantics (it changes only the data). Under
+			// fenced storage it also raises the resource's highest fence, so
+			// it is dropped only if no rejected write might be explained by it.
+		default:
+			key := in
+			key.Lo, key.Hi = 0, 0
+			class, ok := classes[key]
+			if !ok {
+				class = len(classes)
+				classes[key] = class
+			}
+			u := unknownOp{in: in, op: i, call: ks.calls[i], class: class, deathFence: -1, zob: ks.zob[i]}
+			u.in.Unknown, u.in.OK = false, true
+			switch {
+			case in.Kind == model.Write && sem == model.FencedStorage:
+				u.deathFence, u.resource = in.Fence, true
+			case in.Kind == model.Write, in.Fence != 0 && (in.Kind == model.Renew || in.Kind == model.Release):
+				u.deathFence = in.Fence
+			}
+			ks.unknown = append(ks.unknown, u)
+		}
+	}
+	ks.buildList()
+	res := searchResult{complete: len(ks.done)}
+	ok := ks.dfs(model.InitialState(), hash128{}, nil, hash128{}, 0, nil)
+	res.nodes = len(ks.memo)
+	switch {
+	case ok:
+		res.verdict, res.path, res.depth = Holds, ks.found, len(ks.done)
+	case ks.aborted:
+		res.verdict, res.path, res.state, res.depth = Unknown, ks.deepestPath, ks.deepestState, ks.deepest
+	default:
+		res.verdict, res.path, res.state, res.depth = Violated, ks.deepestPath, ks.deepestState, ks.deepest
+	}
+	return res
+}
+
+func observedValues(ko *model.KeyOps) map[int32]bool {
+	seen := map[int32]bool{}
+	for _, in := range ko.Inputs {
+		if in.Kind == model.Read && in.OK && !in.Unknown && in.Value != model.NoValue {
+			seen[in.Value] = true
+		}
+	}
+	return seen
+}
+
+// lowestRejectedWrite marks, per unknown write value, whether some completed
+// write with a lower fence was rejected: under fenced storage that rejection
+// may be the unknown write's only trace.
+func lowestRejectedWrite(ko *model.KeyOps) map[int32]int {
+	minRejected := int64(model.Inf)
+	for _, in := range ko.Inputs {
+		if in.Kind == model.Write && !in.Unknown && !in.OK {
+			minRejected = min(minRejected, in.Fence)
+		}
+	}
+	out := map[int32]int{}
+	for _, in := range ko.Inputs {
+		if in.Kind == model.Write && in.Unknown && in.Fence > minRejected {
+			out[in.Value] = 1
+		}
+	}
+	return out
+}
+
+func (ks *keySearch) buildList() {
+	entries := make([]*entry, 0, 2*len(ks.done))
+	for _, i := range ks.done {
+		ret := &entry{op: i, isReturn: true, time: ks.rets[i]}
+		call := &entry{op: i, time: ks.calls[i], match: ret}
+		entries = append(entries, call, ret)
+	}
+	sort.SliceStable(entries, func(a, b int) bool {
+		if entries[a].time != entries[b].time {
+			return entries[a].time < entries[b].time
+		}
+		return !entries[a].isReturn && entries[b].isReturn
+	})
+	root := &entry{op: -1}
+	prev := root
+	for _, e := range entries {
+		prev.next, e.prev = e, prev
+		prev = e
+	}
+	ks.head = root
+}
+
+func lift(call *entry) {
+	call.prev.next = call.next
+	if call.next != nil {
+		call.next.prev = call.prev
+	}
+	ret := call.match
+	ret.prev.next = ret.next
+	if ret.next != nil {
+		ret.next.prev = ret.prev
+	}
+}
+
+func unlift(call *entry) {
+	ret := call.match
+	ret.prev.next = ret
+	if ret.next != nil {
+		ret.next.prev = ret
+	}
+	call.prev.next = call
+	if call.next != nil {
+		call.next.prev = call
+	}
+}
+
+// maxCandidates bounds the ops tried at one node: the ops called before the
+// earliest pending return. More concurrency than this in one key is
+// unusual; the rest are still found, through a heap allocation.
+const maxCandidates = 16
+
+func (ks *keySearch) dfs(s model.State, placed hash128, applied []uint64, appliedHash hash128, depth int, path *pathNode) bool {
+	if ks.aborted {
+		return false
+	}
+	ks.steps++
+	if ks.steps&1023 == 0 && ks.ctx.Err() != nil {
+		ks.aborted = true
+		return false
+	}
+	if depth == len(ks.done) {
+		ks.found = path
+		return true
+	}
+	key := memoKey{placed: placed, applied: ks.canonicalApplied(s, applied, appliedHash), state: s}
+	if _, seen := ks.memo[key]; seen {
+		return false
+	}
+	ks.memo[key] = struct{}{}
+	if depth > ks.deepest || ks.deepestPath == nil && depth == 0 {
+		ks.deepest, ks.deepestState, ks.deepestPath = depth, s, path
+	}
+
+	// The candidates: every op called before the earliest pending return.
+	var candBuf [maxCandidates]*entry
+	cands := candBuf[:0]
+	minRet := model.Inf
+	for e := ks.head.next; e != nil; e = e.next {
+		if e.isReturn {
+			minRet = e.time
+			break
+		}
+		cands = append(cands, e)
+	}
+	// Try them in the order of their clock windows: in exact mode the first
+	// is the right one, and the others fail at once (the coordinator's clock
+	// cannot go backwards).
+	sort.Slice(cands, func(a, b int) bool {
+		return ks.inputs[cands[a].op].Lo < ks.inputs[cands[b].op].Lo
+	})
+	bound := minRet
+	if bound < model.Inf {
+		bound += ks.u
+	}
+	var next [2]model.State
+	for _, c := range cands {
+		in := &ks.inputs[c.op]
+		bound = min(bound, in.Hi)
+		for _, ns := range model.StepApplied(ks.sem, s, in, next[:0]) {
+			lift(c)
+			ok := ks.dfs(ns, placed.xor(ks.zob[c.op]), applied, appliedHash, depth+1, &pathNode{op: c.op, state: ns, parent: path})
+			unlift(c)
+			if ok {
+				return true
+			}
+			if ks.aborted {
+				return false
+			}
+		}
+	}
+
+	// The unknown ops that may take effect here: called, not yet applied,
+	// and after every completed op that returned before their call.
+	var triedBuf [8]int
+	tried := triedBuf[:0]
+outer:
+	for ui := range ks.unknown {
+		u := &ks.unknown[ui]
+		if u.call > minRet || hasBit(applied, ui) || ks.dead(s, u) {
+			continue
+		}
+		for _, c := range tried {
+			if c == u.class {
+				continue outer
+			}
+		}
+		tried = append(tried, u.class)
+		in := u.in
+		in.Hi = min(in.Hi, bound)
+		for _, ns := range model.StepApplied(ks.sem, s, &in, next[:0]) {
+			if sameButTime(ns, s) {
+				continue // changed nothing: not applying it is at least as good
+			}
+			na := setBit(applied, ui, len(ks.unknown))
+			if ks.dfs(ns, placed, na, appliedHash.xor(u.zob), depth, &pathNode{op: u.op, unknown: true, state: ns, parent: path}) {
+				return true
+			}
+			if ks.aborted {
+				return false
+			}
+		}
+	}
+	return false
+}
+
+func (ks *keySearch) dead(s model.State, u *unknownOp) bool {
+	if u.deathFence < 0 {
+		return false
+	}
+	if u.resource {
+		return s.Highest > u.deathFence
+	}
+	return s.Fence > u.deathFence
+}
+
+// canonicalApplied treats a dead op as applied: whether it was makes no
+// difference to anything that can still happen.
+func (ks *keySearch) canonicalApplied(s model.State, applied []uint64, h hash128) hash128 {
+	for ui := range ks.unknown {
+		u := &ks.unknown[ui]
+		if !hasBit(applied, ui) && ks.dead(s, u) {
+			h = h.xor(u.zob)
+		}
+	}
+	return h
+}
+
+func sameButTime(a, b model.State) bool {
+	a.NowLo = b.NowLo
+	return a == b
+}
+
+func hasBit(bits []uint64, i int) bool {
+	return i/64 < len(bits) && bits[i/64]&(1<<(i%64)) != 0
+}
+
+func setBit(bits []uint64, i, n int) []uint64 {
+	out := make([]uint64, (n+63)/64)
+	copy(out, bits)
+	out[i/64] |= 1 << (i % 64)
+	return out
+}

@@ -1,0 +1,75 @@
+package model
+
+import "sort"
+
+// Compiled is a history prepared for the model: owners and values interned,
+// operations grouped by key, each op's clock window computed.
+type Compiled struct {
+	History *History
+	Owners  []string // by interned ID
+	Values  []string // by interned ID
+	Keys    []KeyOps // sorted by key
+}
+
+// KeyOps is one key's operations. Keys are independent (DESIGN.md §2), so
+// each is checked on its own.
+type KeyOps struct {
+	Key string
+	// Index[i] is the position in History.Ops of the op compiled to Inputs[i].
+	Index  []int
+	Inputs []Input
+}
+
+// Compile interns a history and splits it by key.
+func Compile(h *History) *Compiled {
+	c := &Compiled{History: h}
+	owners := map[string]int32{}
+	values := map[string]int32{}
+	intern := func(m map[string]int32, list *[]string, s string) int32 {
+		if id, ok := m[s]; ok {
+			return id
+		}
+		id := int32(len(*list))
+		m[s] = id
+		*list = append(*list, s)
+		return id
+	}
+	byKey := map[string]int{}
+	u := h.Header.ClockUncertainty
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		k, ok := byKey[op.Key]
+		if !ok {
+			k = len(c.Keys)
+			byKey[op.Key] = k
+			c.Keys = append(c.Keys, KeyOps{Key: op.Key})
+		}
+		in := Input{
+			Kind:    op.Kind,
+			Owner:   intern(owners, &c.Owners, op.Owner),
+			Value:   NoValue,
+			TTL:     op.TTL,
+			Fence:   op.Fence,
+			OK:      op.OK && op.Returned,
+			Unknown: !op.Returned,
+		}
+		if op.Kind == Write || op.Kind == Read && op.HasValue {
+			in.Value = intern(values, &c.Values, op.Value)
+		}
+		switch {
+		case op.HasAt:
+			in.Lo, in.Hi = op.At, op.At
+		case op.Returned:
+			in.Lo, in.Hi = op.Call-u, op.Return+u
+		default:
+			in.Lo, in.Hi = op.Call-u, Inf
+		}
+		if in.Unknown && in.Kind == Acquire {
+			in.Fence = 0 // whatever it was granted, nobody heard
+		}
+		c.Keys[k].Index = append(c.Keys[k].Index, i)
+		c.Keys[k].Inputs = append(c.Keys[k].Inputs, in)
+	}
+	sort.Slice(c.Keys, func(i, j int) bool { return c.Keys[i].Key < c.Keys[j].Key })
+	return c
+}

@@ -1,0 +1,208 @@
+package model
+
+import "math"
+
+// Inf stands for "no bound" on a clock reading. It is far from MaxInt64 so
+// that adding a TTL to it cannot overflow.
+const Inf int64 = math.MaxInt64 / 4
+
+// NoOwner and NoValue are the interned IDs of "no holder" and "nothing
+// written yet".
+const (
+	NoOwner int32 = -1
+	NoValue int32 = -1
+)
+
+// State is one key's lease state in the timed model (DESIGN.md §3).
+//
+// The coordinator's clock is not known exactly in interval mode, so the
+// state keeps bounds instead of values: NowLo is a lower bound on the
+// coordinator's clock at the last operation (it never decreases along a
+// linearization), and the expiry is somewhere in [ExpLo, ExpHi]. In exact
+// mode every window is a single point and the bounds collapse to the plain
+// semantics of reference/lease.py.
+//
+// State is comparable, so it can key a map directly.
+type State struct {
+	Holder  int32 // interned owner, or NoOwner
+	Data    int32 // interned value, or NoValue
+	Fence   int64 // the coordinator's fence counter: grants so far
+	Highest int64 // fenced storage: highest fence the resource accepted
+	NowLo   int64
+	ExpLo   int64
+	ExpHi   int64
+}
+
+// InitialState is a key nobody has touched.
+func InitialState() State {
+	return State{Holder: NoOwner, Data: NoValue, NowLo: -Inf}
+}
+
+// Input is an operation compiled for the model: owners and values interned,
+// and the window in which the coordinator's clock may have read `now`.
+type Input struct {
+	Kind  Kind
+	Owner int32
+	Value int32 // write: the value written; read: the value returned (NoValue: nothing)
+	TTL   int64
+	Fence int64 // 0: not presented (renew, release) or unknown (an acquire that never returned)
+	OK    bool
+	// Unknown: the op never returned. It may have taken effect or not.
+	Unknown bool
+	// Lo and Hi bound the coordinator's clock when the op applied: [at, at]
+	// in exact mode, [call-u, return+u] in interval mode (Hi = Inf when it
+	// never returned).
+	Lo, Hi int64
+}
+
+// Step appends to out every state the operation can lead to from s, given
+// its recorded outcome, and returns out. None means the op cannot be
+// explained from s. An unknown-outcome op yields s itself (it never took
+// effect) plus whatever its success would yield. Failure of an unknown op
+// has no effect, so it is the same as not applying it.
+func Step(sem Semantics, s State, in *Input, out []State) []State {
+	if in.Kind == Read && !in.OK || in.Kind == Read && in.Unknown {
+		return append(out, s) // an unanswered or failed read observes nothing
+	}
+	if in.Unknown {
+		out = append(out, s)
+		ok := *in
+		ok.OK = true
+		return StepApplied(sem, s, &ok, out)
+	}
+	return StepApplied(sem, s, in, out)
+}
+
+// StepApplied is Step for an op whose outcome in.OK is known (for an
+// unknown op the search passes OK=true: it took effect and succeeded).
+func StepApplied(sem Semantics, s State, in *Input, out []State) []State {
+	lo, hi := max(s.NowLo, in.Lo), in.Hi
+	if lo > hi {
+		return out // the coordinator's clock would have to go backwards
+	}
+	owns := s.Holder == in.Owner && s.Holder != NoOwner
+	fenceOK := in.Fence == 0 || in.Fence == s.Fence
+	switch in.Kind {
+	case Acquire:
+		if in.OK {
+			if in.Fence != 0 && in.Fence != s.Fence+1 {
+				return out // fences are granted 1, 2, 3, ...
+			}
+			if s.Holder == NoOwner {
+				return append(out, grant(s, in, lo, hi))
+			}
+			if e, ok := expired(s, lo, hi); ok {
+				out = append(out, grant(e, in, e.NowLo, hi))
+			}
+			return out
+		}
+		if s.Holder == NoOwner {
+			return out
+		}
+		if l, ok := live(s, lo, hi); ok {
+			out = append(out, l)
+		}
+		return out
+	case Renew:
+		if in.OK {
+			if !owns || !fenceOK {
+				return out
+			}
+			if l, ok := live(s, lo, hi); ok {
+				l.ExpLo, l.ExpHi = addTTL(l.NowLo, in.TTL), addTTL(hi, in.TTL)
+				out = append(out, l)
+			}
+			return out
+		}
+		if !owns || !fenceOK {
+			s.NowLo = lo
+			return append(out, s)
+		}
+		if e, ok := expired(s, lo, hi); ok {
+			out = append(out, e)
+		}
+		return out
+	case Release:
+		s.NowLo = lo
+		if in.OK != (owns && fenceOK) {
+			return out
+		}
+		if in.OK {
+			s.Holder = NoOwner
+		}
+		return append(out, s)
+	case Write:
+		if sem == FencedStorage {
+			accept := in.Fence >= 1 && in.Fence <= s.Fence && in.Fence >= s.Highest
+			if in.OK != accept {
+				return out
+			}
+			s.NowLo = lo
+			if accept {
+				s.Data, s.Highest = in.Value, in.Fence
+			}
+			return append(out, s)
+		}
+		if !owns || in.Fence != s.Fence {
+			if in.OK {
+				return out
+			}
+			s.NowLo = lo
+			return append(out, s)
+		}
+		if in.OK {
+			if l, ok := live(s, lo, hi); ok {
+				l.Data = in.Value
+				out = append(out, l)
+			}
+			return out
+		}
+		if e, ok := expired(s, lo, hi); ok {
+			out = append(out, e)
+		}
+		return out
+	case Read:
+		if s.Data != in.Value {
+			return out
+		}
+		s.NowLo = lo
+		return append(out, s)
+	}
+	return out
+}
+
+// live refines s by "now < expiry" for some now in [lo, hi], if possible.
+func live(s State, lo, hi int64) (State, bool) {
+	if lo >= s.ExpHi {
+		return s, false
+	}
+	s.ExpLo = max(s.ExpLo, lo+1)
+	s.NowLo = lo
+	return s, true
+}
+
+// expired refines s by "now >= expiry" for some now in [lo, hi], if possible.
+func expired(s State, lo, hi int64) (State, bool) {
+	if hi < s.ExpLo {
+		return s, false
+	}
+	s.NowLo = max(lo, s.ExpLo)
+	s.ExpHi = min(s.ExpHi, hi)
+	return s, true
+}
+
+// grant makes in.Owner the holder with a fresh fence; now is in [nowLo, hi].
+func grant(s State, in *Input, nowLo, hi int64) State {
+	s.Holder = in.Owner
+	s.Fence++
+	s.NowLo = nowLo
+	s.ExpLo, s.ExpHi = addTTL(nowLo, in.TTL), addTTL(hi, in.TTL)
+	return s
+}
+
+func addTTL(t, ttl int64) int64 {
+	if t >= Inf-ttl {
+		return Inf
+	}
+	return t + ttl
+}
