@@ -23,8 +23,9 @@ import (
 //
 //   - An unknown op is "dead" once its fence can no longer match (fences only
 //     grow), and a dead op's applied bit is ignored in the cache key.
-//   - Equal unknown ops (same kind, owner, ttl, fence, value) that are both
-//     available are interchangeable; only the first is tried.
+//   - Equal unknown ops (same kind, owner, ttl, fence, value, clock reading)
+//     that are both available, and whose windows opened before the clock's
+//     lower bound, are interchangeable; only the first is tried.
 //   - Applying an op that changes nothing is never tried.
 //
 // And a fact the history gives for free: an unknown op applied before the
@@ -145,7 +146,7 @@ func searchKey(ctx context.Context, h *model.History, sem model.Semantics, ko *m
 			// it is dropped only if no rejected write might be explained by it.
 		default:
 			key := in
-			key.Lo, key.Hi = 0, 0
+			key.Lo = 0 // Hi stays: an op with a known clock reading is not interchangeable
 			class, ok := classes[key]
 			if !ok {
 				class = len(classes)
@@ -162,6 +163,9 @@ func searchKey(ctx context.Context, h *model.History, sem model.Semantics, ko *m
 			ks.unknown = append(ks.unknown, u)
 		}
 	}
+	// Earliest window first, so that the first op of a class the search
+	// meets is the most flexible one.
+	sort.SliceStable(ks.unknown, func(a, b int) bool { return ks.unknown[a].in.Lo < ks.unknown[b].in.Lo })
 	ks.buildList()
 	res := searchResult{complete: len(ks.done)}
 	ok := ks.dfs(model.InitialState(), hash128{}, nil, hash128{}, 0, nil)
@@ -327,12 +331,16 @@ outer:
 		if u.call > minRet || hasBit(applied, ui) || ks.dead(s, u) {
 			continue
 		}
-		for _, c := range tried {
-			if c == u.class {
-				continue outer
+		// Equal ops whose windows both began before the clock's lower bound
+		// are interchangeable now and forever: try one.
+		if u.in.Lo <= s.NowLo {
+			for _, c := range tried {
+				if c == u.class {
+					continue outer
+				}
 			}
+			tried = append(tried, u.class)
 		}
-		tried = append(tried, u.class)
 		in := u.in
 		in.Hi = min(in.Hi, bound)
 		for _, ns := range model.StepApplied(ks.sem, s, &in, next[:0]) {

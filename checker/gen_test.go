@@ -1,0 +1,157 @@
+package checker
+
+import (
+	"fmt"
+
+	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/model"
+	"pgregory.net/rapid"
+)
+
+// genOptions shape a generated history.
+type genOptions struct {
+	semantics model.Semantics
+	// uncertainty is the header's clock_uncertainty; the coordinator's clock
+	// stays within it of true time.
+	uncertainty int64
+	exact       bool // record `at`
+	strict      bool // apply times strictly increase: the order is unique
+	unknown     bool // some ops never return
+	keys        int
+	maxOps      int // 0: 40
+}
+
+// genHistory draws a history that a correct lease service could produce:
+// random processes send random operations to the reference coordinator
+// (impl/memstore, itself checked against reference/lease.py) and, under
+// fenced storage, the reference resource. Each op applies at a true time
+// inside its call/return window; the coordinator reads a monotonic clock
+// that is off true time by at most the uncertainty. Some ops lose their
+// response, and some of those never reached the coordinator at all.
+func genHistory(t *rapid.T, o genOptions) *model.History {
+	store := memstore.New()
+	res := memstore.NewResource()
+	nproc := rapid.IntRange(1, 4).Draw(t, "processes")
+	owners := []string{"A", "B", "C"}
+	type proc struct {
+		name, owner string
+		free        int64
+		fence       map[string]int64
+		held        map[string][]int64 // every fence granted, per key
+	}
+	procs := make([]*proc, nproc)
+	for i := range procs {
+		owner := rapid.SampledFrom(owners).Draw(t, "owner")
+		procs[i] = &proc{name: fmt.Sprintf("p%d", i), owner: owner, fence: map[string]int64{}, held: map[string][]int64{}}
+	}
+	h := &model.History{Name: "generated", Header: model.DefaultHeader()}
+	h.Header.Semantics = o.semantics
+	h.Header.ClockUncertainty = o.uncertainty
+	if o.maxOps == 0 {
+		o.maxOps = 40
+	}
+	nops := rapid.IntRange(1, o.maxOps).Draw(t, "ops")
+	var now, clock int64 // true time; the coordinator's clock
+	values := 0
+	for range nops {
+		if o.strict {
+			now += rapid.Int64Range(1, 3).Draw(t, "step")
+		} else {
+			now += rapid.Int64Range(0, 3).Draw(t, "step")
+		}
+		// The coordinator's clock: monotonic, within the uncertainty.
+		lo, hi := max(clock, now-o.uncertainty), now+o.uncertainty
+		if o.strict {
+			lo = max(clock+1, now-o.uncertainty)
+		}
+		if lo > hi {
+			lo = hi
+		}
+		clock = rapid.Int64Range(lo, hi).Draw(t, "clock")
+		var free []*proc
+		for _, p := range procs {
+			if p.free <= now {
+				free = append(free, p)
+			}
+		}
+		if len(free) == 0 {
+			continue
+		}
+		p := rapid.SampledFrom(free).Draw(t, "process")
+		key := fmt.Sprintf("k%d", rapid.IntRange(0, max(o.keys, 1)-1).Draw(t, "key"))
+		op := model.Op{Process: p.name, Owner: p.owner, Key: key, Call: rapid.Int64Range(p.free, now).Draw(t, "call")}
+		lost := o.unknown && rapid.IntRange(0, 9).Draw(t, "lost") == 0
+		applied := !lost || rapid.Bool().Draw(t, "applied anyway")
+		kind := rapid.IntRange(0, 4).Draw(t, "kind")
+		if kind == 3 && len(p.held[key]) == 0 {
+			kind = 4 // a client writes only under a fence it was granted
+		}
+		switch kind {
+		case 0:
+			op.Kind, op.TTL = model.Acquire, rapid.Int64Range(1, 10).Draw(t, "ttl")
+			if applied {
+				op.Fence, op.OK = store.Acquire(key, p.owner, op.TTL, clock)
+				if op.OK {
+					p.fence[key] = op.Fence
+					p.held[key] = append(p.held[key], op.Fence)
+				}
+			}
+		case 1:
+			op.Kind, op.TTL = model.Renew, rapid.Int64Range(1, 10).Draw(t, "ttl")
+			if rapid.Bool().Draw(t, "fenced renew") {
+				op.Fence = p.fence[key]
+			}
+			if applied {
+				op.OK = store.Renew(key, p.owner, op.TTL, op.Fence, clock)
+			}
+		case 2:
+			op.Kind = model.Release
+			if rapid.Bool().Draw(t, "fenced release") {
+				op.Fence = p.fence[key]
+			}
+			if applied {
+				op.OK = store.Release(key, p.owner, op.Fence)
+			}
+		case 3:
+			values++
+			op.Kind, op.Value, op.HasValue = model.Write, fmt.Sprintf("v%d", values), true
+			op.Fence = rapid.SampledFrom(p.held[key]).Draw(t, "fence") // maybe stale
+			if applied {
+				if o.semantics == model.FencedStorage {
+					op.OK = op.Fence <= store.Fence(key) && res.Write(key, op.Fence, op.Value) == nil
+				} else {
+					op.OK = store.Write(key, p.owner, op.Fence, op.Value, clock) == nil
+				}
+			}
+		case 4:
+			op.Kind, op.OK = model.Read, true
+			if o.semantics == model.FencedStorage {
+				op.Value, op.HasValue = res.Read(key)
+			} else {
+				op.Value, op.HasValue = store.Read(key)
+			}
+			if !applied {
+				op.Value, op.HasValue = "", false
+			}
+		}
+		if !lost {
+			op.Return, op.Returned = now+rapid.Int64Range(0, 3).Draw(t, "latency"), true
+			p.free = op.Return
+		} else {
+			p.free = op.Call
+			op.OK = false
+			if op.Kind == model.Acquire {
+				op.Fence = 0
+			}
+		}
+		if o.exact && applied {
+			op.At, op.HasAt = clock, true
+		}
+		if op.Kind == model.Acquire && !op.OK {
+			op.Fence = 0
+		}
+		op.Line = len(h.Ops) + 2 // after the header
+		h.Ops = append(h.Ops, op)
+	}
+	return h
+}

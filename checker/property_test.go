@@ -1,0 +1,126 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/leasecheck/leasecheck/model"
+	"pgregory.net/rapid"
+)
+
+func check(h *model.History) *Result {
+	return Check(context.Background(), h, Options{Timeout: -1})
+}
+
+func describeHistory(h *model.History) string {
+	s := fmt.Sprintf("semantics=%s u=%d\n", h.Header.Semantics, h.Header.ClockUncertainty)
+	for i := range h.Ops {
+		s += fmt.Sprintf("  %d %s key=%s\n", h.Ops[i].Line, h.Ops[i].Describe(), h.Ops[i].Key)
+	}
+	return s
+}
+
+var genModes = []struct {
+	name string
+	o    genOptions
+}{
+	{"exact", genOptions{exact: true}},
+	{"exact-skewed", genOptions{exact: true, uncertainty: 3}},
+	{"interval", genOptions{uncertainty: 2}},
+	{"interval-zero", genOptions{}},
+	{"exact-unknown", genOptions{exact: true, unknown: true, uncertainty: 1}},
+	{"interval-unknown", genOptions{unknown: true, uncertainty: 2}},
+	{"fenced-exact", genOptions{semantics: model.FencedStorage, exact: true, unknown: true}},
+	{"fenced-interval", genOptions{semantics: model.FencedStorage, unknown: true, uncertainty: 2}},
+	{"two-keys", genOptions{exact: true, unknown: true, keys: 2}},
+}
+
+// A correct coordinator's history is never flagged, whatever the clock
+// uncertainty, the time mode or the lost responses (DESIGN.md §3: "a false
+// alarm on a correct history is not [acceptable]"). The generated clients
+// do not follow the iron rule, so stop-on-renew-failure is not asserted.
+func TestPropertyCorrectHistoriesHold(t *testing.T) {
+	for _, m := range genModes {
+		t.Run(m.name, func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				h := genHistory(t, m.o)
+				r := check(h)
+				for _, p := range []string{Linearizable, SingleWriterPerFence, FenceMonotonic} {
+					if v := r.Verdict(p); v != Holds {
+						t.Fatalf("%s = %s on a correct history, want holds\n%s\nviolations: %+v", p, v, describeHistory(h), r.Violations)
+					}
+				}
+			})
+		})
+	}
+}
+
+// With exact clock readings, strictly increasing, and no lost responses,
+// the order is unique and every outcome is determined: changing any one
+// outcome must be caught.
+func TestPropertyChangedOutcomeIsCaught(t *testing.T) {
+	for _, sem := range []model.Semantics{model.Seed, model.FencedStorage} {
+		t.Run(sem.String(), func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				h := genHistory(t, genOptions{semantics: sem, exact: true, strict: true})
+				i := rapid.IntRange(0, len(h.Ops)-1).Draw(t, "op to change")
+				op := &h.Ops[i]
+				switch {
+				case op.Kind == model.Read:
+					op.Value, op.HasValue = "never written", true
+				case op.Kind == model.Acquire && op.OK:
+					op.OK, op.Fence = false, 0
+				case op.Kind == model.Acquire:
+					op.OK, op.Fence = true, rapid.Int64Range(1, 5).Draw(t, "fence")
+				default:
+					op.OK = !op.OK
+				}
+				r := check(h)
+				if r.Verdict(Linearizable) != Violated {
+					t.Fatalf("changed line %d, yet linearizable = %s\n%s", op.Line, r.Verdict(Linearizable), describeHistory(h))
+				}
+			})
+		})
+	}
+}
+
+// Porcupine, given the same model, is an independent oracle. Without lost
+// responses the two must agree exactly. With them, ours is the tighter
+// search (it bounds an unknown op's clock by the ops after it), so it may
+// reject what porcupine accepts, never the other way round.
+func TestPropertyAgreesWithPorcupine(t *testing.T) {
+	for _, m := range genModes {
+		t.Run(m.name, func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				o := m.o
+				o.maxOps = 14
+				h := genHistory(t, o)
+				if rapid.Bool().Draw(t, "corrupt") {
+					op := &h.Ops[rapid.IntRange(0, len(h.Ops)-1).Draw(t, "op to corrupt")]
+					if op.Returned && op.Kind != model.Acquire {
+						op.OK = !op.OK
+					}
+				}
+				c := model.Compile(h)
+				pm := model.PorcupineModel(c)
+				want := porcupine.CheckOperationsTimeout(pm.ToModel(), model.PorcupineOperations(c, nil), 20*time.Second)
+				if want == porcupine.Unknown {
+					t.Skip("porcupine ran out of time")
+				}
+				got := check(h).Verdict(Linearizable)
+				unknown := false
+				for i := range h.Ops {
+					unknown = unknown || !h.Ops[i].Returned
+				}
+				switch {
+				case want == porcupine.Illegal && got != Violated,
+					!unknown && want == porcupine.Ok && got != Holds:
+					t.Fatalf("porcupine says %s, leasecheck says %s\n%s", want, got, describeHistory(h))
+				}
+			})
+		})
+	}
+}
