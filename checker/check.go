@@ -92,11 +92,11 @@ type KeyLinearization struct {
 	Steps []Step
 }
 
-// Step is one operation placed in a linearization and the state after it.
+// Step is one operation placed in a linearization.
 type Step struct {
-	Op      int // index in History.Ops
+	Op int // index in History.Ops
+	// Applied marks an op that never returned but took effect here.
 	Applied bool
-	State   model.State
 }
 
 // OK reports whether every property holds.
@@ -133,7 +133,6 @@ func (r *Result) Verdict(property string) Verdict {
 func Check(ctx context.Context, h *model.History, opts Options) *Result {
 	c := model.Compile(h)
 	r := &Result{Ops: len(h.Ops), Keys: len(c.Keys)}
-	inv := checkInvariants(c)
 
 	timeout := opts.Timeout
 	if timeout == 0 {
@@ -146,16 +145,17 @@ func Check(ctx context.Context, h *model.History, opts Options) *Result {
 	}
 	results := searchAll(ctx, c, opts.Workers)
 
-	var lin []Violation
+	var lin, inv []Violation
 	linVerdict := Holds
 	for k := range c.Keys {
 		res := &results[k]
+		inv = append(inv, res.invariants...)
 		r.SearchNodes += res.nodes
-		r.Linearizations = append(r.Linearizations, linearizationOf(c, k, res))
+		r.Linearizations = append(r.Linearizations, linearizationOf(c, k, &res.searchResult))
 		switch res.verdict {
 		case Violated:
 			linVerdict = Violated
-			lin = append(lin, explainNonLinearizable(c, k, res))
+			lin = append(lin, explainNonLinearizable(c, k, &res.searchResult))
 		case Unknown:
 			if linVerdict == Holds {
 				linVerdict = Unknown
@@ -181,17 +181,29 @@ func Check(ctx context.Context, h *model.History, opts Options) *Result {
 	return r
 }
 
-// searchAll searches every key, several at once; results are by key index,
+// keyResult is everything decided about one key.
+type keyResult struct {
+	searchResult
+	invariants []Violation
+}
+
+func checkKey(ctx context.Context, c *model.Compiled, k int) keyResult {
+	return keyResult{
+		invariants:   checkInvariants(c, k),
+		searchResult: searchKey(ctx, c.History, c.History.Header.Semantics, &c.Keys[k]),
+	}
+}
+
+// searchAll checks every key, several at once; results are by key index,
 // so the outcome does not depend on scheduling (only Unknown depends on time).
-func searchAll(ctx context.Context, c *model.Compiled, workers int) []searchResult {
+func searchAll(ctx context.Context, c *model.Compiled, workers int) []keyResult {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	results := make([]searchResult, len(c.Keys))
-	sem := c.History.Header.Semantics
+	results := make([]keyResult, len(c.Keys))
 	if workers == 1 || len(c.Keys) == 1 {
 		for k := range c.Keys {
-			results[k] = searchKey(ctx, c.History, sem, &c.Keys[k])
+			results[k] = checkKey(ctx, c, k)
 		}
 		return results
 	}
@@ -202,7 +214,7 @@ func searchAll(ctx context.Context, c *model.Compiled, workers int) []searchResu
 		go func() {
 			defer wg.Done()
 			for k := range next {
-				results[k] = searchKey(ctx, c.History, sem, &c.Keys[k])
+				results[k] = checkKey(ctx, c, k)
 			}
 		}()
 	}
@@ -229,7 +241,7 @@ func linearizationOf(c *model.Compiled, k int, res *searchResult) KeyLinearizati
 	kl := KeyLinearization{Key: ko.Key, Verdict: res.verdict}
 	for i := len(rev) - 1; i >= 0; i-- {
 		p := rev[i]
-		kl.Steps = append(kl.Steps, Step{Op: ko.Index[p.op], Applied: p.unknown, State: p.state})
+		kl.Steps = append(kl.Steps, Step{Op: ko.Index[p.op], Applied: p.unknown})
 	}
 	return kl
 }

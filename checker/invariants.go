@@ -15,14 +15,12 @@ import (
 // broken history would otherwise bury the first, most telling one.
 const maxPerKey = 50
 
-func checkInvariants(c *model.Compiled) []Violation {
+func checkInvariants(c *model.Compiled, k int) []Violation {
+	kv := keyView{c: c, ko: &c.Keys[k]}
 	var out []Violation
-	for k := range c.Keys {
-		kv := keyView{c: c, ko: &c.Keys[k]}
-		out = append(out, capped(kv.singleWriterPerFence())...)
-		out = append(out, capped(kv.fenceMonotonic())...)
-		out = append(out, capped(kv.stopOnRenewFailure())...)
-	}
+	out = append(out, capped(kv.singleWriterPerFence())...)
+	out = append(out, capped(kv.fenceMonotonic())...)
+	out = append(out, capped(kv.stopOnRenewFailure())...)
 	return out
 }
 
@@ -69,33 +67,44 @@ func grantedAcquire(op *model.Op) bool { return op.Kind == model.Acquire && op.R
 func acceptedWrite(op *model.Op) bool  { return op.Kind == model.Write && op.Returned && op.OK }
 
 func (kv keyView) singleWriterPerFence() []Violation {
-	grants := map[int64][]*model.Op{}
-	for _, i := range kv.selectOps(grantedAcquire) {
-		op := kv.op(i)
-		grants[op.Fence] = append(grants[op.Fence], op)
-	}
-	// Unknown acquires, by owner: one of them may have granted a fence no
-	// completed acquire reports.
-	unknownAcq := map[string][]*model.Op{}
-	for _, i := range kv.selectOps(func(op *model.Op) bool { return op.Kind == model.Acquire && !op.Returned }) {
-		op := kv.op(i)
-		unknownAcq[op.Owner] = append(unknownAcq[op.Owner], op)
-	}
-	writes := kv.selectOps(acceptedWrite)
-	byFence := map[int64][]*model.Op{}
-	var fences []int64
-	for _, i := range writes {
-		op := kv.op(i)
-		if _, ok := byFence[op.Fence]; !ok {
-			fences = append(fences, op.Fence)
+	var grants, writes []*model.Op
+	var unknownAcq []*model.Op
+	for i := range kv.ko.Index {
+		switch op := kv.op(i); {
+		case grantedAcquire(op):
+			grants = append(grants, op)
+		case acceptedWrite(op):
+			writes = append(writes, op)
+		case op.Kind == model.Acquire && !op.Returned:
+			unknownAcq = append(unknownAcq, op)
 		}
-		byFence[op.Fence] = append(byFence[op.Fence], op)
 	}
-	sort.Slice(fences, func(i, j int) bool { return fences[i] < fences[j] })
-
+	if len(writes) == 0 {
+		return nil
+	}
+	byFence := func(ops []*model.Op) {
+		sort.SliceStable(ops, func(i, j int) bool { return ops[i].Fence < ops[j].Fence })
+	}
+	byFence(grants)
+	byFence(writes)
 	var out []Violation
-	for _, f := range fences {
-		ws := byFence[f]
+	g := 0
+	for lo := 0; lo < len(writes); {
+		f := writes[lo].Fence
+		hi := lo
+		for hi < len(writes) && writes[hi].Fence == f {
+			hi++
+		}
+		ws := writes[lo:hi]
+		lo = hi
+		for g < len(grants) && grants[g].Fence < f {
+			g++
+		}
+		gEnd := g
+		for gEnd < len(grants) && grants[gEnd].Fence == f {
+			gEnd++
+		}
+		gs := grants[g:gEnd]
 		first := ws[0]
 		for _, w := range ws[1:] {
 			if w.Owner != first.Owner {
@@ -105,9 +114,8 @@ func (kv keyView) singleWriterPerFence() []Violation {
 				break
 			}
 		}
-		gs := grants[f]
 		if len(gs) == 0 {
-			if hasUnknownBefore(unknownAcq[first.Owner], first) {
+			if hasUnknownBefore(unknownAcq, first) {
 				continue // an acquire that never returned may have granted it
 			}
 			out = append(out, kv.violation(SingleWriterPerFence, fmt.Sprintf(
@@ -130,7 +138,7 @@ func (kv keyView) singleWriterPerFence() []Violation {
 
 func hasUnknownBefore(acqs []*model.Op, w *model.Op) bool {
 	for _, a := range acqs {
-		if a.Call <= w.Return {
+		if a.Owner == w.Owner && a.Call <= w.Return {
 			return true
 		}
 	}
@@ -198,50 +206,76 @@ func (kv keyView) monotone(keep func(*model.Op) bool, strict bool) []Violation {
 // is O's same process's order, or another of O's processes calling after
 // the renew returned.
 func (kv keyView) stopOnRenewFailure() []Violation {
-	type ownerOps struct{ ops []int }
+	type ownerOps struct {
+		ops      []int           // file order, so each process's order
+		writes   map[int64][]int // positions in ops, by fence
+		acquires []int           // positions in ops of granted acquires
+	}
+	// Only owners with a failed renew need looking at.
+	failing := map[string]bool{}
+	for i := range kv.ko.Index {
+		if op := kv.op(i); op.Kind == model.Renew && !(op.Returned && op.OK) {
+			failing[op.Owner] = true
+		}
+	}
+	if len(failing) == 0 {
+		return nil
+	}
 	byOwner := map[string]*ownerOps{}
 	var owners []string
 	for i := range kv.ko.Index {
 		op := kv.op(i)
+		if !failing[op.Owner] {
+			continue
+		}
 		oo := byOwner[op.Owner]
 		if oo == nil {
-			oo = &ownerOps{}
+			oo = &ownerOps{writes: map[int64][]int{}}
 			byOwner[op.Owner] = oo
 			owners = append(owners, op.Owner)
+		}
+		switch {
+		case op.Kind == model.Write:
+			oo.writes[op.Fence] = append(oo.writes[op.Fence], len(oo.ops))
+		case grantedAcquire(op):
+			oo.acquires = append(oo.acquires, len(oo.ops))
 		}
 		oo.ops = append(oo.ops, i)
 	}
 	sort.Strings(owners)
 	var out []Violation
 	for _, owner := range owners {
-		ops := byOwner[owner].ops // file order, so each process's order
-		for ri, i := range ops {
+		oo := byOwner[owner]
+		at := func(pos int) *model.Op { return kv.op(oo.ops[pos]) }
+		for rpos, i := range oo.ops {
 			r := kv.op(i)
 			if r.Kind != model.Renew || r.Returned && r.OK {
 				continue
 			}
 			f := r.Fence
 			if f == 0 {
-				f = kv.latestGrant(ops[:ri], r)
+				f = kv.latestGrant(oo.acquires, at, rpos, r)
 			}
-			if f == 0 {
-				continue // no grant to stop writing under
-			}
-			if v, ok := kv.firstWriteAfterFailedRenew(ops[ri+1:], r, f); ok {
-				out = append(out, v)
+			for _, wpos := range oo.writes[f] {
+				w := at(wpos)
+				if f == 0 || w.Process == r.Process && wpos < rpos || !after(r, w) || reacquired(oo.acquires, at, rpos, wpos, r, w) {
+					continue
+				}
+				out = append(out, renewViolation(kv, r, w, f))
+				break
 			}
 		}
 	}
 	return out
 }
 
-// latestGrant is the fence of O's latest successful acquire before r: in
-// r's process order, or returned before r was called.
-func (kv keyView) latestGrant(before []int, r *model.Op) int64 {
+// latestGrant is the fence of O's latest successful acquire before the
+// renew at rpos: earlier in its process, or returned before it was called.
+func (kv keyView) latestGrant(acquires []int, at func(int) *model.Op, rpos int, r *model.Op) int64 {
 	var best *model.Op
-	for _, i := range before {
-		a := kv.op(i)
-		if !grantedAcquire(a) || a.Process != r.Process && a.Return >= r.Call {
+	for _, apos := range acquires {
+		a := at(apos)
+		if a.Process == r.Process && apos > rpos || a.Process != r.Process && a.Return >= r.Call {
 			continue
 		}
 		if best == nil || a.Fence > best.Fence {
@@ -255,50 +289,44 @@ func (kv keyView) latestGrant(before []int, r *model.Op) int64 {
 }
 
 // after reports whether b comes after a for the iron rule: later in the
-// same process, or called after a returned.
+// same process (callers pass b later in file order), or called after a
+// returned.
 func after(a, b *model.Op) bool {
 	if a.Process == b.Process {
-		return true // callers pass b later in file order
+		return true
 	}
 	return a.Returned && b.Call > a.Return
 }
 
-func (kv keyView) firstWriteAfterFailedRenew(later []int, r *model.Op, f int64) (Violation, bool) {
-	var acquires []*model.Op
-	for _, i := range later {
-		op := kv.op(i)
-		if grantedAcquire(op) && after(r, op) {
-			acquires = append(acquires, op)
+// reacquired reports whether O acquired again between the failed renew r
+// and the write w: an acquire after r that precedes w.
+func reacquired(acquires []int, at func(int) *model.Op, rpos, wpos int, r, w *model.Op) bool {
+	for _, apos := range acquires {
+		a := at(apos)
+		if apos <= rpos && a.Process == r.Process || !after(r, a) {
 			continue
 		}
-		if op.Kind != model.Write || op.Fence != f || !after(r, op) {
-			continue
+		if a.Process == w.Process && apos < wpos || a.Return < w.Call {
+			return true
 		}
-		ended := false
-		for _, a := range acquires {
-			if a.Process == op.Process || a.Return < op.Call {
-				ended = true
-				break
-			}
-		}
-		if ended {
-			continue
-		}
-		how := "failed"
-		if !r.Returned {
-			how = "never answered"
-		} else if r.Error != "" {
-			how = "failed (" + r.Error + ")"
-		}
-		outcome := "it was rejected, but writing at all breaks the rule"
-		if op.Returned && op.OK {
-			outcome = "and it was accepted"
-		} else if !op.Returned {
-			outcome = "its outcome is unknown"
-		}
-		return kv.violation(StopOnRenewFailure, fmt.Sprintf(
-			"%s's renew of fence %d %s (line %d), yet %s wrote %q under fence %d afterwards (line %d) without acquiring again; %s. A failed renewal must stop all writing",
-			r.Owner, f, how, r.Line, op.Owner, op.Value, f, op.Line, outcome), r, op), true
 	}
-	return Violation{}, false
+	return false
+}
+
+func renewViolation(kv keyView, r, w *model.Op, f int64) Violation {
+	how := "failed"
+	if !r.Returned {
+		how = "never answered"
+	} else if r.Error != "" {
+		how = "failed (" + r.Error + ")"
+	}
+	outcome := "it was rejected, but writing at all breaks the rule"
+	if w.Returned && w.OK {
+		outcome = "and it was accepted"
+	} else if !w.Returned {
+		outcome = "its outcome is unknown"
+	}
+	return kv.violation(StopOnRenewFailure, fmt.Sprintf(
+		"%s's renew of fence %d %s (line %d), yet %s wrote %q under fence %d afterwards (line %d) without acquiring again; %s. A failed renewal must stop all writing",
+		r.Owner, f, how, r.Line, w.Owner, w.Value, f, w.Line, outcome), r, w)
 }

@@ -90,6 +90,8 @@ type keySearch struct {
 	head    *entry
 	memo    map[memoKey]struct{}
 	steps   int
+	nodes   int
+	slab    []pathNode
 	aborted bool
 
 	deepest      int
@@ -169,7 +171,7 @@ func searchKey(ctx context.Context, h *model.History, sem model.Semantics, ko *m
 	ks.buildList()
 	res := searchResult{complete: len(ks.done)}
 	ok := ks.dfs(model.InitialState(), hash128{}, nil, hash128{}, 0, nil)
-	res.nodes = len(ks.memo)
+	res.nodes = ks.nodes
 	switch {
 	case ok:
 		res.verdict, res.path, res.depth = Holds, ks.found, len(ks.done)
@@ -274,15 +276,6 @@ func (ks *keySearch) dfs(s model.State, placed hash128, applied []uint64, applie
 		ks.found = path
 		return true
 	}
-	key := memoKey{placed: placed, applied: ks.canonicalApplied(s, applied, appliedHash), state: s}
-	if _, seen := ks.memo[key]; seen {
-		return false
-	}
-	ks.memo[key] = struct{}{}
-	if depth > ks.deepest || ks.deepestPath == nil && depth == 0 {
-		ks.deepest, ks.deepestState, ks.deepestPath = depth, s, path
-	}
-
 	// The candidates: every op called before the earliest pending return.
 	var candBuf [maxCandidates]*entry
 	cands := candBuf[:0]
@@ -294,12 +287,29 @@ func (ks *keySearch) dfs(s model.State, placed hash128, applied []uint64, applie
 		}
 		cands = append(cands, e)
 	}
+	// A node with one way forward need not be remembered: coming back to it
+	// costs no more than the chain it starts, which ends at a remembered
+	// node. In exact mode most nodes are such, and the cache stays small.
+	if len(cands) > 1 || len(ks.unknown) > 0 {
+		key := memoKey{placed: placed, applied: ks.canonicalApplied(s, applied, appliedHash), state: s}
+		if _, seen := ks.memo[key]; seen {
+			return false
+		}
+		ks.memo[key] = struct{}{}
+	}
+	ks.nodes++
+	if depth > ks.deepest || ks.deepestPath == nil && depth == 0 {
+		ks.deepest, ks.deepestState, ks.deepestPath = depth, s, path
+	}
+
 	// Try them in the order of their clock windows: in exact mode the first
 	// is the right one, and the others fail at once (the coordinator's clock
 	// cannot go backwards).
-	sort.Slice(cands, func(a, b int) bool {
-		return ks.inputs[cands[a].op].Lo < ks.inputs[cands[b].op].Lo
-	})
+	if len(cands) > 1 {
+		sort.Slice(cands, func(a, b int) bool {
+			return ks.inputs[cands[a].op].Lo < ks.inputs[cands[b].op].Lo
+		})
+	}
 	bound := minRet
 	if bound < model.Inf {
 		bound += ks.u
@@ -310,7 +320,7 @@ func (ks *keySearch) dfs(s model.State, placed hash128, applied []uint64, applie
 		bound = min(bound, in.Hi)
 		for _, ns := range model.StepApplied(ks.sem, s, in, next[:0]) {
 			lift(c)
-			ok := ks.dfs(ns, placed.xor(ks.zob[c.op]), applied, appliedHash, depth+1, &pathNode{op: c.op, state: ns, parent: path})
+			ok := ks.dfs(ns, placed.xor(ks.zob[c.op]), applied, appliedHash, depth+1, ks.node(pathNode{op: c.op, state: ns, parent: path}))
 			unlift(c)
 			if ok {
 				return true
@@ -348,7 +358,7 @@ outer:
 				continue // changed nothing: not applying it is at least as good
 			}
 			na := setBit(applied, ui, len(ks.unknown))
-			if ks.dfs(ns, placed, na, appliedHash.xor(u.zob), depth, &pathNode{op: u.op, unknown: true, state: ns, parent: path}) {
+			if ks.dfs(ns, placed, na, appliedHash.xor(u.zob), depth, ks.node(pathNode{op: u.op, unknown: true, state: ns, parent: path})) {
 				return true
 			}
 			if ks.aborted {
@@ -357,6 +367,16 @@ outer:
 		}
 	}
 	return false
+}
+
+// node allocates path nodes in slabs: the search makes one per step and
+// frees none until it ends.
+func (ks *keySearch) node(n pathNode) *pathNode {
+	if len(ks.slab) == cap(ks.slab) {
+		ks.slab = make([]pathNode, 0, 1024)
+	}
+	ks.slab = append(ks.slab, n)
+	return &ks.slab[len(ks.slab)-1]
 }
 
 func (ks *keySearch) dead(s model.State, u *unknownOp) bool {

@@ -1,0 +1,185 @@
+package checker
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"runtime"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/model"
+)
+
+// Performance targets (issue 2), each a benchmark here:
+//
+//   (a) BenchmarkCheck100kExact vs BenchmarkReplayFloor100kExact: a
+//       100,000-op exact-mode history over 100 keys, from its bytes, checks
+//       in well under half the time of the plain way to replay it (decode
+//       each line with encoding/json, sort by `at`, re-apply the semantics).
+//   (b) BenchmarkUnknownOps: 2,000 ops on one key with dozens of lost
+//       responses, decided within seconds whether linearizable or not.
+//   (c) BenchmarkNonLinearizable40k: 40,000 ops on one key, not
+//       linearizable, decided within 1 GiB (reported as alloc-MiB).
+
+func encodeHistory(tb testing.TB, h *model.History) []byte {
+	var buf bytes.Buffer
+	if err := model.WriteHistory(&buf, h); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func BenchmarkCheck100kExact(b *testing.B) {
+	data := encodeHistory(b, workload{ops: 100_000, keys: 100, holders: 3, seed: 1}.history())
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		h, err := model.ReadHistory(bytes.NewReader(data), "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r := Check(context.Background(), h, Options{}); !r.OK() {
+			b.Fatalf("%d violations, first: %v", len(r.Violations), r.Violations[0])
+		}
+	}
+}
+
+// BenchmarkCheckOnly100kExact is (a) without the decoding.
+func BenchmarkCheckOnly100kExact(b *testing.B) {
+	h := workload{ops: 100_000, keys: 100, holders: 3, seed: 1}.history()
+	for b.Loop() {
+		if r := Check(context.Background(), h, Options{}); !r.OK() {
+			b.Fatalf("%d violations, first: %v", len(r.Violations), r.Violations[0])
+		}
+	}
+}
+
+// floorOp is what the plain replay decodes each line into.
+type floorOp struct {
+	Process string  `json:"process"`
+	Owner   *string `json:"owner"`
+	Key     string  `json:"key"`
+	Op      string  `json:"op"`
+	TTL     int64   `json:"ttl"`
+	Fence   int64   `json:"fence"`
+	Value   *string `json:"value"`
+	Call    int64   `json:"call"`
+	Return  *int64  `json:"return"`
+	At      *int64  `json:"at"`
+	OK      *bool   `json:"ok"`
+}
+
+// replayFloor is the floor (a) compares against: decode, sort by `at`,
+// re-apply the semantics with the reference coordinator, compare outcomes.
+// It decides nothing about concurrency or lost responses; it only shows
+// what a single pass costs.
+func replayFloor(tb testing.TB, data []byte) int {
+	var ops []floorOp
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var op floorOp
+		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
+			tb.Fatal(err)
+		}
+		if op.Op == "" {
+			continue // the header
+		}
+		ops = append(ops, op)
+	}
+	sort.SliceStable(ops, func(i, j int) bool { return *ops[i].At < *ops[j].At })
+	store := memstore.New()
+	mismatches := 0
+	for _, op := range ops {
+		owner := op.Process
+		if op.Owner != nil {
+			owner = *op.Owner
+		}
+		var ok bool
+		switch op.Op {
+		case "acquire":
+			_, ok = store.Acquire(op.Key, owner, op.TTL, *op.At)
+		case "renew":
+			ok = store.Renew(op.Key, owner, op.TTL, op.Fence, *op.At)
+		case "release":
+			ok = store.Release(op.Key, owner, op.Fence)
+		case "write":
+			ok = store.Write(op.Key, owner, op.Fence, *op.Value, *op.At) == nil
+		case "read":
+			_, _ = store.Read(op.Key)
+			ok = true
+		}
+		if op.OK != nil && ok != *op.OK {
+			mismatches++
+		}
+	}
+	return mismatches
+}
+
+func BenchmarkReplayFloor100kExact(b *testing.B) {
+	data := encodeHistory(b, workload{ops: 100_000, keys: 100, holders: 3, seed: 1}.history())
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if n := replayFloor(b, data); n != 0 {
+			b.Fatalf("%d mismatches", n)
+		}
+	}
+}
+
+// (b): the histories plain porcupine cannot decide. Every lost response
+// doubles porcupine's search; ours treats them as optional effects.
+func BenchmarkUnknownOps(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		lost     int
+		unfenced bool
+		broken   bool
+	}{
+		{"lost=9/linearizable", 9, false, false},
+		{"lost=9/violated", 9, false, true},
+		{"lost=48/linearizable", 48, false, false},
+		{"lost=48/violated", 48, false, true},
+		{"lost=48/unfenced/linearizable", 48, true, false},
+		{"lost=48/unfenced/violated", 48, true, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			h := workload{ops: 2000, keys: 1, holders: 3, lostRenews: c.lost / 2, lostWrites: c.lost - c.lost/2, unfenced: c.unfenced, seed: 2}.history()
+			if c.broken {
+				breakAt(h, 1900)
+			}
+			want := Holds
+			if c.broken {
+				want = Violated
+			}
+			nodes := 0
+			for b.Loop() {
+				r := Check(context.Background(), h, Options{Timeout: time.Minute})
+				if got := r.Verdict(Linearizable); got != want {
+					b.Fatalf("linearizable = %s, want %s", got, want)
+				}
+				nodes = r.SearchNodes
+			}
+			b.ReportMetric(float64(nodes), "nodes")
+		})
+	}
+}
+
+// (c): memory stays bounded on a long non-linearizable key.
+func BenchmarkNonLinearizable40k(b *testing.B) {
+	h := workload{ops: 40_000, keys: 1, holders: 3, lostRenews: 20, lostWrites: 20, seed: 3}.history()
+	breakAt(h, 39_000)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	n := 0
+	for b.Loop() {
+		if r := Check(context.Background(), h, Options{Timeout: time.Minute}); r.Verdict(Linearizable) != Violated {
+			b.Fatalf("linearizable = %s, want violated", r.Verdict(Linearizable))
+		}
+		n++
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(n)/(1<<20), "alloc-MiB/op")
+}
