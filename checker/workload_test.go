@@ -20,6 +20,11 @@ type workload struct {
 	// unfenced: renews and releases present no fence, so a lost one may
 	// take effect at any later time (the hard case for the search).
 	unfenced bool
+	// latency > 0 spreads each op's call and return up to that far around
+	// the moment it applies, so ops of different holders overlap.
+	latency int64
+	// interval drops `at`: the checker must find the order itself.
+	interval bool
 	seed     uint64
 }
 
@@ -57,7 +62,11 @@ func (w workload) history() *model.History {
 		if hd.free > now {
 			now = hd.free
 		}
-		op := model.Op{Process: hd.name + "/" + key, Owner: hd.name, Key: key, Call: now, Return: now + 1, Returned: true, At: now, HasAt: true}
+		op := model.Op{Process: hd.name + "/" + key, Owner: hd.name, Key: key, Call: now, Return: now + 1, Returned: true, At: now, HasAt: !w.interval}
+		if w.latency > 0 {
+			op.Call = max(hd.free, now-rng.Int64N(w.latency))
+			op.Return = now + 1 + rng.Int64N(w.latency)
+		}
 		lost := false
 		switch owner, _, held := store.Holder(key); {
 		case !held || owner != hd.name || hd.lost:
@@ -86,6 +95,7 @@ func (w workload) history() *model.History {
 		}
 		if lost {
 			op.Returned, op.Return, op.OK = false, 0, false
+			hd.free = op.Call
 		} else {
 			hd.free = op.Return
 		}
@@ -100,6 +110,22 @@ func (w workload) fence(f int64) int64 {
 		return 0
 	}
 	return f
+}
+
+// loseResponses drops the responses of k renews and writes spread over the
+// history from op 100 on (one every 90 ops), as a client that times out
+// records them: they took effect, but nobody knows.
+func loseResponses(h *model.History, k int) {
+	n := 0
+	for i := 100; i < len(h.Ops) && n < k; i += 90 {
+		for j := i; j < len(h.Ops); j++ {
+			if op := &h.Ops[j]; op.Kind == model.Renew || op.Kind == model.Write {
+				op.Returned, op.Return, op.OK = false, 0, false
+				n++
+				break
+			}
+		}
+	}
 }
 
 // breakAt corrupts the history near op i in a way no order can explain: a
