@@ -19,6 +19,10 @@ type genOptions struct {
 	unknown     bool // some ops never return
 	keys        int
 	maxOps      int // 0: 40
+	// ironRule makes every client follow it: after a renew fails or goes
+	// unanswered, no write under that fence until a new grant. Each process
+	// then has its own owner, since the rule binds an owner's processes.
+	ironRule bool
 }
 
 // genHistory draws a history that a correct lease service could produce:
@@ -38,11 +42,15 @@ func genHistory(t *rapid.T, o genOptions) *model.History {
 		free        int64
 		fence       map[string]int64
 		held        map[string][]int64 // every fence granted, per key
+		stopped     map[string]bool    // a renew failed: acquire before writing
 	}
 	procs := make([]*proc, nproc)
 	for i := range procs {
 		owner := rapid.SampledFrom(owners).Draw(t, "owner")
-		procs[i] = &proc{name: fmt.Sprintf("p%d", i), owner: owner, fence: map[string]int64{}, held: map[string][]int64{}}
+		if o.ironRule {
+			owner = fmt.Sprintf("O%d", i)
+		}
+		procs[i] = &proc{name: fmt.Sprintf("p%d", i), owner: owner, fence: map[string]int64{}, held: map[string][]int64{}, stopped: map[string]bool{}}
 	}
 	h := &model.History{Name: "generated", Header: model.DefaultHeader()}
 	h.Header.Semantics = o.semantics
@@ -86,6 +94,9 @@ func genHistory(t *rapid.T, o genOptions) *model.History {
 		if kind == 3 && len(p.held[key]) == 0 {
 			kind = 4 // a client writes only under a fence it was granted
 		}
+		if kind == 3 && p.stopped[key] {
+			kind = 0 // the iron rule: acquire again before writing
+		}
 		switch kind {
 		case 0:
 			op.Kind, op.TTL = model.Acquire, rapid.Int64Range(1, 10).Draw(t, "ttl")
@@ -94,6 +105,7 @@ func genHistory(t *rapid.T, o genOptions) *model.History {
 				if op.OK {
 					p.fence[key] = op.Fence
 					p.held[key] = append(p.held[key], op.Fence)
+					p.stopped[key] = false
 				}
 			}
 		case 1:
@@ -103,6 +115,12 @@ func genHistory(t *rapid.T, o genOptions) *model.History {
 			}
 			if applied {
 				op.OK = store.Renew(key, p.owner, op.TTL, op.Fence, clock)
+			}
+			if o.ironRule && (lost || !op.OK) {
+				// Older fences stay usable only if a later grant ended
+				// their rule; simplest: forget them all.
+				p.stopped[key] = true
+				p.held[key] = nil
 			}
 		case 2:
 			op.Kind = model.Release

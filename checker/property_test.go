@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -120,6 +121,97 @@ func TestPropertyAgreesWithPorcupine(t *testing.T) {
 					!unknown && want == porcupine.Ok && got != Holds:
 					t.Fatalf("porcupine says %s, leasecheck says %s\n%s", want, got, describeHistory(h))
 				}
+			})
+		})
+	}
+}
+
+// Clients that follow the iron rule produce histories where all four
+// properties hold.
+func TestPropertyIronRuleHistoriesHoldEverything(t *testing.T) {
+	for _, m := range genModes {
+		t.Run(m.name, func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				o := m.o
+				o.ironRule = true
+				h := genHistory(t, o)
+				if r := check(h); !r.OK() {
+					t.Fatalf("violations on a correct history:\n%s\n%+v", describeHistory(h), r.Violations)
+				}
+			})
+		})
+	}
+}
+
+// appendOp adds an op after everything else in a history: called after the
+// last return, by its own process unless process is given.
+func appendOp(h *model.History, op model.Op) *model.Op {
+	end := int64(0)
+	for i := range h.Ops {
+		end = max(end, h.Ops[i].Call, h.Ops[i].Return, h.Ops[i].At)
+	}
+	if op.Process == "" {
+		op.Process = fmt.Sprintf("late%d", len(h.Ops))
+	}
+	op.Call, op.Return, op.Returned = end+1, end+1, true
+	op.At, op.HasAt = end+1, true
+	op.Line = len(h.Ops) + 2
+	h.Ops = append(h.Ops, op)
+	return &h.Ops[len(h.Ops)-1]
+}
+
+// lastGranted returns the last successful acquire (nil if none).
+func lastGranted(h *model.History) *model.Op {
+	for i := len(h.Ops) - 1; i >= 0; i-- {
+		if op := &h.Ops[i]; op.Kind == model.Acquire && op.Returned && op.OK {
+			return op
+		}
+	}
+	return nil
+}
+
+// Each fast property rejects a broken history: a correct one plus one
+// injected operation that breaks exactly that property. The named property
+// must be violated and must name the injected line.
+func TestPropertyInvariantsCatchInjectedBugs(t *testing.T) {
+	inject := map[string]func(t *rapid.T, h *model.History) *model.Op{
+		SingleWriterPerFence: func(t *rapid.T, h *model.History) *model.Op {
+			g := lastGranted(h)
+			// Another owner's write under g's fence, accepted.
+			return appendOp(h, model.Op{Owner: g.Owner + "-impostor", Key: g.Key, Kind: model.Write, Fence: g.Fence, Value: "impostor", HasValue: true, OK: true})
+		},
+		FenceMonotonic: func(t *rapid.T, h *model.History) *model.Op {
+			g := lastGranted(h)
+			// A later grant that does not exceed an earlier one.
+			f := rapid.Int64Range(1, g.Fence).Draw(t, "reused fence")
+			return appendOp(h, model.Op{Owner: "late-owner", Key: g.Key, Kind: model.Acquire, TTL: 5, Fence: f, OK: true})
+		},
+		StopOnRenewFailure: func(t *rapid.T, h *model.History) *model.Op {
+			g := lastGranted(h)
+			r := appendOp(h, model.Op{Process: "zombie", Owner: g.Owner, Key: g.Key, Kind: model.Renew, TTL: 5, Fence: g.Fence, OK: false, Error: "expired"})
+			_ = r
+			ok := rapid.Bool().Draw(t, "write accepted")
+			return appendOp(h, model.Op{Process: "zombie", Owner: g.Owner, Key: g.Key, Kind: model.Write, Fence: g.Fence, Value: "after-failed-renew", HasValue: true, OK: ok})
+		},
+	}
+	for _, prop := range []string{SingleWriterPerFence, FenceMonotonic, StopOnRenewFailure} {
+		t.Run(prop, func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				h := genHistory(t, genOptions{exact: true, ironRule: true, unknown: true, keys: 2})
+				if lastGranted(h) == nil {
+					t.Skip("no grant to break")
+				}
+				bad := inject[prop](t, h)
+				r := check(h)
+				if r.Verdict(prop) != Violated {
+					t.Fatalf("%s = %s after injecting line %d\n%s", prop, r.Verdict(prop), bad.Line, describeHistory(h))
+				}
+				for _, v := range r.Violations {
+					if v.Property == prop && slices.Contains(v.Lines, bad.Line) {
+						return
+					}
+				}
+				t.Fatalf("no %s violation names line %d: %+v", prop, bad.Line, r.Violations)
 			})
 		})
 	}
