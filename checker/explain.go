@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -41,28 +42,47 @@ func explainNonLinearizable(c *model.Compiled, k int, res *searchResult) Violati
 			cands = append(cands, i)
 		}
 	}
-	sort.SliceStable(cands, func(a, b int) bool { return ko.Inputs[cands[a]].Lo < ko.Inputs[cands[b]].Lo })
+	// The culprit is the earliest by clock, preferring an op that is not a
+	// read: a read that sees the wrong data is usually the witness of
+	// another op's fault, not the fault.
+	sort.SliceStable(cands, func(a, b int) bool {
+		ra, rb := ko.Inputs[cands[a]].Kind == model.Read, ko.Inputs[cands[b]].Kind == model.Read
+		if ra != rb {
+			return rb
+		}
+		return ko.Inputs[cands[a]].Lo < ko.Inputs[cands[b]].Lo
+	})
 	v := Violation{Property: Linearizable, Key: ko.Key}
 	if len(cands) == 0 {
 		v.Explanation = "no order of the operations is consistent with the lease semantics"
 		return v
 	}
+	n := names{c}
+	sem := h.Header.Semantics
 	culprit := &h.Ops[ko.Index[cands[0]]]
 	var b strings.Builder
 	fmt.Fprintf(&b, "no order of the operations explains line %d: %s. ", culprit.Line, culprit.Describe())
 	if last != nil {
-		fmt.Fprintf(&b, "The longest explainable prefix places %d of %d completed operations, ending with line %d; ", res.depth, res.complete, last.Line)
+		fmt.Fprintf(&b, "The longest explainable prefix places %d of %d completed operations, ending with line %d", res.depth, res.complete, last.Line)
+		if grant != nil && grant != last {
+			fmt.Fprintf(&b, " (the current grant is line %d)", grant.Line)
+		}
+		fmt.Fprintf(&b, "; after it, %s. ", n.state(res.state, sem))
 	} else {
-		b.WriteString("From the start, ")
+		fmt.Fprintf(&b, "At the start, %s. ", n.state(res.state, sem))
 	}
-	n := names{c}
-	fmt.Fprintf(&b, "then %s. %s", n.state(res.state, h.Header.Semantics), n.whyNot(h.Header.Semantics, res.state, &ko.Inputs[cands[0]], culprit))
+	b.WriteString(n.whyNot(sem, res.state, &ko.Inputs[cands[0]], culprit))
 	if grant != nil && grant != culprit {
-		fmt.Fprintf(&b, " (the current grant is line %d)", grant.Line)
 		v.Lines = append(v.Lines, grant.Line)
 	}
 	v.Lines = append(v.Lines, culprit.Line)
+	for _, i := range cands[1:] {
+		other := &h.Ops[ko.Index[i]]
+		fmt.Fprintf(&b, " Nor can line %d come next. %s", other.Line, n.whyNot(sem, res.state, &ko.Inputs[i], other))
+		v.Lines = append(v.Lines, other.Line)
+	}
 	sort.Ints(v.Lines)
+	v.Lines = slices.Compact(v.Lines)
 	v.Explanation = b.String()
 	return v
 }
@@ -128,6 +148,9 @@ func (n names) whyNot(sem model.Semantics, s model.State, in *model.Input, op *m
 			if in.Fence != s.Fence+1 {
 				return fmt.Sprintf("The next grant's fence is %d, but %s was granted %d.", s.Fence+1, who, in.Fence)
 			}
+			if s.Holder == in.Owner && hi < s.ExpLo {
+				return fmt.Sprintf("%s's own lease was still live (until %s) when it was granted a new one at %s; an acquire of a live lease must be refused, even to its holder.", who, span(s.ExpLo, s.ExpHi), span(lo, hi))
+			}
 			if s.Holder != model.NoOwner && hi < s.ExpLo {
 				return fmt.Sprintf("%s's lease was still live (until %s) when %s was granted it at %s: two holders.", holder, span(s.ExpLo, s.ExpHi), who, span(lo, hi))
 			}
@@ -152,7 +175,7 @@ func (n names) whyNot(sem model.Semantics, s model.State, in *model.Input, op *m
 				return fmt.Sprintf("%s's %s of fence %d succeeded, but the current fence is %d.", who, verb, in.Fence, s.Fence)
 			}
 			if in.Kind == model.Renew && lo >= s.ExpHi {
-				return fmt.Sprintf("%s's lease expired at %s, before its renew at %s; a renew after expiry must fail.", who, span(s.ExpLo, s.ExpHi), span(lo, hi))
+				return fmt.Sprintf("%s's lease had expired (at %s) by the time of its renew (%s); a renew after expiry must fail.", who, span(s.ExpLo, s.ExpHi), span(lo, hi))
 			}
 		} else if owns && (in.Fence == 0 || in.Fence == s.Fence) && (in.Kind == model.Release || mustLive) {
 			return fmt.Sprintf("%s held the lease (fence %d, until %s), yet its %s failed.", who, s.Fence, span(s.ExpLo, s.ExpHi), verb)

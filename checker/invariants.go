@@ -318,15 +318,15 @@ func renewViolation(kv keyView, r, w *model.Op, f int64) Violation {
 	if !r.Returned {
 		how = "never answered"
 	} else if r.Error != "" {
-		how = "failed (" + r.Error + ")"
+		how = fmt.Sprintf("failed with %q", r.Error)
 	}
-	outcome := "it was rejected, but writing at all breaks the rule"
+	outcome := "The write was rejected, but attempting it at all breaks the rule"
 	if w.Returned && w.OK {
-		outcome = "and it was accepted"
+		outcome = "The write was accepted"
 	} else if !w.Returned {
-		outcome = "its outcome is unknown"
+		outcome = "The write's outcome is unknown"
 	}
 	return kv.violation(StopOnRenewFailure, fmt.Sprintf(
-		"%s's renew of fence %d %s (line %d), yet %s wrote %q under fence %d afterwards (line %d) without acquiring again; %s. A failed renewal must stop all writing",
+		"%s's renew of fence %d %s (line %d), yet %s wrote %q under fence %d afterwards (line %d) without acquiring again. %s: a failed renewal must stop all writing.",
 		r.Owner, f, how, r.Line, w.Owner, w.Value, f, w.Line, outcome), r, w)
 }

@@ -109,7 +109,9 @@ func StepApplied(sem Semantics, s State, in *Input, out []State) []State {
 				return out
 			}
 			if l, ok := live(s, lo, hi); ok {
-				l.ExpLo, l.ExpHi = addTTL(l.NowLo, in.TTL), addTTL(hi, in.TTL)
+				// It succeeded, so it read the clock before the old expiry:
+				// now <= min(hi, ExpHi-1).
+				l.ExpLo, l.ExpHi = addTTL(l.NowLo, in.TTL), addTTL(min(hi, s.ExpHi-1), in.TTL)
 				out = append(out, l)
 			}
 			return out

@@ -1,0 +1,768 @@
+package model
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"sync"
+)
+
+// Reading history format v1 (DESIGN.md §4). Where the format's text leaves
+// room, the reader decides as follows:
+//
+//   - A JSON null counts as an absent field, for every field ("return":null
+//     is the documented case). So "format":null does not make a header.
+//   - Fields that do not belong to an op are ignored like unknown fields,
+//     without a type check: ttl except on acquire and renew, value except on
+//     write and read, ok on an op that never returned.
+//   - fence is checked (an integer >= 1) and kept on every kind of op.
+//   - owner may be "" (a distinct owner); process may not.
+//   - A process's ops must also be called in file order after an op that
+//     never returned: call >= that op's call (its return does not bound it).
+//   - Keys are matched exactly (case-sensitively); with duplicate keys the
+//     last one wins, as in encoding/json.
+//   - A line must be valid UTF-8; a UTF-8 byte order mark on line 1 is
+//     skipped; "\r\n" line ends are fine (JSON whitespace).
+
+// ParseError is an input error in a history: where and why. Every rule of
+// the format (DESIGN.md §4) that a line breaks is reported as one.
+type ParseError struct {
+	Name   string // the history's name: a file path, or "-" for stdin
+	Line   int    // 1-based physical line, counting the header and blank lines
+	Reason string // what is wrong, in words a person understands
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.Name, e.Line, e.Reason) }
+
+// Bounds on the Reader's string interning tables. Process, owner, key and
+// error strings repeat on nearly every line, so interning them saves one
+// allocation per field per line; values repeat less, so their table is
+// smaller. Past the bound a string is simply allocated.
+const (
+	maxInterned       = 4096
+	maxInternedValues = 1024
+)
+
+// procState is what is remembered about a process: the earliest time its
+// next operation may be called.
+type procState struct {
+	bound    int64 // the previous op's return, or its call when it never returned
+	line     int   // the previous op's line
+	returned bool  // whether the previous op returned
+}
+
+// orderChecker checks the one rule that spans lines: a process's ops appear
+// in the order it issued them and do not overlap. It keeps one entry per
+// process.
+type orderChecker struct {
+	procs map[string]*procState
+}
+
+func newOrderChecker() orderChecker { return orderChecker{procs: make(map[string]*procState)} }
+
+// check checks op against its process's previous op and records it.
+func (c *orderChecker) check(op *Op) string {
+	st := c.procs[op.Process]
+	if st == nil {
+		st = new(procState)
+		c.procs[op.Process] = st
+	} else if op.Call < st.bound {
+		if st.returned {
+			return fmt.Sprintf("process %q: call %d is before the return %d of its previous operation (line %d); a process's operations must not overlap",
+				op.Process, op.Call, st.bound, st.line)
+		}
+		return fmt.Sprintf("process %q: call %d is before the call %d of its previous operation (line %d, which never returned); a process's operations must appear in the order it issued them",
+			op.Process, op.Call, st.bound, st.line)
+	}
+	*st = procState{bound: op.Call, line: op.Line, returned: op.Returned}
+	if op.Returned {
+		st.bound = op.Return
+	}
+	return ""
+}
+
+// decoder checks lines one at a time against every rule of the format but
+// the order of each process's ops (orderChecker's job).
+type decoder struct {
+	hdr        Header // DefaultHeader until a header line is read
+	headerLine int    // the header's line; 0 when there is none
+	sawLine    bool   // a non-blank line was decoded
+	slow       bool   // decode every line with encoding/json (tests)
+	raw        rawLine
+	strs       map[string]string
+	vals       map[string]string
+}
+
+func newDecoder() decoder {
+	return decoder{hdr: DefaultHeader(), strs: make(map[string]string), vals: make(map[string]string)}
+}
+
+// decodeLine decodes physical line lineNo. It returns true when the line is
+// an op, which it has filled into *op (which must be the zero Op), false
+// for a blank or header line, and the reason when the line is wrong.
+func (d *decoder) decodeLine(line []byte, lineNo int, op *Op) (bool, string) {
+	if isBlank(line) {
+		return false, ""
+	}
+	if d.slow || !decodeFast(line, &d.raw) {
+		if reason := decodeSlow(line, &d.raw); reason != "" {
+			return false, reason
+		}
+	}
+	if d.raw.has(fFormat) {
+		if d.sawLine {
+			if d.headerLine != 0 {
+				return false, fmt.Sprintf("a second header line (it has a \"format\" field); the header is line %d", d.headerLine)
+			}
+			return false, "a header line (it has a \"format\" field) must be the first non-blank line of the history"
+		}
+		d.sawLine = true
+		h, reason := parseHeader(&d.raw)
+		if reason != "" {
+			return false, reason
+		}
+		d.hdr = h
+		d.headerLine = lineNo
+		return false, ""
+	}
+	d.sawLine = true
+	op.Line = lineNo
+	if reason := d.buildOp(op); reason != "" {
+		return false, reason
+	}
+	return true, ""
+}
+
+// Reader reads a history (format v1) one operation at a time. Its memory
+// does not grow with the length of the history: only with the longest line
+// and the number of distinct processes and strings.
+type Reader struct {
+	name  string
+	br    *bufio.Reader
+	long  []byte // a line longer than br's buffer, assembled
+	line  int    // physical lines read so far
+	dec   decoder
+	order orderChecker
+	err   error // sticky: io.EOF, or the first error
+}
+
+// NewReader returns a Reader of the history in r. name is the history's
+// name for messages (a file path, or "-" for stdin).
+func NewReader(r io.Reader, name string) *Reader {
+	return &Reader{
+		name:  name,
+		br:    bufio.NewReaderSize(r, 64<<10),
+		dec:   newDecoder(),
+		order: newOrderChecker(),
+	}
+}
+
+// Header returns the history's header, or DefaultHeader() when it has none.
+// It is valid after the first call to Next.
+func (r *Reader) Header() Header { return r.dec.hdr }
+
+// Next returns the next operation, checked against every rule of the format
+// that can be checked so far. It returns io.EOF at the end of the history,
+// a *ParseError for input that breaks the format, and any other error when
+// reading fails. After an error, Next keeps returning it.
+func (r *Reader) Next() (Op, error) {
+	var op Op
+	if err := r.next(&op); err != nil {
+		return Op{}, err
+	}
+	return op, nil
+}
+
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// next reads the next op into *op, which must be the zero Op.
+func (r *Reader) next(op *Op) error {
+	if r.err != nil {
+		return r.err
+	}
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			if err != io.EOF {
+				err = fmt.Errorf("%s:%d: %w", r.name, r.line+1, err)
+			}
+			r.err = err
+			return err
+		}
+		r.line++
+		if r.line == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
+		isOp, reason := r.dec.decodeLine(line, r.line, op)
+		if reason == "" && isOp {
+			reason = r.order.check(op)
+		}
+		if reason != "" {
+			return r.fail(reason)
+		}
+		if isOp {
+			return nil
+		}
+	}
+}
+
+func (r *Reader) fail(reason string) error {
+	r.err = &ParseError{Name: r.name, Line: r.line, Reason: reason}
+	return r.err
+}
+
+// readLine returns the next line without its '\n'. The last line of the
+// input need not end with one. The line is valid until the next call.
+func (r *Reader) readLine() ([]byte, error) {
+	r.long = r.long[:0]
+	for {
+		b, err := r.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			r.long = append(r.long, b...)
+			continue
+		}
+		if len(r.long) > 0 {
+			r.long = append(r.long, b...)
+			b = r.long
+		}
+		if err != nil {
+			if err == io.EOF && len(b) > 0 {
+				return b, nil
+			}
+			return nil, err
+		}
+		return b[:len(b)-1], nil
+	}
+}
+
+// intern returns b as a string, shared with earlier equal strings.
+func intern(m map[string]string, b []byte, max int) string {
+	if s, ok := m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(m) < max {
+		m[s] = s
+	}
+	return s
+}
+
+// The accessors below check one field's JSON type. They return the reason
+// when it is wrong; present is false when the field is absent or null.
+
+func (raw *rawLine) str(f field) (b []byte, present bool, reason string) {
+	if !raw.has(f) {
+		return nil, false, ""
+	}
+	v := &raw.v[f]
+	if v.kind != jString {
+		return nil, true, fmt.Sprintf("field %q: want a string, got %s", f, v.kind)
+	}
+	return raw.bytes(v), true, ""
+}
+
+func (raw *rawLine) integer(f field) (n int64, present bool, reason string) {
+	if !raw.has(f) {
+		return 0, false, ""
+	}
+	v := &raw.v[f]
+	if v.kind != jNumber {
+		return 0, true, fmt.Sprintf("field %q: want an integer, got %s", f, v.kind)
+	}
+	if v.nOK {
+		return v.n, true, ""
+	}
+	lit := raw.bytes(v)
+	n, frac, ok := parseIntLit(lit)
+	if frac {
+		return 0, true, fmt.Sprintf("field %q: want an integer, got %s", f, shorten(string(lit)))
+	}
+	if !ok {
+		return 0, true, fmt.Sprintf("field %q: %s does not fit in a 64-bit integer", f, shorten(string(lit)))
+	}
+	return n, true, ""
+}
+
+func (raw *rawLine) boolean(f field) (t, present bool, reason string) {
+	if !raw.has(f) {
+		return false, false, ""
+	}
+	v := &raw.v[f]
+	if v.kind != jBool {
+		return false, true, fmt.Sprintf("field %q: want true or false, got %s", f, v.kind)
+	}
+	return v.t, true, ""
+}
+
+// parseHeader checks a header line.
+func parseHeader(raw *rawLine) (Header, string) {
+	h := DefaultHeader()
+	b, _, reason := raw.str(fFormat)
+	if reason != "" {
+		return h, "header " + reason
+	}
+	if string(b) != "leasecheck/history" {
+		return h, fmt.Sprintf("header field \"format\": want \"leasecheck/history\", got %s", quoteShort(string(b)))
+	}
+	v, present, reason := raw.integer(fVersion)
+	if reason != "" {
+		return h, "header " + reason
+	}
+	if !present {
+		return h, "header field \"version\" is required"
+	}
+	if v != 1 {
+		return h, fmt.Sprintf("unsupported history version %d (this leasecheck reads version 1)", v)
+	}
+	b, present, reason = raw.str(fTimeUnit)
+	if reason != "" {
+		return h, "header " + reason
+	}
+	if present {
+		switch s := string(b); s {
+		case "ns", "us", "ms", "s":
+			h.TimeUnit = s
+		default:
+			return h, fmt.Sprintf("header field \"time_unit\": want one of ns, us, ms, s, got %s", quoteShort(s))
+		}
+	}
+	u, present, reason := raw.integer(fClockUncertainty)
+	if reason != "" {
+		return h, "header " + reason
+	}
+	if present {
+		if u < 0 {
+			return h, fmt.Sprintf("header field \"clock_uncertainty\": must be >= 0, got %d", u)
+		}
+		h.ClockUncertainty = u
+	}
+	b, present, reason = raw.str(fSemantics)
+	if reason != "" {
+		return h, "header " + reason
+	}
+	if present {
+		sem, ok := ParseSemantics(string(b))
+		if !ok {
+			return h, fmt.Sprintf("header field \"semantics\": want \"seed\" or \"fenced-storage\", got %s", quoteShort(string(b)))
+		}
+		h.Semantics = sem
+	}
+	return h, ""
+}
+
+// kindOf maps the op field without allocating.
+func kindOf(b []byte) (Kind, bool) {
+	switch string(b) {
+	case "acquire":
+		return Acquire, true
+	case "renew":
+		return Renew, true
+	case "release":
+		return Release, true
+	case "write":
+		return Write, true
+	case "read":
+		return Read, true
+	}
+	return 0, false
+}
+
+// buildOp checks the op line in r.raw and fills *op, or returns the reason
+// it is wrong. The fields are checked in a fixed order, so that the first
+// problem reported does not depend on the decoder.
+func (d *decoder) buildOp(op *Op) string {
+	raw := &d.raw
+
+	b, present, reason := raw.str(fProcess)
+	if reason != "" {
+		return reason
+	}
+	if !present {
+		return `field "process" is required`
+	}
+	if len(b) == 0 {
+		return `field "process": must not be empty`
+	}
+	op.Process = intern(d.strs, b, maxInterned)
+
+	b, present, reason = raw.str(fOwner)
+	if reason != "" {
+		return reason
+	}
+	op.Owner = op.Process
+	if present {
+		op.Owner = intern(d.strs, b, maxInterned)
+	}
+
+	b, present, reason = raw.str(fKey)
+	if reason != "" {
+		return reason
+	}
+	if present {
+		op.Key = intern(d.strs, b, maxInterned)
+	}
+
+	b, present, reason = raw.str(fOp)
+	if reason != "" {
+		return reason
+	}
+	if !present {
+		return `field "op" is required`
+	}
+	kind, ok := kindOf(b)
+	if !ok {
+		return fmt.Sprintf("field \"op\": unknown operation %s (want acquire, renew, release, write or read)", quoteShort(string(b)))
+	}
+	op.Kind = kind
+
+	op.Call, present, reason = raw.integer(fCall)
+	if reason != "" {
+		return reason
+	}
+	if !present {
+		return `field "call" is required`
+	}
+
+	op.Return, op.Returned, reason = raw.integer(fReturn)
+	if reason != "" {
+		return reason
+	}
+	if op.Returned && op.Return < op.Call {
+		return fmt.Sprintf("field \"return\": %d is before call %d", op.Return, op.Call)
+	}
+
+	// ok is ignored when the op never returned: its outcome is unknown.
+	if op.Returned {
+		op.OK, present, reason = raw.boolean(fOK)
+		if reason != "" {
+			return reason
+		}
+		if !present {
+			return `field "ok" is required when "return" is present`
+		}
+	}
+
+	// ttl belongs to acquire and renew; on other ops it is ignored.
+	if kind == Acquire || kind == Renew {
+		op.TTL, present, reason = raw.integer(fTTL)
+		if reason != "" {
+			return reason
+		}
+		if !present {
+			return fmt.Sprintf("field \"ttl\" is required for %s", kind)
+		}
+		if op.TTL <= 0 {
+			return fmt.Sprintf("field \"ttl\": must be > 0, got %d", op.TTL)
+		}
+	}
+
+	op.Fence, present, reason = raw.integer(fFence)
+	if reason != "" {
+		return reason
+	}
+	if present && op.Fence < 1 {
+		return fmt.Sprintf("field \"fence\": must be >= 1, got %d", op.Fence)
+	}
+	if !present {
+		switch {
+		case kind == Write:
+			return `field "fence" is required for write`
+		case kind == Acquire && op.Returned && op.OK:
+			return `field "fence" is required for an acquire that succeeded (ok true): the token it was granted`
+		}
+	}
+
+	// value belongs to write and read; on other ops it is ignored.
+	if kind == Write || kind == Read {
+		b, present, reason = raw.str(fValue)
+		if reason != "" {
+			return reason
+		}
+		if !present && kind == Write {
+			return `field "value" is required for write`
+		}
+		if present {
+			op.Value = intern(d.vals, b, maxInternedValues)
+			op.HasValue = true
+		}
+	}
+
+	op.At, op.HasAt, reason = raw.integer(fAt)
+	if reason != "" {
+		return reason
+	}
+	if op.HasAt {
+		u := d.hdr.ClockUncertainty
+		lo := satSub(op.Call, u)
+		if op.Returned {
+			hi := satAdd(op.Return, u)
+			if op.At < lo || op.At > hi {
+				return fmt.Sprintf("field \"at\": %d is outside [call - u, return + u] = [%d, %d] (call %d, return %d, clock_uncertainty u = %d)",
+					op.At, lo, hi, op.Call, op.Return, u)
+			}
+		} else if op.At < lo {
+			return fmt.Sprintf("field \"at\": %d is before call - u = %d (call %d, clock_uncertainty u = %d; the op never returned, so there is no upper bound)",
+				op.At, lo, op.Call, u)
+		}
+	}
+
+	b, present, reason = raw.str(fError)
+	if reason != "" {
+		return reason
+	}
+	if present {
+		op.Error = intern(d.strs, b, maxInterned)
+	}
+
+	return ""
+}
+
+func satAdd(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	if b < 0 && a < math.MinInt64-b {
+		return math.MinInt64
+	}
+	return a + b
+}
+
+func satSub(a, b int64) int64 {
+	if b > 0 && a < math.MinInt64+b {
+		return math.MinInt64
+	}
+	if b < 0 && a > math.MaxInt64+b {
+		return math.MaxInt64
+	}
+	return a - b
+}
+
+// Parallel decoding in ReadHistory: with GOMAXPROCS >= parallelMinProcs,
+// inputs of at least parallelMinBytes are cut into up to GOMAXPROCS chunks
+// of at least parallelChunkBytes. About 70% of the sequential time is the
+// per-line decoding that chunks share out; the rest (reading, the order
+// check, the ops slice) stays sequential. On 2 CPUs the gain was not
+// measurable, hence the minimum of 4. Tests lower these.
+var (
+	parallelMinProcs   = 4
+	parallelMinBytes   = 256 << 10
+	parallelChunkBytes = 128 << 10
+)
+
+// ReadHistory reads a whole history. name is used in messages. On error it
+// returns nil and the first error: the one at the lowest line, exactly as
+// the streaming Reader would report it.
+//
+// It reads the input into memory and, when it is large, decodes chunks of
+// lines in parallel; the rule that spans lines (each process's order) is
+// then checked in one pass in file order.
+func ReadHistory(r io.Reader, name string) (*History, error) {
+	data, err := readAllSized(r)
+	if err != nil {
+		// Report exactly what the streaming Reader reports: a bad line
+		// before the failure first, then the failure.
+		return readHistoryStreaming(io.MultiReader(bytes.NewReader(data), failingReader{err}), name)
+	}
+	chunks := 1
+	if procs := runtime.GOMAXPROCS(0); procs >= parallelMinProcs && len(data) >= parallelMinBytes {
+		chunks = min(procs, len(data)/parallelChunkBytes)
+	}
+	return readHistoryChunks(data, name, chunks)
+}
+
+// readHistoryStreaming is ReadHistory with the streaming Reader.
+func readHistoryStreaming(r io.Reader, name string) (*History, error) {
+	rd := NewReader(r, name)
+	h := &History{Name: name}
+	for {
+		h.Ops = append(h.Ops, Op{})
+		if err := rd.next(&h.Ops[len(h.Ops)-1]); err != nil {
+			if err == io.EOF {
+				h.Ops = h.Ops[:len(h.Ops)-1]
+				if len(h.Ops) == 0 {
+					h.Ops = nil
+				}
+				break
+			}
+			return nil, err
+		}
+	}
+	h.Header = rd.Header()
+	return h, nil
+}
+
+type failingReader struct{ err error }
+
+func (f failingReader) Read([]byte) (int, error) { return 0, f.err }
+
+// readAllSized reads r to the end, in one allocation when r tells its size.
+func readAllSized(r io.Reader) ([]byte, error) {
+	size := -1
+	switch v := r.(type) {
+	case interface{ Len() int }: // bytes.Reader, bytes.Buffer, strings.Reader
+		size = v.Len()
+	case *os.File:
+		if fi, err := v.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = int(fi.Size())
+		}
+	}
+	if size < 0 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, 0, size+512)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// cutLine splits the first line (without its '\n') off data.
+func cutLine(data []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return data[:i], data[i+1:]
+	}
+	return data, nil
+}
+
+// chunk is a run of whole lines decoded on its own.
+type chunk struct {
+	data      []byte
+	firstLine int // the line number of its first line
+	start     int // where its ops go in the shared slice: index firstLine-1
+	n         int // ops decoded
+	errLine   int // the line of the error that stopped it; 0: none
+	reason    string
+}
+
+// readHistoryChunks decodes data, in parallel when chunks > 1. The result
+// is the same for every number of chunks.
+func readHistoryChunks(data []byte, name string, chunks int) (*History, error) {
+	h := &History{Name: name}
+	fail := func(line int, reason string) (*History, error) {
+		return nil, &ParseError{Name: name, Line: line, Reason: reason}
+	}
+	// One op per line at most; the slice is shared by the chunks, chunk c
+	// writing from index firstLine(c)-1 on, and compacted at the end.
+	ops := make([]Op, bytes.Count(data, []byte{'\n'})+1)
+
+	// The head, up to the first non-blank line, decides the header, which
+	// every chunk needs (clock_uncertainty bounds "at").
+	dec := newDecoder()
+	order := newOrderChecker()
+	dst := 0
+	lineNo := 0
+	rest := data
+	for len(rest) > 0 && !dec.sawLine {
+		var line []byte
+		line, rest = cutLine(rest)
+		lineNo++
+		if lineNo == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
+		isOp, reason := dec.decodeLine(line, lineNo, &ops[0])
+		if reason == "" && isOp {
+			reason = order.check(&ops[0])
+		}
+		if reason != "" {
+			return fail(lineNo, reason)
+		}
+		if isOp {
+			dst = 1
+		}
+	}
+
+	// Cut the rest into chunks of whole lines.
+	cs := make([]chunk, 0, max(chunks, 1))
+	next := lineNo + 1
+	for len(rest) > 0 {
+		size := len(rest)
+		if left := chunks - len(cs); left > 1 {
+			size = len(rest) / left
+			if i := bytes.IndexByte(rest[size:], '\n'); i >= 0 {
+				size += i + 1
+			} else {
+				size = len(rest)
+			}
+		}
+		c := chunk{data: rest[:size], firstLine: next, start: next - 1}
+		next += bytes.Count(c.data, []byte{'\n'})
+		rest = rest[size:]
+		cs = append(cs, c)
+	}
+	decodeChunk := func(c *chunk, d *decoder) {
+		lineNo := c.firstLine
+		for rest := c.data; len(rest) > 0; lineNo++ {
+			var line []byte
+			line, rest = cutLine(rest)
+			isOp, reason := d.decodeLine(line, lineNo, &ops[c.start+c.n])
+			if reason != "" {
+				c.errLine, c.reason = lineNo, reason
+				return
+			}
+			if isOp {
+				c.n++
+			}
+		}
+	}
+	if len(cs) == 1 {
+		decodeChunk(&cs[0], &dec)
+	} else {
+		var wg sync.WaitGroup
+		for i := range cs {
+			d := newDecoder()
+			d.hdr, d.headerLine, d.sawLine = dec.hdr, dec.headerLine, true
+			wg.Go(func() { decodeChunk(&cs[i], &d) })
+		}
+		wg.Wait()
+	}
+
+	// In file order: check each process's order, compact, and stop at the
+	// first error.
+	for i := range cs {
+		c := &cs[i]
+		for j := c.start; j < c.start+c.n; j++ {
+			if reason := order.check(&ops[j]); reason != "" {
+				return fail(ops[j].Line, reason)
+			}
+			if j != dst {
+				ops[dst] = ops[j]
+			}
+			dst++
+		}
+		if c.reason != "" {
+			return fail(c.errLine, c.reason)
+		}
+	}
+	clear(ops[dst:])
+	h.Header = dec.hdr
+	if dst > 0 {
+		h.Ops = ops[:dst:dst]
+	}
+	return h, nil
+}
+
+// ReadHistoryFile reads the history in the file at path; "-" is stdin.
+func ReadHistoryFile(path string) (*History, error) {
+	if path == "-" {
+		return ReadHistory(os.Stdin, "-")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadHistory(f, path)
+}
