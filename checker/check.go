@@ -190,7 +190,7 @@ type keyResult struct {
 func checkKey(ctx context.Context, c *model.Compiled, k int) keyResult {
 	return keyResult{
 		invariants:   checkInvariants(c, k),
-		searchResult: searchKey(ctx, c.History, c.History.Header.Semantics, &c.Keys[k]),
+		searchResult: searchKey(ctx, c.History, &c.Keys[k]),
 	}
 }
 

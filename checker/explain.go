@@ -58,7 +58,8 @@ func explainNonLinearizable(c *model.Compiled, k int, res *searchResult) Violati
 		return v
 	}
 	n := names{c}
-	sem := h.Header.Semantics
+	rules := h.Header.Rules()
+	sem := rules.Semantics
 	culprit := &h.Ops[ko.Index[cands[0]]]
 	var b strings.Builder
 	fmt.Fprintf(&b, "no order of the operations explains line %d: %s. ", culprit.Line, culprit.Describe())
@@ -71,14 +72,14 @@ func explainNonLinearizable(c *model.Compiled, k int, res *searchResult) Violati
 	} else {
 		fmt.Fprintf(&b, "At the start, %s. ", n.state(res.state, sem))
 	}
-	b.WriteString(n.whyNot(sem, res.state, &ko.Inputs[cands[0]], culprit))
+	b.WriteString(n.whyNot(rules, res.state, &ko.Inputs[cands[0]], culprit))
 	if grant != nil && grant != culprit {
 		v.Lines = append(v.Lines, grant.Line)
 	}
 	v.Lines = append(v.Lines, culprit.Line)
 	for _, i := range cands[1:] {
 		other := &h.Ops[ko.Index[i]]
-		fmt.Fprintf(&b, " Nor can line %d come next. %s", other.Line, n.whyNot(sem, res.state, &ko.Inputs[i], other))
+		fmt.Fprintf(&b, " Nor can line %d come next. %s", other.Line, n.whyNot(rules, res.state, &ko.Inputs[i], other))
 		v.Lines = append(v.Lines, other.Line)
 	}
 	sort.Ints(v.Lines)
@@ -133,7 +134,8 @@ func (n names) state(s model.State, sem model.Semantics) string {
 }
 
 // whyNot says in plain words why in cannot follow state s.
-func (n names) whyNot(sem model.Semantics, s model.State, in *model.Input, op *model.Op) string {
+func (n names) whyNot(rules model.Rules, s model.State, in *model.Input, op *model.Op) string {
+	sem := rules.Semantics
 	lo, hi := max(s.NowLo, in.Lo), in.Hi
 	who := op.Owner
 	if lo > hi {
@@ -145,8 +147,11 @@ func (n names) whyNot(sem model.Semantics, s model.State, in *model.Input, op *m
 	switch in.Kind {
 	case model.Acquire:
 		if in.OK {
-			if in.Fence != s.Fence+1 {
+			if rules.Fences == model.Sequential && in.Fence != s.Fence+1 {
 				return fmt.Sprintf("The next grant's fence is %d, but %s was granted %d.", s.Fence+1, who, in.Fence)
+			}
+			if in.Fence <= s.Fence {
+				return fmt.Sprintf("Fences only grow, but %s was granted %d after fence %d.", who, in.Fence, s.Fence)
 			}
 			if s.Holder == in.Owner && hi < s.ExpLo {
 				return fmt.Sprintf("%s's own lease was still live (until %s) when it was granted a new one at %s; an acquire of a live lease must be refused, even to its holder.", who, span(s.ExpLo, s.ExpHi), span(lo, hi))

@@ -23,6 +23,9 @@ type genOptions struct {
 	// unanswered, no write under that fence until a new grant. Each process
 	// then has its own owner, since the rule binds an owner's processes.
 	ironRule bool
+	// increasing renumbers the fences with random gaps (an etcd revision,
+	// a PostgreSQL sequence) and declares "fences":"increasing".
+	increasing bool
 }
 
 // genHistory draws a history that a correct lease service could produce:
@@ -171,5 +174,33 @@ func genHistory(t *rapid.T, o genOptions) *model.History {
 		op.Line = len(h.Ops) + 2 // after the header
 		h.Ops = append(h.Ops, op)
 	}
+	if o.increasing {
+		renumberFences(t, h)
+	}
 	return h
+}
+
+// renumberFences maps fence f to a strictly increasing sequence with gaps,
+// the same map for every field that carries a fence.
+func renumberFences(t *rapid.T, h *model.History) {
+	h.Header.Fences = model.Increasing
+	mapped := map[int64]int64{0: 0}
+	var next int64
+	fence := func(f int64) int64 {
+		if g, ok := mapped[f]; ok {
+			return g
+		}
+		return -1
+	}
+	maxFence := int64(0)
+	for i := range h.Ops {
+		maxFence = max(maxFence, h.Ops[i].Fence)
+	}
+	for f := int64(1); f <= maxFence; f++ {
+		next += rapid.Int64Range(1, 4).Draw(t, "fence gap")
+		mapped[f] = next
+	}
+	for i := range h.Ops {
+		h.Ops[i].Fence = fence(h.Ops[i].Fence)
+	}
 }

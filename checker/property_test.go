@@ -37,6 +37,9 @@ var genModes = []struct {
 	{"fenced-exact", genOptions{semantics: model.FencedStorage, exact: true, unknown: true}},
 	{"fenced-interval", genOptions{semantics: model.FencedStorage, unknown: true, uncertainty: 2}},
 	{"two-keys", genOptions{exact: true, unknown: true, keys: 2}},
+	{"increasing-exact", genOptions{exact: true, unknown: true, increasing: true}},
+	{"increasing-interval", genOptions{unknown: true, uncertainty: 2, increasing: true}},
+	{"increasing-fenced", genOptions{semantics: model.FencedStorage, unknown: true, uncertainty: 1, increasing: true}},
 }
 
 // A correct coordinator's history is never flagged, whatever the clock

@@ -79,7 +79,7 @@ type pathNode struct {
 
 type keySearch struct {
 	ctx     context.Context
-	sem     model.Semantics
+	rules   model.Rules
 	u       int64
 	inputs  []model.Input
 	calls   []int64 // per input: call time
@@ -112,10 +112,11 @@ type searchResult struct {
 }
 
 // searchKey decides whether one key's operations are linearizable.
-func searchKey(ctx context.Context, h *model.History, sem model.Semantics, ko *model.KeyOps) searchResult {
+func searchKey(ctx context.Context, h *model.History, ko *model.KeyOps) searchResult {
+	sem := h.Header.Semantics
 	ks := &keySearch{
 		ctx:    ctx,
-		sem:    sem,
+		rules:  h.Header.Rules(),
 		u:      h.Header.ClockUncertainty,
 		inputs: ko.Inputs,
 		calls:  make([]int64, len(ko.Inputs)),
@@ -318,7 +319,7 @@ func (ks *keySearch) dfs(s model.State, placed hash128, applied []uint64, applie
 	for _, c := range cands {
 		in := &ks.inputs[c.op]
 		bound = min(bound, in.Hi)
-		for _, ns := range model.StepApplied(ks.sem, s, in, next[:0]) {
+		for _, ns := range model.StepApplied(ks.rules, s, in, next[:0]) {
 			lift(c)
 			ok := ks.dfs(ns, placed.xor(ks.zob[c.op]), applied, appliedHash, depth+1, ks.node(pathNode{op: c.op, state: ns, parent: path}))
 			unlift(c)
@@ -353,7 +354,7 @@ outer:
 		}
 		in := u.in
 		in.Hi = min(in.Hi, bound)
-		for _, ns := range model.StepApplied(ks.sem, s, &in, next[:0]) {
+		for _, ns := range model.StepApplied(ks.rules, s, &in, next[:0]) {
 			if sameButTime(ns, s) {
 				continue // changed nothing: not applying it is at least as good
 			}

@@ -351,6 +351,17 @@ func parseHeader(raw *rawLine) (Header, string) {
 		}
 		h.Semantics = sem
 	}
+	b, present, reason = raw.str(fFences)
+	if reason != "" {
+		return h, "header " + reason
+	}
+	if present {
+		order, ok := ParseFenceOrder(string(b))
+		if !ok {
+			return h, fmt.Sprintf("header field \"fences\": want \"sequential\" or \"increasing\", got %s", quoteShort(string(b)))
+		}
+		h.Fences = order
+	}
 	return h, ""
 }
 

@@ -42,6 +42,10 @@ func NewWriter(w io.Writer, h Header) *Writer {
 	b = strconv.AppendInt(b, h.ClockUncertainty, 10)
 	b = append(b, `,"semantics":`...)
 	b = appendJSONString(b, h.Semantics.String())
+	if h.Fences != Sequential {
+		b = append(b, `,"fences":`...)
+		b = appendJSONString(b, h.Fences.String())
+	}
 	b = append(b, "}\n"...)
 	_, wr.err = wr.bw.Write(b)
 	wr.buf = b[:0]

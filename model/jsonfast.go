@@ -35,6 +35,7 @@ const (
 	fTimeUnit
 	fClockUncertainty
 	fSemantics
+	fFences
 	fProcess
 	fOwner
 	fKey
@@ -56,6 +57,7 @@ var fieldNames = [nFields]string{
 	fTimeUnit:         "time_unit",
 	fClockUncertainty: "clock_uncertainty",
 	fSemantics:        "semantics",
+	fFences:           "fences",
 	fProcess:          "process",
 	fOwner:            "owner",
 	fKey:              "key",

@@ -64,6 +64,42 @@ func ParseSemantics(s string) (Semantics, bool) {
 	return 0, false
 }
 
+// FenceOrder says how a coordinator numbers its grants.
+type FenceOrder uint8
+
+const (
+	// Sequential fences count grants: 1, 2, 3, ... (reference/lease.py,
+	// Redis INCR). The default.
+	Sequential FenceOrder = iota
+	// Increasing fences only grow, with gaps: an etcd revision, a
+	// PostgreSQL sequence (a rolled-back transaction leaves a gap).
+	Increasing
+)
+
+func (f FenceOrder) String() string {
+	if f == Increasing {
+		return "increasing"
+	}
+	return "sequential"
+}
+
+// ParseFenceOrder maps the header's "fences" field to a FenceOrder.
+func ParseFenceOrder(s string) (FenceOrder, bool) {
+	switch s {
+	case "sequential":
+		return Sequential, true
+	case "increasing":
+		return Increasing, true
+	}
+	return 0, false
+}
+
+// Rules are the parts of the header that change the model.
+type Rules struct {
+	Semantics Semantics
+	Fences    FenceOrder
+}
+
 // Op is one operation of a history (format v1, DESIGN.md §4).
 //
 // Optional fields carry a Has* flag instead of a pointer so that an Op is a
@@ -107,7 +143,13 @@ type Header struct {
 	// ClockUncertainty bounds |coordinator clock - true time|, in TimeUnit.
 	ClockUncertainty int64
 	Semantics        Semantics
+	// Fences is an extension of v1 (a field v1 readers ignore): how the
+	// coordinator numbers grants. Absent means sequential.
+	Fences FenceOrder
 }
+
+// Rules returns the model rules the header declares.
+func (h Header) Rules() Rules { return Rules{Semantics: h.Semantics, Fences: h.Fences} }
 
 // DefaultHeader is what a history without a header line means.
 func DefaultHeader() Header {

@@ -23,7 +23,7 @@ type PorcupineInput struct {
 // on histories with unknown outcomes; this model is what the HTML report
 // visualizes, and an independent oracle the checker is tested against.
 func PorcupineModel(c *Compiled) porcupine.NondeterministicModel {
-	sem := c.History.Header.Semantics
+	rules := c.History.Header.Rules()
 	seed := maphash.MakeSeed()
 	return porcupine.NondeterministicModel{
 		Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
@@ -48,7 +48,7 @@ func PorcupineModel(c *Compiled) porcupine.NondeterministicModel {
 			s := state.(State)
 			in := &input.(*PorcupineInput).Input
 			var buf [3]State
-			next := Step(sem, s, in, buf[:0])
+			next := Step(rules, s, in, buf[:0])
 			out := make([]any, len(next))
 			for i, n := range next {
 				out[i] = n

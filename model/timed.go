@@ -31,6 +31,10 @@ type State struct {
 	NowLo   int64
 	ExpLo   int64
 	ExpHi   int64
+	// Loose: under increasing fences, an unknown acquire took effect with a
+	// fence nobody heard; Fence is then only a lower bound, until an op that
+	// presents the fence pins it.
+	Loose bool
 }
 
 // InitialState is a key nobody has touched.
@@ -60,7 +64,7 @@ type Input struct {
 // explained from s. An unknown-outcome op yields s itself (it never took
 // effect) plus whatever its success would yield. Failure of an unknown op
 // has no effect, so it is the same as not applying it.
-func Step(sem Semantics, s State, in *Input, out []State) []State {
+func Step(r Rules, s State, in *Input, out []State) []State {
 	if in.Kind == Read && !in.OK || in.Kind == Read && in.Unknown {
 		return append(out, s) // an unanswered or failed read observes nothing
 	}
@@ -68,30 +72,46 @@ func Step(sem Semantics, s State, in *Input, out []State) []State {
 		out = append(out, s)
 		ok := *in
 		ok.OK = true
-		return StepApplied(sem, s, &ok, out)
+		return StepApplied(r, s, &ok, out)
 	}
-	return StepApplied(sem, s, in, out)
+	return StepApplied(r, s, in, out)
 }
 
 // StepApplied is Step for an op whose outcome in.OK is known (for an
 // unknown op the search passes OK=true: it took effect and succeeded).
-func StepApplied(sem Semantics, s State, in *Input, out []State) []State {
+func StepApplied(r Rules, s State, in *Input, out []State) []State {
 	lo, hi := max(s.NowLo, in.Lo), in.Hi
 	if lo > hi {
 		return out // the coordinator's clock would have to go backwards
 	}
 	owns := s.Holder == in.Owner && s.Holder != NoOwner
-	fenceOK := in.Fence == 0 || in.Fence == s.Fence
+	// Whether the presented fence can match the current one, and can differ.
+	match, differ := in.Fence == 0 || in.Fence == s.Fence, in.Fence != 0 && in.Fence != s.Fence
+	if s.Loose && in.Fence != 0 {
+		match, differ = in.Fence >= s.Fence, true
+	}
+	matched := s // the state once the fence matched: a loose fence is pinned
+	if s.Loose && in.Fence != 0 {
+		matched.Fence, matched.Loose = in.Fence, false
+	}
 	switch in.Kind {
 	case Acquire:
 		if in.OK {
-			if in.Fence != 0 && in.Fence != s.Fence+1 {
+			next := s
+			switch {
+			case r.Fences == Sequential && in.Fence != 0 && in.Fence != s.Fence+1:
 				return out // fences are granted 1, 2, 3, ...
+			case in.Fence != 0 && in.Fence <= s.Fence:
+				return out // fences only grow
+			case in.Fence != 0:
+				next.Fence, next.Loose = in.Fence, false
+			default: // unknown: whatever it was granted
+				next.Fence, next.Loose = s.Fence+1, r.Fences == Increasing
 			}
 			if s.Holder == NoOwner {
-				return append(out, grant(s, in, lo, hi))
+				return append(out, grant(next, in, lo, hi))
 			}
-			if e, ok := expired(s, lo, hi); ok {
+			if e, ok := expired(next, lo, hi); ok {
 				out = append(out, grant(e, in, e.NowLo, hi))
 			}
 			return out
@@ -105,10 +125,10 @@ func StepApplied(sem Semantics, s State, in *Input, out []State) []State {
 		return out
 	case Renew:
 		if in.OK {
-			if !owns || !fenceOK {
+			if !owns || !match {
 				return out
 			}
-			if l, ok := live(s, lo, hi); ok {
+			if l, ok := live(matched, lo, hi); ok {
 				// It succeeded, so it read the clock before the old expiry:
 				// now <= min(hi, ExpHi-1).
 				l.ExpLo, l.ExpHi = addTTL(l.NowLo, in.TTL), addTTL(min(hi, s.ExpHi-1), in.TTL)
@@ -116,51 +136,63 @@ func StepApplied(sem Semantics, s State, in *Input, out []State) []State {
 			}
 			return out
 		}
-		if !owns || !fenceOK {
+		if !owns || differ {
 			s.NowLo = lo
-			return append(out, s)
+			out = append(out, s)
 		}
-		if e, ok := expired(s, lo, hi); ok {
-			out = append(out, e)
+		if owns && match {
+			if e, ok := expired(matched, lo, hi); ok {
+				out = append(out, e)
+			}
 		}
 		return out
 	case Release:
-		s.NowLo = lo
-		if in.OK != (owns && fenceOK) {
+		if in.OK {
+			if !owns || !match {
+				return out
+			}
+			matched.NowLo, matched.Holder = lo, NoOwner
+			return append(out, matched)
+		}
+		if owns && !differ {
 			return out
 		}
-		if in.OK {
-			s.Holder = NoOwner
-		}
+		s.NowLo = lo
 		return append(out, s)
 	case Write:
-		if sem == FencedStorage {
-			accept := in.Fence >= 1 && in.Fence <= s.Fence && in.Fence >= s.Highest
-			if in.OK != accept {
+		if r.Semantics == FencedStorage {
+			fresh := in.Fence >= 1 && in.Fence >= s.Highest
+			granted, notGranted := in.Fence <= s.Fence, in.Fence > s.Fence
+			if s.Loose {
+				granted = true // any fence above the bound may have been granted
+			}
+			if in.OK && !(fresh && granted) || !in.OK && fresh && !notGranted {
 				return out
 			}
 			s.NowLo = lo
-			if accept {
+			if in.OK {
 				s.Data, s.Highest = in.Value, in.Fence
 			}
 			return append(out, s)
 		}
-		if !owns || in.Fence != s.Fence {
-			if in.OK {
+		if in.OK {
+			if !owns || !match {
 				return out
 			}
-			s.NowLo = lo
-			return append(out, s)
-		}
-		if in.OK {
-			if l, ok := live(s, lo, hi); ok {
+			if l, ok := live(matched, lo, hi); ok {
 				l.Data = in.Value
 				out = append(out, l)
 			}
 			return out
 		}
-		if e, ok := expired(s, lo, hi); ok {
-			out = append(out, e)
+		if !owns || differ {
+			s.NowLo = lo
+			out = append(out, s)
+		}
+		if owns && match {
+			if e, ok := expired(matched, lo, hi); ok {
+				out = append(out, e)
+			}
 		}
 		return out
 	case Read:
@@ -193,10 +225,10 @@ func expired(s State, lo, hi int64) (State, bool) {
 	return s, true
 }
 
-// grant makes in.Owner the holder with a fresh fence; now is in [nowLo, hi].
+// grant makes in.Owner the holder (s already carries the new fence); now
+// is in [nowLo, hi].
 func grant(s State, in *Input, nowLo, hi int64) State {
 	s.Holder = in.Owner
-	s.Fence++
 	s.NowLo = nowLo
 	s.ExpLo, s.ExpHi = addTTL(nowLo, in.TTL), addTTL(hi, in.TTL)
 	return s
