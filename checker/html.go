@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -50,10 +51,10 @@ func WriteHTML(w io.Writer, h *model.History, r *Result) error {
 			}
 			notes = append(notes, porcupine.Annotation{
 				ClientId:        ids[op.Process],
-				Tag:             "violation",
+				Tag:             "violation: " + v.Property,
 				Start:           op.Call,
 				End:             end,
-				Description:     v.Property,
+				Description:     fmt.Sprintf("line %d", line),
 				Details:         v.Explanation,
 				BackgroundColor: "#ff9c9c",
 			})
