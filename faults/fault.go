@@ -1,0 +1,145 @@
+package faults
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Target names for faults that hit the lease service rather than a holder.
+const (
+	Coordinator = "coordinator"
+	Resource    = "resource"
+)
+
+// Fault is one injection. Times are simulated milliseconds of true time.
+// Which parameters matter depends on Kind (see the Kind constants); the
+// others are zero.
+type Fault struct {
+	Kind     Kind   `json:"kind"`
+	Target   string `json:"target"`
+	At       int64  `json:"at"`
+	Duration int64  `json:"duration,omitempty"`
+	Amount   int64  `json:"amount,omitempty"`
+	Peer     string `json:"peer,omitempty"`
+}
+
+func (f Fault) String() string {
+	s := fmt.Sprintf("%s(%s) at=%d", f.Kind, f.Target, f.At)
+	if f.Duration != 0 {
+		s += fmt.Sprintf(" dur=%d", f.Duration)
+	}
+	if f.Amount != 0 {
+		s += fmt.Sprintf(" amount=%d", f.Amount)
+	}
+	if f.Peer != "" {
+		s += " peer=" + f.Peer
+	}
+	return s
+}
+
+// Plan is a fault plan: faults ordered by At (ties keep their order).
+type Plan []Fault
+
+// Sorted returns a copy of p ordered by At, stable.
+func (p Plan) Sorted() Plan {
+	q := slices.Clone(p)
+	slices.SortStableFunc(q, func(a, b Fault) int {
+		switch {
+		case a.At < b.At:
+			return -1
+		case a.At > b.At:
+			return 1
+		}
+		return 0
+	})
+	return q
+}
+
+// Sequence concatenates plans, ordered by At.
+func Sequence(ps ...Plan) Plan {
+	var out Plan
+	for _, p := range ps {
+		out = append(out, p...)
+	}
+	return out.Sorted()
+}
+
+// Repeat returns n copies of f, the i-th starting i*every ms after f.At.
+func Repeat(f Fault, n int, every int64) Plan {
+	out := make(Plan, 0, max(n, 0))
+	for i := 0; i < n; i++ {
+		g := f
+		g.At += int64(i) * every
+		out = append(out, g)
+	}
+	return out
+}
+
+// Shift returns p with every fault d ms later.
+func Shift(p Plan, d int64) Plan {
+	q := slices.Clone(p)
+	for i := range q {
+		q[i].At += d
+	}
+	return q
+}
+
+// Counts returns how many faults of each kind p holds.
+func (p Plan) Counts() map[Kind]int {
+	m := map[Kind]int{}
+	for _, f := range p {
+		m[f.Kind]++
+	}
+	return m
+}
+
+// Validate checks that every fault is well formed for the given holder names
+// and clock-drift bound rhoPPM.
+func (p Plan) Validate(holders []string, rhoPPM int64) error {
+	isHolder := func(s string) bool { return slices.Contains(holders, s) }
+	for i, f := range p {
+		bad := func(why string) error { return fmt.Errorf("fault %d (%s): %s", i, f, why) }
+		if !f.Kind.Valid() {
+			return bad("unknown kind")
+		}
+		if f.At < 0 || f.Duration < 0 {
+			return bad("negative time")
+		}
+		switch f.Kind {
+		case ClockOffset, ClockDrift, ClockStep:
+			if f.Target != Coordinator && !isHolder(f.Target) {
+				return bad("target must be a holder or coordinator")
+			}
+			if f.Kind == ClockDrift && (f.Amount > rhoPPM || f.Amount < -rhoPPM) {
+				return bad(fmt.Sprintf("drift beyond rho=%dppm", rhoPPM))
+			}
+		case CoordinatorCrash:
+			if f.Target != Coordinator {
+				return bad("target must be coordinator")
+			}
+			if f.Duration <= 0 {
+				return bad("coordinator must restart (duration > 0)")
+			}
+		case Freeze:
+			if f.Target != Resource && !isHolder(f.Target) {
+				return bad("target must be a holder or resource")
+			}
+		case Partition:
+			if !isHolder(f.Target) || (f.Peer != Coordinator && f.Peer != Resource) {
+				return bad("partition is holder to coordinator or resource")
+			}
+		case OwnerReuse:
+			if !isHolder(f.Target) || f.Duration <= 0 {
+				return bad("owner-reuse needs a holder and a restart delay > 0")
+			}
+		default:
+			if !isHolder(f.Target) {
+				return bad("target must be a holder")
+			}
+		}
+		if f.Kind == Delay && f.Amount < 0 {
+			return bad("negative delay")
+		}
+	}
+	return nil
+}

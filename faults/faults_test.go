@@ -1,0 +1,93 @@
+package faults_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/scenario"
+)
+
+func TestParseKinds(t *testing.T) {
+	all, err := faults.ParseKinds("all")
+	if err != nil || len(all) != len(faults.AllKinds) {
+		t.Fatalf("ParseKinds(all) = %v, %v", all, err)
+	}
+	got, err := faults.ParseKinds("crash, pause,crash")
+	if err != nil || !reflect.DeepEqual(got, []faults.Kind{faults.Pause, faults.Crash}) {
+		t.Fatalf("ParseKinds = %v, %v; want [pause crash] in AllKinds order", got, err)
+	}
+	if none, err := faults.ParseKinds("none"); err != nil || len(none) != 0 {
+		t.Fatalf("ParseKinds(none) = %v, %v", none, err)
+	}
+	if _, err := faults.ParseKinds("gc"); err == nil || !strings.Contains(err.Error(), "gc") {
+		t.Fatalf("ParseKinds(gc) error = %v", err)
+	}
+}
+
+func TestCombinators(t *testing.T) {
+	p := faults.Repeat(faults.Fault{Kind: faults.Pause, Target: "h1", At: 10, Duration: 5}, 3, 100)
+	if len(p) != 3 || p[2].At != 210 {
+		t.Fatalf("Repeat = %v", p)
+	}
+	q := faults.Sequence(faults.Shift(p, 50), faults.Plan{{Kind: faults.Crash, Target: "h2", At: 100}})
+	var ats []int64
+	for _, f := range q {
+		ats = append(ats, f.At)
+	}
+	if !reflect.DeepEqual(ats, []int64{60, 100, 160, 260}) {
+		t.Fatalf("Sequence order %v", ats)
+	}
+	if q.Counts()[faults.Pause] != 3 {
+		t.Fatalf("Counts = %v", q.Counts())
+	}
+	b, _ := json.Marshal(q)
+	var back faults.Plan
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, q) {
+		t.Fatalf("JSON round trip: %v %v", back, err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	hs := []string{"h1", "h2"}
+	for _, tc := range []struct {
+		f    faults.Fault
+		want string // "" valid
+	}{
+		{faults.Fault{Kind: faults.Pause, Target: "h1", At: 5, Duration: 3}, ""},
+		{faults.Fault{Kind: faults.Pause, Target: "h9"}, "target"},
+		{faults.Fault{Kind: "gc", Target: "h1"}, "unknown kind"},
+		{faults.Fault{Kind: faults.ClockDrift, Target: faults.Coordinator, Amount: 500}, ""},
+		{faults.Fault{Kind: faults.ClockDrift, Target: "h1", Amount: 5000}, "rho"},
+		{faults.Fault{Kind: faults.CoordinatorCrash, Target: faults.Coordinator}, "restart"},
+		{faults.Fault{Kind: faults.Partition, Target: "h1", Peer: "h2", Duration: 1}, "partition"},
+		{faults.Fault{Kind: faults.OwnerReuse, Target: "h1"}, "owner-reuse"},
+		{faults.Fault{Kind: faults.Crash, Target: "h1", At: -1}, "negative"},
+	} {
+		err := faults.Plan{tc.f}.Validate(hs, 1000)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("Validate(%v) = %v, want %q", tc.f, err, tc.want)
+		}
+	}
+}
+
+// Generate draws every parameter from the chooser: the same seed, the same
+// plan; every generated plan is valid; force puts each kind in.
+func TestGenerate(t *testing.T) {
+	env := faults.Env{Horizon: 5000, TTL: 100, RhoPPM: 1000, Holders: []string{"h1", "h2"}, Fenced: true}
+	for seed := uint64(0); seed < 200; seed++ {
+		a := faults.Generate(scenario.NewSeeded(seed, 1), env, faults.AllKinds, 2, true)
+		b := faults.Generate(scenario.NewSeeded(seed, 1), env, faults.AllKinds, 2, true)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("seed %d: two plans differ", seed)
+		}
+		if err := a.Validate(env.Holders, env.RhoPPM); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if c := a.Counts(); len(c) != len(faults.AllKinds) {
+			t.Fatalf("seed %d: forced plan has kinds %v", seed, c)
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package faults
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Kind names one failure mode. Its string is stable: it appears in scenario
+// files, summaries and JSON output.
+type Kind string
+
+// The fault vocabulary. Targets are holder names unless noted.
+const (
+	// Pause is a process pause (a GC stop-the-world): the holder handles
+	// nothing for Duration; its clocks keep running; messages it produced just
+	// before the pause leave only when it resumes.
+	Pause Kind = "pause"
+	// Overrun is a task overrun: the holder's next work item started at or
+	// after At takes Duration longer (Duration is usually above the TTL).
+	Overrun Kind = "overrun"
+	// ClockOffset sets the target node's clocks Amount ms ahead (or behind)
+	// true time from the start. The target may be "coordinator".
+	ClockOffset Kind = "clock-offset"
+	// ClockDrift makes the target's clocks run Amount parts per million fast
+	// (negative: slow) from At on; |Amount| is at most the scenario's rho.
+	// The target may be "coordinator".
+	ClockDrift Kind = "clock-drift"
+	// ClockStep steps the target's wall clock by Amount ms (forward or back)
+	// at At. Correct code measures leases on the monotonic clock, so the step
+	// must not matter to it (DESIGN.md §5, Clocks).
+	ClockStep Kind = "clock-step"
+	// Freeze is a container freeze: the holder is stopped and its monotonic
+	// clock does not advance for Duration, then both resume.
+	Freeze Kind = "freeze"
+	// DropHeartbeats loses every renewal the holder sends in [At, At+Duration).
+	DropHeartbeats Kind = "drop-heartbeats"
+	// RenewDeath kills the holder's renewal loop at At, quietly, until it
+	// notices and re-acquires.
+	RenewDeath Kind = "renew-death"
+	// Delay adds Amount ms to every message to or from the holder in
+	// [At, At+Duration).
+	Delay Kind = "delay"
+	// Partition cuts the holder off from Peer ("coordinator" or "resource")
+	// in [At, At+Duration): messages either way are lost.
+	Partition Kind = "partition"
+	// Crash kills the holder at At without releasing; it loses its volatile
+	// state. Duration > 0 restarts it (a new incarnation under a new owner
+	// name) Duration ms later.
+	Crash Kind = "crash"
+	// CoordinatorCrash stops the coordinator at At for Duration ms; requests
+	// reaching it meanwhile are lost. Its lease table is durable.
+	CoordinatorCrash Kind = "coordinator-crash"
+	// DoubleRelease makes the holder send its next release (at or after At)
+	// twice, the second one late by Amount ms.
+	DoubleRelease Kind = "double-release"
+	// OwnerReuse crashes the holder at At and restarts it Duration ms later
+	// under the same owner name as the dead incarnation.
+	OwnerReuse Kind = "owner-reuse"
+)
+
+// AllKinds lists every kind, in the order summaries print them.
+var AllKinds = []Kind{
+	Pause, Overrun, ClockOffset, ClockDrift, ClockStep, Freeze,
+	DropHeartbeats, RenewDeath, Delay, Partition, Crash, CoordinatorCrash,
+	DoubleRelease, OwnerReuse,
+}
+
+// Valid reports whether k is one of AllKinds.
+func (k Kind) Valid() bool {
+	for _, a := range AllKinds {
+		if a == k {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseKinds parses a comma-separated list of kind names; "all" or "" means
+// AllKinds and "none" means no faults. The result follows AllKinds' order and
+// has no duplicates.
+func ParseKinds(s string) ([]Kind, error) {
+	s = strings.TrimSpace(s)
+	switch s {
+	case "", "all":
+		return append([]Kind(nil), AllKinds...), nil
+	case "none":
+		return []Kind{}, nil
+	}
+	want := map[Kind]bool{}
+	for _, f := range strings.Split(s, ",") {
+		k := Kind(strings.TrimSpace(f))
+		if !k.Valid() {
+			return nil, fmt.Errorf("unknown fault kind %q (known: %s)", k, joinKinds(AllKinds))
+		}
+		want[k] = true
+	}
+	var out []Kind
+	for _, k := range AllKinds {
+		if want[k] {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+func joinKinds(ks []Kind) string {
+	ss := make([]string, len(ks))
+	for i, k := range ks {
+		ss[i] = string(k)
+	}
+	return strings.Join(ss, ",")
+}
