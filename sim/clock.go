@@ -1,0 +1,81 @@
+package sim
+
+// Clock is one node's clocks as functions of true (global virtual) time.
+//
+// The monotonic clock only drifts (within the scenario's rho) and may be
+// frozen and resumed (a container freeze); it never goes back. The wall clock
+// is the monotonic clock plus an offset that steps forward and back. Leases
+// are measured on the monotonic clock (DESIGN.md §5, Clocks).
+type Clock struct {
+	base   int64 // monotonic reading at true time anchor
+	anchor int64
+	ppm    int64 // drift, parts per million (> -1e6)
+	frozen int   // freeze depth
+	wall   int64 // wall = mono + wall
+}
+
+// NewClock returns a clock reading offset at true time 0.
+func NewClock(offset int64) Clock { return Clock{base: offset} }
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// Mono reads the monotonic clock at true time t (t >= the last change).
+func (c *Clock) Mono(t int64) int64 {
+	if c.frozen > 0 {
+		return c.base
+	}
+	d := t - c.anchor
+	return c.base + d + floorDiv(d*c.ppm, 1_000_000)
+}
+
+// Wall reads the wall clock at true time t.
+func (c *Clock) Wall(t int64) int64 { return c.Mono(t) + c.wall }
+
+func (c *Clock) rebase(t int64) { c.base, c.anchor = c.Mono(t), t }
+
+// SetDrift makes the clock run ppm parts per million fast from t on.
+func (c *Clock) SetDrift(t, ppm int64) { c.rebase(t); c.ppm = ppm }
+
+// Freeze stops the monotonic clock at t.
+func (c *Clock) Freeze(t int64) { c.rebase(t); c.frozen++ }
+
+// Unfreeze resumes it at t (from the reading it was frozen at).
+func (c *Clock) Unfreeze(t int64) {
+	if c.frozen == 0 {
+		return
+	}
+	c.frozen--
+	if c.frozen == 0 {
+		c.anchor = t
+	}
+}
+
+// Step moves the wall clock by d.
+func (c *Clock) Step(d int64) { c.wall += d }
+
+// When returns the earliest true time >= t at which Mono reads >= local, or
+// -1 while the clock is frozen (the time is unknown until it resumes).
+func (c *Clock) When(local, t int64) int64 {
+	if c.Mono(t) >= local {
+		return t
+	}
+	if c.frozen > 0 {
+		return -1
+	}
+	d := local - c.base
+	est := c.anchor + (d*1_000_000+(1_000_000+c.ppm)-1)/(1_000_000+c.ppm)
+	est = max(est, t)
+	for i := 0; i < 64 && c.Mono(est) < local; i++ {
+		est++
+	}
+	for i := 0; i < 64 && est > t && c.Mono(est-1) >= local; i++ {
+		est--
+	}
+	return est
+}

@@ -1,0 +1,32 @@
+// Package sim is leasecheck's deterministic world (DESIGN.md §5–6): a
+// single-threaded discrete-event loop over virtual integer time (1 tick =
+// 1 ms) that runs a scenario against the lease implementation and records
+// its history.
+//
+//   - Nodes are pure state machines: the coordinator and the resource
+//     (Coordinator, Resource: requests in, replies out) and the holders
+//     (Machine: replies and timer ticks in, requests and wake-up times out).
+//     The reference ones are memstore and impl/holder; Options plugs in
+//     others (planted-bug mutants) without touching the loop.
+//   - The network delays, loses, duplicates (answered from an at-most-once
+//     cache), reorders and partitions messages.
+//   - Every node has a Clock: an offset, a drift rate within the scenario's
+//     rho, wall-clock steps forward and back, freeze and resume. A pause
+//     stops a node right after its next step (between its check and its
+//     send); a crash drops its volatile state; a restart starts a new
+//     incarnation ("h1#2").
+//   - Every nondeterministic choice goes through one Chooser: a seeded PCG
+//     (the default, from the scenario's seed) or rapid draws (NewRapid).
+//     There are no goroutines, no wall clock and no map-order decisions;
+//     every run is bounded by the scenario's horizon and event budget.
+//
+// Run returns a Result: the history v1 in exact mode (call and return in
+// true time, at from the coordinator's lease clock, clock uncertainty from
+// the fault plan), a trace of faults, grants and each holder's belief that
+// it holds the lease, the liveness measurements, and a hash of everything
+// for determinism checks.
+//
+// Index: world.go (Run, Options), servers.go (Coordinator, Resource,
+// Machine and the reference ones), clock.go, chooser.go, queue.go,
+// result.go (Result, Stats, liveness bounds).
+package sim

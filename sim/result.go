@@ -1,0 +1,104 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/scenario"
+)
+
+// Result is what a run produced.
+type Result struct {
+	Scenario *scenario.Scenario
+	// History is the run's history v1 in exact mode: call and return are
+	// true time, at is the coordinator's lease clock, the header's clock
+	// uncertainty bounds |lease clock - true time| over the run.
+	History *model.History
+	// Trace lists faults, crashes, grants, releases and every change of a
+	// holder's belief that it holds the lease, in time order.
+	Trace []TraceEvent
+	Stats Stats
+	// Hash digests every event the loop ran, the history and the trace: two
+	// runs of one scenario have the same Hash.
+	Hash uint64
+}
+
+// TraceEvent is one line of the trace.
+type TraceEvent struct {
+	T      int64  `json:"t"`
+	Node   string `json:"node"`
+	What   string `json:"what"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func (e TraceEvent) String() string {
+	s := fmt.Sprintf("%8d %-10s %s", e.T, e.Node, e.What)
+	if e.Detail != "" {
+		s += " " + e.Detail
+	}
+	return s
+}
+
+// Stats are a run's measurements.
+type Stats struct {
+	Events     int64
+	End        int64 // simulated ms when the run stopped
+	Truncated  bool  // stopped by the event bound, not by the program or horizon
+	Ops        int
+	Dropped    int
+	Duplicated int
+	// Faults counts the faults injected, by kind.
+	Faults map[faults.Kind]int
+	// Recoveries: ms from the crash of the lease's holder (while another
+	// holder waited) to the next grant.
+	Recoveries []int64
+	// Unrecovered counts such crashes with no grant before the run ended.
+	Unrecovered int
+	// Handoffs: ms from a release (while another holder waited) to the next grant.
+	Handoffs []int64
+	// DoubleBelief is the total time two or more holders believed they held
+	// the lease at once.
+	DoubleBelief int64
+}
+
+// Bounds returns the liveness bounds of the scenario the result ran
+// (DESIGN.md §1 and issue 3): after the holder crashes another acquires
+// within TTL + the clock bound + its retry interval (plus the network's
+// round trip); after a release the next acquire succeeds within a retry
+// interval and a round trip, well before the TTL runs out.
+func (r *Result) Bounds() (recovery, handoff int64) {
+	sc := r.Scenario
+	retry := int64(0)
+	for _, p := range sc.Holders {
+		c := holder.Config{TTL: sc.TTL, RetryMax: p.RetryMax, Timeout: p.Timeout}.WithDefaults()
+		retry = max(retry, c.RetryMax)
+	}
+	retry += (retry*sc.RhoPPM+999_999)/1_000_000 + 1
+	rtt := 2 * sc.Network.MaxDelay
+	u := r.History.Header.ClockUncertainty
+	return sc.TTL + 2*u + retry + rtt + 1, retry + rtt + 1
+}
+
+// Liveness reports the liveness failures of a run whose scenario is clean:
+// no faults but holder crashes, a network that loses nothing. Under other
+// faults the bounds do not apply and only the measurements are meaningful.
+func (r *Result) Liveness() []string {
+	var bad []string
+	rb, hb := r.Bounds()
+	for _, d := range r.Stats.Recoveries {
+		if d > rb {
+			bad = append(bad, fmt.Sprintf("recovery after a crash took %dms > bound %dms", d, rb))
+		}
+	}
+	if r.Stats.Unrecovered > 0 && !r.Stats.Truncated && r.Stats.End >= r.Scenario.Horizon {
+		bad = append(bad, fmt.Sprintf("%d crash(es) of the holder never recovered", r.Stats.Unrecovered))
+	}
+	for _, d := range r.Stats.Handoffs {
+		if d > hb || d >= r.Scenario.TTL {
+			bad = append(bad, fmt.Sprintf("handoff after a release took %dms (bound %dms, ttl %dms)", d, hb, r.Scenario.TTL))
+		}
+	}
+	return bad
+}
