@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 60s
 PKGS     := ./...
 
-.PHONY: all build test check run bench fuzz fuzz-history vet fmt clean
+.PHONY: all build test check run bench fuzz fuzz-history fuzz-scenario vet fmt clean
 
 all: vet test
 
@@ -13,6 +13,11 @@ build:
 # The tests: unit, golden, property (rapid) and CLI tests.
 test:
 	$(GO) test $(PKGS)
+
+# The main job: 1000 seeded scenarios with every fault kind, run against the
+# reference implementation in the simulator, every history checked.
+run:
+	$(GO) run ./cmd/leasecheck run
 
 # Check a sample history with the checker (exit 0: every property holds).
 check:
@@ -29,9 +34,16 @@ fmt:
 # *bench_test.go file for what it measures and why).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./model/ ./checker/
+	$(GO) test -run '^$$' -bench . -cpu 1 ./sim/
 
-# Go native fuzzing, FUZZTIME per target.
-fuzz: fuzz-history
+# Go native fuzzing, FUZZTIME per target: the scenario generator (through
+# rapid.MakeFuzz; seed corpus in testdata/fuzz/FuzzScenario, new failing
+# inputs in sim/testdata/fuzz/FuzzScenario, replay with
+# `go test ./sim -run FuzzScenario/NAME`) and the history reader.
+fuzz: fuzz-scenario fuzz-history
+
+fuzz-scenario:
+	$(GO) test ./sim -run '^$$' -fuzz '^FuzzScenario$$' -fuzztime $(FUZZTIME)
 
 fuzz-history:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadHistory$$' -fuzztime $(FUZZTIME) ./model/

@@ -32,13 +32,13 @@ func explainNonLinearizable(c *model.Compiled, k int, res *searchResult) Violati
 	// the earliest pending return. The culprit is the earliest by clock.
 	minRet := model.Inf
 	for i, in := range ko.Inputs {
-		if !placed[i] && !in.Unknown && !(in.Kind == model.Read && !in.OK) {
+		if !placed[i] && mustPlace(in) && !in.Unknown {
 			minRet = min(minRet, h.Ops[ko.Index[i]].Return)
 		}
 	}
 	var cands []int
 	for i, in := range ko.Inputs {
-		if !placed[i] && !in.Unknown && !(in.Kind == model.Read && !in.OK) && h.Ops[ko.Index[i]].Call <= minRet {
+		if !placed[i] && mustPlace(in) && h.Ops[ko.Index[i]].Call <= minRet {
 			cands = append(cands, i)
 		}
 	}

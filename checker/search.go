@@ -137,8 +137,11 @@ func searchKey(ctx context.Context, h *model.History, ko *model.KeyOps) searchRe
 	for i := range ko.Inputs {
 		in := ko.Inputs[i]
 		switch {
-		case !in.Unknown && !(in.Kind == model.Read && !in.OK):
+		case mustPlace(in):
 			ks.done = append(ks.done, i)
+			if in.Unknown {
+				ks.rets[i] = model.Inf
+			}
 		case in.Kind == model.Read:
 			// A read that failed or never answered observes nothing.
 		case in.Kind == model.Write && !observed[in.Value] &&
@@ -182,6 +185,18 @@ func searchKey(ctx context.Context, h *model.History, ko *model.KeyOps) searchRe
 		res.verdict, res.path, res.state, res.depth = Violated, ks.deepestPath, ks.deepestState, ks.deepest
 	}
 	return res
+}
+
+// mustPlace reports whether the search must place the op: a completed op
+// with an answer that constrains the state, or an op that never returned
+// but carries `at` — the coordinator did apply it, at that reading, so it
+// took effect with whichever outcome the state gave (exact mode makes that
+// outcome determined, so such ops cost no branching at all).
+func mustPlace(in model.Input) bool {
+	if in.Kind == model.Read {
+		return !in.Unknown && in.OK
+	}
+	return !in.Unknown || in.Hi < model.Inf
 }
 
 func observedValues(ko *model.KeyOps) map[int32]bool {
@@ -319,7 +334,7 @@ func (ks *keySearch) dfs(s model.State, placed hash128, applied []uint64, applie
 	for _, c := range cands {
 		in := &ks.inputs[c.op]
 		bound = min(bound, in.Hi)
-		for _, ns := range model.StepApplied(ks.rules, s, in, next[:0]) {
+		for _, ns := range model.StepAnyOutcome(ks.rules, s, in, next[:0]) {
 			lift(c)
 			ok := ks.dfs(ns, placed.xor(ks.zob[c.op]), applied, appliedHash, depth+1, ks.node(pathNode{op: c.op, state: ns, parent: path}))
 			unlift(c)

@@ -77,6 +77,20 @@ func Step(r Rules, s State, in *Input, out []State) []State {
 	return StepApplied(r, s, in, out)
 }
 
+// StepAnyOutcome is StepApplied for an op that was applied but whose
+// outcome nobody heard (it never returned, yet carries `at`): it succeeded
+// or failed, whichever the state allows. A completed op steps as recorded.
+func StepAnyOutcome(r Rules, s State, in *Input, out []State) []State {
+	if !in.Unknown {
+		return StepApplied(r, s, in, out)
+	}
+	either := *in
+	either.Unknown, either.OK = false, true
+	out = StepApplied(r, s, &either, out)
+	either.OK = false
+	return StepApplied(r, s, &either, out)
+}
+
 // StepApplied is Step for an op whose outcome in.OK is known (for an
 // unknown op the search passes OK=true: it took effect and succeeded).
 func StepApplied(r Rules, s State, in *Input, out []State) []State {
