@@ -279,6 +279,9 @@ func unlift(call *entry) {
 // unusual; the rest are still found, through a heap allocation.
 const maxCandidates = 16
 
+// chainStride: see the cache comment in dfs.
+const chainStride = 8
+
 func (ks *keySearch) dfs(s model.State, placed hash128, applied []uint64, appliedHash hash128, depth int, path *pathNode) bool {
 	if ks.aborted {
 		return false
@@ -303,10 +306,22 @@ func (ks *keySearch) dfs(s model.State, placed hash128, applied []uint64, applie
 		}
 		cands = append(cands, e)
 	}
-	// A node with one way forward need not be remembered: coming back to it
-	// costs no more than the chain it starts, which ends at a remembered
-	// node. In exact mode most nodes are such, and the cache stays small.
-	if len(cands) > 1 || len(ks.unknown) > 0 {
+	// An op whose clock window has closed can never be placed: the
+	// coordinator's clock does not run backwards. Without this, an op that
+	// never returned (so no return forces it early) would only be found
+	// stranded at the very end, after the search walked the rest.
+	for _, c := range cands {
+		if ks.inputs[c.op].Hi < s.NowLo {
+			return false
+		}
+	}
+	// A node with one way forward need not always be remembered: coming back
+	// to it costs no more than the chain up to the next remembered node. So
+	// along such chains only every chainStride-th node is cached: a revisit
+	// (common when the search backtracks over a violation) walks at most
+	// that far before it meets the cache, and a long exact-mode history,
+	// where most nodes are chain links, keeps a small cache.
+	if len(cands) > 1 || len(ks.unknown) > 0 || depth%chainStride == 0 {
 		key := memoKey{placed: placed, applied: ks.canonicalApplied(s, applied, appliedHash), state: s}
 		if _, seen := ks.memo[key]; seen {
 			return false

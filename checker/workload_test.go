@@ -114,13 +114,14 @@ func (w workload) fence(f int64) int64 {
 
 // loseResponses drops the responses of k renews and writes spread over the
 // history from op 100 on (one every 90 ops), as a client that times out
-// records them: they took effect, but nobody knows.
+// records them: they took effect, but nobody knows when (the coordinator's
+// clock reading came back with the response that was lost).
 func loseResponses(h *model.History, k int) {
 	n := 0
 	for i := 100; i < len(h.Ops) && n < k; i += 90 {
 		for j := i; j < len(h.Ops); j++ {
 			if op := &h.Ops[j]; op.Kind == model.Renew || op.Kind == model.Write {
-				op.Returned, op.Return, op.OK = false, 0, false
+				op.Returned, op.Return, op.OK, op.HasAt = false, 0, false, false
 				n++
 				break
 			}
