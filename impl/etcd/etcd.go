@@ -1,0 +1,326 @@
+// Package etcd holds two etcd lease backends, both checked in interval mode
+// (etcd reports no clock with its answers):
+//
+//   - Backend ("etcd"): a lease with explicit keepalives; the lock key
+//     P/lock/K is created by a transaction only if absent, attached to the
+//     lease. Fence = the lock key's create revision (increasing, with gaps:
+//     every write to the cluster takes a revision). The fenced write is a
+//     transaction: if CreateRevision(P/lock/K) == fence then Put(P/data/K).
+//   - Mutex ("etcd-mutex"): concurrency.Mutex on a session lease (renewed
+//     explicitly, so a paused holder stops renewing, as a paused process
+//     does) and a plain, unguarded Put for the write: the configuration
+//     Jepsen showed unsafe in 2020 (etcd 3.4.3). A holder paused past its
+//     TTL writes after another holder took the lock; the checker must say so.
+//
+// Clock uncertainty. etcd expires a lease late: the lessor sweeps for
+// expired leases every 500 ms and revokes them through raft, and until the
+// revocation applies the key still exists, so a fenced write may still be
+// accepted and an acquire still refused. A renew of an expired lease waits
+// for the revocation and fails, so leases never live on by renewal. Info
+// therefore declares 1 s: the 500 ms sweep, plus raft apply and
+// scheduling on a loaded 2-core machine, with a factor of about two to
+// spare. (A leader change extends every lease by an election timeout; the
+// embedded server has one member and no leader change during a run.)
+//
+// Release of an expired lease: in the seed semantics a holder whose lease
+// ran out may still release it until someone else acquires; etcd has
+// already deleted the key. When the release transaction finds the key gone,
+// the adapter cannot tell "expired, nobody since" from "someone acquired and
+// released since", so it reports the outcome as unknown (an error), which
+// the model accepts either way.
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"go.uber.org/zap"
+
+	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/model"
+)
+
+// Uncertainty is the clock uncertainty declared for etcd histories.
+const Uncertainty = time.Second
+
+// Info describes Backend.
+func Info() backend.Info {
+	return backend.Info{
+		Name:           "etcd",
+		FenceSource:    "the create revision of P/lock/K (increasing, with gaps)",
+		FencedWrite:    "Txn: if CreateRevision(P/lock/K) == fence then Put(P/data/K)",
+		Fences:         model.Increasing,
+		Uncertainty:    Uncertainty,
+		TTLGranularity: time.Second,
+	}
+}
+
+// MutexInfo describes Mutex.
+func MutexInfo() backend.Info {
+	return backend.Info{
+		Name:           "etcd-mutex",
+		FenceSource:    "the create revision of the concurrency.Mutex key (increasing, with gaps)",
+		FencedWrite:    "none: a plain Put(P/data/K) (unsafe on purpose)",
+		Fences:         model.Increasing,
+		Uncertainty:    Uncertainty,
+		TTLGranularity: time.Second,
+	}
+}
+
+// ErrGone is the unknown outcome of a release that found the key gone.
+var ErrGone = errors.New("etcd: release: the lock key is gone (expired, or released by a later holder): outcome unknown")
+
+// Dial connects to the etcd at addr and checks that it answers.
+func Dial(ctx context.Context, addr string) (*clientv3.Client, error) {
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{addr},
+		DialTimeout: 2 * time.Second,
+		Logger:      zap.NewNop(),
+		// Fail fast instead of retrying forever on a dead endpoint.
+		DialKeepAliveTime:    time.Second,
+		DialKeepAliveTimeout: time.Second,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd: %w", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if _, err := cli.Status(cctx, addr); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("etcd: %s does not answer: %w", addr, err)
+	}
+	return cli, nil
+}
+
+type grant struct {
+	lease clientv3.LeaseID
+	mutex *concurrency.Mutex
+}
+
+type common struct {
+	cli    *clientv3.Client
+	prefix string
+	mu     sync.Mutex
+	grants map[string]grant // key + "/" + fence
+}
+
+func (c *common) remember(key string, fence int64, g grant) {
+	c.mu.Lock()
+	c.grants[key+"/"+strconv.FormatInt(fence, 10)] = g
+	c.mu.Unlock()
+}
+
+func (c *common) lookup(key string, fence int64) (grant, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, ok := c.grants[key+"/"+strconv.FormatInt(fence, 10)]
+	return g, ok
+}
+
+func (c *common) forget(key string, fence int64) {
+	c.mu.Lock()
+	delete(c.grants, key+"/"+strconv.FormatInt(fence, 10))
+	c.mu.Unlock()
+}
+
+// revoke drops a lease in the background (best effort: it expires anyway).
+func (c *common) revoke(id clientv3.LeaseID) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		c.cli.Revoke(ctx, id)
+	}()
+}
+
+func (c *common) renew(ctx context.Context, req backend.Request) (backend.Response, error) {
+	g, ok := c.lookup(req.Key, req.Fence)
+	if !ok {
+		return backend.Response{Reason: backend.ReasonNotHolder}, nil
+	}
+	r, err := c.cli.KeepAliveOnce(ctx, g.lease)
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return backend.Response{Reason: backend.ReasonExpired}, nil
+	}
+	if err != nil {
+		return backend.Response{}, err
+	}
+	if r.TTL <= 0 {
+		return backend.Response{Reason: backend.ReasonExpired}, nil
+	}
+	return backend.Response{OK: true, TTL: time.Duration(r.TTL) * time.Second}, nil
+}
+
+func (c *common) read(ctx context.Context, key string) (backend.Response, error) {
+	r, err := c.cli.Get(ctx, c.prefix+"/data/"+key)
+	if err != nil {
+		return backend.Response{}, err
+	}
+	resp := backend.Response{OK: true}
+	if len(r.Kvs) > 0 {
+		resp.Value, resp.HasValue = string(r.Kvs[0].Value), true
+	}
+	return resp, nil
+}
+
+// Cleanup deletes every key under the prefix.
+func (c *common) Cleanup(ctx context.Context) error {
+	_, err := c.cli.Delete(ctx, c.prefix+"/", clientv3.WithPrefix())
+	return err
+}
+
+// Close closes the client.
+func (c *common) Close() error { return c.cli.Close() }
+
+func ttlSeconds(d time.Duration) int64 {
+	return max(1, int64((d+time.Second-1)/time.Second))
+}
+
+// Backend is the fenced etcd lease ("etcd").
+type Backend struct{ common }
+
+// Open connects to the etcd at addr; keys live under prefix.
+func Open(ctx context.Context, addr, prefix string) (*Backend, error) {
+	cli, err := Dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{common{cli: cli, prefix: prefix, grants: map[string]grant{}}}, nil
+}
+
+// Do runs one operation.
+func (b *Backend) Do(ctx context.Context, req backend.Request) (backend.Response, error) {
+	lock := b.prefix + "/lock/" + req.Key
+	switch req.Kind {
+	case model.Acquire:
+		g, err := b.cli.Grant(ctx, ttlSeconds(req.TTL))
+		if err != nil {
+			return backend.Response{}, err
+		}
+		t, err := b.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(lock), "=", 0)).
+			Then(clientv3.OpPut(lock, req.Owner, clientv3.WithLease(g.ID))).
+			Commit()
+		if err != nil {
+			return backend.Response{}, err
+		}
+		if !t.Succeeded {
+			b.revoke(g.ID)
+			return backend.Response{Reason: backend.ReasonHeld}, nil
+		}
+		fence := t.Header.Revision
+		b.remember(req.Key, fence, grant{lease: g.ID})
+		return backend.Response{OK: true, Fence: fence, TTL: time.Duration(g.TTL) * time.Second}, nil
+	case model.Renew:
+		return b.renew(ctx, req)
+	case model.Release:
+		t, err := b.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(lock), "=", req.Fence)).
+			Then(clientv3.OpDelete(lock)).
+			Else(clientv3.OpGet(lock)).
+			Commit()
+		if err != nil {
+			return backend.Response{}, err
+		}
+		if g, ok := b.lookup(req.Key, req.Fence); ok && t.Succeeded {
+			b.forget(req.Key, req.Fence)
+			b.revoke(g.lease)
+		}
+		if t.Succeeded {
+			return backend.Response{OK: true}, nil
+		}
+		if len(t.Responses) > 0 && len(t.Responses[0].GetResponseRange().Kvs) > 0 {
+			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+		}
+		return backend.Response{}, ErrGone
+	case model.Write:
+		t, err := b.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(lock), "=", req.Fence)).
+			Then(clientv3.OpPut(b.prefix+"/data/"+req.Key, req.Value)).
+			Else(clientv3.OpGet(lock)).
+			Commit()
+		if err != nil {
+			return backend.Response{}, err
+		}
+		if t.Succeeded {
+			return backend.Response{OK: true}, nil
+		}
+		if len(t.Responses) > 0 && len(t.Responses[0].GetResponseRange().Kvs) > 0 {
+			return backend.Response{Reason: backend.ReasonStaleFence}, nil
+		}
+		return backend.Response{Reason: backend.ReasonExpired}, nil
+	case model.Read:
+		return b.read(ctx, req.Key)
+	}
+	return backend.Response{}, errors.New("etcd: unknown op " + req.Kind.String())
+}
+
+// Mutex is concurrency.Mutex with an unguarded write ("etcd-mutex").
+type Mutex struct{ common }
+
+// OpenMutex connects to the etcd at addr; keys live under prefix.
+func OpenMutex(ctx context.Context, addr, prefix string) (*Mutex, error) {
+	cli, err := Dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &Mutex{common{cli: cli, prefix: prefix, grants: map[string]grant{}}}, nil
+}
+
+// Do runs one operation.
+func (m *Mutex) Do(ctx context.Context, req backend.Request) (backend.Response, error) {
+	switch req.Kind {
+	case model.Acquire:
+		g, err := m.cli.Grant(ctx, ttlSeconds(req.TTL))
+		if err != nil {
+			return backend.Response{}, err
+		}
+		// The session's own keepalive loop is stopped (Orphan): renewals
+		// are the holder's, so a paused holder renews nothing, like a
+		// paused process.
+		s, err := concurrency.NewSession(m.cli, concurrency.WithLease(g.ID), concurrency.WithContext(context.Background()))
+		if err != nil {
+			return backend.Response{}, err
+		}
+		s.Orphan()
+		mu := concurrency.NewMutex(s, m.prefix+"/mutex/"+req.Key)
+		err = mu.TryLock(ctx)
+		if errors.Is(err, concurrency.ErrLocked) {
+			m.revoke(g.ID)
+			return backend.Response{Reason: backend.ReasonHeld}, nil
+		}
+		if err != nil {
+			return backend.Response{}, err
+		}
+		fence := mu.Header().Revision
+		m.remember(req.Key, fence, grant{lease: g.ID, mutex: mu})
+		return backend.Response{OK: true, Fence: fence, TTL: time.Duration(g.TTL) * time.Second}, nil
+	case model.Renew:
+		return m.renew(ctx, req)
+	case model.Release:
+		g, ok := m.lookup(req.Key, req.Fence)
+		if !ok {
+			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+		}
+		if err := g.mutex.Unlock(ctx); err != nil {
+			return backend.Response{}, err
+		}
+		m.forget(req.Key, req.Fence)
+		m.revoke(g.lease)
+		return backend.Response{OK: true}, nil
+	case model.Write:
+		if _, err := m.cli.Put(ctx, m.prefix+"/data/"+req.Key, req.Value); err != nil {
+			return backend.Response{}, err
+		}
+		return backend.Response{OK: true}, nil
+	case model.Read:
+		return m.read(ctx, req.Key)
+	}
+	return backend.Response{}, errors.New("etcd-mutex: unknown op " + req.Kind.String())
+}
