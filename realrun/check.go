@@ -1,0 +1,22 @@
+package realrun
+
+import (
+	"context"
+	"time"
+
+	"github.com/leasecheck/leasecheck/checker"
+)
+
+// RunAndCheck runs cfg against t and checks the history (linearizability
+// search budget: budget, 0 meaning 30s).
+func RunAndCheck(ctx context.Context, t Target, cfg Config, budget time.Duration) (*Result, *checker.Result, error) {
+	res, err := Run(ctx, t, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if budget == 0 {
+		budget = 30 * time.Second
+	}
+	cr := checker.Check(ctx, res.History, checker.Options{Timeout: budget})
+	return res, cr, nil
+}

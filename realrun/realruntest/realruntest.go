@@ -1,0 +1,115 @@
+// Package realruntest holds helpers for tests that run against real
+// servers: finding or starting Redis and PostgreSQL, and running a verify
+// round with a test's logging.
+package realruntest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/realrun"
+)
+
+// Prefix returns a fresh unique key prefix ("lc<hex>").
+func Prefix() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "lc" + hex.EncodeToString(b)
+}
+
+// Redis returns the URL of a Redis to test against: LEASECHECK_REDIS_URL,
+// else a redis-server started for this test (its Server is then
+// controllable), else the test is skipped with the reason.
+func Redis(t testing.TB) (string, realrun.Server) {
+	t.Helper()
+	if u := os.Getenv("LEASECHECK_REDIS_URL"); u != "" {
+		return u, nil
+	}
+	p, err := realrun.StartRedis(context.Background())
+	if err != nil {
+		t.Skipf("no Redis: LEASECHECK_REDIS_URL is unset and %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return "redis://" + p.Addr, p
+}
+
+// Postgres is Redis for PostgreSQL (LEASECHECK_POSTGRES_URL).
+func Postgres(t testing.TB) (string, realrun.Server) {
+	t.Helper()
+	if u := os.Getenv("LEASECHECK_POSTGRES_URL"); u != "" {
+		return u, nil
+	}
+	p, url, err := realrun.StartPostgres(context.Background())
+	if err != nil {
+		t.Skipf("no PostgreSQL: LEASECHECK_POSTGRES_URL is unset and %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return url, p
+}
+
+// Check runs cfg against tg and checks the history; it returns the checker's
+// result. When the test fails, the history is saved and its path logged.
+func Check(t testing.TB, tg realrun.Target, cfg realrun.Config) (*realrun.Result, *checker.Result) {
+	t.Helper()
+	if cfg.Log == nil {
+		cfg.Log = t.Logf
+	}
+	res, cr, err := realrun.RunAndCheck(context.Background(), tg, cfg, 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d ops, faults %v, clock_uncertainty %dus (calibration ±%v, drift %v)",
+		tg.Info.Name, res.Ops, res.Faults, res.History.Header.ClockUncertainty, res.CalibrationError, res.Drift)
+	t.Cleanup(func() {
+		if t.Failed() {
+			dir := os.TempDir()
+			path := filepath.Join(dir, "leasecheck-"+tg.Info.Name+"-"+Prefix()+".history.jsonl")
+			if f, err := os.Create(path); err == nil {
+				model.WriteHistory(f, res.History)
+				f.Close()
+				t.Logf("history saved: %s (leasecheck check %s)", path, path)
+			}
+		}
+	})
+	return res, cr
+}
+
+// ExpectOK fails the test for every violation and for an undecided result.
+func ExpectOK(t testing.TB, cr *checker.Result) {
+	t.Helper()
+	for _, v := range cr.Violations {
+		t.Errorf("VIOLATION %s (lines %v): %s", v.Property, v.Lines, v.Explanation)
+	}
+	if cr.Undecided() {
+		t.Errorf("linearizability undecided within the budget")
+	}
+}
+
+// RedisControlled is Redis for tests of the coordinator-crash fault: it
+// prefers a redis-server of its own, which it may stop and resume, and
+// falls back to LEASECHECK_REDIS_URL (without that fault).
+func RedisControlled(t testing.TB) (string, realrun.Server) {
+	t.Helper()
+	if p, err := realrun.StartRedis(context.Background()); err == nil {
+		t.Cleanup(func() { p.Close() })
+		return "redis://" + p.Addr, p
+	}
+	return Redis(t)
+}
+
+// PostgresControlled is RedisControlled for PostgreSQL.
+func PostgresControlled(t testing.TB) (string, realrun.Server) {
+	t.Helper()
+	if p, url, err := realrun.StartPostgres(context.Background()); err == nil {
+		t.Cleanup(func() { p.Close() })
+		return url, p
+	}
+	return Postgres(t)
+}

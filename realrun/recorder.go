@@ -1,0 +1,227 @@
+package realrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/model"
+)
+
+// unit is the history's time unit.
+const unit = time.Microsecond
+
+// Recorder times requests to a backend on the monotonic clock and records
+// them as a history (DESIGN.md §4): call when the request was sent, return
+// when the answer arrived, no return when the outcome is unknown (an error:
+// timeout, reset), ok false with the reason for a definite refusal. When the
+// backend reports its clock (Info.ServerTime), each op's `at` is the
+// server's time mapped onto the client's timeline with the offset measured
+// by NewRecorder, and the header's clock_uncertainty covers the error of
+// that mapping (DESIGN.md §3). Safe for concurrent use.
+type Recorder struct {
+	info  backend.Info
+	clk   backend.Clock
+	start time.Time
+
+	mu  sync.Mutex
+	ops []model.Op
+
+	off0, err0 int64 // server − client offset (us) at start, and its error bound
+
+	// Set by Finish.
+	CalibrationError, Drift time.Duration
+}
+
+// NewRecorder starts the timeline. When info.ServerTime, clk must read the
+// server's clock; it is sampled to calibrate the offset.
+func NewRecorder(ctx context.Context, info backend.Info, clk backend.Clock) (*Recorder, error) {
+	r := &Recorder{info: info, clk: clk, start: time.Now()}
+	if info.ServerTime {
+		if clk == nil {
+			return nil, fmt.Errorf("%s: Info.ServerTime is set but the backend has no ServerNow", info.Name)
+		}
+		var err error
+		if r.off0, r.err0, err = r.calibrate(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Now is the time since the recorder started, on the monotonic clock.
+func (r *Recorder) Now() time.Duration { return time.Since(r.start) }
+
+// GrantTTL rounds d up to the backend's TTL granularity.
+func (r *Recorder) GrantTTL(d time.Duration) time.Duration {
+	if g := r.info.TTLGranularity; g > 0 {
+		d = (d + g - 1) / g * g
+	}
+	return d
+}
+
+// calibrate measures offset = server clock − client timeline from the
+// sample with the shortest round trip; its error is at most half of it.
+// It takes up to 15 samples in at most 10 s and tolerates failed ones (a
+// server stopped or restarting for a moment); it fails only if none answers.
+func (r *Recorder) calibrate(ctx context.Context) (off, errBound int64, err error) {
+	errBound = -1
+	deadline := time.Now().Add(10 * time.Second)
+	var lastErr error
+	for good, tries := 0, 0; good < 15 && tries < 40 && time.Now().Before(deadline); tries++ {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		t0 := r.Now()
+		s, err := r.clk.ServerNow(cctx)
+		t1 := r.Now()
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0, 0, ctx.Err()
+			}
+			lastErr = err
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		good++
+		mid := int64((t0 + (t1-t0)/2) / unit)
+		e := int64((t1-t0)/unit)/2 + 1
+		if errBound < 0 || e < errBound {
+			off, errBound = s.UnixMicro()-mid, e
+		}
+	}
+	if errBound < 0 {
+		return 0, 0, fmt.Errorf("%s: reading the server's clock: %w", r.info.Name, lastErr)
+	}
+	return off, errBound, nil
+}
+
+// Do sends req to b with the given timeout and records it under process
+// and owner. It returns the response and whether one arrived. drop loses
+// the request before it leaves (a dropped renewal): the caller waits out
+// its timeout, as for any lost message.
+func (r *Recorder) Do(ctx context.Context, b backend.Backend, process, owner string, req backend.Request, timeout time.Duration, drop bool) (backend.Response, bool) {
+	if req.Owner == "" {
+		req.Owner = owner
+	}
+	op := model.Op{Process: process, Owner: owner, Key: req.Key, Kind: req.Kind, Fence: req.Fence}
+	if req.Kind == model.Acquire || req.Kind == model.Renew {
+		op.TTL = int64(r.GrantTTL(req.TTL) / unit)
+	}
+	if req.Kind == model.Acquire {
+		op.Fence = 0
+	}
+	if req.Kind == model.Write {
+		op.Value, op.HasValue = req.Value, true
+	}
+	octx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	call := r.Now()
+	op.Call = int64(call / unit)
+	var resp backend.Response
+	var err error
+	if drop {
+		<-octx.Done()
+		err = octx.Err()
+	} else {
+		resp, err = b.Do(octx, req)
+	}
+	ret := r.Now()
+	if err != nil {
+		// Unknown outcome: recorded without return.
+		op.Error = "timeout"
+		if !errors.Is(err, context.DeadlineExceeded) {
+			op.Error = trimErr(err)
+		}
+		r.record(op)
+		return backend.Response{}, false
+	}
+	op.Return, op.Returned, op.OK = int64(ret/unit), true, resp.OK
+	if resp.TTL > 0 {
+		op.TTL = int64(resp.TTL / unit)
+	}
+	if !resp.OK {
+		op.Error = resp.Reason
+		if op.Error == "" {
+			op.Error = "refused"
+		}
+	}
+	if req.Kind == model.Acquire && resp.OK {
+		op.Fence = resp.Fence
+	}
+	if req.Kind == model.Read {
+		op.Value, op.HasValue = resp.Value, resp.HasValue
+	}
+	if !resp.At.IsZero() && r.info.ServerTime {
+		op.At, op.HasAt = resp.At.UnixMicro()-r.off0, true
+	}
+	r.record(op)
+	return resp, true
+}
+
+func (r *Recorder) record(op model.Op) {
+	r.mu.Lock()
+	r.ops = append(r.ops, op)
+	r.mu.Unlock()
+}
+
+func trimErr(err error) string {
+	s := err.Error()
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	return s
+}
+
+// Finish re-measures the server's offset and returns the history: ops
+// sorted by call (each process's ops keep their order: they are
+// sequential), numbered by the line they take in the written file, and the
+// header with the clock uncertainty.
+func (r *Recorder) Finish(ctx context.Context) (*model.History, error) {
+	r.mu.Lock()
+	ops := append([]model.Op(nil), r.ops...)
+	r.mu.Unlock()
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Call < ops[j].Call })
+	for i := range ops {
+		ops[i].Line = i + 2 // the header is line 1
+	}
+	u := int64(r.info.Uncertainty / unit)
+	if r.info.ServerTime {
+		off1, err1, err := r.calibrate(ctx)
+		if err != nil {
+			return nil, err
+		}
+		calErr, drift := max(r.err0, err1), abs(off1-r.off0)
+		r.CalibrationError, r.Drift = time.Duration(calErr)*unit, time.Duration(drift)*unit
+		// At is mapped with the start offset: its error is the calibration
+		// error plus how far the offset moved, plus 1 ms for clock
+		// granularity and scheduling.
+		need := calErr + drift + 1000
+		// The bound must hold for every op (the reader rejects an `at`
+		// outside [call-u, return+u]); an excursion beyond the calibration
+		// is measured clock error, so it widens u rather than be dropped.
+		for i := range ops {
+			if !ops[i].HasAt {
+				continue
+			}
+			need = max(need, ops[i].Call-ops[i].At, ops[i].At-ops[i].Return)
+		}
+		u += need
+	}
+	return &model.History{
+		Name: r.info.Name,
+		Header: model.Header{Version: 1, TimeUnit: "us", ClockUncertainty: u, Semantics: model.Seed,
+			Fences: r.info.Fences},
+		Ops: ops,
+	}, nil
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -1,0 +1,245 @@
+package realrun
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/model"
+)
+
+// Target is a backend to run against.
+type Target struct {
+	Info backend.Info
+	// Addr is the server's host:port. When set, every client process gets
+	// its own TCP proxy in front of it (for delay, partition and the
+	// connection freeze of a paused holder); when empty, those faults are
+	// not applicable.
+	Addr string
+	// Open connects one client to addr (the server's own or a proxy's).
+	Open func(ctx context.Context, addr string) (backend.Backend, error)
+	// Server, when set, is a server process the harness started and may
+	// stop and resume (the coordinator-crash fault).
+	Server Server
+}
+
+// Config is one run. The zero value means the defaults.
+type Config struct {
+	Seed     uint64
+	Duration time.Duration // workload time; default 10s (runs end a little later: paused holders finish)
+	TTL      time.Duration // default 2s
+	Holders  int           // default 3
+	Readers  int           // default 1; negative: none
+	Key      string        // the lease name; default "k"
+	Faults   []faults.Kind // injected; must be Applicable
+	// OpTimeout bounds every request; past it the outcome is unknown.
+	// Default TTL/3.
+	OpTimeout time.Duration
+	// Log, when set, receives a line per injected fault.
+	Log func(format string, args ...any)
+}
+
+func (c *Config) defaults() {
+	if c.Duration <= 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.TTL <= 0 {
+		c.TTL = 2 * time.Second
+	}
+	if c.Holders <= 0 {
+		c.Holders = 3
+	}
+	if c.Readers < 0 {
+		c.Readers = 0
+	} else if c.Readers == 0 {
+		c.Readers = 1
+	}
+	if c.Key == "" {
+		c.Key = "k"
+	}
+	if c.OpTimeout <= 0 {
+		c.OpTimeout = c.TTL / 3
+	}
+	if c.Log == nil {
+		c.Log = func(string, ...any) {}
+	}
+}
+
+// Result is a recorded run.
+type Result struct {
+	History *model.History
+	Ops     int
+	Faults  map[faults.Kind]int // injected, by kind
+	// Calibration of the server clock (exact mode): the bound on the error of
+	// the mapping onto the client's timeline, and how much the offset moved
+	// over the run.
+	CalibrationError, Drift time.Duration
+}
+
+// Run runs the workload against t and records the history. Errors are
+// about the run itself (no server, no clock); what the backend did wrong is
+// in the history, for the checker.
+func Run(ctx context.Context, t Target, cfg Config) (*Result, error) {
+	cfg.defaults()
+	for _, k := range cfg.Faults {
+		if !Applicable(t, k) {
+			return nil, fmt.Errorf("fault %q is not applicable to %s", k, t.Info.Name)
+		}
+	}
+	r := &runner{t: t, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)), faults: map[faults.Kind]int{}}
+	defer r.closeAll()
+	nproc := cfg.Holders + cfg.Readers
+	for i := 0; i < nproc; i++ {
+		if err := r.open(ctx); err != nil {
+			return nil, err
+		}
+	}
+	clk, _ := r.clients[0].b.(backend.Clock)
+	rec, err := NewRecorder(ctx, t.Info, clk)
+	if err != nil {
+		return nil, err
+	}
+	r.rec = rec
+	r.plan = newPlan(r.rng, cfg)
+	for i := 0; i < cfg.Holders; i++ {
+		if off, ok := r.plan.offset[i]; ok {
+			r.injected(faults.ClockOffset, "h%d's clock is %v off true time", i+1, off.Round(time.Millisecond))
+		}
+	}
+	var wg sync.WaitGroup
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.end = r.now() + cfg.Duration
+	for i := 0; i < cfg.Holders; i++ {
+		h := &holder{r: r, idx: i, name: fmt.Sprintf("h%d", i+1), cl: r.clients[i], rng: rand.New(rand.NewPCG(cfg.Seed+uint64(i)+1, 7))}
+		wg.Add(1)
+		go func() { defer wg.Done(); h.run(runCtx) }()
+	}
+	for i := 0; i < cfg.Readers; i++ {
+		rd := &reader{r: r, name: fmt.Sprintf("r%d", i+1), cl: r.clients[cfg.Holders+i]}
+		wg.Add(1)
+		go func() { defer wg.Done(); rd.run(runCtx) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); r.serverFaults(runCtx) }()
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if r.serverErr != nil {
+		return nil, fmt.Errorf("%s: restarting the server: %w", t.Info.Name, r.serverErr)
+	}
+	h, err := rec.Finish(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{History: h, Ops: len(h.Ops), Faults: r.faults, CalibrationError: rec.CalibrationError, Drift: rec.Drift}, nil
+}
+
+// Applicable reports whether fault kind k can be injected into t for real.
+func Applicable(t Target, k faults.Kind) bool {
+	switch k {
+	case faults.Pause, faults.ClockOffset, faults.ClockDrift, faults.DropHeartbeats, faults.Crash:
+		return true
+	case faults.Delay, faults.Partition:
+		return t.Addr != ""
+	case faults.CoordinatorCrash:
+		return t.Server != nil
+	}
+	return false
+}
+
+// ApplicableKinds filters kinds down to those applicable to t.
+func ApplicableKinds(t Target, kinds []faults.Kind) []faults.Kind {
+	var out []faults.Kind
+	for _, k := range kinds {
+		if Applicable(t, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+type client struct {
+	b     backend.Backend
+	proxy *Proxy // nil without Target.Addr
+}
+
+type runner struct {
+	t       Target
+	cfg     Config
+	rng     *rand.Rand
+	clients []*client
+	plan    *plan
+	end     time.Duration
+
+	rec *Recorder
+
+	mu     sync.Mutex
+	faults map[faults.Kind]int
+	seq    atomic.Int64 // unique write values
+	// serverErr: the harness could not bring the server back.
+	serverErr error
+}
+
+func (r *runner) now() time.Duration { return r.rec.Now() }
+
+func (r *runner) grantTTL(d time.Duration) time.Duration { return r.rec.GrantTTL(d) }
+
+// do sends one request on c and records it.
+func (r *runner) do(ctx context.Context, c *client, process, owner string, req backend.Request, drop bool) (backend.Response, bool) {
+	req.Key = r.cfg.Key
+	return r.rec.Do(ctx, c.b, process, owner, req, r.cfg.OpTimeout, drop)
+}
+
+func (r *runner) open(ctx context.Context) error {
+	c := &client{}
+	addr := r.t.Addr
+	if addr != "" {
+		p, err := NewProxy(addr)
+		if err != nil {
+			return err
+		}
+		c.proxy, addr = p, p.Addr()
+	}
+	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	b, err := r.t.Open(octx, addr)
+	if err != nil {
+		if c.proxy != nil {
+			c.proxy.Close()
+		}
+		return fmt.Errorf("%s: connect: %w", r.t.Info.Name, err)
+	}
+	c.b = b
+	r.clients = append(r.clients, c)
+	return nil
+}
+
+func (r *runner) closeAll() {
+	for i, c := range r.clients {
+		if i == 0 {
+			if cl, ok := c.b.(backend.Cleaner); ok {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				cl.Cleanup(ctx)
+				cancel()
+			}
+		}
+		c.b.Close()
+		if c.proxy != nil {
+			c.proxy.Close()
+		}
+	}
+}
+
+func (r *runner) injected(k faults.Kind, format string, args ...any) {
+	r.mu.Lock()
+	r.faults[k]++
+	r.mu.Unlock()
+	r.cfg.Log("%8.3fs %-17s "+format, append([]any{r.now().Seconds(), k}, args...)...)
+}
