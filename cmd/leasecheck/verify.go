@@ -1,0 +1,397 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/impl/etcd"
+	"github.com/leasecheck/leasecheck/impl/postgres"
+	"github.com/leasecheck/leasecheck/impl/redis"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/realrun"
+)
+
+func init() {
+	register("verify", command{
+		summary: "run the workload with real faults against a real lease backend (etcd, Redis, PostgreSQL) and check it",
+		run:     runVerify,
+	})
+}
+
+// verifySummary is `verify --json`: run's summary fields, plus what was
+// verified. Counts are of seeds (rounds), as in run.
+type verifySummary struct {
+	Backend          string         `json:"backend"`
+	Seeds            int            `json:"seeds"`
+	FirstSeed        uint64         `json:"first_seed"`
+	Ops              int64          `json:"ops"`
+	Faults           map[string]int `json:"faults"`
+	Violations       map[string]int `json:"violations"`
+	Undecided        int            `json:"undecided"`
+	FailedSeeds      []uint64       `json:"failed_seeds"`
+	TimeUnit         string         `json:"time_unit"`
+	ClockUncertainty int64          `json:"clock_uncertainty"`
+	FenceSource      string         `json:"fence_source"`
+	FencedWrite      string         `json:"fenced_write"`
+	Histories        []string       `json:"histories,omitempty"`
+}
+
+func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	spec := fs.String("backend", "etcd", "etcd | etcd-mutex (embedded) | redis | postgres (a local server started here) | etcd://HOST:PORT | redis://[user:pass@]HOST:PORT[/db] | postgres://USER[:PASS]@HOST:PORT/DB")
+	duration := fs.Duration("duration", 10*time.Second, "workload time per seed (faulted runs end a few seconds later)")
+	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL (etcd rounds up to whole seconds, at least 2s)")
+	faultList := fs.String("faults", "all", "comma-separated fault kinds, \"all\" (every kind applicable to the backend) or \"none\"")
+	seeds := fs.Int("seeds", 1, "rounds to run (seeds first, first+1, ...); each draws its own fault times")
+	first := fs.Uint64("first", 1, "the first seed")
+	out := fs.String("out", "leasecheck-failures", "where failing rounds' histories (and HTML reports) are saved")
+	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
+	budget := fs.Duration("timeout", 60*time.Second, "linearizability search budget per history")
+	quiet := fs.Bool("quiet", false, "do not log injected faults on standard error")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: leasecheck verify [--backend etcd|etcd-mutex|redis://HOST:PORT|postgres://...] [--duration D] [--faults LIST] [--out DIR] [--json]")
+		fmt.Fprintln(stderr, "\nRuns holders and a reader against a real lease backend, injects real faults\n(holder pauses, clock offset and drift, dropped renewals, a TCP proxy that\ndelays or blackholes, holder crashes, a stopped server where verify started it),\nrecords the history and checks it. Keys live under a unique prefix, removed at\nthe end. Exit status: 0 all hold, 1 a violation, 2 bad usage or an unusable\nbackend, 3 undecided within the budget.")
+		fs.PrintDefaults()
+	}
+	if rest, err := parseInterspersed(fs, args); err != nil || len(rest) > 0 {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		if err == nil {
+			fmt.Fprintf(stderr, "leasecheck verify: unexpected arguments %q\n", rest)
+		}
+		return exitUsage
+	}
+	if *seeds < 1 || *duration <= 0 || *ttl <= 0 {
+		fmt.Fprintln(stderr, "leasecheck verify: --seeds, --duration and --ttl must be positive")
+		return exitUsage
+	}
+	kinds, err := faults.ParseKinds(*faultList)
+	if err != nil {
+		fmt.Fprintf(stderr, "leasecheck verify: %v\n", err)
+		return exitUsage
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(*seeds)*(*duration+3*time.Minute))
+	defer cancel()
+	tg, shown, stop, err := openTarget(ctx, *spec, newPrefix())
+	defer stop()
+	if err != nil {
+		fmt.Fprintf(stderr, "leasecheck verify: %s\n", scrub(err.Error(), *spec))
+		return exitUsage
+	}
+	if *faultList == "all" || *faultList == "" {
+		kinds = realrun.ApplicableKinds(tg, kinds)
+	}
+	for _, k := range kinds {
+		if !realrun.Applicable(tg, k) {
+			fmt.Fprintf(stderr, "leasecheck verify: fault %q is not applicable to %s (applicable: %s)\n", k, shown, joinKindList(realrun.ApplicableKinds(tg, faults.AllKinds)))
+			return exitUsage
+		}
+	}
+	fmt.Fprintf(stderr, "leasecheck verify: %s, seeds %d..%d, %v each, TTL %v, faults %s\n", shown, *first, *first+uint64(*seeds)-1, *duration, *ttl, joinKindList(kinds))
+
+	sum := &verifySummary{Backend: tg.Info.Name, FirstSeed: *first, Faults: map[string]int{}, Violations: map[string]int{},
+		FailedSeeds: []uint64{}, TimeUnit: "us", FenceSource: tg.Info.FenceSource, FencedWrite: tg.Info.FencedWrite}
+	for _, k := range kinds {
+		sum.Faults[string(k)] = 0
+	}
+	for _, p := range checker.Properties {
+		sum.Violations[p] = 0
+	}
+	var failures []string
+	for i := 0; i < *seeds; i++ {
+		seed := *first + uint64(i)
+		// A key of its own per seed: nothing a seed left (a late answer, a
+		// grant) can leak into the next one's history.
+		cfg := realrun.Config{Seed: seed, Duration: *duration, TTL: *ttl, Faults: kinds, Key: fmt.Sprintf("k%d", seed)}
+		if !*quiet {
+			cfg.Log = func(format string, args ...any) {
+				fmt.Fprintf(stderr, "  seed %d %s\n", seed, fmt.Sprintf(format, args...))
+			}
+		}
+		res, cr, err := realrun.RunAndCheck(ctx, tg, cfg, *budget)
+		if err != nil {
+			fmt.Fprintf(stderr, "leasecheck verify: seed %d: %s\n", seed, scrub(err.Error(), *spec))
+			return exitUsage
+		}
+		sum.Seeds++
+		sum.Ops += int64(res.Ops)
+		sum.ClockUncertainty = max(sum.ClockUncertainty, res.History.Header.ClockUncertainty)
+		for k, n := range res.Faults {
+			sum.Faults[string(k)] += n
+		}
+		seen := map[string]bool{}
+		for _, v := range cr.Violations {
+			if !seen[v.Property] {
+				seen[v.Property] = true
+				sum.Violations[v.Property]++
+			}
+		}
+		if cr.Undecided() {
+			sum.Undecided++
+		}
+		if !cr.OK() {
+			sum.FailedSeeds = append(sum.FailedSeeds, seed)
+			path, err := saveVerifyFailure(*out, tg.Info.Name, seed, res.History, cr)
+			if err != nil {
+				fmt.Fprintf(stderr, "leasecheck verify: %v\n", err)
+			} else {
+				sum.Histories = append(sum.Histories, path)
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "seed %d:\n", seed)
+			for _, v := range cr.Violations {
+				fmt.Fprintf(&b, "VIOLATION %s (key %q, lines %s)\n  %s\n", v.Property, v.Key, joinInts(v.Lines), v.Explanation)
+			}
+			if cr.Undecided() {
+				b.WriteString("UNDECIDED: the linearizability search ran out of its budget (raise --timeout)\n")
+			}
+			if path != "" {
+				fmt.Fprintf(&b, "history: %s (re-check: leasecheck check %s)\n", path, path)
+			}
+			failures = append(failures, b.String())
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(sum); err != nil {
+			fmt.Fprintf(stderr, "leasecheck verify: %v\n", err)
+			return exitUsage
+		}
+		for _, f := range failures {
+			fmt.Fprint(stderr, "\n"+f)
+		}
+	} else {
+		printVerify(stdout, sum, shown, kinds, tg.Info)
+		for _, f := range failures {
+			fmt.Fprint(stdout, "\n"+f)
+		}
+	}
+	switch {
+	case len(sum.FailedSeeds) > sum.Undecided:
+		return exitViolation
+	case sum.Undecided > 0:
+		return exitUnknown
+	}
+	return exitOK
+}
+
+func printVerify(w io.Writer, s *verifySummary, shown string, kinds []faults.Kind, info backend.Info) {
+	fmt.Fprintf(w, "%-26s %s\n", "backend", shown)
+	fmt.Fprintf(w, "%-26s %s\n", "fence source", info.FenceSource)
+	fmt.Fprintf(w, "%-26s %s\n", "fenced write", info.FencedWrite)
+	mode := "interval (the server reports no clock)"
+	if info.ServerTime {
+		mode = "exact (server clock mapped onto the client's)"
+	}
+	fmt.Fprintf(w, "%-26s %s, clock uncertainty <= %.1f ms\n", "time", mode, float64(s.ClockUncertainty)/1000)
+	fmt.Fprintf(w, "%-26s %d (first %d)\n", "seeds", s.Seeds, s.FirstSeed)
+	fmt.Fprintf(w, "%-26s %d\n", "operations", s.Ops)
+	fmt.Fprintln(w, "\nfaults injected")
+	for _, k := range kinds {
+		fmt.Fprintf(w, "  %-24s %d\n", k, s.Faults[string(k)])
+	}
+	fmt.Fprintln(w, "\nseeds violating")
+	for _, p := range checker.Properties {
+		fmt.Fprintf(w, "  %-24s %d\n", p, s.Violations[p])
+	}
+	fmt.Fprintf(w, "  %-24s %d\n", "(undecided)", s.Undecided)
+	if len(s.FailedSeeds) == 0 {
+		fmt.Fprintf(w, "\nOK: every property held on every seed\n")
+	} else {
+		fmt.Fprintf(w, "\nFAIL: %d seed(s): %v\n", len(s.FailedSeeds), s.FailedSeeds)
+	}
+}
+
+func saveVerifyFailure(dir, name string, seed uint64, h *model.History, cr *checker.Result) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	base := filepath.Join(dir, fmt.Sprintf("verify-%s-seed-%d", name, seed))
+	f, err := os.Create(base + ".history.jsonl")
+	if err != nil {
+		return "", err
+	}
+	if err := model.WriteHistory(f, h); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	if err := writeHTMLFile(base+".html", h, cr); err != nil {
+		return "", err
+	}
+	return base + ".history.jsonl", nil
+}
+
+// newPrefix is the run's unique key prefix.
+func newPrefix() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "lc" + hex.EncodeToString(b)
+}
+
+// openTarget makes the backend named by spec: it starts an embedded etcd
+// for "etcd" and "etcd-mutex", and a local redis-server or PostgreSQL for
+// "redis" and "postgres" (which verify may then stop and resume: the
+// coordinator-crash fault). shown is spec without credentials.
+func openTarget(ctx context.Context, spec, prefix string) (tg realrun.Target, shown string, stop func(), err error) {
+	stop = func() {}
+	switch {
+	case spec == "etcd" || spec == "etcd-mutex":
+		s, err := etcd.StartEmbedded(ctx)
+		if err != nil {
+			return tg, spec, stop, err
+		}
+		tg = etcdTarget(spec == "etcd-mutex", s.Addr, prefix)
+		return tg, spec + " (embedded, " + s.Addr + ")", func() { s.Close() }, nil
+	case spec == "redis":
+		p, err := realrun.StartRedis(ctx)
+		if err != nil {
+			return tg, spec, stop, err
+		}
+		tg, shown, _, err = openTarget(ctx, "redis://"+p.Addr, prefix)
+		tg.Server = p
+		return tg, "redis (started here, " + p.Addr + ")", func() { p.Close() }, err
+	case spec == "postgres":
+		p, url, err := realrun.StartPostgres(ctx)
+		if err != nil {
+			return tg, spec, stop, err
+		}
+		tg, shown, _, err = openTarget(ctx, url, prefix)
+		tg.Server = p
+		return tg, "postgres (started here, " + p.Addr + ")", func() { p.Close() }, err
+	case strings.HasPrefix(spec, "etcd://") || strings.HasPrefix(spec, "etcd-mutex://"):
+		u, err := url.Parse(spec)
+		if err != nil || u.Host == "" {
+			return tg, redact(spec), stop, errors.New("bad etcd address: want etcd://HOST:PORT")
+		}
+		tg = etcdTarget(u.Scheme == "etcd-mutex", u.Host, prefix)
+		return tg, redact(spec), stop, checkReachable(ctx, tg)
+	case strings.HasPrefix(spec, "redis://") || strings.HasPrefix(spec, "rediss://"):
+		addr, err := redis.Addr(spec)
+		if err != nil {
+			return tg, redact(spec), stop, errors.New("bad Redis URL: want redis://[user:password@]HOST:PORT[/db]")
+		}
+		p := "leasecheck:" + prefix + ":"
+		tg = realrun.Target{Info: redis.Info(), Addr: addr, Open: func(ctx context.Context, addr string) (backend.Backend, error) {
+			return redis.Open(ctx, spec, addr, p)
+		}}
+		return tg, redact(spec), stop, checkReachable(ctx, tg)
+	case strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://"):
+		addr, err := postgres.Addr(spec)
+		if err != nil {
+			return tg, redact(spec), stop, errors.New("bad PostgreSQL URL: want postgres://USER[:PASSWORD]@HOST:PORT/DB")
+		}
+		tg = realrun.Target{Info: postgres.Info(), Addr: addr, Open: func(ctx context.Context, addr string) (backend.Backend, error) {
+			return postgres.Open(ctx, spec, addr, prefix)
+		}}
+		return tg, redact(spec), stop, checkReachable(ctx, tg)
+	}
+	return tg, redact(spec), stop, fmt.Errorf("unknown backend %q: want etcd, etcd-mutex, etcd://HOST:PORT, redis://HOST:PORT or postgres://...", redact(spec))
+}
+
+func etcdTarget(mutex bool, addr, prefix string) realrun.Target {
+	p := "/leasecheck/" + prefix
+	if mutex {
+		return realrun.Target{Info: etcd.MutexInfo(), Addr: addr, Open: func(ctx context.Context, a string) (backend.Backend, error) {
+			return etcd.OpenMutex(ctx, a, p)
+		}}
+	}
+	return realrun.Target{Info: etcd.Info(), Addr: addr, Open: func(ctx context.Context, a string) (backend.Backend, error) {
+		return etcd.Open(ctx, a, p)
+	}}
+}
+
+// checkReachable opens one client directly (no proxy) within 15s, so a
+// backend that is down, hangs or answers garbage is reported before the run.
+func checkReachable(ctx context.Context, tg realrun.Target) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	type result struct {
+		b   backend.Backend
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		b, err := tg.Open(ctx, tg.Addr)
+		ch <- result{b, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return fmt.Errorf("%s at %s is not usable: %w", tg.Info.Name, tg.Addr, r.err)
+		}
+		if c, ok := r.b.(backend.Cleaner); ok {
+			c.Cleanup(ctx)
+		}
+		return r.b.Close()
+	case <-ctx.Done():
+		return fmt.Errorf("%s at %s did not answer within 15s", tg.Info.Name, tg.Addr)
+	}
+}
+
+// redact drops the password from a URL for display.
+func redact(spec string) string {
+	u, err := url.Parse(spec)
+	if err != nil || u.Host == "" {
+		if i := strings.LastIndex(spec, "@"); i >= 0 {
+			return "…@" + spec[i+1:]
+		}
+		return spec
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// scrub removes the spec's password from an error message.
+func scrub(msg, spec string) string {
+	if u, err := url.Parse(spec); err == nil {
+		if pw, has := u.User.Password(); has && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		}
+	}
+	return msg
+}
+
+func joinKindList(ks []faults.Kind) string {
+	if len(ks) == 0 {
+		return "none"
+	}
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ",")
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+func writeHistoryTo(w io.Writer, res *realrun.Result) error {
+	return model.WriteHistory(w, res.History)
+}
