@@ -779,6 +779,9 @@ func (w *world) finish() *Result {
 	}
 	sc := w.sc
 	w.stats.Unrecovered = len(w.pendCrash)
+	if len(w.pendCrash) > 0 {
+		w.stats.UnrecoveredSince = w.pendCrash[0]
+	}
 	w.stats.Ops = len(w.ops)
 	for i := range w.ops {
 		w.ops[i].Line = i + 2 // line 1 is the header
