@@ -1,0 +1,32 @@
+// Package mutants holds leasecheck's planted bugs: small, named variants of
+// the reference coordinator, fenced resource and holder, each breaking one
+// rule of the lease article (shared/reference/lease-article.zh.txt,
+// DESIGN.md §1), and the machinery that proves the checker catches them.
+//
+//   - A Mutant names its failure mode, quotes the article's sentence it
+//     breaks (with an English rendering), says which component it replaces
+//     and which property must catch it: one of the checker's four, or a run
+//     property judged on the simulator's result (RunProperties: the liveness
+//     bounds after a crash or a release, renewals keeping the lease on a
+//     quiet network, and no two holders believing at once). Options plugs it
+//     into sim.Run.
+//   - The mutants are copies of the reference code (coordinator.go,
+//     holder.go) with the bug switched in at a line marked BUG; with no bug
+//     switched in the copies give the reference's history byte for byte
+//     (TestCopiesAreReference).
+//   - Judge runs a scenario and judges every property; Detect iterates seeds
+//     from a base with the mutant's fault kinds (and, for a few, a described
+//     environment) until the expected property fails; Shrink and
+//     Counterexample minimize a failing scenario with scenario.Shrink,
+//     keeping "the mutant still fails the same property and the reference
+//     passes"; Explain tells the story of a counterexample.
+//
+// The shrunk counterexamples live in testdata/scenarios/mutants/, one
+// NAME.scenario.json and NAME.md each; TestMutantCounterexamples replays
+// them (-update regenerates them). TestMutantReport -report prints the
+// detection table (make bench).
+//
+// Index: mutants.go (Mutant, All, ByName, the list), coordinator.go,
+// holder.go (the copies), detect.go (Judge, Detect, the run properties),
+// shrink.go (Shrink, Counterexample, Size, Explain).
+package mutants
