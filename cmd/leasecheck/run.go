@@ -21,6 +21,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/mutants"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
@@ -43,9 +44,31 @@ type seedOutcome struct {
 	sim    *sim.Result
 	check  *checker.Result
 	unlive []string // liveness failures (clean scenarios only)
+	// runFailed lists the run properties (mutants.RunProperties) that
+	// failed; judged with --mutant only.
+	runFailed []string
 }
 
-func (o *seedOutcome) failed() bool { return !o.check.OK() }
+func (o *seedOutcome) failed() bool { return !o.check.OK() || len(o.runFailed) > 0 }
+
+// runMutant runs sc against planted-bug mutant m and judges the checker's
+// properties and the run properties (mutants.Judge).
+func runMutant(sc *scenario.Scenario, m *mutants.Mutant, budget time.Duration) (*seedOutcome, error) {
+	if budget <= 0 {
+		budget = -1 // the checker's "no limit"
+	}
+	j, err := mutants.JudgeWithin(sc, m.Options(), budget)
+	if err != nil {
+		return nil, err
+	}
+	o := &seedOutcome{seed: sc.Seed, sim: j.Run, check: j.Check, unlive: j.Details}
+	for _, p := range j.Failed {
+		if slices.Contains(mutants.RunProperties, p) {
+			o.runFailed = append(o.runFailed, p)
+		}
+	}
+	return o, nil
+}
 
 // runOne generates, runs and checks one seed.
 func runOne(sc *scenario.Scenario, budget time.Duration) (*seedOutcome, error) {
@@ -130,6 +153,9 @@ func (s *runSummary) add(o *seedOutcome, ss *sampleSet) {
 			s.Violations[v.Property]++
 		}
 	}
+	for _, p := range o.runFailed {
+		s.Violations[p]++
+	}
 	if o.check.Undecided() {
 		s.Undecided++
 	}
@@ -171,6 +197,7 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	budget := fs.Duration("timeout", defaultCheckBudget, "linearizability search budget per history (0: no limit, which makes the summary independent of machine speed)")
 	progress := fs.Bool("progress", true, "show a progress bar when stderr is a terminal")
 	histDir := fs.String("histories", "", "also save every seed's history as `DIR`/seed-N.history.jsonl")
+	mutantName := fs.String("mutant", "", "run planted-bug mutant `NAME` instead of the reference (see leasecheck mutants); without --faults, its own fault kinds")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: leasecheck run [--seeds N | --seed S] [--faults LIST] [--out DIR] [--json]")
 		fmt.Fprintln(stderr, "\nRuns the reference coordinator and holder in the deterministic simulator, one\nscenario per seed, and checks every history. Exit status: 0 all hold, 1 a\nviolation, 2 bad usage, 3 a history undecided within the budget.")
@@ -190,6 +217,19 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "leasecheck run: %v\n", err)
 		return exitUsage
 	}
+	var mut *mutants.Mutant
+	if *mutantName != "" {
+		if mut = mutants.ByName(*mutantName); mut == nil {
+			fmt.Fprintf(stderr, "leasecheck run: unknown mutant %q (known: %s)\n", *mutantName, strings.Join(mutants.Names(), ", "))
+			return exitUsage
+		}
+		faultsSet := false
+		fs.Visit(func(f *flag.Flag) { faultsSet = faultsSet || f.Name == "faults" })
+		if !faultsSet {
+			kinds = mut.Faults
+			*faultList = kindList(kinds)
+		}
+	}
 	start, n := *first, *seeds
 	if *one != "" {
 		s, err := strconv.ParseUint(*one, 10, 64)
@@ -204,6 +244,9 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "leasecheck run: seeds %d..%d, faults %s\n", start, start+uint64(n)-1, *faultList)
+	if mut != nil {
+		fmt.Fprintf(stderr, "leasecheck run: mutant %s (%s): %s\n", mut.Name, mut.Component, mut.Failure)
+	}
 
 	var bar *progressbar.ProgressBar
 	if f, ok := stderr.(*os.File); ok && *progress && term.IsTerminal(int(f.Fd())) {
@@ -224,6 +267,9 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var next, mu = 0, sync.Mutex{}
 	var wg sync.WaitGroup
 	opts := scenario.Options{Kinds: kinds}
+	if mut != nil {
+		opts.MaxPerKind, opts.Clean = mut.PerKind, mut.Clean
+	}
 	for range min(*workers, n) {
 		wg.Add(1)
 		go func() {
@@ -237,7 +283,14 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 					return
 				}
 				sc := scenario.FromSeed(start+uint64(i), opts)
-				o, err := runOne(sc, *budget)
+				var o *seedOutcome
+				var err error
+				if mut != nil {
+					mut.Adapt(sc)
+					o, err = runMutant(sc, mut, *budget)
+				} else {
+					o, err = runOne(sc, *budget)
+				}
 				if err == nil && *histDir != "" {
 					err = writeHistoryFile(filepath.Join(*histDir, fmt.Sprintf("seed-%d.history.jsonl", o.seed)), o.sim.History)
 				}
@@ -260,6 +313,11 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 	sum := newSummary(kinds)
 	sum.FirstSeed = start
+	if mut != nil {
+		for _, p := range mutants.RunProperties {
+			sum.Violations[p] = 0
+		}
+	}
 	var ss sampleSet
 	for i, o := range outcomes {
 		if errs[i] != nil {
@@ -286,6 +344,10 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		printSummary(stdout, sum, kinds, elapsed)
 	}
 	for _, s := range sum.FailedSeeds {
+		if mut != nil {
+			fmt.Fprintf(stderr, "FAIL seed %d; replay: leasecheck run --mutant %s --seed %d\n", s, mut.Name, s)
+			continue
+		}
 		fmt.Fprintf(stderr, "FAIL seed %d; replay: leasecheck repro %s\n", s, filepath.Join(*out, fmt.Sprintf("seed-%d.scenario.json", s)))
 	}
 	switch {
@@ -295,6 +357,17 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return exitUnknown
 	}
 	return exitOK
+}
+
+func kindList(ks []faults.Kind) string {
+	if len(ks) == 0 {
+		return "none"
+	}
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ",")
 }
 
 func kindNames() string {
@@ -320,6 +393,11 @@ func printSummary(w io.Writer, s *runSummary, kinds []faults.Kind, wall time.Dur
 	fmt.Fprintln(w, "\nseeds violating")
 	for _, p := range checker.Properties {
 		fmt.Fprintf(w, "  %-24s %d\n", p, s.Violations[p])
+	}
+	for _, p := range mutants.RunProperties {
+		if n, ok := s.Violations[p]; ok { // judged with --mutant only
+			fmt.Fprintf(w, "  %-24s %d\n", p, n)
+		}
 	}
 	fmt.Fprintf(w, "  %-24s %d\n", "(undecided)", s.Undecided)
 	fmt.Fprintln(w, "\nliveness (simulated ms)")
