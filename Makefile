@@ -35,6 +35,7 @@ fmt:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./model/ ./checker/
 	$(GO) test -run '^$$' -bench . -cpu 1 ./sim/
+	$(GO) test ./impl/mutants -run '^TestMutantReport$$' -report -count=1 -v
 
 # Go native fuzzing, FUZZTIME per target: the scenario generator (through
 # rapid.MakeFuzz; seed corpus in testdata/fuzz/FuzzScenario, new failing
