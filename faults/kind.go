@@ -13,7 +13,8 @@ type Kind string
 const (
 	// Pause is a process pause (a GC stop-the-world): the holder handles
 	// nothing for Duration; its clocks keep running; messages it produced just
-	// before the pause leave only when it resumes.
+	// before the pause leave only when it resumes. It strikes at the holder's
+	// next write, between the re-check and the send.
 	Pause Kind = "pause"
 	// Overrun is a task overrun: the holder's next work item started at or
 	// after At takes Duration longer (Duration is usually above the TTL).

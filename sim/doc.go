@@ -12,8 +12,9 @@
 //     cache), reorders and partitions messages.
 //   - Every node has a Clock: an offset, a drift rate within the scenario's
 //     rho, wall-clock steps forward and back, freeze and resume. A pause
-//     stops a node right after its next step (between its check and its
-//     send); a crash drops its volatile state; a restart starts a new
+//     stops a holder right after its next step that sends a write (between
+//     its re-check and its send, the article's GC pause; after a TTL without
+//     a write, at any step); a crash drops its volatile state; a restart starts a new
 //     incarnation ("h1#2").
 //   - Every nondeterministic choice goes through one Chooser: a seeded PCG
 //     (the default, from the scenario's seed) or rapid draws (NewRapid).

@@ -57,7 +57,8 @@ type node struct {
 	wakeLocal int64  // the local time the machine asked to be woken at
 	inbox     []int32
 	held      []int32 // messages produced just before a pause
-	armed     int64   // a pause of this length hits at the next step
+	armed     int64   // a pause of this length hits at the next step that writes
+	armedAt   int64   // when it was armed: after a TTL it hits any step
 	believes  bool
 	fence     int64
 	waiting   bool
@@ -346,8 +347,14 @@ func (w *world) step(id int32, env *envelope) {
 			w.setBelief(id, rd.Believes, rd.Fence)
 		}
 	}
-	pause := n.armed
-	n.armed = 0
+	// The pause hits at the holder's next write, between the re-check and the
+	// send: the article's GC pause, which turns a checked write into a
+	// zombie's. A holder that does not write within a TTL is paused at
+	// whatever it does next.
+	var pause int64
+	if n.armed > 0 && (sendsWrite(send) || w.now >= n.armedAt+w.sc.TTL) {
+		pause, n.armed = n.armed, 0
+	}
 	for i := range send {
 		m := w.newRequest(id, &send[i])
 		if pause > 0 {
@@ -361,12 +368,19 @@ func (w *world) step(id int32, env *envelope) {
 	}
 	w.scheduleLocal(id, wake)
 	if pause > 0 {
-		// The pause hits right after this step: between the check and the
-		// send, the worst place (the article's GC pause).
 		w.trace1(n.name, "paused", fmt.Sprintf("for %dms", pause))
 		n.paused++
 		w.q.push(event{t: w.now + pause, kind: evResume, node: id, gen: uint64(n.inc)})
 	}
+}
+
+func sendsWrite(send []holder.Request) bool {
+	for i := range send {
+		if send[i].Kind == model.Write {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *world) setBelief(id int32, b bool, fence int64) {
@@ -641,6 +655,9 @@ func (w *world) fault(i int) {
 	w.count(f.Kind, f)
 	switch f.Kind {
 	case faults.Pause:
+		if n.armed == 0 {
+			n.armedAt = w.now
+		}
 		n.armed += f.Duration
 	case faults.Overrun:
 		n.m.Overrun(n.clock.Mono(w.now), f.Duration)
