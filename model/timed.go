@@ -150,16 +150,7 @@ func StepApplied(r Rules, s State, in *Input, out []State) []State {
 			}
 			return out
 		}
-		if !owns || differ {
-			s.NowLo = lo
-			out = append(out, s)
-		}
-		if owns && match {
-			if e, ok := expired(matched, lo, hi); ok {
-				out = append(out, e)
-			}
-		}
-		return out
+		return refused(s, matched, owns, match, differ, lo, hi, out)
 	case Release:
 		if in.OK {
 			if !owns || !match {
@@ -199,22 +190,29 @@ func StepApplied(r Rules, s State, in *Input, out []State) []State {
 			}
 			return out
 		}
-		if !owns || differ {
-			s.NowLo = lo
-			out = append(out, s)
-		}
-		if owns && match {
-			if e, ok := expired(matched, lo, hi); ok {
-				out = append(out, e)
-			}
-		}
-		return out
+		return refused(s, matched, owns, match, differ, lo, hi, out)
 	case Read:
 		if s.Data != in.Value {
 			return out
 		}
 		s.NowLo = lo
 		return append(out, s)
+	}
+	return out
+}
+
+// refused steps the failure of an op that succeeds only for the holder,
+// under the current fence, before expiry (a renew; a write under seed
+// semantics): another holder or another fence explains it, or expiry.
+func refused(s, matched State, owns, match, differ bool, lo, hi int64, out []State) []State {
+	if !owns || differ {
+		s.NowLo = lo
+		out = append(out, s)
+	}
+	if owns && match {
+		if e, ok := expired(matched, lo, hi); ok {
+			out = append(out, e)
+		}
 	}
 	return out
 }

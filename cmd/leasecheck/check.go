@@ -38,6 +38,22 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseFlagsOnly parses a command that takes flags and no arguments. When
+// it returns false, the command should exit with code (help: 0, else 2).
+func parseFlagsOnly(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	rest, err := parseInterspersed(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK, false
+	case err != nil:
+		return exitUsage, false
+	case len(rest) > 0:
+		fmt.Fprintf(stderr, "leasecheck %s: unexpected arguments %q\n", fs.Name(), rest)
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
 // checkReport is the --json output: DESIGN.md §4's fields, plus per-property
 // verdicts and the key of each violation.
 type checkReport struct {

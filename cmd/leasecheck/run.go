@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -203,14 +202,8 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "\nRuns the reference coordinator and holder in the deterministic simulator, one\nscenario per seed, and checks every history. Exit status: 0 all hold, 1 a\nviolation, 2 bad usage, 3 a history undecided within the budget.")
 		fs.PrintDefaults()
 	}
-	if rest, err := parseInterspersed(fs, args); err != nil || len(rest) > 0 {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		if err == nil {
-			fmt.Fprintf(stderr, "leasecheck run: unexpected arguments %q\n", rest)
-		}
-		return exitUsage
+	if code, ok := parseFlagsOnly(fs, args, stderr); !ok {
+		return code
 	}
 	kinds, err := faults.ParseKinds(*faultList)
 	if err != nil {

@@ -68,14 +68,8 @@ func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "\nRuns holders and a reader against a real lease backend, injects real faults\n(holder pauses, clock offset and drift, dropped renewals, a TCP proxy that\ndelays or blackholes, holder crashes, a stopped server where verify started it),\nrecords the history and checks it. Keys live under a unique prefix, removed at\nthe end. Exit status: 0 all hold, 1 a violation, 2 bad usage or an unusable\nbackend, 3 undecided within the budget.")
 		fs.PrintDefaults()
 	}
-	if rest, err := parseInterspersed(fs, args); err != nil || len(rest) > 0 {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		if err == nil {
-			fmt.Fprintf(stderr, "leasecheck verify: unexpected arguments %q\n", rest)
-		}
-		return exitUsage
+	if code, ok := parseFlagsOnly(fs, args, stderr); !ok {
+		return code
 	}
 	if *seeds < 1 || *duration <= 0 || *ttl <= 0 {
 		fmt.Fprintln(stderr, "leasecheck verify: --seeds, --duration and --ttl must be positive")
