@@ -189,7 +189,7 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	seeds := fs.Int("seeds", 1000, "how many seeds to run (first, first+1, ...)")
 	first := fs.Uint64("first", 1, "the first seed")
 	one := fs.String("seed", "", "run only this seed (overrides --seeds)")
-	faultList := fs.String("faults", "all", "comma-separated fault kinds to inject, \"all\" or \"none\" (kinds: "+kindNames()+")")
+	faultList := fs.String("faults", "all", "comma-separated fault kinds to inject, \"all\" or \"none\" (kinds: "+kindList(faults.AllKinds)+")")
 	out := fs.String("out", "leasecheck-failures", "where failing seeds are saved (scenario, history, HTML, trace)")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "seeds run at once")
@@ -358,14 +358,6 @@ func kindList(ks []faults.Kind) string {
 	}
 	s := make([]string, len(ks))
 	for i, k := range ks {
-		s[i] = string(k)
-	}
-	return strings.Join(s, ",")
-}
-
-func kindNames() string {
-	s := make([]string, len(faults.AllKinds))
-	for i, k := range faults.AllKinds {
 		s[i] = string(k)
 	}
 	return strings.Join(s, ",")

@@ -93,11 +93,11 @@ func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	for _, k := range kinds {
 		if !realrun.Applicable(tg, k) {
-			fmt.Fprintf(stderr, "leasecheck verify: fault %q is not applicable to %s (applicable: %s)\n", k, shown, joinKindList(realrun.ApplicableKinds(tg, faults.AllKinds)))
+			fmt.Fprintf(stderr, "leasecheck verify: fault %q is not applicable to %s (applicable: %s)\n", k, shown, kindList(realrun.ApplicableKinds(tg, faults.AllKinds)))
 			return exitUsage
 		}
 	}
-	fmt.Fprintf(stderr, "leasecheck verify: %s, seeds %d..%d, %v each, TTL %v, faults %s\n", shown, *first, *first+uint64(*seeds)-1, *duration, *ttl, joinKindList(kinds))
+	fmt.Fprintf(stderr, "leasecheck verify: %s, seeds %d..%d, %v each, TTL %v, faults %s\n", shown, *first, *first+uint64(*seeds)-1, *duration, *ttl, kindList(kinds))
 
 	sum := &verifySummary{Backend: tg.Info.Name, FirstSeed: *first, Faults: map[string]int{}, Violations: map[string]int{},
 		FailedSeeds: []uint64{}, TimeUnit: "us", FenceSource: tg.Info.FenceSource, FencedWrite: tg.Info.FencedWrite}
@@ -365,17 +365,6 @@ func scrub(msg, spec string) string {
 		}
 	}
 	return msg
-}
-
-func joinKindList(ks []faults.Kind) string {
-	if len(ks) == 0 {
-		return "none"
-	}
-	s := make([]string, len(ks))
-	for i, k := range ks {
-		s[i] = string(k)
-	}
-	return strings.Join(s, ",")
 }
 
 func joinInts(xs []int) string {
