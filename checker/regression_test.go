@@ -9,10 +9,14 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// Histories that once defeated the search. checker-hard-1 (197 ops, 170 of
-// them unanswered but applied, carrying `at`) stayed undecided for over
-// 100 s until applied-but-unanswered ops became ops to place with either
-// outcome rather than optional effects. Each must be decided, correctly.
+// Histories that once defeated the search; each must be decided, correctly.
+// checker-hard-1 (197 ops, 170 of them unanswered but applied, carrying
+// `at`) stayed undecided for over 100 s until applied-but-unanswered ops
+// became ops to place with either outcome rather than optional effects.
+// checker-hard-2 (74 ops in interval mode, ~40 unanswered acquires by two
+// retrying holders, 14 of which must have taken effect) grew past 9 GB until
+// the cache counted applied ops per class instead of remembering which.
+// checker-hard-3 (142 ops) is the slowest of 6,000 more such histories.
 func TestRegressionHardHistories(t *testing.T) {
 	files, err := filepath.Glob("../testdata/scenarios/checker-hard-*.history.jsonl")
 	if err != nil || len(files) == 0 {

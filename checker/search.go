@@ -21,11 +21,16 @@ import (
 // effects the search may apply between any two of them, at most once each.
 // Three facts keep those choices few:
 //
-//   - An unknown op is "dead" once its fence can no longer match (fences only
-//     grow), and a dead op's applied bit is ignored in the cache key.
 //   - Equal unknown ops (same kind, owner, ttl, fence, value, clock reading)
-//     that are both available, and whose windows opened before the clock's
-//     lower bound, are interchangeable; only the first is tried.
+//     form a class, and only the class's earliest available member is ever
+//     applied: its window opens first, so the state it leaves is the most
+//     flexible (a smaller clock bound, an earlier possible expiry), and once
+//     applied, its clock bound lies past every member applied before, which
+//     makes them interchangeable. So the cache remembers how many of each
+//     class were applied, not which — a holder retrying the same acquire
+//     forty times costs forty counts, not 2^40 subsets.
+//   - A class is "dead" once its fence can no longer match (fences only
+//     grow): its count is then ignored in the cache key.
 //   - Applying an op that changes nothing is never tried.
 //
 // And a fact the history gives for free: an unknown op applied before the
@@ -33,8 +38,8 @@ import (
 // them, which bounds its effect (a renew's new expiry) instead of leaving it
 // open-ended.
 //
-// The cache key holds the set of placed completed ops and the set of applied
-// unknown ops as 128-bit Zobrist hashes instead of bitsets, which keeps the
+// The cache key holds the set of placed completed ops and the applied counts
+// per class as 128-bit Zobrist hashes instead of bitsets, which keeps the
 // memory per cached node constant; a false "already seen" would need a
 // 128-bit collision.
 
@@ -67,7 +72,35 @@ type unknownOp struct {
 	// above it. -1: never dies.
 	deathFence int64
 	resource   bool
-	zob        hash128
+}
+
+// unknownClass is a set of equal unknown ops.
+type unknownClass struct {
+	size       int
+	deathFence int64 // as unknownOp's
+	resource   bool
+	// zob[n] is the hash of "n members applied"; zob[0] is zero.
+	zob []hash128
+}
+
+// applied records which unknown ops took effect on the current path: the
+// members (to pick the next one) and the count per class (the cache key).
+type applied struct {
+	bits   []uint64
+	counts []int32
+	hash   hash128
+}
+
+func (a *applied) has(ui int) bool { return hasBit(a.bits, ui) }
+
+// with returns a copy with unknown op ui of class c applied.
+func (a *applied) with(ui, c int, ks *keySearch) *applied {
+	b := &applied{bits: setBit(a.bits, ui, len(ks.unknown)), counts: make([]int32, len(ks.classes))}
+	copy(b.counts, a.counts)
+	z := ks.classes[c].zob
+	b.hash = a.hash.xor(z[b.counts[c]]).xor(z[b.counts[c]+1])
+	b.counts[c]++
+	return b
 }
 
 type pathNode struct {
@@ -87,6 +120,7 @@ type keySearch struct {
 	zob     []hash128
 	done    []int // completed op indices into inputs
 	unknown []unknownOp
+	classes []unknownClass
 	head    *entry
 	memo    map[memoKey]struct{}
 	steps   int
@@ -157,8 +191,10 @@ func searchKey(ctx context.Context, h *model.History, ko *model.KeyOps) searchRe
 			if !ok {
 				class = len(classes)
 				classes[key] = class
+				ks.classes = append(ks.classes, unknownClass{deathFence: -1})
 			}
-			u := unknownOp{in: in, op: i, call: ks.calls[i], class: class, deathFence: -1, zob: ks.zob[i]}
+			ks.classes[class].size++
+			u := unknownOp{in: in, op: i, call: ks.calls[i], class: class, deathFence: -1}
 			u.in.Unknown, u.in.OK = false, true
 			switch {
 			case in.Kind == model.Write && sem == model.FencedStorage:
@@ -169,12 +205,23 @@ func searchKey(ctx context.Context, h *model.History, ko *model.KeyOps) searchRe
 			ks.unknown = append(ks.unknown, u)
 		}
 	}
+	for _, u := range ks.unknown {
+		c := &ks.classes[u.class]
+		c.deathFence, c.resource = u.deathFence, u.resource
+	}
+	for ci := range ks.classes {
+		c := &ks.classes[ci]
+		c.zob = make([]hash128, c.size+1)
+		for n := 1; n <= c.size; n++ {
+			c.zob[n] = hash128{rng.Uint64(), rng.Uint64()}
+		}
+	}
 	// Earliest window first, so that the first op of a class the search
 	// meets is the most flexible one.
 	sort.SliceStable(ks.unknown, func(a, b int) bool { return ks.unknown[a].in.Lo < ks.unknown[b].in.Lo })
 	ks.buildList()
 	res := searchResult{complete: len(ks.done)}
-	ok := ks.dfs(model.InitialState(), hash128{}, nil, hash128{}, 0, nil)
+	ok := ks.dfs(model.InitialState(), hash128{}, &applied{counts: make([]int32, len(ks.classes))}, 0, nil)
 	res.nodes = ks.nodes
 	switch {
 	case ok:
@@ -282,7 +329,7 @@ const maxCandidates = 16
 // chainStride: see the cache comment in dfs.
 const chainStride = 8
 
-func (ks *keySearch) dfs(s model.State, placed hash128, applied []uint64, appliedHash hash128, depth int, path *pathNode) bool {
+func (ks *keySearch) dfs(s model.State, placed hash128, app *applied, depth int, path *pathNode) bool {
 	if ks.aborted {
 		return false
 	}
@@ -322,7 +369,7 @@ func (ks *keySearch) dfs(s model.State, placed hash128, applied []uint64, applie
 	// that far before it meets the cache, and a long exact-mode history,
 	// where most nodes are chain links, keeps a small cache.
 	if len(cands) > 1 || len(ks.unknown) > 0 || depth%chainStride == 0 {
-		key := memoKey{placed: placed, applied: ks.canonicalApplied(s, applied, appliedHash), state: s}
+		key := memoKey{placed: placed, applied: ks.canonicalApplied(s, app), state: s}
 		if _, seen := ks.memo[key]; seen {
 			return false
 		}
@@ -351,7 +398,7 @@ func (ks *keySearch) dfs(s model.State, placed hash128, applied []uint64, applie
 		bound = min(bound, in.Hi)
 		for _, ns := range model.StepAnyOutcome(ks.rules, s, in, next[:0]) {
 			lift(c)
-			ok := ks.dfs(ns, placed.xor(ks.zob[c.op]), applied, appliedHash, depth+1, ks.node(pathNode{op: c.op, state: ns, parent: path}))
+			ok := ks.dfs(ns, placed.xor(ks.zob[c.op]), app, depth+1, ks.node(pathNode{op: c.op, state: ns, parent: path}))
 			unlift(c)
 			if ok {
 				return true
@@ -363,33 +410,29 @@ func (ks *keySearch) dfs(s model.State, placed hash128, applied []uint64, applie
 	}
 
 	// The unknown ops that may take effect here: called, not yet applied,
-	// and after every completed op that returned before their call.
+	// and after every completed op that returned before their call; of each
+	// class only the earliest such member (see the top of this file).
 	var triedBuf [8]int
 	tried := triedBuf[:0]
 outer:
 	for ui := range ks.unknown {
 		u := &ks.unknown[ui]
-		if u.call > minRet || hasBit(applied, ui) || ks.dead(s, u) {
+		if u.call > minRet || app.has(ui) || ks.dead(s, u.deathFence, u.resource) {
 			continue
 		}
-		// Equal ops whose windows both began before the clock's lower bound
-		// are interchangeable now and forever: try one.
-		if u.in.Lo <= s.NowLo {
-			for _, c := range tried {
-				if c == u.class {
-					continue outer
-				}
+		for _, c := range tried {
+			if c == u.class {
+				continue outer
 			}
-			tried = append(tried, u.class)
 		}
+		tried = append(tried, u.class)
 		in := u.in
 		in.Hi = min(in.Hi, bound)
 		for _, ns := range model.StepApplied(ks.rules, s, &in, next[:0]) {
 			if sameButTime(ns, s) {
 				continue // changed nothing: not applying it is at least as good
 			}
-			na := setBit(applied, ui, len(ks.unknown))
-			if ks.dfs(ns, placed, na, appliedHash.xor(u.zob), depth, ks.node(pathNode{op: u.op, unknown: true, state: ns, parent: path})) {
+			if ks.dfs(ns, placed, app.with(ui, u.class, ks), depth, ks.node(pathNode{op: u.op, unknown: true, state: ns, parent: path})) {
 				return true
 			}
 			if ks.aborted {
@@ -410,23 +453,25 @@ func (ks *keySearch) node(n pathNode) *pathNode {
 	return &ks.slab[len(ks.slab)-1]
 }
 
-func (ks *keySearch) dead(s model.State, u *unknownOp) bool {
-	if u.deathFence < 0 {
+// dead reports whether ops of that death fence can no longer apply.
+func (ks *keySearch) dead(s model.State, deathFence int64, resource bool) bool {
+	if deathFence < 0 {
 		return false
 	}
-	if u.resource {
-		return s.Highest > u.deathFence
+	if resource {
+		return s.Highest > deathFence
 	}
-	return s.Fence > u.deathFence
+	return s.Fence > deathFence
 }
 
-// canonicalApplied treats a dead op as applied: whether it was makes no
-// difference to anything that can still happen.
-func (ks *keySearch) canonicalApplied(s model.State, applied []uint64, h hash128) hash128 {
-	for ui := range ks.unknown {
-		u := &ks.unknown[ui]
-		if !hasBit(applied, ui) && ks.dead(s, u) {
-			h = h.xor(u.zob)
+// canonicalApplied counts a dead class as wholly applied: how many of it
+// took effect makes no difference to anything that can still happen.
+func (ks *keySearch) canonicalApplied(s model.State, app *applied) hash128 {
+	h := app.hash
+	for ci := range ks.classes {
+		c := &ks.classes[ci]
+		if n := app.counts[ci]; int(n) < c.size && ks.dead(s, c.deathFence, c.resource) {
+			h = h.xor(c.zob[n]).xor(c.zob[c.size])
 		}
 	}
 	return h

@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
 )
@@ -120,4 +121,29 @@ func TestLivenessIsMeasured(t *testing.T) {
 	if rec < 10 || hand < 50 {
 		t.Errorf("measured %d recoveries and %d handoffs over 300 seeds; want >= 10 and >= 50", rec, hand)
 	}
+}
+
+// TestPropertyIntervalModeHolds strips `at` from the reference's histories:
+// checked in interval mode (the coordinator's clock known only within the
+// declared uncertainty of [call, return], as for etcd), they must still hold.
+// This is the no-false-alarm rule of DESIGN.md §3 on realistic histories,
+// with every fault kind and lost responses.
+func TestPropertyIntervalModeHolds(t *testing.T) {
+	rootDir(t)
+	rapid.Check(t, func(rt *rapid.T) {
+		sc := scenario.Generate(sim.NewRapid(rt), scenario.Options{Kinds: faults.AllKinds})
+		r, err := sim.Run(sc, nil)
+		if err != nil {
+			rt.Fatalf("generated an invalid scenario: %v", err)
+		}
+		h := *r.History
+		h.Ops = append([]model.Op(nil), r.History.Ops...)
+		for i := range h.Ops {
+			h.Ops[i].At, h.Ops[i].HasAt = 0, false
+		}
+		res := checker.Check(context.Background(), &h, checker.Options{Workers: 1, Timeout: checkBudget})
+		if !res.OK() {
+			rt.Fatalf("interval mode: verdicts %+v violations %+v\n%s", res.Properties, res.Violations, replay(rt, "TestPropertyIntervalModeHolds", sc))
+		}
+	})
 }
