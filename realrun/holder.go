@@ -85,7 +85,7 @@ func (h *holder) run(ctx context.Context) {
 	h.owner = h.name
 	ttl := h.r.cfg.TTL
 	for ctx.Err() == nil && h.r.now() < h.r.end {
-		if f := h.r.plan.claim(h.r.now(), false); f != nil {
+		if f := h.r.plan.claim(h.r.now(), h.holding, false); f != nil {
 			h.inject(ctx, f)
 		}
 		if !h.holding {
@@ -119,7 +119,7 @@ func (h *holder) run(ctx context.Context) {
 			h.grant(sent, h.ttl)
 			continue
 		}
-		if f := h.r.plan.claim(h.r.now(), true); f != nil {
+		if f := h.r.plan.claim(h.r.now(), true, true); f != nil {
 			if h.inject(ctx, f) {
 				continue
 			}

@@ -76,14 +76,17 @@ func newPlan(rng *rand.Rand, cfg Config) *plan {
 	return p
 }
 
-// claim returns a due holder fault nobody took yet, or nil. Pause and crash
-// wait for a holder that holds the lease and is about to write; the others
-// are taken by whichever holder comes first.
-func (p *plan) claim(now time.Duration, writing bool) *fault {
+// claim returns a due holder fault nobody took yet, or nil. A pause waits
+// for a holder that holds the lease and is about to write (between its
+// check and its write: the GC pause); a crash for a holder that holds the
+// lease (the crash that matters); the others are taken by whichever holder
+// comes first. A crash used to wait for a write too, and a run whose pause
+// took the only write before the end never crashed anyone.
+func (p *plan) claim(now time.Duration, holding, writing bool) *fault {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, f := range p.holder {
-		if (f.Kind == faults.Pause || f.Kind == faults.Crash) && !writing {
+		if f.Kind == faults.Pause && !writing || f.Kind == faults.Crash && !holding {
 			continue
 		}
 		if !f.taken && f.At <= now {
