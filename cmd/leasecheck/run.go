@@ -104,27 +104,34 @@ func percentiles(xs []int64) latency {
 // and fault kinds: two runs print the same bytes (wall time is only in the
 // text table).
 type runSummary struct {
-	Seeds          int            `json:"seeds"`
-	FirstSeed      uint64         `json:"first_seed"`
-	Ops            int64          `json:"ops"`
-	Events         int64          `json:"events"`
-	SimulatedMs    int64          `json:"simulated_ms"`
-	Faults         map[string]int `json:"faults"`
-	Violations     map[string]int `json:"violations"`
-	Undecided      int            `json:"undecided"`
-	FailedSeeds    []uint64       `json:"failed_seeds"`
-	Dropped        int64          `json:"messages_dropped"`
-	Duplicated     int64          `json:"messages_duplicated"`
-	Recovery       latency        `json:"recovery_ms"`
-	Unrecovered    int            `json:"unrecovered"`
-	Handoff        latency        `json:"handoff_ms"`
-	DoubleBeliefMs int64          `json:"double_belief_ms"`
-	DoubleBeliefN  int            `json:"double_belief_seeds"`
-	Truncated      int            `json:"truncated"`
+	seedSummary
+	Events         int64   `json:"events"`
+	SimulatedMs    int64   `json:"simulated_ms"`
+	Dropped        int64   `json:"messages_dropped"`
+	Duplicated     int64   `json:"messages_duplicated"`
+	Recovery       latency `json:"recovery_ms"`
+	Unrecovered    int     `json:"unrecovered"`
+	Handoff        latency `json:"handoff_ms"`
+	DoubleBeliefMs int64   `json:"double_belief_ms"`
+	DoubleBeliefN  int     `json:"double_belief_seeds"`
+	Truncated      int     `json:"truncated"`
 }
 
-func newSummary(kinds []faults.Kind) *runSummary {
-	s := &runSummary{Faults: map[string]int{}, Violations: map[string]int{}, FailedSeeds: []uint64{}}
+// seedSummary is what run and verify both report, in the same JSON fields
+// (issue 5: verify "reports like run"): per-seed counts, every fault kind
+// and every property listed even at zero.
+type seedSummary struct {
+	Seeds       int            `json:"seeds"`
+	FirstSeed   uint64         `json:"first_seed"`
+	Ops         int64          `json:"ops"`
+	Faults      map[string]int `json:"faults"`
+	Violations  map[string]int `json:"violations"`
+	Undecided   int            `json:"undecided"`
+	FailedSeeds []uint64       `json:"failed_seeds"`
+}
+
+func newSeedSummary(first uint64, kinds []faults.Kind) seedSummary {
+	s := seedSummary{FirstSeed: first, Faults: map[string]int{}, Violations: map[string]int{}, FailedSeeds: []uint64{}}
 	for _, k := range kinds {
 		s.Faults[string(k)] = 0
 	}
@@ -132,6 +139,10 @@ func newSummary(kinds []faults.Kind) *runSummary {
 		s.Violations[p] = 0
 	}
 	return s
+}
+
+func newSummary(kinds []faults.Kind) *runSummary {
+	return &runSummary{seedSummary: newSeedSummary(0, kinds)}
 }
 
 type sampleSet struct{ rec, hand []int64 }
@@ -175,7 +186,7 @@ func (s *runSummary) add(o *seedOutcome, ss *sampleSet) {
 	}
 }
 
-func (s *runSummary) violations() int {
+func (s *seedSummary) violations() int {
 	n := 0
 	for _, v := range s.Violations {
 		n += v

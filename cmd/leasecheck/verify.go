@@ -35,19 +35,13 @@ func init() {
 // verifySummary is `verify --json`: run's summary fields, plus what was
 // verified. Counts are of seeds (rounds), as in run.
 type verifySummary struct {
-	Backend          string         `json:"backend"`
-	Seeds            int            `json:"seeds"`
-	FirstSeed        uint64         `json:"first_seed"`
-	Ops              int64          `json:"ops"`
-	Faults           map[string]int `json:"faults"`
-	Violations       map[string]int `json:"violations"`
-	Undecided        int            `json:"undecided"`
-	FailedSeeds      []uint64       `json:"failed_seeds"`
-	TimeUnit         string         `json:"time_unit"`
-	ClockUncertainty int64          `json:"clock_uncertainty"`
-	FenceSource      string         `json:"fence_source"`
-	FencedWrite      string         `json:"fenced_write"`
-	Histories        []string       `json:"histories,omitempty"`
+	Backend string `json:"backend"`
+	seedSummary
+	TimeUnit         string   `json:"time_unit"`
+	ClockUncertainty int64    `json:"clock_uncertainty"`
+	FenceSource      string   `json:"fence_source"`
+	FencedWrite      string   `json:"fenced_write"`
+	Histories        []string `json:"histories,omitempty"`
 }
 
 func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -99,14 +93,8 @@ func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "leasecheck verify: %s, seeds %d..%d, %v each, TTL %v, faults %s\n", shown, *first, *first+uint64(*seeds)-1, *duration, *ttl, kindList(kinds))
 
-	sum := &verifySummary{Backend: tg.Info.Name, FirstSeed: *first, Faults: map[string]int{}, Violations: map[string]int{},
-		FailedSeeds: []uint64{}, TimeUnit: "us", FenceSource: tg.Info.FenceSource, FencedWrite: tg.Info.FencedWrite}
-	for _, k := range kinds {
-		sum.Faults[string(k)] = 0
-	}
-	for _, p := range checker.Properties {
-		sum.Violations[p] = 0
-	}
+	sum := &verifySummary{Backend: tg.Info.Name, seedSummary: newSeedSummary(*first, kinds),
+		TimeUnit: "us", FenceSource: tg.Info.FenceSource, FencedWrite: tg.Info.FencedWrite}
 	var failures []string
 	for i := 0; i < *seeds; i++ {
 		seed := *first + uint64(i)
