@@ -74,11 +74,19 @@ const (
 	// Increasing fences only grow, with gaps: an etcd revision, a
 	// PostgreSQL sequence (a rolled-back transaction leaves a gap).
 	Increasing
+	// NoFences: the lock service grants no fencing token (most lock
+	// libraries: Redlock-style Redis locks, advisory database locks). No op
+	// carries a fence; the history is judged for linearizability and for a
+	// single writer per term (DESIGN.md §8).
+	NoFences
 )
 
 func (f FenceOrder) String() string {
-	if f == Increasing {
+	switch f {
+	case Increasing:
 		return "increasing"
+	case NoFences:
+		return "none"
 	}
 	return "sequential"
 }
@@ -90,6 +98,8 @@ func ParseFenceOrder(s string) (FenceOrder, bool) {
 		return Sequential, true
 	case "increasing":
 		return Increasing, true
+	case "none":
+		return NoFences, true
 	}
 	return 0, false
 }
@@ -156,13 +166,49 @@ func DefaultHeader() Header {
 	return Header{Version: 1, TimeUnit: "ms", Semantics: Seed}
 }
 
-// History is a header and the operations in file order.
+// History is a header, the operations in file order and the faults that
+// were injected while it was recorded.
 type History struct {
 	// Name is where the history came from (a file name, "-" for stdin);
 	// error messages start with it.
 	Name   string
 	Header Header
 	Ops    []Op
+	// Faults are the fault records (an extension of v1, DESIGN.md §9): what
+	// was injected, on what, when. They never change a verdict; reports
+	// draw them and name the ones that overlap a violation.
+	Faults []FaultRecord
+}
+
+// FaultRecord is one injected fault, in the history's time unit. A line of
+// its own in the file: {"fault":"pause","target":"h1","start":120,"end":380}.
+// A reader that predates the extension refuses such a line (it has no
+// "process"), so an old leasecheck exits 2 on a new file; it never
+// misjudges one.
+type FaultRecord struct {
+	Line int // the 1-based physical line it was read from; 0 when not read
+	// Kind is the fault kind (faults.Kind's string: pause, clock-step, ...).
+	Kind string
+	// Target is what it hit: a process name as in the history, or
+	// "coordinator", "resource", "server".
+	Target string
+	// Peer is the other end of a partition ("coordinator" or "resource").
+	Peer string
+	// Start is when it struck; End when it ended (HasEnd false: an instant,
+	// or it lasted to the end of the history).
+	Start  int64
+	End    int64
+	HasEnd bool
+	// Amount is the fault's size where it has one: a clock step or offset
+	// (time units), a drift (parts per million), a delay (time units).
+	Amount int64
+	// Detail says in words what happened ("h1 (fence 3) paused between its
+	// check and its write").
+	Detail string
+	// Partial marks a fault that could not be applied in full (a server
+	// that cannot be restarted was only stopped); Detail says what was
+	// skipped.
+	Partial bool
 }
 
 // Describe renders an op the way explanations and the text report show it,
