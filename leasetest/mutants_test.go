@@ -9,50 +9,8 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/impl/holder"
 	"github.com/leasecheck/leasecheck/impl/mutants"
-	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/sim"
 )
-
-// simCoordinator runs a simulator coordinator (the reference or one of
-// impl/mutants' planted bugs) as a Backend on the real clock, in
-// milliseconds, with At = the now it was given.
-type simCoordinator struct {
-	mu    sync.Mutex
-	c     sim.Coordinator
-	epoch time.Time
-	id    uint64
-}
-
-func (s *simCoordinator) now() (int64, time.Time) {
-	d := time.Since(s.epoch) / time.Millisecond
-	return int64(d), s.epoch.Add(d * time.Millisecond)
-}
-
-func (s *simCoordinator) ServerNow(context.Context) (time.Time, error) {
-	_, t := s.now()
-	return t, nil
-}
-
-func (s *simCoordinator) Do(ctx context.Context, req backend.Request) (backend.Response, error) {
-	if err := ctx.Err(); err != nil {
-		return backend.Response{}, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now, at := s.now()
-	s.id++
-	rep := s.c.Apply(&holder.Request{ID: s.id, To: holder.ToCoordinator, Kind: req.Kind, Key: req.Key, Owner: req.Owner,
-		TTL: int64((req.TTL + time.Millisecond - 1) / time.Millisecond), Fence: req.Fence, Value: req.Value}, now)
-	r := backend.Response{OK: rep.OK, Reason: rep.Err, Fence: rep.Fence, Value: rep.Value, HasValue: rep.HasValue, At: at}
-	if req.Kind == model.Read {
-		r.OK = true
-	}
-	return r, nil
-}
-
-func (s *simCoordinator) Close() error { return nil }
 
 // TestProjectMutants runs the suite against impl/mutants' coordinator
 // mutants (the project's planted bugs). Those whose bug a real-clock,
@@ -80,7 +38,7 @@ func TestProjectMutants(t *testing.T) {
 			defer wg.Done()
 			newC := m.Options().NewCoordinator
 			results[i] = checkAll(context.Background(), func() (backend.Backend, func(), error) {
-				return &simCoordinator{c: newC(), epoch: time.Now()}, nil, nil
+				return backend.InProcessCoordinator(newC(), time.Millisecond, nil), nil, nil
 			}, Options{Info: backend.InProcessInfo(m.Name), TTL: testTTL})
 		}()
 	}

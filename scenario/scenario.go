@@ -34,6 +34,16 @@ type Scenario struct {
 	// ReadEvery makes a reader process "r1" read the key this often (0: no reader).
 	ReadEvery int64       `json:"read_every,omitempty"`
 	Faults    faults.Plan `json:"faults"`
+
+	// Implementation names what the scenario runs against, so that a saved
+	// scenario replays with no other flag: "" or "reference" (the reference
+	// coordinator, resource and holder), "mutant:NAME" (a planted bug of
+	// impl/mutants), "backend:SPEC" (a real backend, for verify --scenario).
+	Implementation string `json:"implementation,omitempty"`
+	// FaultKinds are the fault kinds the scenario was generated with (the
+	// plan above is what it holds); informative, and what a re-generation
+	// from Seed needs.
+	FaultKinds []faults.Kind `json:"fault_kinds,omitempty"`
 }
 
 // DefaultMaxEvents bounds a run whose scenario does not say.

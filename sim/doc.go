@@ -4,8 +4,9 @@
 // its history.
 //
 //   - Nodes are pure state machines: the coordinator and the resource
-//     (Coordinator, Resource: requests in, replies out) and the holders
-//     (Machine: replies and timer ticks in, requests and wake-up times out).
+//     (machine.Coordinator, machine.Resource: requests in, replies out) and
+//     the holders (machine.Holder: replies and timer ticks in, requests and
+//     wake-up times out).
 //     The reference ones are memstore and impl/holder; Options plugs in
 //     others (planted-bug mutants) without touching the loop.
 //   - The network delays, loses, duplicates (answered from an at-most-once
@@ -27,7 +28,6 @@
 // it holds the lease, the liveness measurements, and a hash of everything
 // for determinism checks.
 //
-// Index: world.go (Run, Options), servers.go (Coordinator, Resource,
-// Machine and the reference ones), clock.go, chooser.go, queue.go,
+// Index: world.go (Run, Options), servers.go (the reference machines), clock.go, chooser.go, queue.go,
 // result.go (Result, Stats, liveness bounds).
 package sim

@@ -51,6 +51,9 @@ type Stats struct {
 	Duplicated int
 	// Faults counts the faults injected, by kind.
 	Faults map[faults.Kind]int
+	// NotApplied counts faults the plan asked for that the target's machine
+	// cannot take (it lacks the optional interface: machine.RenewKiller, ...).
+	NotApplied map[faults.Kind]int
 	// Recoveries: ms from the crash of the lease's holder (while another
 	// holder waited) to the next grant.
 	Recoveries []int64

@@ -6,6 +6,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/scenario"
 )
@@ -18,9 +19,9 @@ type Options struct {
 	Chooser Chooser
 	// NewCoordinator, NewResource and NewHolder build the machines under
 	// test; nil means the reference ones.
-	NewCoordinator func() Coordinator
-	NewResource    func() Resource
-	NewHolder      func(holder.Config) Machine
+	NewCoordinator func() machine.Coordinator
+	NewResource    func() machine.Resource
+	NewHolder      func(holder.Config) machine.Holder
 	// NoTrace skips the human-readable trace (benchmarks).
 	NoTrace bool
 }
@@ -48,8 +49,7 @@ type node struct {
 	inc     int32
 	process string
 	owner   string
-	m       Machine
-	rd      *holder.Reader
+	m       machine.Holder // a holder or the reader
 	cfg     holder.Config
 	start   int64
 
@@ -75,8 +75,8 @@ type envelope struct {
 	inc      int32 // the client's incarnation
 	isReply  bool
 	op       int32 // history op index, -1 none
-	req      holder.Request
-	rep      holder.Reply
+	req      machine.Request
+	rep      machine.Reply
 }
 
 type dedupeKey struct {
@@ -94,10 +94,10 @@ type world struct {
 	msgs  []envelope
 	free  []int32
 
-	coord    Coordinator
-	res      Resource
+	coord    machine.Coordinator
+	res      machine.Resource
 	fenced   bool
-	dedupe   map[dedupeKey]holder.Reply
+	dedupe   map[dedupeKey]machine.Reply
 	ops      []model.Op
 	u        int64
 	trace    []TraceEvent
@@ -120,7 +120,7 @@ func Run(sc *scenario.Scenario, opts *Options) (*Result, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
-	w := &world{sc: sc, dedupe: map[dedupeKey]holder.Reply{}}
+	w := &world{sc: sc, dedupe: map[dedupeKey]machine.Reply{}}
 	if opts != nil {
 		w.opts = *opts
 	}
@@ -135,7 +135,7 @@ func Run(sc *scenario.Scenario, opts *Options) (*Result, error) {
 		w.opts.NewResource = NewRefResource
 	}
 	if w.opts.NewHolder == nil {
-		w.opts.NewHolder = func(c holder.Config) Machine { return holder.New(c) }
+		w.opts.NewHolder = func(c holder.Config) machine.Holder { return holder.New(c) }
 	}
 	w.coord = w.opts.NewCoordinator()
 	w.fenced = sc.Sem() == model.FencedStorage
@@ -143,6 +143,7 @@ func Run(sc *scenario.Scenario, opts *Options) (*Result, error) {
 		w.res = w.opts.NewResource()
 	}
 	w.stats.Faults = map[faults.Kind]int{}
+	w.stats.NotApplied = map[faults.Kind]int{}
 	w.setup()
 	w.loop()
 	return w.finish(), nil
@@ -158,7 +159,7 @@ func (w *world) setup() {
 	}
 	if sc.ReadEvery > 0 {
 		w.nodes = append(w.nodes, node{name: "r1", kind: kindReader, process: "r1", owner: "r1",
-			rd: &holder.Reader{Key: sc.Key, Owner: "r1", Every: sc.ReadEvery, Timeout: max(sc.TTL/3, 1), Fenced: w.fenced}})
+			m: &holder.Reader{Key: sc.Key, Owner: "r1", Every: sc.ReadEvery, Timeout: max(sc.TTL/3, 1), Fenced: w.fenced}})
 	}
 	// Clock offsets hold from the start; the coordinator's offset and drift
 	// bound how far its lease clock strays from true time: the history's
@@ -219,7 +220,7 @@ func (w *world) schedule(id int32, t int64) {
 func (w *world) scheduleLocal(id int32, local int64) {
 	n := &w.nodes[id]
 	n.wakeLocal = local
-	if local == holder.Never {
+	if local == machine.Never {
 		n.gen++
 		return
 	}
@@ -318,30 +319,19 @@ func (w *world) allDone() bool {
 func (w *world) step(id int32, env *envelope) {
 	n := &w.nodes[id]
 	local := n.clock.Mono(w.now)
-	var send []holder.Request
-	var wake int64
-	if n.kind == kindReader {
-		if env != nil {
-			if n.rd.Receive(local, env.rep) {
-				w.recordReturn(env.op, &env.rep)
-			}
-		} else {
-			n.rd.Tick(local)
+	if wu, ok := n.m.(machine.WallClockUser); ok {
+		wu.SetWall(n.clock.Wall(w.now))
+	}
+	if env != nil {
+		if n.m.Receive(local, env.rep) {
+			w.recordReturn(env.op, &env.rep)
 		}
-		send, wake = n.rd.Ready()
 	} else {
-		if wu, ok := n.m.(WallClockUser); ok {
-			wu.SetWall(n.clock.Wall(w.now))
-		}
-		if env != nil {
-			if n.m.Receive(local, env.rep) {
-				w.recordReturn(env.op, &env.rep)
-			}
-		} else {
-			n.m.Tick(local)
-		}
-		rd := n.m.Ready()
-		send, wake = rd.Send, rd.WakeAt
+		n.m.Tick(local)
+	}
+	rd := n.m.Ready()
+	send, wake := rd.Send, rd.WakeAt
+	if n.kind == kindHolder {
 		n.waiting, n.done = rd.Waiting, rd.Done
 		if rd.Believes != n.believes || (rd.Believes && rd.Fence != n.fence) {
 			w.setBelief(id, rd.Believes, rd.Fence)
@@ -363,7 +353,7 @@ func (w *world) step(id int32, env *envelope) {
 			w.send(m)
 		}
 	}
-	if wake != holder.Never && wake <= local && env == nil {
+	if wake != machine.Never && wake <= local && env == nil {
 		wake = local + 1 // guarantee progress
 	}
 	w.scheduleLocal(id, wake)
@@ -374,7 +364,7 @@ func (w *world) step(id int32, env *envelope) {
 	}
 }
 
-func sendsWrite(send []holder.Request) bool {
+func sendsWrite(send []machine.Request) bool {
 	for i := range send {
 		if send[i].Kind == model.Write {
 			return true
@@ -404,7 +394,7 @@ func (w *world) setBelief(id int32, b bool, fence int64) {
 	}
 }
 
-func (w *world) newRequest(id int32, r *holder.Request) int32 {
+func (w *world) newRequest(id int32, r *machine.Request) int32 {
 	n := &w.nodes[id]
 	op := model.Op{Process: n.process, Owner: n.owner, Key: r.Key, Kind: r.Kind, Call: w.now}
 	switch r.Kind {
@@ -420,7 +410,7 @@ func (w *world) newRequest(id int32, r *holder.Request) int32 {
 	idx := int32(len(w.ops))
 	w.ops = append(w.ops, op)
 	to := coordID
-	if r.To == holder.ToResource {
+	if r.To == machine.ToResource {
 		to = resID
 	}
 	m := w.alloc()
@@ -428,7 +418,7 @@ func (w *world) newRequest(id int32, r *holder.Request) int32 {
 	return m
 }
 
-func (w *world) recordReturn(op int32, r *holder.Reply) {
+func (w *world) recordReturn(op int32, r *machine.Reply) {
 	if op < 0 {
 		return
 	}
@@ -531,7 +521,7 @@ func (w *world) serve(m int32) {
 		// the resource's: at is monotonic in true time for all of them.
 		at := w.nodes[coordID].clock.Mono(w.now)
 		if e.to == coordID {
-			if wu, ok := w.coord.(WallClockUser); ok {
+			if wu, ok := w.coord.(machine.WallClockUser); ok {
 				wu.SetWall(w.nodes[coordID].clock.Wall(w.now))
 			}
 			rep = w.coord.Apply(&e.req, at)
@@ -544,7 +534,7 @@ func (w *world) serve(m int32) {
 			w.ops[e.op].At, w.ops[e.op].HasAt = at, true
 		}
 		if e.to == coordID && rep.OK {
-			w.observe(&e.req, at)
+			w.observe(&e.req, &rep, at)
 		}
 	}
 	e.isReply, e.rep = true, rep
@@ -553,7 +543,7 @@ func (w *world) serve(m int32) {
 }
 
 // observe follows the coordinator's lease for the liveness measurements.
-func (w *world) observe(r *holder.Request, at int64) {
+func (w *world) observe(r *machine.Request, rep *machine.Reply, at int64) {
 	switch r.Kind {
 	case model.Acquire:
 		w.leaseOwner, w.leaseExpiry = r.Owner, at+r.TTL
@@ -564,7 +554,7 @@ func (w *world) observe(r *holder.Request, at int64) {
 			w.stats.Handoffs = append(w.stats.Handoffs, w.now-t)
 		}
 		w.pendCrash, w.pendRelease = w.pendCrash[:0], w.pendRelease[:0]
-		w.trace1(faults.Coordinator, "granted", r.Owner+" fence="+strconv.FormatInt(w.nodeFence(), 10))
+		w.trace1(faults.Coordinator, "granted", r.Owner+" fence="+strconv.FormatInt(rep.Fence, 10))
 	case model.Renew:
 		w.leaseExpiry = at + r.TTL
 	case model.Release:
@@ -574,13 +564,6 @@ func (w *world) observe(r *holder.Request, at int64) {
 			w.pendRelease = append(w.pendRelease, w.now)
 		}
 	}
-}
-
-func (w *world) nodeFence() int64 {
-	if c, ok := w.coord.(*RefCoordinator); ok {
-		return c.S.Fence(w.sc.Key)
-	}
-	return 0
 }
 
 func (w *world) someoneWaiting(except string) bool {
@@ -641,6 +624,14 @@ func (w *world) count(k faults.Kind, f faults.Fault) {
 	w.trace1(f.Target, "fault", f.String())
 }
 
+// notApplied takes back the count of a fault the target's machine has no
+// method for (machine's optional interfaces): it is reported, not counted.
+func (w *world) notApplied(f faults.Fault) {
+	w.stats.Faults[f.Kind]--
+	w.stats.NotApplied[f.Kind]++
+	w.trace1(f.Target, "fault-not-applied", f.String()+" (the machine does not implement it)")
+}
+
 func (w *world) fault(i int) {
 	f := w.sc.Faults[i]
 	if f.Kind == faults.ClockOffset { // applied in setup
@@ -660,7 +651,12 @@ func (w *world) fault(i int) {
 		}
 		n.armed += f.Duration
 	case faults.Overrun:
-		n.m.Overrun(n.clock.Mono(w.now), f.Duration)
+		o, ok := n.m.(machine.Overrunner)
+		if !ok {
+			w.notApplied(f)
+			return
+		}
+		o.Overrun(n.clock.Mono(w.now), f.Duration)
 		w.poke(id)
 	case faults.ClockDrift:
 		n.clock.SetDrift(w.now, f.Amount)
@@ -675,7 +671,12 @@ func (w *world) fault(i int) {
 		n.dropRenew++
 		w.q.push(event{t: w.now + f.Duration, kind: evFaultEnd, arg: int32(i)})
 	case faults.RenewDeath:
-		n.m.KillRenewLoop()
+		k, ok := n.m.(machine.RenewKiller)
+		if !ok {
+			w.notApplied(f)
+			return
+		}
+		k.KillRenewLoop()
 		w.poke(id)
 	case faults.Delay:
 		n.extraDelay += f.Amount
@@ -702,7 +703,12 @@ func (w *world) fault(i int) {
 		w.restarts++
 		w.q.push(event{t: w.now + f.Duration, kind: evRestart, arg: int32(i)})
 	case faults.DoubleRelease:
-		n.m.DoubleRelease(f.Amount)
+		d, ok := n.m.(machine.DoubleReleaser)
+		if !ok {
+			w.notApplied(f)
+			return
+		}
+		d.DoubleRelease(f.Amount)
 	}
 }
 
@@ -717,7 +723,7 @@ func (w *world) poke(id int32) {
 // rewake re-maps a pending wake-up after the node's clock changed.
 func (w *world) rewake(id int32) {
 	n := &w.nodes[id]
-	if (n.kind == kindHolder || n.kind == kindReader) && !n.crashed && n.wakeLocal != holder.Never {
+	if (n.kind == kindHolder || n.kind == kindReader) && !n.crashed && n.wakeLocal != machine.Never {
 		w.scheduleLocal(id, n.wakeLocal)
 	}
 }

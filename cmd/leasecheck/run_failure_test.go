@@ -9,30 +9,21 @@ import (
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/impl/holder"
 	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
 )
 
-// greedy grants every acquire: a planted bug, to exercise the failure path.
-type greedy struct{ sim.RefCoordinator }
-
-func (c *greedy) Apply(r *holder.Request, now int64) holder.Reply {
-	if r.Kind == model.Acquire {
-		if owner, _, held := c.S.Holder(r.Key); held {
-			c.S.Release(r.Key, owner, 0)
-		}
-	}
-	return c.RefCoordinator.Apply(r, now)
-}
-
 // TestSaveFailure: a failing seed is saved as scenario, history, trace and
 // HTML; the saved history reads back and fails the same way; the summary
 // counts it.
 func TestSaveFailure(t *testing.T) {
-	opts := &sim.Options{NewCoordinator: func() sim.Coordinator { return &greedy{sim.RefCoordinator{S: memstore.New()}} }}
+	// The greedy-grant planted bug, to exercise the failure path.
+	opts := &sim.Options{NewCoordinator: func() machine.Coordinator {
+		return machine.ClockedCoordinator(memstore.WithBugs(memstore.BugGreedyGrant))
+	}}
 	var o *seedOutcome
 	for seed := uint64(1); seed < 50 && o == nil; seed++ {
 		sc := scenario.FromSeed(seed, scenario.Options{})

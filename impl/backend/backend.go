@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -21,12 +22,13 @@ type Request struct {
 	Value string // write
 }
 
-// Refusal reasons, as the history's "error" field spells them.
+// Refusal reasons, as the history's "error" field spells them (machine's,
+// spelled once).
 const (
-	ReasonHeld       = "held"        // acquire: someone holds a live lease
-	ReasonExpired    = "expired"     // renew, write: the lease ran out
-	ReasonNotHolder  = "not-holder"  // renew, release, write: owner is not the holder
-	ReasonStaleFence = "stale-fence" // write: fence is not the current grant
+	ReasonHeld       = machine.ReasonHeld       // acquire: someone holds a live lease
+	ReasonExpired    = machine.ReasonExpired    // renew, write: the lease ran out
+	ReasonNotHolder  = machine.ReasonNotHolder  // renew, release, write: owner is not the holder
+	ReasonStaleFence = machine.ReasonStaleFence // renew, release, write: fence is not the current grant
 )
 
 // Response is a definite answer from the coordinator.

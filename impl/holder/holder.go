@@ -1,11 +1,22 @@
 package holder
 
 import (
-	"math"
 	"strconv"
 
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
+
+// The wire and driver types are machine's; these names keep the holder's
+// own API readable.
+type (
+	Request = machine.Request
+	Reply   = machine.Reply
+	Ready   = machine.Ready
+)
+
+// Never is machine.Never: no timer.
+const Never = machine.Never
 
 // Item is one unit of work: Work ms of local computation, then Writes writes.
 type Item struct {
@@ -30,11 +41,21 @@ type Config struct {
 	RetryMin   int64 // acquire backoff; default TTL/10
 	RetryMax   int64 // backoff cap; default TTL/4
 	Work       []Item
+	// Bugs switches planted bugs in (bugs.go); zero is the reference.
+	Bugs Bug
 }
 
 // WithDefaults returns c with every zero duration replaced by its default.
 func (c Config) WithDefaults() Config {
 	t := max(c.TTL, 1)
+	if c.Bugs&BugRenewEveryTTL != 0 {
+		// BUG (renew-every-ttl): renew once per TTL instead of every TTL/3.
+		// The article: renew at a third of the TTL so one lost heartbeat
+		// still leaves a retry. Renewing once per TTL means the local
+		// deadline (TTL minus the safety margin) always comes first: the
+		// lease is lost on every term, with no fault at all.
+		c.RenewEvery = t
+	}
 	def := func(v *int64, d int64) {
 		if *v <= 0 {
 			*v = max(d, 1)
@@ -61,26 +82,9 @@ const (
 	phaseDone
 )
 
-// Never is WakeAt's "no timer". It is not -1: a clock with a negative
-// offset reads negative times.
-const Never int64 = math.MinInt64
-
-// Ready is what the driver must do after a step.
-type Ready struct {
-	// Send holds the requests to send, in order; the slice is reused by the
-	// next step.
-	Send []Request
-	// WakeAt is the local monotonic time the holder next wants a Tick, or Never.
-	WakeAt int64
-	// Believes reports whether the holder believes it holds the lease.
-	Believes bool
-	Fence    int64 // the fence it holds, when Believes
-	Done     bool  // its program is finished (released)
-	// Waiting reports that it is trying to acquire (in flight or backing off).
-	Waiting bool
-}
-
-// Holder is the protocol state machine. Not safe for concurrent use.
+// Holder is the protocol state machine (a machine.Holder, with the optional
+// fault interfaces machine.RenewKiller, Overrunner, DoubleReleaser and
+// WallClockUser). Not safe for concurrent use.
 type Holder struct {
 	cfg   Config
 	ph    phase
@@ -109,14 +113,38 @@ type Holder struct {
 	secondAt   int64
 	relFence   int64 // the fence released, for the second release
 
+	// BugTrustWallClock: the wall-clock reading (SetWall) and wall −
+	// monotonic at the last step, to map wake-ups back.
+	wall, skew int64
+
 	send []Request
-	// Lost counts lease losses by cause, for traces and tests.
-	Lost map[string]int
+	lost lossCounts
 }
+
+// lossCounts counts lease losses by cause, for traces and tests.
+type lossCounts struct{ deadline, renewFailed, renewTimeout, writeRefused, precheck int }
 
 // New returns a holder that starts acquiring on its first Tick.
 func New(cfg Config) *Holder {
-	return &Holder{cfg: cfg.WithDefaults(), doubleLate: -1, Lost: map[string]int{}}
+	return &Holder{cfg: cfg.WithDefaults(), doubleLate: -1}
+}
+
+// Losses returns how often the holder lost its lease for a cause:
+// "deadline", "renew-failed", "renew-timeout", "write-refused" or "precheck".
+func (h *Holder) Losses(cause string) int {
+	switch cause {
+	case "deadline":
+		return h.lost.deadline
+	case "renew-failed":
+		return h.lost.renewFailed
+	case "renew-timeout":
+		return h.lost.renewTimeout
+	case "write-refused":
+		return h.lost.writeRefused
+	case "precheck":
+		return h.lost.precheck
+	}
+	return 0
 }
 
 // Config returns the configuration with defaults applied.
@@ -130,7 +158,27 @@ func (h *Holder) Ready() Ready {
 		r.Fence = h.fence
 	}
 	h.send = h.send[:0]
+	if h.cfg.Bugs&BugTrustWallClock != 0 && r.WakeAt != Never {
+		r.WakeAt -= h.skew // the driver schedules on the monotonic clock
+	}
 	return r
+}
+
+// SetWall receives the wall-clock reading before every step
+// (machine.WallClockUser). Only BugTrustWallClock reads it.
+func (h *Holder) SetWall(w int64) { h.wall = w }
+
+// clock maps the driver's monotonic reading to the time the holder decides by.
+func (h *Holder) clock(now int64) int64 {
+	if h.cfg.Bugs&BugTrustWallClock == 0 {
+		return now
+	}
+	// BUG (trust-local-clock): the holder measures its lease on the wall
+	// clock, which NTP steps, VM migrations and resumed containers move. A
+	// step back makes the deadline and the next renewal look far away: the
+	// holder keeps believing (and writing) after the coordinator expired it.
+	h.skew = h.wall - now
+	return h.wall
 }
 
 // KillRenewLoop is the renew-death fault: renewals stop, quietly, until the
@@ -150,12 +198,13 @@ func (h *Holder) Overrun(now, d int64) {
 func (h *Holder) DoubleRelease(late int64) { h.doubleLate = max(late, 0) }
 
 // Tick tells the holder its monotonic clock reads now.
-func (h *Holder) Tick(now int64) { h.advance(now) }
+func (h *Holder) Tick(now int64) { h.advance(h.clock(now)) }
 
 // Receive hands the holder a reply at local time now. It reports whether the
 // reply answered the request in flight; any other reply (a duplicate, or one
 // for a request it gave up on) is ignored and returns false.
 func (h *Holder) Receive(now int64, r Reply) bool {
+	now = h.clock(now)
 	if h.out == nil || r.ID != h.out.ID {
 		return false
 	}
@@ -165,7 +214,7 @@ func (h *Holder) Receive(now int64, r Reply) bool {
 	case model.Acquire:
 		if r.OK {
 			h.held, h.fence = true, r.Fence
-			h.extend(sent)
+			h.extend(sent, now)
 			h.renewDead = false
 			h.backoff = 0
 			h.ph = phaseHolding
@@ -175,9 +224,9 @@ func (h *Holder) Receive(now int64, r Reply) bool {
 		}
 	case model.Renew:
 		if r.OK && h.held {
-			h.extend(sent)
+			h.extend(sent, now)
 		} else if h.held {
-			h.lose(now, "renew-failed")
+			h.renewFailed(now, "renew-failed")
 		}
 	case model.Write:
 		if r.OK {
@@ -198,12 +247,39 @@ func (h *Holder) Receive(now int64, r Reply) bool {
 	return true
 }
 
+// renewFailed applies the iron rule to a renew refused or unanswered: the
+// lease is lost.
+func (h *Holder) renewFailed(now int64, why string) {
+	switch {
+	case h.cfg.Bugs&BugWriteAfterFailedRenew != 0:
+		// BUG (write-after-failed-renew): the iron rule broken. A failed
+		// renew is logged and ignored: the holder keeps its lease locally and
+		// goes on writing (and renewing) until the store refuses a write.
+		h.nextRenew = now + h.cfg.RenewEvery
+		return
+	case h.cfg.Bugs&BugRenewLoopDies != 0:
+		// BUG (renew-loop-dies): the renewal loop dies on its first failure,
+		// quietly. The main loop is not told and keeps writing under the lost
+		// lease until its local deadline.
+		h.renewDead = true
+		return
+	}
+	h.lose(now, why)
+}
+
 // extend moves the local deadline after a successful acquire or renew sent
-// at local time sent: sent + TTL·(1 − 2ρ) − margin. Measuring from the send,
-// not the reply, covers the time the request spent in flight; 2ρ covers both
-// our drift and the coordinator's.
-func (h *Holder) extend(sent int64) {
+// at local time sent and answered at recv: sent + TTL·(1 − 2ρ) − margin.
+// Measuring from the send, not the reply, covers the time the request spent
+// in flight; 2ρ covers both our drift and the coordinator's.
+func (h *Holder) extend(sent, recv int64) {
 	c := h.cfg
+	if c.Bugs&BugDeadlineFromReply != 0 {
+		// BUG (deadline-from-reply): the deadline is counted from when the
+		// reply arrived, not from when the request was sent. The lease
+		// started at the coordinator somewhere in between, so a slow reply
+		// stretches the holder's belief past the coordinator's expiry.
+		sent = recv
+	}
 	h.deadline = sent + c.TTL - (2*c.TTL*c.RhoPPM+999_999)/1_000_000 - c.Margin
 	h.nextRenew = sent + c.RenewEvery
 }
@@ -222,7 +298,18 @@ func (h *Holder) startItem(now int64) {
 // lose applies the iron rule: stop writing, abandon what is in flight, back
 // off, re-acquire. The current work item starts over.
 func (h *Holder) lose(now int64, why string) {
-	h.Lost[why]++
+	switch why {
+	case "deadline":
+		h.lost.deadline++
+	case "renew-failed":
+		h.lost.renewFailed++
+	case "renew-timeout":
+		h.lost.renewTimeout++
+	case "write-refused":
+		h.lost.writeRefused++
+	case "precheck":
+		h.lost.precheck++
+	}
 	h.held = false
 	h.out = nil
 	h.working = false
@@ -249,10 +336,22 @@ func (h *Holder) request(now int64, r Request) {
 	h.send = append(h.send, r)
 }
 
+// expired reports whether the local deadline has passed.
+func (h *Holder) expired(now int64) bool {
+	if h.cfg.Bugs&BugNoLocalDeadline != 0 && h.renewDead {
+		// BUG (no-local-deadline): the main loop keeps no deadline of its
+		// own; it trusts the renewal loop to tell it when the lease is lost.
+		// When that loop dies quietly, nobody tells it, and every write after
+		// the expiry lands in someone else's term.
+		return false
+	}
+	return now >= h.deadline
+}
+
 // advance runs the protocol until it has to wait.
 func (h *Holder) advance(now int64) {
 	for range 8 {
-		if h.held && now >= h.deadline {
+		if h.held && h.expired(now) {
 			// Not renewed in time (renewal loop dead, renew unanswered, a
 			// pause): stop, even with a write in flight.
 			h.lose(now, "deadline")
@@ -267,7 +366,7 @@ func (h *Holder) advance(now int64) {
 			case model.Acquire:
 				h.retry(now)
 			case model.Renew:
-				h.lose(now, "renew-timeout")
+				h.renewFailed(now, "renew-timeout")
 			case model.Release:
 				h.releaseDone(now)
 			case model.Write:
@@ -312,14 +411,14 @@ func (h *Holder) advance(now int64) {
 			}
 			if h.writesLeft > 0 {
 				// Re-check identity, deadline and fence before every write.
-				if !h.held || now >= h.deadline || h.fence < 1 {
+				if !h.held || h.expired(now) || h.fence < 1 {
 					h.lose(now, "precheck")
 					continue
 				}
 				h.nWrites++
-				dest := ToCoordinator
+				dest := machine.ToCoordinator
 				if h.cfg.Fenced {
-					dest = ToResource
+					dest = machine.ToResource
 				}
 				h.request(now, Request{Kind: model.Write, To: dest, Fence: h.fence,
 					Value: h.cfg.Name + ":w" + strconv.Itoa(h.nWrites)})
@@ -366,7 +465,7 @@ func (h *Holder) wakeAt() int64 {
 			w = t
 		}
 	}
-	if h.held {
+	if h.held && !(h.cfg.Bugs&BugNoLocalDeadline != 0 && h.renewDead) {
 		at(h.deadline)
 	}
 	if h.out != nil {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -60,7 +61,7 @@ func TestAcquireWriteRelease(t *testing.T) {
 		t.Fatalf("acquire = %+v", acq)
 	}
 	w := one(t, d.reply(2, holder.Reply{ID: acq.ID, OK: true, Fence: 7}), model.Write)
-	if !d.r.Believes || d.r.Fence != 7 || w.Fence != 7 || w.Value != "A:w1" || w.To != holder.ToCoordinator {
+	if !d.r.Believes || d.r.Fence != 7 || w.Fence != 7 || w.Value != "A:w1" || w.To != machine.ToCoordinator {
 		t.Fatalf("after grant: ready %+v, write %+v", d.r, w)
 	}
 	w2 := one(t, d.reply(3, holder.Reply{ID: w.ID, OK: true}), model.Write)
@@ -108,8 +109,8 @@ func TestDeadlineIsConservative(t *testing.T) {
 		t.Fatal("gave up before the deadline")
 	}
 	none(t, d.tick(93))
-	if d.r.Believes || d.h.Lost["deadline"] != 1 {
-		t.Fatalf("at the deadline: believes=%v lost=%v", d.r.Believes, d.h.Lost)
+	if d.r.Believes || d.h.Losses("deadline") != 1 {
+		t.Fatalf("at the deadline: believes=%v lost=%v", d.r.Believes, d.h.Losses("deadline"))
 	}
 	one(t, d.tick(93+10), model.Acquire) // after the backoff, RetryMin = TTL/10
 }
@@ -144,8 +145,8 @@ func TestIronRuleRenewUnanswered(t *testing.T) {
 	ren := one(t, d.tick(10), model.Renew)
 	none(t, d.tick(19))
 	none(t, d.tick(20)) // timeout TTL/3: give up
-	if d.r.Believes || d.h.Lost["renew-timeout"] != 1 {
-		t.Fatalf("after an unanswered renew: believes=%v lost=%v", d.r.Believes, d.h.Lost)
+	if d.r.Believes || d.h.Losses("renew-timeout") != 1 {
+		t.Fatalf("after an unanswered renew: believes=%v lost=%v", d.r.Believes, d.h.Losses("deadline"))
 	}
 	if d.h.Receive(21, holder.Reply{ID: ren.ID, OK: true}) {
 		t.Fatal("a late reply to an abandoned renew was accepted")
@@ -157,12 +158,12 @@ func TestRefusedWriteStops(t *testing.T) {
 	d := newDriver(t, holder.Config{TTL: 30, Fenced: true, Work: []holder.Item{{Writes: 3}}})
 	acq := one(t, d.tick(0), model.Acquire)
 	w := one(t, d.reply(1, holder.Reply{ID: acq.ID, OK: true, Fence: 2}), model.Write)
-	if w.To != holder.ToResource {
+	if w.To != machine.ToResource {
 		t.Fatalf("fenced write goes to %v, want the resource", w.To)
 	}
 	none(t, d.reply(2, holder.Reply{ID: w.ID, OK: false, Err: "stale-fence"}))
-	if d.r.Believes || d.h.Lost["write-refused"] != 1 {
-		t.Fatalf("believes=%v lost=%v", d.r.Believes, d.h.Lost)
+	if d.r.Believes || d.h.Losses("write-refused") != 1 {
+		t.Fatalf("believes=%v lost=%v", d.r.Believes, d.h.Losses("deadline"))
 	}
 }
 

@@ -1,10 +1,13 @@
 package holder
 
-import "github.com/leasecheck/leasecheck/model"
+import (
+	"github.com/leasecheck/leasecheck/machine"
+	"github.com/leasecheck/leasecheck/model"
+)
 
-// Reader reads the key every Every ms (local time), one request at a time,
-// giving up on a read after Timeout ms. Under fenced storage it reads the
-// resource.
+// Reader reads the key every Every time units (local time), one request at a
+// time, giving up on a read after Timeout. Under fenced storage it reads the
+// resource. It is a machine.Holder that never believes it holds the lease.
 type Reader struct {
 	Key     string
 	Owner   string
@@ -28,9 +31,9 @@ func (r *Reader) Tick(now int64) {
 	if !r.out && now >= r.next {
 		r.id++
 		r.out, r.until = true, now+max(r.Timeout, 1)
-		d := ToCoordinator
+		d := machine.ToCoordinator
 		if r.Fenced {
-			d = ToResource
+			d = machine.ToResource
 		}
 		r.send = append(r.send, Request{ID: r.id, To: d, Kind: model.Read, Key: r.Key, Owner: r.Owner})
 	}
@@ -48,11 +51,11 @@ func (r *Reader) Receive(now int64, rep Reply) bool {
 }
 
 // Ready returns the requests to send and the next wake-up time.
-func (r *Reader) Ready() (send []Request, wakeAt int64) {
-	send = r.send
+func (r *Reader) Ready() Ready {
+	rd := Ready{Send: r.send, WakeAt: r.next}
 	r.send = r.send[:0]
 	if r.out {
-		return send, r.until
+		rd.WakeAt = r.until
 	}
-	return send, r.next
+	return rd
 }

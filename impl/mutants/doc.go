@@ -10,10 +10,10 @@
 //     bounds after a crash or a release, renewals keeping the lease on a
 //     quiet network, and no two holders believing at once). Options plugs it
 //     into sim.Run.
-//   - The mutants are copies of the reference code (coordinator.go,
-//     holder.go) with the bug switched in at a line marked BUG; with no bug
-//     switched in the copies give the reference's history byte for byte
-//     (TestCopiesAreReference).
+//   - A mutant is one named bug switch on the one implementation:
+//     memstore.Bug for the coordinator and the fenced resource, holder.Bug
+//     for the holder protocol, each at a line marked BUG in that code. There
+//     are no copies of the protocol (TestEachMutantIsOneSwitch).
 //   - Judge runs a scenario and judges every property; Detect iterates seeds
 //     from a base with the mutant's fault kinds (and, for a few, a described
 //     environment) until the expected property fails; Shrink and
@@ -26,7 +26,6 @@
 // them (-update regenerates them). TestMutantReport -report prints the
 // detection table (make bench).
 //
-// Index: mutants.go (Mutant, All, ByName, the list), coordinator.go,
-// holder.go (the copies), detect.go (Judge, Detect, the run properties),
-// shrink.go (Shrink, Counterexample, Size, Explain).
+// Index: mutants.go (Mutant, All, ByName, the list), detect.go (Judge,
+// Detect, the run properties), shrink.go (Shrink, Counterexample, Size, Explain).
 package mutants

@@ -3,6 +3,8 @@ package mutants
 import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
 )
@@ -47,9 +49,11 @@ type Mutant struct {
 	// Story tells in two lines what goes wrong.
 	Story string `json:"story"`
 
-	coord   coordBug
-	hold    holderBug
-	noFence bool
+	// The switches on the one implementation (memstore's coordinator and
+	// resource, impl/holder's protocol); exactly one is set.
+	coord memstore.Bug
+	res   memstore.Bug
+	hold  holder.Bug
 }
 
 // Options returns the simulator options that plug the mutant in; the other
@@ -59,13 +63,16 @@ func (m *Mutant) Options() *sim.Options {
 	switch m.Component {
 	case Coordinator:
 		bug := m.coord
-		o.NewCoordinator = func() sim.Coordinator { return newCoordinator(bug) }
+		o.NewCoordinator = func() machine.Coordinator { return machine.ClockedCoordinator(memstore.WithBugs(bug)) }
 	case Resource:
-		nf := m.noFence
-		o.NewResource = func() sim.Resource { return newResource(nf) }
+		bug := m.res
+		o.NewResource = func() machine.Resource { return memstore.ResourceWithBugs(bug) }
 	case Holder:
 		bug := m.hold
-		o.NewHolder = func(c holder.Config) sim.Machine { return newHolder(bug, c) }
+		o.NewHolder = func(c holder.Config) machine.Holder {
+			c.Bugs |= bug
+			return holder.New(c)
+		}
 	}
 	return o
 }
@@ -136,7 +143,7 @@ const (
 
 var all = []Mutant{
 	{
-		Name: "greedy-grant", Component: Coordinator, coord: coordGreedy,
+		Name: "greedy-grant", Component: Coordinator, coord: memstore.BugGreedyGrant,
 		Failure:  "every acquire is granted, even while another holder's lease is live",
 		Article:  artLease,
 		English:  artLeaseEn,
@@ -145,7 +152,7 @@ var all = []Mutant{
 		Story:    "A second acquire is granted while the lease is live: to another holder, or to the holder itself after a renewal's reply was lost.",
 	},
 	{
-		Name: "fence-not-bumped", Component: Coordinator, coord: coordFenceNotBumped,
+		Name: "fence-not-bumped", Component: Coordinator, coord: memstore.BugFenceNotBumped,
 		Failure:  "taking over an expired lease keeps the old fencing token",
 		Article:  artRecheck,
 		English:  artRecheckEn,
@@ -154,7 +161,7 @@ var all = []Mutant{
 		Story:    "A holder crashes or stalls, its lease expires and another takes it over with the same fence number: a later grant does not get a larger fence, so storage cannot tell the old writer from the new.",
 	},
 	{
-		Name: "renew-after-expiry", Component: Coordinator, coord: coordRenewAfterExpiry,
+		Name: "renew-after-expiry", Component: Coordinator, coord: memstore.BugRenewAfterExpiry,
 		Failure:  "a renew is accepted after the lease expired (owner checked, deadline not)",
 		Article:  "持有者必须在到期前续约",
 		English:  "The holder must renew before the lease expires (after it, the lease is gone and a renew must fail).",
@@ -163,7 +170,7 @@ var all = []Mutant{
 		Story:    "A holder stalls past its expiry (a pause, or a frozen clock), then its renew is accepted: the coordinator revives a lease that was already over.",
 	},
 	{
-		Name: "expiry-off-by-one", Component: Coordinator, coord: coordOffByOne,
+		Name: "expiry-off-by-one", Component: Coordinator, coord: memstore.BugExpiryOffByOne,
 		Failure:  "the expiry comparison is off by one (now <= expiry counts as live)",
 		Article:  "持有者在过期前续期，一旦过期，其他写方即可接手。",
 		English:  "The holder renews before the lease expires; once it has expired, another writer may take over.",
@@ -171,7 +178,7 @@ var all = []Mutant{
 		Story:    "An operation lands exactly on the expiry tick: an acquire is refused (or a renew/write accepted) although the lease ran out at that very instant.",
 	},
 	{
-		Name: "no-expiry", Component: Coordinator, coord: coordNoExpiry,
+		Name: "no-expiry", Component: Coordinator, coord: memstore.BugNoExpiry,
 		Failure:  "a lock, not a lease: no expiry, so a crashed holder blocks everyone",
 		Article:  "到期不续就会被回收，崩溃的持有者因此无法永远堵住别人。",
 		English:  "Not renewed by its deadline, it is taken back, so a crashed holder cannot block others forever.",
@@ -181,7 +188,7 @@ var all = []Mutant{
 		Story:    "The holder crashes without releasing; the others retry forever because the lease never expires.",
 	},
 	{
-		Name: "forget-on-restart", Component: Coordinator, coord: coordForgetOnRestart,
+		Name: "forget-on-restart", Component: Coordinator, coord: memstore.BugForgetOnRestart,
 		Failure:  "the coordinator forgets its leases on restart and grants at once",
 		Article:  "代价是一个极窄的竞态窗口——慢速或已被分区的持有者，会误以为租约还在自己手上，而另一个写方已经开始写入。",
 		English:  "The price is a narrow race: a slow or partitioned holder believes it still holds the lease while another writer has already started writing.",
@@ -190,7 +197,7 @@ var all = []Mutant{
 		Story:    "The coordinator restarts with an empty lease table: the live holder's renew or release is refused as not-holder, and any other holder would be granted the lease at once.",
 	},
 	{
-		Name: "release-twice-frees-next", Component: Coordinator, coord: coordReleaseAnyone,
+		Name: "release-twice-frees-next", Component: Coordinator, coord: memstore.BugReleaseAnyone,
 		Failure:  "release does not check the releaser, so a second release frees the next holder's lease",
 		Article:  "释放两次则可能把已经不属于自己的租约放掉。",
 		English:  "Releasing twice may free a lease that is no longer yours.",
@@ -199,7 +206,7 @@ var all = []Mutant{
 		Story:    "A holder releases, another acquires, then the first holder's second (late) release is accepted and frees the other's lease.",
 	},
 	{
-		Name: "write-skips-expiry", Component: Coordinator, coord: coordWriteNoExpiry,
+		Name: "write-skips-expiry", Component: Coordinator, coord: memstore.BugWriteSkipsExpiry,
 		Failure:   "a write is accepted from the holder after its lease expired",
 		Article:   artRecheck,
 		English:   artRecheckEn,
@@ -210,7 +217,7 @@ var all = []Mutant{
 		Story:     "A holder stalls (a pause, or a frozen container) past its expiry, and its write is then accepted: the store wrote for a lease that was already over.",
 	},
 	{
-		Name: "wall-clock-coordinator", Component: Coordinator, coord: coordWallClock,
+		Name: "wall-clock-coordinator", Component: Coordinator, coord: memstore.BugWallClock,
 		Failure:  "the coordinator measures leases on its wall clock, which clock steps move",
 		Article:  artClock,
 		English:  artClockEn,
@@ -219,7 +226,7 @@ var all = []Mutant{
 		Story:    "The coordinator's wall clock steps forward (or back): a lease expires early (or lives far too long) in true time.",
 	},
 	{
-		Name: "write-without-fence-check", Component: Resource, noFence: true,
+		Name: "write-without-fence-check", Component: Resource, res: memstore.BugNoFenceCheck,
 		Failure:   "the fenced resource accepts writes without comparing fences",
 		Article:   artGC,
 		English:   artGCEn,
@@ -230,7 +237,7 @@ var all = []Mutant{
 		Story:     "A holder's container is frozen, clock and all; the lease passes to a successor, which writes under a newer fence; the holder resumes, its clock says its lease is still good, and its write under the old fence is accepted, silently overwriting the newer data.",
 	},
 	{
-		Name: "write-after-failed-renew", Component: Holder, hold: holderWriteAfterFail,
+		Name: "write-after-failed-renew", Component: Holder, hold: holder.BugWriteAfterFailedRenew,
 		Failure:  "the holder keeps writing after a failed or unanswered renew",
 		Article:  artIron,
 		English:  artIronEn,
@@ -239,7 +246,7 @@ var all = []Mutant{
 		Story:    "A renewal is lost; the holder shrugs and writes again under the same fence, breaking the iron rule.",
 	},
 	{
-		Name: "renew-loop-dies", Component: Holder, hold: holderRenewLoopDies,
+		Name: "renew-loop-dies", Component: Holder, hold: holder.BugRenewLoopDies,
 		Failure:  "the renewal loop dies quietly on its first failure while writing goes on",
 		Article:  "最安静的故障是悄悄死掉的续约循环。",
 		English:  "The quietest failure is a renewal loop that dies silently.",
@@ -248,7 +255,7 @@ var all = []Mutant{
 		Story:    "A renewal fails and the renewal loop stops; the main loop, not told, keeps writing under the lost lease.",
 	},
 	{
-		Name: "no-local-deadline", Component: Holder, hold: holderNoDeadline,
+		Name: "no-local-deadline", Component: Holder, hold: holder.BugNoLocalDeadline,
 		Failure:  "the main loop keeps no deadline of its own: when the renewal loop dies, writing goes on past the expiry",
 		Article:  "日志看起来一切健康,但过期之后每一次写入都落在了别人的任期里。",
 		English:  "The logs look healthy, but after the expiry every write lands in someone else's term.",
@@ -258,7 +265,7 @@ var all = []Mutant{
 		Story:    "The renewal loop dies; the holder never notices its lease expired and believes (and writes) on while another holder has taken the lease.",
 	},
 	{
-		Name: "trust-local-clock", Component: Holder, hold: holderTrustWallClock,
+		Name: "trust-local-clock", Component: Holder, hold: holder.BugTrustWallClock,
 		Failure:  "the holder trusts its own wall clock for its deadline and re-checks writes against it",
 		Article:  "时钟偏斜会在没有任何卡顿的情况下制造同一个双持有。",
 		English:  "Clock skew creates the same double holder without any pause at all.",
@@ -268,7 +275,7 @@ var all = []Mutant{
 		Story:    "The holder's wall clock steps back; by its clock the lease still runs, so it neither renews nor stops, and a second holder is granted the lease while the first still believes it holds it.",
 	},
 	{
-		Name: "deadline-from-reply", Component: Holder, hold: holderDeadlineFromReply,
+		Name: "deadline-from-reply", Component: Holder, hold: holder.BugDeadlineFromReply,
 		Failure:     "the local deadline is computed from the response time instead of the send time",
 		Article:     "代价是一个极窄的竞态窗口——慢速或已被分区的持有者，会误以为租约还在自己手上，而另一个写方已经开始写入。",
 		English:     "The price is a narrow race: a slow or partitioned holder believes it still holds the lease while another writer has already started writing.",
@@ -285,7 +292,7 @@ var all = []Mutant{
 		Story: "A grant's or renewal's reply is slow; the holder counts its lease from the reply, so when its next renewals are lost it believes past the coordinator's expiry while the next holder is already granted.",
 	},
 	{
-		Name: "renew-every-ttl", Component: Holder, hold: holderRenewEveryTTL,
+		Name: "renew-every-ttl", Component: Holder, hold: holder.BugRenewEveryTTL,
 		Failure:  "the renew interval equals the TTL: the lease is lost every term",
 		Article:  "持有者必须在到期前续约,通常以三分之一存活时间为周期,丢一次心跳也还有重试机会。",
 		English:  "The holder must renew before expiry, usually every third of the TTL, so that one lost heartbeat still leaves a retry.",

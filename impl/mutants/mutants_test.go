@@ -1,43 +1,37 @@
 package mutants
 
 import (
-	"reflect"
+	"fmt"
+	"math/bits"
 	"testing"
-
-	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/impl/holder"
-	"github.com/leasecheck/leasecheck/scenario"
-	"github.com/leasecheck/leasecheck/sim"
 )
 
-// TestCopiesAreReference: the coordinator, resource and holder copies with
-// no bug switched in give the reference's history, byte for byte, so every
-// mutant is exactly its one marked change away from the reference.
-func TestCopiesAreReference(t *testing.T) {
-	copies := &sim.Options{
-		NewCoordinator: func() sim.Coordinator { return newCoordinator(coordOK) },
-		NewResource:    func() sim.Resource { return newResource(false) },
-		NewHolder:      func(c holder.Config) sim.Machine { return newHolder(holderOK, c) },
-	}
-	n := uint64(200)
-	if testing.Short() {
-		n = 50
-	}
-	for seed := uint64(1); seed <= n; seed++ {
-		sc := scenario.FromSeed(seed, scenario.Options{Kinds: faults.AllKinds})
-		ref, err := sim.Run(sc, nil)
-		if err != nil {
-			t.Fatal(err)
+// TestEachMutantIsOneSwitch: a mutant is one planted-bug switch on the one
+// implementation (memstore's coordinator or resource, impl/holder's
+// protocol), on the component it names: never a copy of the code.
+func TestEachMutantIsOneSwitch(t *testing.T) {
+	seen := map[string]bool{}
+	for _, m := range All() {
+		set := bits.OnesCount32(uint32(m.coord)) + bits.OnesCount32(uint32(m.res)) + bits.OnesCount32(uint32(m.hold))
+		if set != 1 {
+			t.Errorf("%s: %d bug switches set, want exactly 1", m.Name, set)
 		}
-		cp, err := sim.Run(sc, copies)
-		if err != nil {
-			t.Fatal(err)
+		var on string
+		switch {
+		case m.coord != 0:
+			on = Coordinator
+		case m.res != 0:
+			on = Resource
+		case m.hold != 0:
+			on = Holder
 		}
-		if !reflect.DeepEqual(ref.History, cp.History) {
-			t.Fatalf("seed %d: the copies' history differs from the reference's", seed)
+		if on != m.Component {
+			t.Errorf("%s: switch on the %s, but the mutant names the %s", m.Name, on, m.Component)
 		}
-		if ref.Stats.DoubleBelief != cp.Stats.DoubleBelief {
-			t.Fatalf("seed %d: double belief %d, reference %d", seed, cp.Stats.DoubleBelief, ref.Stats.DoubleBelief)
+		key := fmt.Sprint(m.coord, m.res, m.hold)
+		if seen[key] {
+			t.Errorf("%s: the same switch as another mutant", m.Name)
 		}
+		seen[key] = true
 	}
 }
