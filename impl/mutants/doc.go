@@ -26,6 +26,8 @@
 // them (-update regenerates them). TestMutantReport -report prints the
 // detection table (make bench).
 //
+// The run properties themselves are package runprop's.
+//
 // Index: mutants.go (Mutant, All, ByName, the list), detect.go (Judge,
 // Detect, the run properties), shrink.go (Shrink, Counterexample, Size, Explain).
 package mutants

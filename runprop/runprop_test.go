@@ -1,4 +1,4 @@
-package mutants
+package runprop
 
 import (
 	"slices"
@@ -27,6 +27,9 @@ func TestRunPropertiesHoldForReference(t *testing.T) {
 			if r.Stats.DoubleBelief > 0 {
 				t.Errorf("seed %d %+v: the reference overlapped beliefs for %dms", seed, o, r.Stats.DoubleBelief)
 			}
+			if fs := Judge(r); len(fs) > 0 {
+				t.Errorf("seed %d %+v: Judge = %+v on the reference", seed, o, fs)
+			}
 			if livenessApplies(sc) {
 				if bad := r.Liveness(); len(bad) > 0 {
 					t.Errorf("seed %d: %v", seed, bad)
@@ -36,7 +39,7 @@ func TestRunPropertiesHoldForReference(t *testing.T) {
 				}
 			}
 			if renewalApplies(sc) {
-				if why := lostLease(r.History); why != "" {
+				if why, _ := lostLease(r.History); why != "" {
 					t.Errorf("seed %d: %s", seed, why)
 				}
 			}
