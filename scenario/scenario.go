@@ -44,6 +44,10 @@ type Scenario struct {
 	// plan above is what it holds); informative, and what a re-generation
 	// from Seed needs.
 	FaultKinds []faults.Kind `json:"fault_kinds,omitempty"`
+	// Expect lists the properties a replay must find violated (a saved
+	// failure, a shrunk counterexample); empty means every property holds.
+	// A scenario dropped into a regression folder is judged against it.
+	Expect []string `json:"expect,omitempty"`
 }
 
 // DefaultMaxEvents bounds a run whose scenario does not say.
