@@ -28,6 +28,11 @@
 // it holds the lease, the liveness measurements, and a hash of everything
 // for determinism checks.
 //
-// Index: world.go (Run, Options), servers.go (the reference machines), clock.go, chooser.go, queue.go,
-// result.go (Result, Stats, liveness bounds).
+// Index, one file per concern: world.go (Run, Options, the world's state
+// and setup), loop.go (the event loop and a holder's step), network.go (loss,
+// delay, duplication, partitions, at-most-once servers), inject.go (fault
+// injection, crashes, restarts), history.go (history and trace recording),
+// liveness.go (beliefs and the liveness measurements), hash.go (the trace
+// hash), servers.go (the reference machines), clock.go, chooser.go,
+// queue.go, result.go (Result, Stats, liveness bounds).
 package sim

@@ -1,0 +1,218 @@
+package sim
+
+// Fault injection: each fault of the plan applied to its target, its end,
+// crashes and restarts, the end of pauses and freezes.
+
+import (
+	"strconv"
+
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/machine"
+)
+
+func (w *world) count(k faults.Kind, f faults.Fault) {
+	w.stats.Faults[k]++
+	w.trace1(f.Target, "fault", f.String())
+}
+
+// notApplied takes back the count of a fault the target's machine has no
+// method for (machine's optional interfaces): it is reported, not counted.
+func (w *world) notApplied(f faults.Fault) {
+	w.stats.Faults[f.Kind]--
+	w.stats.NotApplied[f.Kind]++
+	w.trace1(f.Target, "fault-not-applied", f.String()+" (the machine does not implement it)")
+}
+
+func (w *world) fault(i int) {
+	f := w.sc.Faults[i]
+	if f.Kind == faults.ClockOffset { // applied in setup
+		w.count(f.Kind, f)
+		return
+	}
+	id := w.id(f.Target)
+	n := &w.nodes[id]
+	if n.crashed && f.Kind != faults.CoordinatorCrash {
+		return // nothing left to hit
+	}
+	w.count(f.Kind, f)
+	switch f.Kind {
+	case faults.Pause:
+		if n.armed == 0 {
+			n.armedAt = w.now
+		}
+		n.armed += f.Duration
+	case faults.Overrun:
+		o, ok := n.m.(machine.Overrunner)
+		if !ok {
+			w.notApplied(f)
+			return
+		}
+		o.Overrun(n.clock.Mono(w.now), f.Duration)
+		w.poke(id)
+	case faults.ClockDrift:
+		n.clock.SetDrift(w.now, f.Amount)
+		w.rewake(id)
+	case faults.ClockStep:
+		n.clock.Step(f.Amount)
+	case faults.Freeze:
+		n.clock.Freeze(w.now)
+		n.paused++
+		w.q.push(event{t: w.now + f.Duration, kind: evUnfreeze, node: id, gen: uint64(n.inc)})
+	case faults.DropHeartbeats:
+		n.dropRenew++
+		w.q.push(event{t: w.now + f.Duration, kind: evFaultEnd, arg: int32(i)})
+	case faults.RenewDeath:
+		k, ok := n.m.(machine.RenewKiller)
+		if !ok {
+			w.notApplied(f)
+			return
+		}
+		k.KillRenewLoop()
+		w.poke(id)
+	case faults.Delay:
+		n.extraDelay += f.Amount
+		w.q.push(event{t: w.now + f.Duration, kind: evFaultEnd, arg: int32(i)})
+	case faults.Partition:
+		if f.Peer == faults.Resource {
+			n.cutRes++
+		} else {
+			n.cutCoord++
+		}
+		w.q.push(event{t: w.now + f.Duration, kind: evFaultEnd, arg: int32(i)})
+	case faults.Crash, faults.OwnerReuse:
+		w.crashHolder(id)
+		if f.Duration > 0 {
+			w.restarts++
+			w.q.push(event{t: w.now + f.Duration, kind: evRestart, arg: int32(i)})
+		}
+	case faults.CoordinatorCrash:
+		if n.crashed {
+			return
+		}
+		n.crashed = true
+		w.coord.Crash()
+		w.restarts++
+		w.q.push(event{t: w.now + f.Duration, kind: evRestart, arg: int32(i)})
+	case faults.DoubleRelease:
+		d, ok := n.m.(machine.DoubleReleaser)
+		if !ok {
+			w.notApplied(f)
+			return
+		}
+		d.DoubleRelease(f.Amount)
+	}
+}
+
+// poke ticks a running holder so a fault's effect on its timers shows.
+func (w *world) poke(id int32) {
+	n := &w.nodes[id]
+	if !n.crashed && n.paused == 0 {
+		w.step(id, nil)
+	}
+}
+
+// rewake re-maps a pending wake-up after the node's clock changed.
+func (w *world) rewake(id int32) {
+	n := &w.nodes[id]
+	if (n.kind == kindHolder || n.kind == kindReader) && !n.crashed && n.wakeLocal != machine.Never {
+		w.scheduleLocal(id, n.wakeLocal)
+	}
+}
+
+func (w *world) faultEnd(i int) {
+	f := w.sc.Faults[i]
+	n := w.nodeByName(f.Target)
+	switch f.Kind {
+	case faults.DropHeartbeats:
+		n.dropRenew--
+	case faults.Delay:
+		n.extraDelay -= f.Amount
+	case faults.Partition:
+		if f.Peer == faults.Resource {
+			n.cutRes--
+		} else {
+			n.cutCoord--
+		}
+	}
+}
+
+func (w *world) crashHolder(id int32) {
+	w.noteCrash(id)
+	n := &w.nodes[id]
+	if n.believes {
+		w.setBelief(id, false, 0)
+	}
+	w.trace1(n.process, "crashed", "")
+	n.crashed = true
+	n.paused, n.armed = 0, 0
+	n.gen++
+	for _, m := range n.inbox {
+		w.release(m)
+	}
+	for _, m := range n.held {
+		w.release(m)
+	}
+	n.inbox, n.held = nil, nil
+	n.waiting = false
+	w.noteNobodyWaits()
+}
+
+func (w *world) restart(i int) {
+	f := w.sc.Faults[i]
+	w.restarts--
+	id := w.id(f.Target)
+	n := &w.nodes[id]
+	if f.Kind == faults.CoordinatorCrash {
+		n.crashed = false
+		w.trace1(n.name, "restarted", "")
+		return
+	}
+	n.inc++
+	n.process = n.name + "#" + strconv.Itoa(int(n.nextInc))
+	n.nextInc++
+	if f.Kind != faults.OwnerReuse {
+		n.owner = n.process
+	}
+	cfg := n.cfg
+	cfg.Owner, cfg.Name = n.owner, n.process
+	n.m = w.opts.NewHolder(cfg)
+	n.crashed, n.done, n.waiting = false, false, false
+	w.trace1(n.process, "restarted", "owner="+n.owner)
+	w.schedule(id, w.now)
+}
+
+// resume ends a pause or a freeze: buffered sends leave, buffered messages
+// are handled, the machine gets a tick.
+func (w *world) resume(e event) {
+	n := &w.nodes[e.node]
+	if e.kind == evUnfreeze {
+		n.clock.Unfreeze(w.now)
+	}
+	if n.crashed || uint64(n.inc) != e.gen || n.paused == 0 {
+		return
+	}
+	n.paused--
+	if n.paused > 0 {
+		return
+	}
+	w.trace1(n.name, "resumed", "")
+	held := n.held
+	n.held = nil
+	for _, m := range held {
+		w.send(m)
+	}
+	inbox := n.inbox
+	n.inbox = nil
+	for _, m := range inbox {
+		if n.crashed || n.paused > 0 {
+			n.inbox = append(n.inbox, m)
+			continue
+		}
+		w.handle(m)
+	}
+	if n.kind == kindHolder || n.kind == kindReader {
+		if !n.crashed && n.paused == 0 {
+			w.step(e.node, nil)
+		}
+	}
+}
