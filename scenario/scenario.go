@@ -48,6 +48,21 @@ type Scenario struct {
 	// failure, a shrunk counterexample); empty means every property holds.
 	// A scenario dropped into a regression folder is judged against it.
 	Expect []string `json:"expect,omitempty"`
+
+	// CoordinatorDriftPPM is the drift actually applied to the coordinator's
+	// clock from the start (|value| <= RhoPPM); a clock-drift fault changes
+	// it later. Holders' drifts are Process.DriftPPM.
+	CoordinatorDriftPPM int64 `json:"coordinator_drift_ppm,omitempty"`
+	// Clients are adversarial clients (clients.go): any operation with any
+	// owner and fence, beside the well-behaved holders.
+	Clients []Client `json:"clients,omitempty"`
+	// Space, when set, makes the run enumerable (explore.go): every choice
+	// is a small labelled choice point, and faults of Space.Faults and
+	// adversarial requests may strike at any step.
+	Space *Space `json:"space,omitempty"`
+	// Schedule, when set, replays one explored path exactly: the recorded
+	// value of each choice point, in order (explore.go).
+	Schedule *Schedule `json:"schedule,omitempty"`
 }
 
 // DefaultMaxEvents bounds a run whose scenario does not say.
@@ -61,6 +76,10 @@ type Network struct {
 	MaxDelay int64 `json:"max_delay"`
 	DropPPM  int64 `json:"drop_ppm,omitempty"`
 	DupPPM   int64 `json:"dup_ppm,omitempty"`
+	// ShuffleTies draws which of several events due at the same instant
+	// runs first (a labelled "order" choice); without it they run in the
+	// order they were scheduled.
+	ShuffleTies bool `json:"shuffle_ties,omitempty"`
 }
 
 // Process is one holder: its name (also its first owner identity), when it
@@ -72,6 +91,37 @@ type Process struct {
 	Work     []holder.Item `json:"work"`
 	Timeout  int64         `json:"timeout,omitempty"`
 	RetryMax int64         `json:"retry_max,omitempty"`
+	// RenewEvery is the renew interval (0: TTL/3); it may be set close to
+	// or above the TTL, a misconfiguration the article warns of.
+	RenewEvery int64 `json:"renew_every,omitempty"`
+	// Margin is the deadline safety margin (0: TTL/10; holder.NoMargin, -1,
+	// for none).
+	Margin int64 `json:"margin,omitempty"`
+	// RhoPPM, when set, is the clock-drift bound the holder is told, which
+	// may be smaller than the scenario's true bound RhoPPM (nil: the truth).
+	RhoPPM *int64 `json:"rho_ppm,omitempty"`
+	// DriftPPM is the drift actually applied to the holder's clock from the
+	// start (|value| <= the scenario's RhoPPM).
+	DriftPPM int64 `json:"drift_ppm,omitempty"`
+}
+
+// ToldRho returns the clock-drift bound holder p is configured with.
+func (s *Scenario) ToldRho(p *Process) int64 {
+	if p.RhoPPM != nil {
+		return *p.RhoPPM
+	}
+	return s.RhoPPM
+}
+
+// Misinformed reports whether some holder is told a smaller drift bound
+// than the truth (its deadline may then outlive the lease; DESIGN.md §7).
+func (s *Scenario) Misinformed() bool {
+	for i := range s.Holders {
+		if s.ToldRho(&s.Holders[i]) < s.RhoPPM {
+			return true
+		}
+	}
+	return false
 }
 
 // Names returns the holders' names in order.
@@ -119,8 +169,14 @@ func (s *Scenario) Validate() error {
 			return fmt.Errorf("scenario: holder name %q empty, reserved or repeated", p.Name)
 		}
 		seen[p.Name] = true
-		if p.Start < 0 || p.Timeout < 0 || p.RetryMax < 0 {
+		if p.Start < 0 || p.Timeout < 0 || p.RetryMax < 0 || p.RenewEvery < 0 || p.Margin < holder.NoMargin {
 			return fmt.Errorf("scenario: holder %s: negative time", p.Name)
+		}
+		if p.RhoPPM != nil && (*p.RhoPPM < 0 || *p.RhoPPM > 100_000) {
+			return fmt.Errorf("scenario: holder %s: rho_ppm %d outside [0, 100000]", p.Name, *p.RhoPPM)
+		}
+		if p.DriftPPM > s.RhoPPM || p.DriftPPM < -s.RhoPPM {
+			return fmt.Errorf("scenario: holder %s: drift_ppm %d beyond rho_ppm %d", p.Name, p.DriftPPM, s.RhoPPM)
 		}
 		for _, it := range p.Work {
 			if it.Work < 0 || it.Writes < 0 {
@@ -130,6 +186,15 @@ func (s *Scenario) Validate() error {
 	}
 	if s.ReadEvery < 0 {
 		return fmt.Errorf("scenario: negative read_every")
+	}
+	if s.CoordinatorDriftPPM > s.RhoPPM || s.CoordinatorDriftPPM < -s.RhoPPM {
+		return fmt.Errorf("scenario: coordinator_drift_ppm %d beyond rho_ppm %d", s.CoordinatorDriftPPM, s.RhoPPM)
+	}
+	if err := s.validateClients(seen); err != nil {
+		return err
+	}
+	if err := s.validateSpace(); err != nil {
+		return err
 	}
 	for i, f := range s.Faults {
 		if f.Kind == faults.ClockOffset && f.At != 0 {

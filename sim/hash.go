@@ -1,9 +1,11 @@
 package sim
 
+import "github.com/leasecheck/leasecheck/model"
+
 // The trace hash: an FNV-1a digest of every event the loop ran, the history
 // and the trace, so two runs can be compared by one number.
 
-func (w *world) mix(vals ...int64) {
+func (w *World) mix(vals ...int64) {
 	h := w.hash
 	for _, v := range vals {
 		h ^= uint64(v)
@@ -12,7 +14,7 @@ func (w *world) mix(vals ...int64) {
 	w.hash = h
 }
 
-func (w *world) mixString(s string) {
+func (w *World) mixString(s string) {
 	h := w.hash
 	for i := 0; i < len(s); i++ {
 		h ^= uint64(s[i])
@@ -32,9 +34,9 @@ func b2i(b bool) int64 {
 
 // resultHash finishes the run's hash: it covers every event the loop ran
 // (mixed in as they ran), every field of the history and the trace.
-func (w *world) resultHash() uint64 {
-	for i := range w.ops {
-		o := &w.ops[i]
+func (w *World) resultHash(ops []model.Op) uint64 {
+	for i := range ops {
+		o := &ops[i]
 		w.mixString(o.Process)
 		w.mixString(o.Owner)
 		w.mixString(o.Key)

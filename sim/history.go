@@ -6,13 +6,17 @@ package sim
 import (
 	"strconv"
 
+	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
-func (w *world) newRequest(id int32, r *machine.Request) int32 {
+func (w *World) newRequest(id int32, r *machine.Request) int32 {
 	n := &w.nodes[id]
 	op := model.Op{Process: n.process, Owner: n.owner, Key: r.Key, Kind: r.Kind, Call: w.now}
+	if r.Owner != "" && n.kind == kindClient {
+		op.Owner = r.Owner // an adversarial client speaks for whom it claims
+	}
 	switch r.Kind {
 	case model.Acquire:
 		op.TTL = r.TTL
@@ -25,6 +29,13 @@ func (w *world) newRequest(id int32, r *machine.Request) int32 {
 	}
 	idx := int32(len(w.ops))
 	w.ops = append(w.ops, op)
+	if w.hashing {
+		w.opHash = append(w.opHash, 0)
+		w.rehashOp(idx)
+	}
+	if w.mon != nil {
+		w.mon.Called(w, int(idx))
+	}
 	to := coordID
 	if r.To == machine.ToResource {
 		to = resID
@@ -34,7 +45,14 @@ func (w *world) newRequest(id int32, r *machine.Request) int32 {
 	return m
 }
 
-func (w *world) recordReturn(op int32, r *machine.Reply) {
+func (w *World) setAt(op int32, at int64) {
+	w.ops[op].At, w.ops[op].HasAt = at, true
+	if w.hashing {
+		w.rehashOp(op)
+	}
+}
+
+func (w *World) recordReturn(op int32, r *machine.Reply) {
 	if op < 0 {
 		return
 	}
@@ -48,16 +66,38 @@ func (w *world) recordReturn(op int32, r *machine.Reply) {
 	case model.Read:
 		o.Value, o.HasValue = r.Value, r.HasValue
 	}
+	if w.hashing {
+		w.rehashOp(op)
+	}
+	if w.mon != nil {
+		w.mon.Returned(w, int(op))
+	}
 }
 
-func (w *world) trace1(node, what, detail string) {
+func (w *World) trace1(node, what, detail string) {
 	if w.opts.NoTrace {
 		return
 	}
 	w.trace = append(w.trace, TraceEvent{T: w.now, Node: node, What: what, Detail: detail})
 }
 
-func (w *world) finish() *Result {
+// traceLine is the 1-based line the next trace event will have (0 without
+// a trace).
+func (w *World) traceLine() int {
+	if w.opts.NoTrace {
+		return 0
+	}
+	return len(w.trace) + 1
+}
+
+// Ops returns the history's operations so far (Line not yet set); the
+// caller must not modify them.
+func (w *World) Ops() []model.Op { return w.ops }
+
+// Result ends the run where it stands (if it is not over) and returns what
+// it produced.
+func (w *World) Result() *Result {
+	w.end()
 	w.endBeliefs()
 	sc := w.sc
 	w.stats.Unrecovered = len(w.pendCrash)
@@ -65,15 +105,30 @@ func (w *world) finish() *Result {
 		w.stats.UnrecoveredSince = w.pendCrash[0]
 	}
 	w.stats.Ops = len(w.ops)
-	for i := range w.ops {
-		w.ops[i].Line = i + 2 // line 1 is the header
+	w.stats.Faults = map[faults.Kind]int{}
+	w.stats.NotApplied = map[faults.Kind]int{}
+	for i, k := range faults.AllKinds {
+		if n := w.counts[0][i]; n != 0 || w.counts[1][i] != 0 {
+			w.stats.Faults[k] = n
+		}
+		if n := w.counts[1][i]; n != 0 {
+			w.stats.NotApplied[k] = n
+		}
+	}
+	ops := make([]model.Op, len(w.ops))
+	copy(ops, w.ops)
+	for i := range ops {
+		ops[i].Line = i + 2 // line 1 is the header
 	}
 	h := &model.History{
 		Name:   "seed-" + strconv.FormatUint(sc.Seed, 10),
 		Header: model.Header{Version: 1, TimeUnit: "ms", ClockUncertainty: w.u, Semantics: sc.Sem()},
-		Ops:    w.ops,
+		Ops:    ops,
 	}
-	r := &Result{Scenario: sc, History: h, Trace: w.trace, Stats: w.stats}
-	r.Hash = w.resultHash()
+	r := &Result{Scenario: sc, History: h, Trace: w.trace, Stats: w.stats, Plan: w.plan, Steps: w.steps,
+		Beliefs: w.closedBeliefs(), Stops: w.closedStops()}
+	r.Stats.Recoveries = append([]int64(nil), w.stats.Recoveries...)
+	r.Stats.Handoffs = append([]int64(nil), w.stats.Handoffs...)
+	r.Hash = w.resultHash(ops)
 	return r
 }

@@ -4,27 +4,37 @@ package sim
 // crashes and restarts, the end of pauses and freezes.
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/machine"
 )
 
-func (w *world) count(k faults.Kind, f faults.Fault) {
-	w.stats.Faults[k]++
+func kindIndex(k faults.Kind) int {
+	for i, a := range faults.AllKinds {
+		if a == k {
+			return i
+		}
+	}
+	return len(faults.AllKinds) // Validate rejects unknown kinds
+}
+
+func (w *World) count(k faults.Kind, f faults.Fault) {
+	w.counts[0][kindIndex(k)]++
 	w.trace1(f.Target, "fault", f.String())
 }
 
 // notApplied takes back the count of a fault the target's machine has no
 // method for (machine's optional interfaces): it is reported, not counted.
-func (w *world) notApplied(f faults.Fault) {
-	w.stats.Faults[f.Kind]--
-	w.stats.NotApplied[f.Kind]++
+func (w *World) notApplied(f faults.Fault) {
+	w.counts[0][kindIndex(f.Kind)]--
+	w.counts[1][kindIndex(f.Kind)]++
 	w.trace1(f.Target, "fault-not-applied", f.String()+" (the machine does not implement it)")
 }
 
-func (w *world) fault(i int) {
-	f := w.sc.Faults[i]
+func (w *World) fault(i int) {
+	f := w.plan[i]
 	if f.Kind == faults.ClockOffset { // applied in setup
 		w.count(f.Kind, f)
 		return
@@ -56,6 +66,7 @@ func (w *world) fault(i int) {
 		n.clock.Step(f.Amount)
 	case faults.Freeze:
 		n.clock.Freeze(w.now)
+		w.openStop(id, "freeze")
 		n.paused++
 		w.q.push(event{t: w.now + f.Duration, kind: evUnfreeze, node: id, gen: uint64(n.inc)})
 	case faults.DropHeartbeats:
@@ -104,7 +115,7 @@ func (w *world) fault(i int) {
 }
 
 // poke ticks a running holder so a fault's effect on its timers shows.
-func (w *world) poke(id int32) {
+func (w *World) poke(id int32) {
 	n := &w.nodes[id]
 	if !n.crashed && n.paused == 0 {
 		w.step(id, nil)
@@ -112,15 +123,15 @@ func (w *world) poke(id int32) {
 }
 
 // rewake re-maps a pending wake-up after the node's clock changed.
-func (w *world) rewake(id int32) {
+func (w *World) rewake(id int32) {
 	n := &w.nodes[id]
 	if (n.kind == kindHolder || n.kind == kindReader) && !n.crashed && n.wakeLocal != machine.Never {
 		w.scheduleLocal(id, n.wakeLocal)
 	}
 }
 
-func (w *world) faultEnd(i int) {
-	f := w.sc.Faults[i]
+func (w *World) faultEnd(i int) {
+	f := w.plan[i]
 	n := w.nodeByName(f.Target)
 	switch f.Kind {
 	case faults.DropHeartbeats:
@@ -136,7 +147,7 @@ func (w *world) faultEnd(i int) {
 	}
 }
 
-func (w *world) crashHolder(id int32) {
+func (w *World) crashHolder(id int32) {
 	w.noteCrash(id)
 	n := &w.nodes[id]
 	if n.believes {
@@ -144,6 +155,9 @@ func (w *world) crashHolder(id int32) {
 	}
 	w.trace1(n.process, "crashed", "")
 	n.crashed = true
+	w.closeStop(id, false)
+	n.freezes = min(n.freezes, 1)
+	w.closeStop(id, true)
 	n.paused, n.armed = 0, 0
 	n.gen++
 	for _, m := range n.inbox {
@@ -157,8 +171,8 @@ func (w *world) crashHolder(id int32) {
 	w.noteNobodyWaits()
 }
 
-func (w *world) restart(i int) {
-	f := w.sc.Faults[i]
+func (w *World) restart(i int) {
+	f := w.plan[i]
 	w.restarts--
 	id := w.id(f.Target)
 	n := &w.nodes[id]
@@ -183,13 +197,17 @@ func (w *world) restart(i int) {
 
 // resume ends a pause or a freeze: buffered sends leave, buffered messages
 // are handled, the machine gets a tick.
-func (w *world) resume(e event) {
+func (w *World) resume(e event) {
 	n := &w.nodes[e.node]
 	if e.kind == evUnfreeze {
 		n.clock.Unfreeze(w.now)
+		w.closeStop(e.node, true)
 	}
 	if n.crashed || uint64(n.inc) != e.gen || n.paused == 0 {
 		return
+	}
+	if e.kind == evResume {
+		w.closeStop(e.node, false)
 	}
 	n.paused--
 	if n.paused > 0 {
@@ -216,3 +234,32 @@ func (w *world) resume(e event) {
 		}
 	}
 }
+
+// canStrike reports whether fault candidate f would do anything now: its
+// target is up and (for a holder) not done with its program.
+func (w *World) canStrike(f *faults.Fault) bool {
+	n := &w.nodes[w.id(f.Target)]
+	switch n.kind {
+	case kindHolder:
+		return !n.crashed && !n.done
+	case kindCoordinator:
+		return !n.crashed
+	}
+	return true
+}
+
+// strike injects fault candidate i at the current instant (a MoveFault): it
+// joins the plan, so its end and restart find it, and the trace and the
+// counts show it like a planned fault.
+func (w *World) strike(i int) {
+	f := w.candidates[i]
+	f.At = w.now
+	w.faultsLeft--
+	// Clip: never write into the scenario's plan or a copy's (state.go).
+	w.plan = append(slices.Clip(w.plan), f)
+	w.fault(len(w.plan) - 1)
+}
+
+// Plan returns the faults of the run so far: the scenario's, then those its
+// moves struck, with the instant each struck.
+func (w *World) Plan() faults.Plan { return w.plan }

@@ -1,7 +1,8 @@
 package sim
 
-// Liveness bookkeeping: who believes it holds the lease, the coordinator's
-// view of the lease, recovery and handoff measurements.
+// Liveness bookkeeping: who believes it holds the lease (and when a holder
+// could not know better: paused, frozen), the coordinator's view of the
+// lease, recovery and handoff measurements.
 
 import (
 	"strconv"
@@ -11,7 +12,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-func (w *world) setBelief(id int32, b bool, fence int64) {
+func (w *World) setBelief(id int32, b bool, fence int64) {
 	n := &w.nodes[id]
 	if b != n.believes {
 		if w.believers >= 2 {
@@ -24,16 +25,92 @@ func (w *world) setBelief(id int32, b bool, fence int64) {
 			w.believers--
 		}
 	}
+	if n.belief >= 0 { // a belief ends, or its fence changes
+		bl := &w.beliefs[n.belief]
+		bl.To, bl.ToLine, bl.Open = w.now, w.traceLine(), false
+		n.belief = -1
+	}
 	n.believes, n.fence = b, fence
 	if b {
+		n.belief = int32(len(w.beliefs))
+		w.beliefs = append(w.beliefs, Belief{Process: n.process, Owner: n.owner, Fence: fence, From: w.now, To: w.now,
+			FromLine: w.traceLine(), Open: true, Told: n.told})
 		w.trace1(n.process, "believes", "fence="+strconv.FormatInt(fence, 10))
 	} else {
 		w.trace1(n.process, "gave-up", "")
 	}
 }
 
+// openStop starts a span in which node id cannot act (a pause) or its
+// monotonic clock stands still (a freeze).
+func (w *World) openStop(id int32, kind faults.Kind) {
+	n := &w.nodes[id]
+	idx := int32(len(w.stops))
+	if kind == faults.Freeze && n.freeze >= 0 {
+		n.freezes++ // nested freezes: one span, until the last one ends
+		return
+	}
+	w.stops = append(w.stops, Stop{Node: n.name, Process: n.process, Kind: kind, From: w.now, To: w.now, FromLine: max(w.traceLine()-1, 0), Open: true})
+	if kind == faults.Freeze {
+		n.freeze, n.freezes = idx, 1
+	} else if n.stop < 0 {
+		n.stop = idx
+	}
+}
+
+// closeStop ends node id's open freeze (freeze) or pause span.
+func (w *World) closeStop(id int32, freeze bool) {
+	n := &w.nodes[id]
+	p := &n.stop
+	if freeze {
+		p = &n.freeze
+	}
+	if *p < 0 {
+		return
+	}
+	if freeze {
+		if n.freezes--; n.freezes > 0 {
+			return
+		}
+	}
+	s := &w.stops[*p]
+	s.To, s.ToLine, s.Open = w.now, w.traceLine(), false
+	*p = -1
+}
+
+func (w *World) closedBeliefs() []Belief {
+	out := append([]Belief(nil), w.beliefs...)
+	for i := range out {
+		if out[i].Open {
+			out[i].To = w.now
+		}
+	}
+	return out
+}
+
+func (w *World) closedStops() []Stop {
+	out := append([]Stop(nil), w.stops...)
+	for i := range out {
+		if out[i].Open {
+			out[i].To = w.now
+		}
+	}
+	return out
+}
+
+// Beliefs returns the belief spans so far (open ones end now); Stops the
+// pauses and freezes. For monitors: the caller must not keep them past the
+// next step.
+func (w *World) Beliefs() []Belief { return w.closedBeliefs() }
+
+// Stops returns the pause and freeze spans so far (see Beliefs).
+func (w *World) Stops() []Stop { return w.closedStops() }
+
+// Believers returns how many holders believe they hold the lease now.
+func (w *World) Believers() int { return w.believers }
+
 // observe follows the coordinator's lease for the liveness measurements.
-func (w *world) observe(r *machine.Request, rep *machine.Reply, at int64) {
+func (w *World) observe(r *machine.Request, rep *machine.Reply, at int64) {
 	switch r.Kind {
 	case model.Acquire:
 		w.leaseOwner, w.leaseExpiry = r.Owner, at+r.TTL
@@ -56,7 +133,7 @@ func (w *world) observe(r *machine.Request, rep *machine.Reply, at int64) {
 	}
 }
 
-func (w *world) someoneWaiting(except string) bool {
+func (w *World) someoneWaiting(except string) bool {
 	for i := range w.nodes {
 		n := &w.nodes[i]
 		if n.kind == kindHolder && !n.crashed && n.waiting && n.owner != except {
@@ -67,15 +144,16 @@ func (w *world) someoneWaiting(except string) bool {
 }
 
 // endBeliefs closes the double-belief window still open when the run ends.
-func (w *world) endBeliefs() {
+func (w *World) endBeliefs() {
 	if w.believers >= 2 {
 		w.stats.DoubleBelief += w.now - w.dblSince
+		w.dblSince = w.now
 	}
 }
 
 // noteCrash starts a recovery measurement when the crashing holder id held
 // a live lease while another holder waited.
-func (w *world) noteCrash(id int32) {
+func (w *World) noteCrash(id int32) {
 	n := &w.nodes[id]
 	if n.owner == w.leaseOwner && w.nodes[coordID].clock.Mono(w.now) < w.leaseExpiry && w.someoneWaiting(n.owner) {
 		w.pendCrash = append(w.pendCrash, w.now)
@@ -84,7 +162,7 @@ func (w *world) noteCrash(id int32) {
 
 // noteNobodyWaits drops the pending measurements once nobody is left to take
 // the lease over: they would time a restart, not a handoff.
-func (w *world) noteNobodyWaits() {
+func (w *World) noteNobodyWaits() {
 	if !w.someoneWaiting("") {
 		w.pendCrash, w.pendRelease = w.pendCrash[:0], w.pendRelease[:0]
 	}

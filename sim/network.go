@@ -13,7 +13,7 @@ type dedupeKey struct {
 	id        uint64
 }
 
-func (w *world) alloc() int32 {
+func (w *World) alloc() int32 {
 	if k := len(w.free); k > 0 {
 		m := w.free[k-1]
 		w.free = w.free[:k-1]
@@ -23,14 +23,40 @@ func (w *world) alloc() int32 {
 	return int32(len(w.msgs) - 1)
 }
 
-func (w *world) release(m int32) {
+func (w *World) release(m int32) {
 	w.msgs[m] = envelope{}
 	w.free = append(w.free, m)
 }
 
+// The network's choice points. A seeded run draws them from its PRNG (in
+// the order and ranges it always has, so seeds replay); an enumerable run
+// asks its Picker, alternative 0 being the default: the shortest delay,
+// delivered, not duplicated.
+
+func (w *World) chooseDelay() int64 {
+	net := &w.sc.Network
+	if w.pick != nil {
+		if net.MaxDelay <= net.MinDelay {
+			return net.MinDelay
+		}
+		return net.MinDelay + int64(w.pick.Pick(int(net.MaxDelay-net.MinDelay+1), "delay"))
+	}
+	return w.ch.Int64(net.MinDelay, net.MaxDelay, "delay")
+}
+
+func (w *World) chooseLoss(ppm int64, label string) bool {
+	if ppm <= 0 {
+		return false
+	}
+	if w.pick != nil {
+		return w.pick.Pick(2, label) == 1
+	}
+	return w.ch.Int64(0, 999_999, label) < ppm
+}
+
 // send puts message m on the network: partitions and lost heartbeats drop
 // it, the ambient network may lose, delay or duplicate it.
-func (w *world) send(m int32) {
+func (w *World) send(m int32) {
 	e := &w.msgs[m]
 	cl, server := e.from, e.to
 	if e.isReply {
@@ -48,21 +74,22 @@ func (w *world) send(m int32) {
 		return
 	}
 	net := &w.sc.Network
-	if net.DropPPM > 0 && w.ch.Int64(0, 999_999, "drop") < net.DropPPM {
+	if w.chooseLoss(net.DropPPM, "drop") {
 		w.stats.Dropped++
 		w.release(m)
 		return
 	}
-	w.q.push(event{t: w.now + w.ch.Int64(net.MinDelay, net.MaxDelay, "delay") + c.extraDelay, kind: evDeliver, arg: m})
-	if net.DupPPM > 0 && w.ch.Int64(0, 999_999, "dup") < net.DupPPM {
+	w.q.push(event{t: w.now + w.chooseDelay() + c.extraDelay, kind: evDeliver, arg: m})
+	if w.chooseLoss(net.DupPPM, "dup") {
 		d := w.alloc()
+		w.msgs[m].dup = true
 		w.msgs[d] = w.msgs[m]
 		w.stats.Duplicated++
-		w.q.push(event{t: w.now + w.ch.Int64(net.MinDelay, net.MaxDelay, "delay") + c.extraDelay, kind: evDeliver, arg: d})
+		w.q.push(event{t: w.now + w.chooseDelay() + c.extraDelay, kind: evDeliver, arg: d})
 	}
 }
 
-func (w *world) deliver(m int32) {
+func (w *World) deliver(m int32) {
 	e := &w.msgs[m]
 	n := &w.nodes[e.to]
 	if n.crashed || (e.isReply && e.inc != n.inc) {
@@ -77,11 +104,15 @@ func (w *world) deliver(m int32) {
 }
 
 // handle processes a delivered message at a running node.
-func (w *world) handle(m int32) {
+func (w *World) handle(m int32) {
 	e := &w.msgs[m]
 	switch w.nodes[e.to].kind {
 	case kindCoordinator, kindResource:
 		w.serve(m)
+	case kindClient:
+		env := *e
+		w.release(m)
+		w.clientReceive(env.to, &env)
 	default:
 		env := *e
 		w.release(m)
@@ -90,11 +121,16 @@ func (w *world) handle(m int32) {
 }
 
 // serve applies a request at the coordinator or the resource and answers it.
-// Duplicates are answered from a cache (at-most-once RPC), which is durable.
-func (w *world) serve(m int32) {
+// Duplicates are answered from a cache (at-most-once RPC), which is durable;
+// only requests the network duplicated are cached (no client reuses an ID
+// within an incarnation).
+func (w *World) serve(m int32) {
 	e := &w.msgs[m]
 	key := dedupeKey{e.from, e.inc, e.req.ID}
-	rep, seen := w.dedupe[key]
+	rep, seen := machine.Reply{}, false
+	if e.dup {
+		rep, seen = w.dedupe[key]
+	}
 	if !seen {
 		// The coordinator's lease clock orders every applied operation, also
 		// the resource's: at is monotonic in true time for all of them.
@@ -108,9 +144,22 @@ func (w *world) serve(m int32) {
 			rep = w.res.Apply(&e.req)
 		}
 		rep.ID, rep.At = e.req.ID, at
-		w.dedupe[key] = rep
+		if e.dup {
+			w.dedupe[key] = rep
+		}
 		if e.op >= 0 {
-			w.ops[e.op].At, w.ops[e.op].HasAt = at, true
+			w.setAt(e.op, at)
+		}
+		if rep.OK {
+			switch {
+			case e.to == coordID && e.req.Kind == model.Acquire:
+				w.granted = max(w.granted, rep.Fence)
+			case e.to == resID && e.req.Kind == model.Write:
+				w.resHighest = max(w.resHighest, e.req.Fence)
+			}
+		}
+		if w.mon != nil {
+			w.mon.Applied(w, e.to == resID, &e.req, &rep)
 		}
 		if e.to == coordID && rep.OK {
 			w.observe(&e.req, &rep, at)

@@ -48,6 +48,21 @@ func (q *queue) push(e event) {
 	}
 }
 
+// pushKeep puts back an event taken out of the queue, keeping its place in
+// the order of ties.
+func (q *queue) pushKeep(e event) {
+	q.ev = append(q.ev, e)
+	i := len(q.ev) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q.ev[i], q.ev[p] = q.ev[p], q.ev[i]
+		i = p
+	}
+}
+
 func (q *queue) pop() event {
 	top := q.ev[0]
 	n := len(q.ev) - 1

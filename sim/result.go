@@ -20,9 +20,52 @@ type Result struct {
 	// holder's belief that it holds the lease, in time order.
 	Trace []TraceEvent
 	Stats Stats
+	// Plan is the faults the run injected or meant to: the scenario's plan,
+	// then those an enumerable run's moves struck, at the instant each
+	// struck.
+	Plan faults.Plan
+	// Steps counts the moves the run made (events, faults struck,
+	// adversarial requests).
+	Steps int
+	// Beliefs are the spans during which each holder believed it held the
+	// lease; Stops those during which a node was paused or frozen (the
+	// property exclusive-belief's exception, package runprop).
+	Beliefs []Belief
+	Stops   []Stop
 	// Hash digests every event the loop ran, the history and the trace: two
 	// runs of one scenario have the same Hash.
 	Hash uint64
+}
+
+// Belief is one span during which a holder believed it held the lease under
+// one fence: from the step at which it started believing to the step at
+// which it gave up, crashed or the run ended.
+type Belief struct {
+	Process string
+	Owner   string
+	Fence   int64
+	From    int64 // true time
+	To      int64
+	// FromLine and ToLine are the 1-based trace lines where it starts and
+	// ends (0: no trace, or the run ended first).
+	FromLine, ToLine int
+	// Open reports that it had not ended when the run stopped.
+	Open bool
+	// Told is the clock-drift bound the holder was configured with.
+	Told int64
+}
+
+// Stop is one span during which a node could not act (a pause) or its
+// monotonic clock stood still (a freeze).
+type Stop struct {
+	Node    string
+	Process string // the incarnation it stopped
+	Kind    faults.Kind
+	From    int64
+	To      int64
+	// FromLine and ToLine are the 1-based trace lines of its start and end.
+	FromLine, ToLine int
+	Open             bool
 }
 
 // TraceEvent is one line of the trace.

@@ -36,7 +36,7 @@ type Config struct {
 	// Fenced sends writes to the resource (fenced storage), not the coordinator.
 	Fenced     bool
 	RenewEvery int64 // default TTL/3
-	Margin     int64 // deadline safety margin; default TTL/10
+	Margin     int64 // deadline safety margin; default TTL/10, NoMargin for none
 	Timeout    int64 // request timeout; default TTL/3
 	RetryMin   int64 // acquire backoff; default TTL/10
 	RetryMax   int64 // backoff cap; default TTL/4
@@ -45,7 +45,12 @@ type Config struct {
 	Bugs Bug
 }
 
-// WithDefaults returns c with every zero duration replaced by its default.
+// NoMargin is Config.Margin's "no safety margin at all" (0 means the
+// default).
+const NoMargin = -1
+
+// WithDefaults returns c with every zero duration replaced by its default
+// (NoMargin stays: it is idempotent).
 func (c Config) WithDefaults() Config {
 	t := max(c.TTL, 1)
 	if c.Bugs&BugRenewEveryTTL != 0 {
@@ -62,7 +67,9 @@ func (c Config) WithDefaults() Config {
 		}
 	}
 	def(&c.RenewEvery, t/3)
-	def(&c.Margin, t/10)
+	if c.Margin != NoMargin {
+		def(&c.Margin, t/10)
+	}
 	def(&c.Timeout, t/3)
 	def(&c.RetryMin, t/10)
 	def(&c.RetryMax, t/4)
@@ -280,7 +287,7 @@ func (h *Holder) extend(sent, recv int64) {
 		// stretches the holder's belief past the coordinator's expiry.
 		sent = recv
 	}
-	h.deadline = sent + c.TTL - (2*c.TTL*c.RhoPPM+999_999)/1_000_000 - c.Margin
+	h.deadline = sent + c.TTL - (2*c.TTL*c.RhoPPM+999_999)/1_000_000 - max(c.Margin, 0)
 	h.nextRenew = sent + c.RenewEvery
 }
 

@@ -1,0 +1,94 @@
+package machine
+
+// The optional interfaces of exploration (DESIGN.md §7). The explorer
+// (package explore) keeps the states it has seen and branches from them; a
+// machine that can copy and digest itself makes that fast. Without them any
+// machine still works: the explorer re-runs a path from the root instead of
+// copying a state, and digests a machine by walking its fields with
+// reflection (sim.HashValue) — slower, the same answers.
+
+// HolderCloner is a Holder that copies itself: the copy and the original
+// evolve independently from then on (no shared slices or maps).
+type HolderCloner interface {
+	CloneHolder() Holder
+}
+
+// CoordinatorCloner is a Coordinator that copies itself.
+type CoordinatorCloner interface {
+	CloneCoordinator() Coordinator
+}
+
+// ResourceCloner is a Resource that copies itself.
+type ResourceCloner interface {
+	CloneResource() Resource
+}
+
+// ClockedCloner is a Clocked coordinator that copies itself, so that
+// ClockedCoordinator's adapter can copy itself too.
+type ClockedCloner interface {
+	CloneClocked() Clocked
+}
+
+// StateHasher is a machine that digests its state: two machines whose future
+// behaviour is the same must write the same values (fields that never
+// influence a decision, such as counters kept for tests, may be left out).
+// The explorer skips a world state it has seen, so a digest that leaves out
+// state that matters makes it miss paths.
+type StateHasher interface {
+	HashState(h *Hasher)
+}
+
+// Hasher accumulates a 64-bit FNV-1a digest of a machine's state.
+type Hasher struct{ h uint64 }
+
+// NewHasher returns an empty digest.
+func NewHasher() *Hasher { return &Hasher{h: 14695981039346656037} }
+
+// Sum returns the digest.
+func (h *Hasher) Sum() uint64 { return h.h }
+
+// Int mixes v in.
+func (h *Hasher) Int(v int64) {
+	x := h.h
+	u := uint64(v)
+	for range 8 {
+		x ^= u & 0xff
+		x *= 1099511628211
+		u >>= 8
+	}
+	h.h = x
+}
+
+// Uint mixes v in.
+func (h *Hasher) Uint(v uint64) { h.Int(int64(v)) }
+
+// Bool mixes b in.
+func (h *Hasher) Bool(b bool) {
+	if b {
+		h.Int(1)
+	} else {
+		h.Int(0)
+	}
+}
+
+// String mixes s in, with its length (so "ab","c" and "a","bc" differ).
+func (h *Hasher) String(s string) {
+	x := h.h
+	for i := 0; i < len(s); i++ {
+		x ^= uint64(s[i])
+		x *= 1099511628211
+	}
+	h.h = x
+	h.Int(int64(len(s)))
+}
+
+// CloneCoordinator copies a Coordinator made by ClockedCoordinator when the
+// Clocked coordinator behind it is a ClockedCloner, and returns nil
+// otherwise. (A driver digests such a coordinator through Unwrap.)
+func (c *clocked) CloneCoordinator() Coordinator {
+	cl, ok := c.c.(ClockedCloner)
+	if !ok {
+		return nil
+	}
+	return ClockedCoordinator(cl.CloneClocked())
+}
