@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/holder"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
@@ -13,22 +14,19 @@ import (
 
 // The run properties' stable names (they appear in output, JSON and tests).
 const (
-	// ExclusiveBelief: no two holders believe they hold the lease at once
-	// (sim.Stats.DoubleBelief). Judged when no pause or freeze is injected
-	// (a paused holder cannot update its belief, so the reference too
-	// overlaps for the pause's length).
+	// ExclusiveBelief: no two holders believe they hold the lease at once,
+	// except where the one holding the older grant could not know better
+	// (belief.go).
 	ExclusiveBelief = "exclusive-belief"
 	// LivenessRecovery: after the lease's holder crashes, another acquires
-	// within TTL + clock bound + retry interval (sim.Result.Liveness). Judged
-	// on a quiet network with no faults but crashes and clock faults; a crash
-	// never recovered from is judged under any faults.
+	// within TTL + the clock bound + its retry interval (+ a round trip).
 	LivenessRecovery = "liveness-recovery"
 	// LivenessHandoff: after a release, the next waiter acquires within a
-	// retry interval and a round trip. Same scenarios as LivenessRecovery.
+	// retry interval and a round trip, without waiting out the TTL.
 	LivenessHandoff = "liveness-handoff"
-	// LivenessRenewal: with no fault and a round trip below the renew
-	// timeout, renewals keep the lease: no holder loses it before it
-	// releases (every process acquires once, every renew succeeds).
+	// LivenessRenewal: where renewals are timely (no faults, a quiet
+	// network, a renew interval and round trip well inside the holder's
+	// deadline), they keep the lease: no holder loses it before it releases.
 	LivenessRenewal = "liveness-renewal"
 )
 
@@ -52,66 +50,61 @@ type Finding struct {
 	To   int64 `json:"to"`
 }
 
+// maxFindings caps the findings of one property in one run: the first few
+// tell the story, the rest repeat it.
+const maxFindings = 3
+
 // Judge judges every run property that applies to r's scenario and returns
 // the violations, in the order of Properties.
 func Judge(r *sim.Result) []Finding {
-	sc := r.Scenario
 	var out []Finding
-	if beliefApplies(sc) && r.Stats.DoubleBelief > 0 {
-		out = append(out, Finding{Property: ExclusiveBelief,
-			Explanation: fmt.Sprintf("two holders believed they held the lease at once for %dms in total", r.Stats.DoubleBelief),
-			From:        0, To: r.Stats.End})
-	}
-	var recovery []Finding
-	if livenessApplies(sc) {
-		for _, bad := range r.Liveness() {
-			p := LivenessRecovery
-			if strings.HasPrefix(bad, "handoff") {
-				p = LivenessHandoff
-			}
-			f := Finding{Property: p, Explanation: bad, To: r.Stats.End}
-			if p == LivenessRecovery {
-				recovery = append(recovery, f)
-			} else {
-				out = append(out, f)
-			}
-		}
-	}
-	if len(recovery) == 0 {
-		if why := unrecovered(r); why != "" {
-			recovery = append(recovery, Finding{Property: LivenessRecovery, Explanation: why, To: r.Stats.End})
-		}
-	}
-	// Keep the order of Properties: recovery before handoff.
-	var handoff []Finding
-	for _, f := range out {
-		if f.Property == LivenessHandoff {
-			handoff = append(handoff, f)
-		}
-	}
-	out = slices.DeleteFunc(out, func(f Finding) bool { return f.Property == LivenessHandoff })
-	out = append(append(out, recovery...), handoff...)
-	if renewalApplies(sc) {
-		if why, line := lostLease(r.History); why != "" {
-			f := Finding{Property: LivenessRenewal, Explanation: why, To: r.Stats.End}
-			if line > 0 {
-				f.Lines = []int{line}
-			}
-			out = append(out, f)
-		}
-	}
+	out = append(out, exclusiveBelief(r)...)
+	out = append(out, recovery(r)...)
+	out = append(out, handoff(r)...)
+	out = append(out, renewal(r)...)
 	return out
 }
 
-// livenessKinds are the faults under which the liveness bounds hold
-// (sim/property_test.go, TestPropertyLiveness).
-var livenessKinds = []faults.Kind{faults.ClockOffset, faults.ClockDrift, faults.ClockStep, faults.Crash}
+// Applies reports whether property p is judged on run r at all (the
+// exclusive-belief exception is judged inside it, span by span; a crash
+// never recovered from is judged on every run).
+func Applies(p string, r *sim.Result) bool {
+	switch p {
+	case ExclusiveBelief:
+		return true
+	case LivenessRecovery, LivenessHandoff:
+		return LivenessApplies(r)
+	case LivenessRenewal:
+		return RenewalApplies(r)
+	}
+	return false
+}
 
-func livenessApplies(sc *scenario.Scenario) bool {
-	if sc.Network.DropPPM > 0 {
+// livenessKinds are the faults under which the liveness bounds hold: none
+// of them stops a waiting holder from asking, the coordinator from
+// answering, or the network from carrying both within its delay bound.
+// Clock offsets and wall-clock steps do not touch the monotonic clocks
+// leases are measured on; drift stays within rho, which the bounds include;
+// a crash or an owner reuse is what recovery is about; an overrun, a dead
+// renewal loop, lost renewals or a late second release change who holds
+// the lease and when, not how fast a waiter gets it.
+var livenessKinds = []faults.Kind{faults.ClockOffset, faults.ClockDrift, faults.ClockStep, faults.Crash,
+	faults.OwnerReuse, faults.Overrun, faults.RenewDeath, faults.DropHeartbeats, faults.DoubleRelease}
+
+// LivenessKinds returns the fault kinds under which recovery and handoff
+// are judged.
+func LivenessKinds() []faults.Kind { return slices.Clone(livenessKinds) }
+
+// LivenessApplies reports whether recovery and handoff are judged on r: a
+// network that loses nothing, no adversarial client (which may take the
+// lease itself), and only faults of LivenessKinds (those of the scenario's
+// plan and those an explored path struck). A crash never recovered from is
+// judged under any faults (see recovery).
+func LivenessApplies(r *sim.Result) bool {
+	if r.Scenario.Network.DropPPM > 0 || adversarial(r) {
 		return false
 	}
-	for _, f := range sc.Faults {
+	for _, f := range r.Plan {
 		if !slices.Contains(livenessKinds, f.Kind) {
 			return false
 		}
@@ -119,44 +112,176 @@ func livenessApplies(sc *scenario.Scenario) bool {
 	return true
 }
 
-// unrecovered catches a crash never recovered from, under any faults (the
-// rule of sim.Result.Liveness, which judges only clean scenarios): the last
-// crash came more than the recovery bound before the horizon, and nobody was
-// granted the lease after it.
-func unrecovered(r *sim.Result) string {
-	if r.Stats.Unrecovered == 0 || r.Stats.Truncated {
-		return ""
+// adversarial reports whether an adversarial client took part in r.
+func adversarial(r *sim.Result) bool {
+	if len(r.Scenario.Clients) > 0 {
+		return true
 	}
-	last := int64(-1)
-	for _, f := range r.Scenario.Faults {
-		if f.Kind == faults.Crash || f.Kind == faults.OwnerReuse {
-			last = max(last, f.At)
+	for i := range r.History.Ops {
+		if r.History.Ops[i].Process == scenario.AdversaryName {
+			return true
 		}
 	}
-	bound, _ := r.Bounds()
-	if last < 0 || r.Scenario.Horizon-last <= bound {
-		return ""
-	}
-	return fmt.Sprintf("the holder crashed at t=%d and nobody acquired the lease by the horizon t=%d (bound %dms)", last, r.Scenario.Horizon, bound)
+	return false
 }
 
-func renewalApplies(sc *scenario.Scenario) bool {
-	if len(sc.Faults) > 0 || sc.Network.DropPPM > 0 {
+// Bounds returns sc's liveness bounds, given the history's clock
+// uncertainty u (DESIGN.md §1, failure modes 1 and 5): after the holder
+// crashes another acquires within TTL + 2u + its retry interval (+ a round
+// trip); after a release the next acquire succeeds within a retry interval
+// and a round trip.
+func Bounds(sc *scenario.Scenario, u int64) (recovery, handoff int64) {
+	retry := int64(0)
+	for _, p := range sc.Holders {
+		c := holder.Config{TTL: sc.TTL, RetryMax: p.RetryMax, Timeout: p.Timeout}.WithDefaults()
+		retry = max(retry, c.RetryMax)
+	}
+	retry += (retry*sc.RhoPPM+999_999)/1_000_000 + 1
+	rtt := 2 * sc.Network.MaxDelay
+	return sc.TTL + 2*u + retry + rtt + 1, retry + rtt + 1
+}
+
+func recovery(r *sim.Result) []Finding {
+	sc := r.Scenario
+	rb, _ := Bounds(sc, r.History.Header.ClockUncertainty)
+	var out []Finding
+	if LivenessApplies(r) {
+		for i, d := range r.Stats.Recoveries {
+			if d <= rb || len(out) == maxFindings {
+				continue
+			}
+			at := r.Stats.RecoveryAt[i]
+			f := Finding{Property: LivenessRecovery, From: at, To: at + d}
+			crash := traceAt(r, at, "crashed", "")
+			grant := traceAt(r, at+d, "granted", "")
+			f.TraceLines = lines(crash, grant)
+			who := "the lease's holder"
+			if crash > 0 {
+				who = r.Trace[crash-1].Node
+			}
+			f.Explanation = fmt.Sprintf("%s crashed at t=%d holding the lease while another holder waited; the next grant came only at t=%d, %dms later: "+
+				"more than the bound TTL + twice the clock uncertainty + the retry interval + a round trip = %dms. A lease must not block the others much longer than one TTL.",
+				who, at, at+d, d, rb)
+			if grant > 0 {
+				f.Lines = grantLine(r, r.Trace[grant-1].Detail)
+			}
+			out = append(out, f)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	if f, ok := unrecovered(r, rb); ok {
+		out = append(out, f)
+	}
+	return out
+}
+
+// unrecovered catches a crash never recovered from, under any faults: the
+// lease's holder crashed while another waited, a holder asked for the lease
+// after the crash, and nobody was granted it although the run went on for
+// more than the recovery bound after the crash and after every other fault
+// had ended (holders retry until granted, so a correct coordinator grants
+// within the bound once the faults are over). A network that loses messages
+// or an adversarial client (which may take the lease itself) owes no such
+// bound.
+func unrecovered(r *sim.Result, rb int64) (Finding, bool) {
+	sc := r.Scenario
+	if r.Stats.Unrecovered == 0 || r.Stats.Truncated || sc.Network.DropPPM > 0 || adversarial(r) {
+		return Finding{}, false
+	}
+	since := r.Stats.UnrecoveredSince
+	quiet := since
+	for _, f := range r.Plan {
+		quiet = max(quiet, f.At+f.Duration)
+	}
+	if sc.Horizon-quiet <= rb {
+		return Finding{}, false
+	}
+	for i := range r.History.Ops {
+		op := &r.History.Ops[i]
+		if op.Kind != model.Acquire || op.Call <= since {
+			continue
+		}
+		f := Finding{Property: LivenessRecovery, From: since, To: sc.Horizon, Lines: []int{op.Line},
+			TraceLines: lines(traceAt(r, since, "crashed", ""))}
+		f.Explanation = fmt.Sprintf("the lease's holder crashed at t=%d; %s asked for the lease at t=%d (line %d), yet nobody was granted it by the horizon t=%d, "+
+			"although every fault had ended by t=%d and the bound is %dms: a dead holder blocks the others for good, the failure mode of a lock without a lease.",
+			since, op.Owner, op.Call, op.Line, sc.Horizon, quiet, rb)
+		return f, true
+	}
+	return Finding{}, false
+}
+
+func handoff(r *sim.Result) []Finding {
+	sc := r.Scenario
+	if !LivenessApplies(r) {
+		return nil
+	}
+	_, hb := Bounds(sc, r.History.Header.ClockUncertainty)
+	var out []Finding
+	for i, d := range r.Stats.Handoffs {
+		tooSlow := d > hb || hb < sc.TTL && d >= sc.TTL
+		if !tooSlow || len(out) == maxFindings {
+			continue
+		}
+		at := r.Stats.HandoffAt[i]
+		rel := traceAt(r, at, "released", "")
+		grant := traceAt(r, at+d, "granted", "")
+		f := Finding{Property: LivenessHandoff, From: at, To: at + d, TraceLines: lines(rel, grant)}
+		who := "a holder"
+		if rel > 0 {
+			who = r.Trace[rel-1].Detail
+		}
+		f.Explanation = fmt.Sprintf("%s released the lease at t=%d while another holder waited, yet the next grant came only at t=%d, %dms later "+
+			"(bound: a retry interval and a round trip, %dms; TTL %dms): a graceful handoff must not wait out the lease.",
+			who, at, at+d, d, hb, sc.TTL)
+		if grant > 0 {
+			f.Lines = grantLine(r, r.Trace[grant-1].Detail)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// RenewalApplies reports whether liveness-renewal is judged on r: no
+// faults, a quiet network, no adversarial client, and for every holder a
+// renewal that is answered well inside its local deadline (renew interval,
+// stretched by drift, plus a round trip, below TTL·(1 − 2ρ) − margin) and a
+// request timeout above the round trip. Slower settings flap by design —
+// the article's sixth failure mode, "a TTL far below the renewal latency" —
+// and are judged by the other properties only.
+func RenewalApplies(r *sim.Result) bool {
+	sc := r.Scenario
+	if len(r.Plan) > 0 || sc.Network.DropPPM > 0 || adversarial(r) {
 		return false
 	}
-	// The renew timeout (TTL/3 by default) must exceed the round trip with
-	// room to spare; the generator's slow networks (the article's sixth
-	// failure mode) flap with the reference too.
-	for _, p := range sc.Holders {
-		timeout := p.Timeout
-		if timeout <= 0 {
-			timeout = max(sc.TTL/3, 1)
+	rtt := 2*sc.Network.MaxDelay + 2
+	for i := range sc.Holders {
+		p := &sc.Holders[i]
+		told := sc.ToldRho(p)
+		c := holder.Config{TTL: sc.TTL, RhoPPM: told, Timeout: p.Timeout, RenewEvery: p.RenewEvery, Margin: p.Margin}.WithDefaults()
+		if rtt >= c.Timeout {
+			return false
 		}
-		if 2*sc.Network.MaxDelay+2 >= timeout {
+		deadline := sc.TTL - (2*sc.TTL*told+999_999)/1_000_000 - max(c.Margin, 0)
+		stretched := c.RenewEvery + (2*c.RenewEvery*sc.RhoPPM+999_999)/1_000_000
+		if stretched+rtt+rtt/2+1 >= deadline {
 			return false
 		}
 	}
 	return true
+}
+
+func renewal(r *sim.Result) []Finding {
+	if !RenewalApplies(r) {
+		return nil
+	}
+	why, line := lostLease(r.History)
+	if why == "" {
+		return nil
+	}
+	return []Finding{{Property: LivenessRenewal, Explanation: why, Lines: []int{line}, To: r.Stats.End}}
 }
 
 // lostLease reports the first sign in h that a holder lost its lease before
@@ -169,20 +294,56 @@ func lostLease(h *model.History) (string, int) {
 		case op.Kind == model.Acquire && op.Returned && op.OK:
 			grants[op.Process]++
 			if grants[op.Process] == 2 {
-				return fmt.Sprintf("line %d: %s acquired a second time: it lost its lease with no fault", op.Line, op.Process), op.Line
+				return fmt.Sprintf("line %d: %s acquired a second time: it lost its lease with no fault, on a network fast enough for its renewals", op.Line, op.Process), op.Line
 			}
 		case op.Kind == model.Renew && (!op.Returned || !op.OK):
-			return fmt.Sprintf("line %d: %s's renew failed with no fault", op.Line, op.Process), op.Line
+			return fmt.Sprintf("line %d: %s's renew failed with no fault, on a network fast enough for its renewals", op.Line, op.Process), op.Line
 		}
 	}
 	return "", 0
 }
 
-func beliefApplies(sc *scenario.Scenario) bool {
-	for _, f := range sc.Faults {
-		if f.Kind == faults.Pause || f.Kind == faults.Freeze {
-			return false
+// traceAt returns the 1-based line of the first trace event at time t whose
+// What is what (and whose Node starts with node, when given), or 0.
+func traceAt(r *sim.Result, t int64, what, node string) int {
+	for i, e := range r.Trace {
+		if e.T == t && e.What == what && strings.HasPrefix(e.Node, node) {
+			return i + 1
+		}
+		if e.T > t {
+			break
 		}
 	}
-	return true
+	return 0
+}
+
+// grantLine finds the history line of the acquire a trace "granted" detail
+// ("h2 fence=3") names.
+func grantLine(r *sim.Result, detail string) []int {
+	owner, fence, _ := strings.Cut(detail, " fence=")
+	for i := range r.History.Ops {
+		op := &r.History.Ops[i]
+		if op.Kind == model.Acquire && op.Owner == owner && op.HasAt && fmt.Sprint(op.Fence) == fence {
+			return []int{op.Line}
+		}
+	}
+	for i := range r.History.Ops { // the reply never reached the holder: the fence is not in the history
+		op := &r.History.Ops[i]
+		if op.Kind == model.Acquire && op.Owner == owner && op.HasAt && !op.Returned {
+			return []int{op.Line}
+		}
+	}
+	return nil
+}
+
+// lines returns the non-zero line numbers, ascending and once each.
+func lines(ls ...int) []int {
+	var out []int
+	for _, l := range ls {
+		if l > 0 && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -129,6 +129,8 @@ func (w *World) Result() *Result {
 		Beliefs: w.closedBeliefs(), Stops: w.closedStops()}
 	r.Stats.Recoveries = append([]int64(nil), w.stats.Recoveries...)
 	r.Stats.Handoffs = append([]int64(nil), w.stats.Handoffs...)
+	r.Stats.RecoveryAt = append([]int64(nil), w.stats.RecoveryAt...)
+	r.Stats.HandoffAt = append([]int64(nil), w.stats.HandoffAt...)
 	r.Hash = w.resultHash(ops)
 	return r
 }

@@ -116,9 +116,11 @@ func (w *World) observe(r *machine.Request, rep *machine.Reply, at int64) {
 		w.leaseOwner, w.leaseExpiry = r.Owner, at+r.TTL
 		for _, t := range w.pendCrash {
 			w.stats.Recoveries = append(w.stats.Recoveries, w.now-t)
+			w.stats.RecoveryAt = append(w.stats.RecoveryAt, t)
 		}
 		for _, t := range w.pendRelease {
 			w.stats.Handoffs = append(w.stats.Handoffs, w.now-t)
+			w.stats.HandoffAt = append(w.stats.HandoffAt, t)
 		}
 		w.pendCrash, w.pendRelease = w.pendCrash[:0], w.pendRelease[:0]
 		w.trace1(faults.Coordinator, "granted", r.Owner+" fence="+strconv.FormatInt(rep.Fence, 10))

@@ -13,6 +13,7 @@ import (
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/runprop"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
 )
@@ -39,7 +40,9 @@ func replay(t *rapid.T, name string, sc *scenario.Scenario) string {
 // regression from hanging the suite.
 const checkBudget = 60 * time.Second
 
-// checkRun runs sc and checks its history for the four properties.
+// checkRun runs sc and judges every property: the checker's four on its
+// history and the run properties (runprop: exclusive belief, liveness) on
+// the run.
 func checkRun(t *rapid.T, name string, sc *scenario.Scenario, opts *sim.Options) *sim.Result {
 	r, err := sim.Run(sc, opts)
 	if err != nil {
@@ -57,6 +60,13 @@ func checkRun(t *rapid.T, name string, sc *scenario.Scenario, opts *sim.Options)
 			msg += fmt.Sprintf("\n  %s lines %v: %s", v.Property, v.Lines, v.Explanation)
 		}
 		t.Fatalf("the reference implementation failed on seed %d:%s\n%s", sc.Seed, msg, replay(t, name, sc))
+	}
+	if fs := runprop.Judge(r); len(fs) > 0 {
+		var msg string
+		for _, f := range fs {
+			msg += fmt.Sprintf("\n  %s lines %v trace lines %v: %s", f.Property, f.Lines, f.TraceLines, f.Explanation)
+		}
+		t.Fatalf("the reference implementation failed a run property on seed %d:%s\n%s", sc.Seed, msg, replay(t, name, sc))
 	}
 	return r
 }
@@ -93,14 +103,14 @@ func TestPropertyLiveness(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		sc := scenario.Generate(sim.NewRapid(rt), scenario.Options{Kinds: livenessKinds, MaxPerKind: 1, Clean: true})
 		r := checkRun(rt, "TestPropertyLiveness", sc, nil)
-		if bad := r.Liveness(); len(bad) > 0 {
-			rt.Fatalf("liveness: %v\n%s", bad, replay(rt, "TestPropertyLiveness", sc))
+		if !runprop.LivenessApplies(r) {
+			rt.Fatalf("liveness is not judged on a clean scenario with only %v", livenessKinds)
 		}
 	})
 }
 
 // livenessKinds are the faults under which the liveness bounds must hold.
-var livenessKinds = []faults.Kind{faults.ClockOffset, faults.ClockDrift, faults.ClockStep, faults.Crash}
+var livenessKinds = runprop.LivenessKinds()
 
 // TestLivenessIsMeasured makes sure the liveness property is not vacuous:
 // across seeds, crashes of the holder and handoffs do get measured.
@@ -112,8 +122,8 @@ func TestLivenessIsMeasured(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bad := r.Liveness(); len(bad) > 0 {
-			t.Fatalf("seed %d: %v", seed, bad)
+		if fs := runprop.Judge(r); len(fs) > 0 {
+			t.Fatalf("seed %d: %+v", seed, fs)
 		}
 		rec += len(r.Stats.Recoveries)
 		hand += len(r.Stats.Handoffs)

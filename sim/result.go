@@ -98,14 +98,17 @@ type Stats struct {
 	// cannot take (it lacks the optional interface: machine.RenewKiller, ...).
 	NotApplied map[faults.Kind]int
 	// Recoveries: ms from the crash of the lease's holder (while another
-	// holder waited) to the next grant.
+	// holder waited) to the next grant; RecoveryAt: when each crash was.
 	Recoveries []int64
+	RecoveryAt []int64
 	// Unrecovered counts such crashes with no grant before the run ended;
 	// UnrecoveredSince is when the earliest of them happened.
 	Unrecovered      int
 	UnrecoveredSince int64
-	// Handoffs: ms from a release (while another holder waited) to the next grant.
-	Handoffs []int64
+	// Handoffs: ms from a release (while another holder waited) to the next
+	// grant; HandoffAt: when each release was.
+	Handoffs  []int64
+	HandoffAt []int64
 	// DoubleBelief is the total time two or more holders believed they held
 	// the lease at once.
 	DoubleBelief int64
@@ -127,36 +130,4 @@ func (r *Result) Bounds() (recovery, handoff int64) {
 	rtt := 2 * sc.Network.MaxDelay
 	u := r.History.Header.ClockUncertainty
 	return sc.TTL + 2*u + retry + rtt + 1, retry + rtt + 1
-}
-
-// Liveness reports the liveness failures of a run whose scenario is clean:
-// no faults but holder crashes, a network that loses nothing. Under other
-// faults the bounds do not apply and only the measurements are meaningful.
-func (r *Result) Liveness() []string {
-	var bad []string
-	rb, hb := r.Bounds()
-	for _, d := range r.Stats.Recoveries {
-		if d > rb {
-			bad = append(bad, fmt.Sprintf("recovery after a crash took %dms > bound %dms", d, rb))
-		}
-	}
-	// A crash nobody recovered from is a failure when the run went on past
-	// the bound and somebody asked for the lease after the crash (holders
-	// retry until granted, so a correct coordinator grants within the bound;
-	// a run whose holders all finished their programs owes no recovery).
-	if r.Stats.Unrecovered > 0 && !r.Stats.Truncated && r.Scenario.Horizon-r.Stats.UnrecoveredSince > rb {
-		for i := range r.History.Ops {
-			if op := &r.History.Ops[i]; op.Kind == model.Acquire && op.Call > r.Stats.UnrecoveredSince {
-				bad = append(bad, fmt.Sprintf("the holder crashed at t=%d and nobody was granted the lease by the horizon t=%d, though %s asked for it at t=%d (bound %dms)",
-					r.Stats.UnrecoveredSince, r.Scenario.Horizon, op.Owner, op.Call, rb))
-				break
-			}
-		}
-	}
-	for _, d := range r.Stats.Handoffs {
-		if d > hb || d >= r.Scenario.TTL {
-			bad = append(bad, fmt.Sprintf("handoff after a release took %dms (bound %dms, ttl %dms)", d, hb, r.Scenario.TTL))
-		}
-	}
-	return bad
 }

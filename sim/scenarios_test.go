@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/runprop"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
 )
@@ -35,6 +36,9 @@ func TestScenarioFiles(t *testing.T) {
 			res := checker.Check(context.Background(), r.History, checker.Options{Workers: 1, Timeout: checkBudget})
 			if !res.OK() {
 				t.Fatalf("%s: %+v (undecided=%v)\nreplay: go run ./cmd/leasecheck repro %s", name, res.Violations, res.Undecided(), f)
+			}
+			if fs := runprop.Judge(r); len(fs) > 0 {
+				t.Fatalf("%s: run properties %+v\nreplay: go run ./cmd/leasecheck repro %s", name, fs, f)
 			}
 			// Every fault due before the run ended was injected (a run ends
 			// when every holder is done).
@@ -71,8 +75,8 @@ func story(t *testing.T, name string, r *sim.Result) {
 		if len(r.Stats.Recoveries) != 1 || r.Stats.Recoveries[0] < r.Scenario.TTL/2 {
 			t.Errorf("recoveries %v, want one of about a TTL", r.Stats.Recoveries)
 		}
-		if bad := r.Liveness(); len(bad) > 0 {
-			t.Error(bad)
+		if fs := runprop.Judge(r); len(fs) > 0 {
+			t.Error(fs)
 		}
 	case "gc-pause", "container-freeze":
 		// h1 loses the lease while stopped and has to re-acquire.

@@ -163,6 +163,8 @@ func (w *World) Clone() *World {
 	c.trace = slices.Clone(w.trace)
 	c.stats.Recoveries = slices.Clone(w.stats.Recoveries)
 	c.stats.Handoffs = slices.Clone(w.stats.Handoffs)
+	c.stats.RecoveryAt = slices.Clone(w.stats.RecoveryAt)
+	c.stats.HandoffAt = slices.Clone(w.stats.HandoffAt)
 	c.pendCrash = slices.Clone(w.pendCrash)
 	c.pendRelease = slices.Clone(w.pendRelease)
 	c.beliefs = slices.Clone(w.beliefs)

@@ -1,0 +1,193 @@
+package runprop
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/sim"
+)
+
+// exclusiveBelief judges that no two holders believe they hold the lease at
+// once (the run's belief spans, sim.Result.Beliefs). A holder-side bug that
+// only stretches a belief — a deadline counted from the reply, drift
+// forgotten, a belief kept after a release — is invisible in the history
+// when the storage re-checks every write; this property sees it.
+//
+// The exception is precisely where the holder of the older grant could not
+// know better. The article: "代价是一个极窄的竞态窗口——慢速或已被分区的持有者，
+// 会误以为租约还在自己手上" (the price is a narrow race: a slow holder believes
+// the lease is still its own), and "一次垃圾回收停顿……会让协调者把租约发给写者乙，
+// 而写者甲还以为自己持有租约" (a GC pause makes the coordinator grant the lease
+// to B while A still thinks it holds it). So an overlap between the holder
+// of the older grant A and a newer one is excused
+//
+//   - while A is paused or frozen (it cannot act on anything, its belief
+//     included: sim.Result.Stops), and
+//   - for as long as A's monotonic clock stood still (a freeze) since A last
+//     sent the acquire or renew its deadline is counted from: its clock is
+//     that far behind, so its deadline comes that much later in true time,
+//     and nothing on the holder could have noticed;
+//   - entirely, when A was told a smaller clock-drift bound than the truth
+//     and a clock (its own or the coordinator's) did drift beyond what it
+//     was told: its deadline was computed from a false premise (DESIGN.md
+//     §7, a misconfiguration the article warns about: "限定整个系统的时钟不确定度").
+//
+// A partitioned or slow-network holder is not excused: its local deadline,
+// counted from the request's send with 2ρ and a margin, ends its belief
+// before the coordinator's expiry.
+func exclusiveBelief(r *sim.Result) []Finding {
+	bs := r.Beliefs
+	var out []Finding
+	for i := range bs {
+		for j := i + 1; j < len(bs) && bs[j].From < bs[i].To; j++ {
+			a, b := &bs[i], &bs[j]
+			if a.Process == b.Process {
+				continue
+			}
+			lo, hi := max(a.From, b.From), min(a.To, b.To)
+			if hi <= lo {
+				continue
+			}
+			old, fresh := a, b
+			if b.Fence < a.Fence {
+				old, fresh = b, a
+			}
+			if misinformed(r, old) {
+				continue
+			}
+			ref := confirmedAt(r.History, old, lo)
+			excused := stopped(r, old.Process, lo, hi) + frozen(r, old.Process, ref, hi)
+			if hi-lo <= excused {
+				continue
+			}
+			out = append(out, beliefFinding(r, old, fresh, lo, hi, hi-lo-excused))
+			if len(out) == maxFindings {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+func beliefFinding(r *sim.Result, old, fresh *sim.Belief, lo, hi, unexcused int64) Finding {
+	f := Finding{Property: ExclusiveBelief, From: lo, To: hi,
+		TraceLines: lines(old.FromLine, old.ToLine, fresh.FromLine, fresh.ToLine),
+		Lines:      lines(grantOp(r.History, old.Owner, old.Fence), grantOp(r.History, fresh.Owner, fresh.Fence))}
+	until := func(b *sim.Belief) string {
+		if b.Open {
+			return fmt.Sprintf("past the end of the run (t=%d)", b.To)
+		}
+		return fmt.Sprintf("until t=%d", b.To)
+	}
+	f.Explanation = fmt.Sprintf("%s believed it held the lease under fence %d from t=%d %s, and %s under fence %d from t=%d %s: "+
+		"both believed at once for %dms (t=%d..%d), %dms of it while %s was neither paused nor frozen, nor behind a stopped clock, nor told a false drift bound. "+
+		"A holder must stop believing before the coordinator can grant the lease to anyone else.",
+		old.Process, old.Fence, old.From, until(old), fresh.Process, fresh.Fence, fresh.From, until(fresh),
+		hi-lo, lo, hi, unexcused, old.Process)
+	return f
+}
+
+// grantOp returns the line of the acquire that granted fence to owner, or 0.
+func grantOp(h *model.History, owner string, fence int64) int {
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Kind == model.Acquire && op.Returned && op.OK && op.Owner == owner && op.Fence == fence {
+			return op.Line
+		}
+	}
+	return 0
+}
+
+// confirmedAt is when b's holder last sent the request its deadline at
+// time t is counted from: the acquire that granted b's fence, or a later
+// renew of it that succeeded before t.
+func confirmedAt(h *model.History, b *sim.Belief, t int64) int64 {
+	ref := b.From
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Process != b.Process || !op.Returned || !op.OK || op.Return > t {
+			continue
+		}
+		switch {
+		case op.Kind == model.Acquire && op.Fence == b.Fence:
+			ref = op.Call
+		case op.Kind == model.Renew && op.Fence == b.Fence && op.Call >= ref:
+			ref = op.Call
+		}
+	}
+	return ref
+}
+
+// stopped is how long within [lo, hi] process p was paused or frozen.
+func stopped(r *sim.Result, p string, lo, hi int64) int64 {
+	var iv [][2]int64
+	for _, s := range r.Stops {
+		if s.Process == p {
+			iv = append(iv, [2]int64{max(s.From, lo), min(s.To, hi)})
+		}
+	}
+	return union(iv)
+}
+
+// frozen is how long within [lo, hi] process p's clock stood still.
+func frozen(r *sim.Result, p string, lo, hi int64) int64 {
+	var iv [][2]int64
+	for _, s := range r.Stops {
+		if s.Process == p && s.Kind == faults.Freeze {
+			iv = append(iv, [2]int64{max(s.From, lo), min(s.To, hi)})
+		}
+	}
+	return union(iv)
+}
+
+func union(iv [][2]int64) int64 {
+	slices.SortFunc(iv, func(a, b [2]int64) int { return int(a[0] - b[0]) })
+	var total, end int64
+	first := true
+	for _, x := range iv {
+		if x[1] <= x[0] {
+			continue
+		}
+		if first || x[0] > end {
+			total += x[1] - x[0]
+			end, first = x[1], false
+			continue
+		}
+		if x[1] > end {
+			total += x[1] - end
+			end = x[1]
+		}
+	}
+	return total
+}
+
+// misinformed reports whether b's holder was told a smaller drift bound than
+// a drift that actually happened to its clock or the coordinator's.
+func misinformed(r *sim.Result, b *sim.Belief) bool {
+	sc := r.Scenario
+	if b.Told >= sc.RhoPPM {
+		return false
+	}
+	abs := func(x int64) int64 { return max(x, -x) }
+	node := b.Process
+	for k := range len(node) {
+		if node[k] == '#' { // an incarnation "h1#2" runs on node "h1"
+			node = node[:k]
+			break
+		}
+	}
+	actual := abs(sc.CoordinatorDriftPPM)
+	for i := range sc.Holders {
+		if sc.Holders[i].Name == node {
+			actual = max(actual, abs(sc.Holders[i].DriftPPM))
+		}
+	}
+	for _, f := range r.Plan {
+		if f.Kind == faults.ClockDrift && (f.Target == node || f.Target == faults.Coordinator) {
+			actual = max(actual, abs(f.Amount))
+		}
+	}
+	return actual > b.Told
+}
