@@ -6,7 +6,9 @@ package faults
 // by the TTL, so the choice is only *where* it strikes. At is left 0 (the
 // explorer sets it to the step's instant). The parameters are the smallest
 // that let a fault matter: a pause, freeze or partition outlasts a lease; a
-// clock step moves the wall clock two TTLs either way; a drift is ±rho.
+// clock step moves the wall clock two TTLs either way; a drift is ±rho; a
+// coordinator outage is short (a tenth of a TTL), so the holders outlive it
+// and meet what the restart did to the lease table.
 // Clock offsets are left out: they hold from the start (clock-offset's At
 // must be 0), and leases are measured on the monotonic clock, which an
 // offset does not change.
@@ -51,7 +53,7 @@ func Candidates(env Env, kinds []Kind) []Fault {
 		case Crash:
 			add(Fault{Kind: k, Duration: ttl}, env.Holders...)
 		case CoordinatorCrash:
-			add(Fault{Kind: k, Duration: max(ttl/2, 1)}, Coordinator)
+			add(Fault{Kind: k, Duration: max(ttl/10, 1)}, Coordinator)
 		case DoubleRelease:
 			add(Fault{Kind: k, Amount: max(ttl/3, 1)}, env.Holders...)
 		case OwnerReuse:

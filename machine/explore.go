@@ -38,25 +38,29 @@ type StateHasher interface {
 	HashState(h *Hasher)
 }
 
-// Hasher accumulates a 64-bit FNV-1a digest of a machine's state.
+// Hasher accumulates a 64-bit digest of a machine's state, a word at a
+// time (a multiply-xorshift mix; Sum finishes it with an avalanche). It is
+// no cryptographic hash: it tells states apart.
 type Hasher struct{ h uint64 }
 
 // NewHasher returns an empty digest.
-func NewHasher() *Hasher { return &Hasher{h: 14695981039346656037} }
+func NewHasher() *Hasher { return &Hasher{h: 0x9e3779b97f4a7c15} }
 
 // Sum returns the digest.
-func (h *Hasher) Sum() uint64 { return h.h }
+func (h *Hasher) Sum() uint64 {
+	x := h.h
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
 
 // Int mixes v in.
 func (h *Hasher) Int(v int64) {
-	x := h.h
-	u := uint64(v)
-	for range 8 {
-		x ^= u & 0xff
-		x *= 1099511628211
-		u >>= 8
-	}
-	h.h = x
+	x := (h.h ^ uint64(v)) * 0x100000001b3
+	h.h = x ^ (x >> 29)
 }
 
 // Uint mixes v in.
@@ -73,13 +77,19 @@ func (h *Hasher) Bool(b bool) {
 
 // String mixes s in, with its length (so "ab","c" and "a","bc" differ).
 func (h *Hasher) String(s string) {
-	x := h.h
+	var w uint64
+	n := 0
 	for i := 0; i < len(s); i++ {
-		x ^= uint64(s[i])
-		x *= 1099511628211
+		w = w<<8 | uint64(s[i])
+		if n++; n == 8 {
+			h.Uint(w)
+			w, n = 0, 0
+		}
 	}
-	h.h = x
-	h.Int(int64(len(s)))
+	if n > 0 {
+		h.Uint(w)
+	}
+	h.Int(int64(len(s)) | 1<<62)
 }
 
 // CloneCoordinator copies a Coordinator made by ClockedCoordinator when the

@@ -277,27 +277,38 @@ func renewal(r *sim.Result) []Finding {
 	if !RenewalApplies(r) {
 		return nil
 	}
-	why, line := lostLease(r.History)
+	why, line := lostLease(r)
 	if why == "" {
 		return nil
 	}
 	return []Finding{{Property: LivenessRenewal, Explanation: why, Lines: []int{line}, To: r.Stats.End}}
 }
 
-// lostLease reports the first sign in h that a holder lost its lease before
-// releasing: a second grant to one process, or a renew refused or
-// unanswered; and that op's line.
-func lostLease(h *model.History) (string, int) {
+// lostLease reports the first sign in r's history that a holder lost its
+// lease before releasing: a second grant to one process, or a renew
+// refused, or unanswered past its timeout (a run cut short may end while a
+// renew is still on its way); and that op's line.
+func lostLease(r *sim.Result) (string, int) {
+	timeout := map[string]int64{}
+	for _, p := range r.Scenario.Holders {
+		timeout[p.Name] = holder.Config{TTL: r.Scenario.TTL, Timeout: p.Timeout}.WithDefaults().Timeout
+	}
 	grants := map[string]int{}
-	for _, op := range h.Ops {
+	for _, op := range r.History.Ops {
 		switch {
 		case op.Kind == model.Acquire && op.Returned && op.OK:
 			grants[op.Process]++
 			if grants[op.Process] == 2 {
 				return fmt.Sprintf("line %d: %s acquired a second time: it lost its lease with no fault, on a network fast enough for its renewals", op.Line, op.Process), op.Line
 			}
-		case op.Kind == model.Renew && (!op.Returned || !op.OK):
-			return fmt.Sprintf("line %d: %s's renew failed with no fault, on a network fast enough for its renewals", op.Line, op.Process), op.Line
+		case op.Kind == model.Renew && op.Returned && !op.OK:
+			return fmt.Sprintf("line %d: %s's renew was refused with no fault, on a network fast enough for its renewals", op.Line, op.Process), op.Line
+		case op.Kind == model.Renew && !op.Returned:
+			node, _, _ := strings.Cut(op.Process, "#")
+			if t, ok := timeout[node]; ok && r.Stats.End < op.Call+t {
+				continue // still on its way when the run stopped
+			}
+			return fmt.Sprintf("line %d: %s's renew went unanswered with no fault, on a network fast enough for its renewals", op.Line, op.Process), op.Line
 		}
 	}
 	return "", 0

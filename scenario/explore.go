@@ -20,6 +20,13 @@ import (
 //   - "drop" (when the network's DropPPM > 0): deliver or lose it;
 //   - "dup" (when DupPPM > 0): deliver it once or twice.
 //
+// A run takes at most Deviations non-default network choices (a longer
+// delay, a loss, a duplicate): the delay-bounded exploration of Emmi, Qadeer
+// and Rakamarić (POPL 2011), which keeps long runs enumerable while every
+// placement of the few deviations that expose a bug is still tried. Once
+// they are spent, messages take the shortest delay and arrive once, and
+// the run stops asking.
+//
 // The explorer (package explore) enumerates them; a Schedule records one
 // path's values so that sim.Run replays it exactly.
 type Space struct {
@@ -30,6 +37,8 @@ type Space struct {
 	// Adversary bounds the adversarial client's requests (0: none); its
 	// requests are the templates of AdversaryMenu.
 	Adversary int `json:"adversary,omitempty"`
+	// Deviations bounds the non-default network choices of a run.
+	Deviations int `json:"deviations,omitempty"`
 }
 
 // AdversaryName is the process name of the explorer's adversarial client.
@@ -114,7 +123,7 @@ func (s *Scenario) Enumerable() bool { return s.Space != nil || s.Schedule != ni
 
 func (s *Scenario) validateSpace() error {
 	if sp := s.Space; sp != nil {
-		if sp.MaxFaults < 0 || sp.Adversary < 0 {
+		if sp.MaxFaults < 0 || sp.Adversary < 0 || sp.Deviations < 0 {
 			return fmt.Errorf("scenario: space: negative bound")
 		}
 		for _, k := range sp.Faults {

@@ -15,12 +15,12 @@ import (
 func space() *scenario.Scenario {
 	return &scenario.Scenario{
 		Version: scenario.Version, Seed: 1, Semantics: "seed", Key: "k", TTL: 30, RhoPPM: 50_000, Horizon: 400,
-		Network: scenario.Network{MinDelay: 1, MaxDelay: 2, DropPPM: 1},
+		Network: scenario.Network{MinDelay: 1, MaxDelay: 2, DropPPM: 1, DupPPM: 1},
 		Holders: []scenario.Process{
 			{Name: "h1", Work: []holder.Item{{Work: 5, Writes: 1}}},
 			{Name: "h2", Work: []holder.Item{{Work: 5, Writes: 1}}},
 		},
-		Space: &scenario.Space{Faults: []faults.Kind{faults.Pause, faults.Crash, faults.ClockStep}, MaxFaults: 2, Adversary: 2},
+		Space: &scenario.Space{Faults: []faults.Kind{faults.Pause, faults.Crash, faults.ClockStep}, MaxFaults: 2, Adversary: 2, Deviations: 4},
 	}
 }
 

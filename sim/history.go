@@ -94,9 +94,13 @@ func (w *World) traceLine() int {
 // caller must not modify them.
 func (w *World) Ops() []model.Op { return w.ops }
 
-// Result ends the run where it stands (if it is not over) and returns what
-// it produced.
+// Result ends the run where it stands and returns what it produced; a run
+// ended before it was over is Truncated (its liveness is not judged past
+// that point). Call it once.
 func (w *World) Result() *Result {
+	if !w.ended {
+		w.stats.Truncated = true
+	}
 	w.end()
 	w.endBeliefs()
 	sc := w.sc

@@ -106,8 +106,25 @@ func (w *World) Beliefs() []Belief { return w.closedBeliefs() }
 // Stops returns the pause and freeze spans so far (see Beliefs).
 func (w *World) Stops() []Stop { return w.closedStops() }
 
-// Believers returns how many holders believe they hold the lease now.
-func (w *World) Believers() int { return w.believers }
+// Believers returns how many holders believe they hold the lease now,
+// whether every one of them but the holder of the newest fence is paused or
+// frozen (the case runprop's exclusive-belief excuses), and a version that
+// changes whenever a belief does.
+func (w *World) Believers() (believers int, olderStopped bool, version int) {
+	newest := int32(-1)
+	for i := range w.nodes {
+		if n := &w.nodes[i]; n.believes && (newest < 0 || n.fence > w.nodes[newest].fence) {
+			newest = int32(i)
+		}
+	}
+	olderStopped = true
+	for i := range w.nodes {
+		if n := &w.nodes[i]; n.believes && int32(i) != newest && n.paused == 0 {
+			olderStopped = false
+		}
+	}
+	return w.believers, olderStopped, len(w.beliefs)
+}
 
 // observe follows the coordinator's lease for the liveness measurements.
 func (w *World) observe(r *machine.Request, rep *machine.Reply, at int64) {
@@ -169,3 +186,7 @@ func (w *World) noteNobodyWaits() {
 		w.pendCrash, w.pendRelease = w.pendCrash[:0], w.pendRelease[:0]
 	}
 }
+
+// Measured returns how many recoveries and handoffs have been timed so far
+// (the explorer judges liveness when the count grows).
+func (w *World) Measured() int { return len(w.stats.Recoveries) + len(w.stats.Handoffs) }

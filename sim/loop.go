@@ -38,8 +38,20 @@ type Move struct {
 	// when it may touch shared state (a server, the fault plan, what the
 	// adversary reads to aim its requests).
 	Node int32
-	// Label says what the move is, for people.
-	Label string
+}
+
+// Label says what move m of the current Moves is, for people.
+func (w *World) Label(m Move) string {
+	switch m.Kind {
+	case MoveFault:
+		return "strike " + w.candidates[m.Index].String()
+	case MoveClient:
+		return w.nodes[w.advID].name + " sends " + w.menu[m.Index].String()
+	}
+	if !w.movesReady || m.Index >= len(w.due) {
+		return "?"
+	}
+	return w.eventLabel(&w.due[m.Index])
 }
 
 // Independent reports whether a and b commute from any state where both are
@@ -233,19 +245,19 @@ func (w *World) Moves() []Move {
 	w.moves = w.moves[:0]
 	for i := range w.due {
 		e := &w.due[i]
-		w.moves = append(w.moves, Move{Kind: MoveEvent, Index: i, Seq: e.seq, Node: w.footprint(e), Label: w.eventLabel(e)})
+		w.moves = append(w.moves, Move{Kind: MoveEvent, Index: i, Seq: e.seq, Node: w.footprint(e)})
 	}
 	if w.faultsLeft > 0 {
 		for i := range w.candidates {
 			if w.canStrike(&w.candidates[i]) {
-				w.moves = append(w.moves, Move{Kind: MoveFault, Index: i, Node: -1, Label: "strike " + w.candidates[i].String()})
+				w.moves = append(w.moves, Move{Kind: MoveFault, Index: i, Node: -1})
 			}
 		}
 	}
 	if w.advLeft > 0 && w.advID >= 0 && w.nodes[w.advID].client.idle() {
-		for i, r := range w.menu {
-			if _, ok := w.resolve(w.advID, r); ok {
-				w.moves = append(w.moves, Move{Kind: MoveClient, Index: i, Node: -1, Label: w.nodes[w.advID].name + " sends " + r.String()})
+		for i := range w.menu {
+			if _, ok := w.resolve(w.advID, w.menu[i]); ok {
+				w.moves = append(w.moves, Move{Kind: MoveClient, Index: i, Node: -1})
 			}
 		}
 	}
@@ -425,4 +437,25 @@ func sendsWrite(send []machine.Request) bool {
 		}
 	}
 	return false
+}
+
+// Nodes returns how many nodes the world has (servers, holders, the reader,
+// clients).
+func (w *World) Nodes() int { return len(w.nodes) }
+
+// MoveNode returns the node an event move runs on — a delivery's
+// destination, a wake-up's or a resume's node, a fault's target — or -1
+// for a fault or request move (PCT's chains).
+func (w *World) MoveNode(m Move) int32 {
+	if m.Kind != MoveEvent || !w.movesReady || m.Index >= len(w.due) {
+		return -1
+	}
+	e := &w.due[m.Index]
+	switch e.kind {
+	case evDeliver:
+		return w.msgs[e.arg].to
+	case evFault, evFaultEnd, evRestart:
+		return w.id(w.plan[e.arg].Target)
+	}
+	return e.node
 }

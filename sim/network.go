@@ -30,16 +30,21 @@ func (w *World) release(m int32) {
 
 // The network's choice points. A seeded run draws them from its PRNG (in
 // the order and ranges it always has, so seeds replay); an enumerable run
-// asks its Picker, alternative 0 being the default: the shortest delay,
-// delivered, not duplicated.
+// asks its Picker, alternative 0 being the default — the shortest delay,
+// delivered, not duplicated — while its budget of deviations lasts
+// (scenario.Space.Deviations), and takes the default after.
 
 func (w *World) chooseDelay() int64 {
 	net := &w.sc.Network
 	if w.pick != nil {
-		if net.MaxDelay <= net.MinDelay {
+		if net.MaxDelay <= net.MinDelay || w.devLeft <= 0 {
 			return net.MinDelay
 		}
-		return net.MinDelay + int64(w.pick.Pick(int(net.MaxDelay-net.MinDelay+1), "delay"))
+		v := w.pick.Pick(int(net.MaxDelay-net.MinDelay+1), "delay")
+		if v != 0 {
+			w.devLeft--
+		}
+		return net.MinDelay + int64(v)
 	}
 	return w.ch.Int64(net.MinDelay, net.MaxDelay, "delay")
 }
@@ -49,7 +54,14 @@ func (w *World) chooseLoss(ppm int64, label string) bool {
 		return false
 	}
 	if w.pick != nil {
-		return w.pick.Pick(2, label) == 1
+		if w.devLeft <= 0 {
+			return false
+		}
+		v := w.pick.Pick(2, label)
+		if v != 0 {
+			w.devLeft--
+		}
+		return v == 1
 	}
 	return w.ch.Int64(0, 999_999, label) < ppm
 }
@@ -168,4 +180,13 @@ func (w *World) serve(m int32) {
 	e.isReply, e.rep = true, rep
 	e.from, e.to = e.to, e.from
 	w.send(m)
+}
+
+// ChoiceFree reports whether no move of an enumerable run can meet a
+// choice point any more (its deviations are spent, or its network has a
+// single delay and loses and duplicates nothing): each move then has one
+// outcome.
+func (w *World) ChoiceFree() bool {
+	net := &w.sc.Network
+	return w.pick != nil && (w.devLeft <= 0 || net.MaxDelay <= net.MinDelay && net.DropPPM <= 0 && net.DupPPM <= 0)
 }

@@ -271,6 +271,7 @@ func (w *World) StateHash() uint64 {
 	h.Uint(sp)
 	h.Int(int64(w.faultsLeft))
 	h.Int(int64(w.advLeft))
+	h.Int(int64(min(w.devLeft, 1<<30)))
 	if w.mon != nil {
 		w.mon.HashState(h)
 	}

@@ -9,6 +9,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/holder"
@@ -146,6 +147,7 @@ type World struct {
 	menu       []scenario.ClientRequest
 	faultsLeft int
 	advLeft    int
+	devLeft    int
 	advID      int32 // the explorer's adversarial client node, -1 none
 	steps      int
 	stepLimit  int
@@ -199,6 +201,9 @@ func NewWorld(sc *scenario.Scenario, opts *Options) (*World, error) {
 		}
 	}
 	w.pick, _ = w.ch.(Picker)
+	if w.pick != nil && sc.Space == nil {
+		w.devLeft = math.MaxInt // an enumerating chooser without a Space: every choice point
+	}
 	if w.opts.NewCoordinator == nil {
 		w.opts.NewCoordinator = NewRefCoordinator
 	}
@@ -256,6 +261,7 @@ func (w *World) setup() error {
 		env := faults.Env{Horizon: sc.Horizon, TTL: sc.TTL, RhoPPM: sc.RhoPPM, Holders: sc.Names(), Fenced: w.fenced}
 		w.candidates = faults.Candidates(env, sp.Faults)
 		w.faultsLeft = sp.MaxFaults
+		w.devLeft = sp.Deviations
 		if sp.Adversary > 0 {
 			w.menu = scenario.AdversaryMenu(w.fenced)
 			w.advLeft = sp.Adversary

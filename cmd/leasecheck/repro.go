@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,10 +9,15 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/mutants"
 	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/runprop"
 	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/sim"
 )
 
 func init() {
@@ -50,7 +56,7 @@ func runRepro(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "leasecheck repro: %v\n", err)
 		return exitUsage
 	}
-	o, err := runOne(sc, *budget)
+	o, findings, err := reproRun(sc, *budget)
 	if err != nil {
 		fmt.Fprintf(stderr, "leasecheck repro: %v\n", err)
 		return exitUsage
@@ -78,7 +84,33 @@ func runRepro(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	st := o.sim.Stats
 	fmt.Fprintf(stderr, "seed %d: %d ops, %d events, %dms simulated, trace hash %016x\n", sc.Seed, st.Ops, st.Events, st.End, o.sim.Hash)
 	printCheckText(stderr, o.sim.History, o.check)
+	for _, f := range findings {
+		fmt.Fprintf(stderr, "\nVIOLATION %s (lines %v, trace lines %v)\n  %s\n", f.Property, f.Lines, f.TraceLines, f.Explanation)
+	}
+	if len(findings) > 0 {
+		return exitViolation
+	}
 	return exitStatus(o.check)
+}
+
+// reproRun replays sc against the implementation its file names
+// (scenario.Implementation: the reference or a planted-bug mutant) and
+// judges the run properties too, so an explored counterexample replays to
+// the same violation with no other flag.
+func reproRun(sc *scenario.Scenario, budget time.Duration) (*seedOutcome, []runprop.Finding, error) {
+	opts, err := mutants.OptionsFor(sc.Implementation)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := sim.Run(sc, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if budget <= 0 {
+		budget = -1 // the checker's "no limit"
+	}
+	res := checker.Check(context.Background(), r.History, checker.Options{Timeout: budget, Workers: 1})
+	return &seedOutcome{seed: sc.Seed, sim: r, check: res}, runprop.Judge(r), nil
 }
 
 // loadScenarioArg reads a scenario file, or generates the scenario of a seed

@@ -1,8 +1,6 @@
 package memstore
 
 import (
-	"sort"
-
 	"github.com/leasecheck/leasecheck/machine"
 )
 
@@ -17,13 +15,7 @@ func (s *Store) HashState(h *machine.Hasher) {
 	if s.bugs&BugWallClock != 0 {
 		h.Int(s.wall)
 	}
-	keys := make([]string, 0, len(s.keys))
-	for k := range s.keys {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		e := s.keys[k]
+	s.keys.sorted(func(k string, e *entry) {
 		h.String(k)
 		h.String(e.holder)
 		h.Bool(e.held)
@@ -31,31 +23,20 @@ func (s *Store) HashState(h *machine.Hasher) {
 		h.Int(e.fence)
 		h.String(e.data)
 		h.Bool(e.written)
-	}
+	})
 }
 
 // CloneResource returns an independent copy (machine.ResourceCloner).
 func (r *Resource) CloneResource() machine.Resource {
-	c := &Resource{keys: make(map[string]*resEntry, len(r.keys)), bugs: r.bugs}
-	for k, e := range r.keys {
-		cp := *e
-		c.keys[k] = &cp
-	}
-	return c
+	return &Resource{keys: r.keys.clone(), bugs: r.bugs}
 }
 
 // HashState digests the resource's state.
 func (r *Resource) HashState(h *machine.Hasher) {
 	h.Uint(uint64(r.bugs))
-	keys := make([]string, 0, len(r.keys))
-	for k := range r.keys {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		e := r.keys[k]
+	r.keys.sorted(func(k string, e *resEntry) {
 		h.String(k)
 		h.Int(e.highest)
 		h.String(e.data)
-	}
+	})
 }

@@ -26,13 +26,13 @@ type entry struct {
 // one decision of the reference changed, at a line marked BUG. The planted-bug
 // mutants of impl/mutants are these switches, never copies of this code.
 type Store struct {
-	keys map[string]*entry
+	keys table[entry]
 	bugs Bug
 	wall int64 // the wall clock, for BugWallClock only
 }
 
 // New returns an empty Store: every key has no holder, expiry 0, fence 0, no data.
-func New() *Store { return &Store{keys: make(map[string]*entry)} }
+func New() *Store { return &Store{} }
 
 // WithBugs returns an empty Store with the planted bugs b switched in.
 func WithBugs(b Bug) *Store { s := New(); s.bugs = b; return s }
@@ -41,14 +41,7 @@ func WithBugs(b Bug) *Store { s := New(); s.bugs = b; return s }
 func (s *Store) Bugs() Bug { return s.bugs }
 
 // get returns the key's entry, creating it on first use.
-func (s *Store) get(key string) *entry {
-	e := s.keys[key]
-	if e == nil {
-		e = &entry{}
-		s.keys[key] = e
-	}
-	return e
-}
+func (s *Store) get(key string) *entry { return s.keys.get(key) }
 
 // clock is the reading the store decides by: now, its lease clock — or,
 // with BugWallClock, its wall clock.
@@ -108,7 +101,7 @@ func (s *Store) Acquire(key, owner string, ttl, now int64) (fence int64, ok bool
 // fence == current fence): expiry = now+ttl.
 func (s *Store) Renew(key, owner string, ttl, fence, now int64) bool {
 	now = s.clock(now)
-	e := s.keys[key]
+	e := s.keys.lookup(key)
 	if e == nil || !e.held || e.holder != owner {
 		return false
 	}
@@ -128,7 +121,7 @@ func (s *Store) Renew(key, owner string, ttl, fence, now int64) bool {
 // fence): holder = none; expiry and fence unchanged. There is no deadline
 // check, as in lease.py: an expired holder that nobody replaced may still release.
 func (s *Store) Release(key, owner string, fence int64) bool {
-	e := s.keys[key]
+	e := s.keys.lookup(key)
 	if e == nil || !e.held {
 		return false
 	}
@@ -146,7 +139,7 @@ func (s *Store) Release(key, owner string, fence int64) bool {
 // current fence (else Reason "stale-fence"). The order of checks is lease.py's.
 func (s *Store) Write(key, owner string, fence int64, value string, now int64) error {
 	now = s.clock(now)
-	e := s.keys[key]
+	e := s.keys.lookup(key)
 	if e == nil || !e.held || e.holder != owner {
 		return &LeaseLostError{Key: key, Owner: owner, Reason: ReasonNotHolder, Now: now, Fence: fence, Current: s.Fence(key)}
 	}
@@ -164,7 +157,7 @@ func (s *Store) Write(key, owner string, fence int64, value string, now int64) e
 
 // Read returns the key's data; ok is false when nothing was written yet.
 func (s *Store) Read(key string) (value string, ok bool) {
-	if e := s.keys[key]; e != nil && e.written {
+	if e := s.keys.lookup(key); e != nil && e.written {
 		return e.data, true
 	}
 	return "", false
@@ -172,7 +165,7 @@ func (s *Store) Read(key string) (value string, ok bool) {
 
 // Fence returns the key's fence counter: the number of grants so far.
 func (s *Store) Fence(key string) int64 {
-	if e := s.keys[key]; e != nil {
+	if e := s.keys.lookup(key); e != nil {
 		return e.fence
 	}
 	return 0
@@ -183,7 +176,7 @@ func (s *Store) Fence(key string) int64 {
 // "error" field, worked out from the state in one place for every driver.
 func (s *Store) Why(k model.Kind, key, owner string, fence, now int64) string {
 	now = s.clock(now)
-	e := s.keys[key]
+	e := s.keys.lookup(key)
 	switch {
 	case k == model.Acquire:
 		return ReasonHeld
@@ -205,9 +198,7 @@ func (s *Store) Crash() {
 	// restart the coordinator knows of no holder and grants at once, while
 	// the old holder still (rightly) believes its lease runs for up to a TTL.
 	// The fence counter is kept, so fencing alone does not reveal it.
-	for _, e := range s.keys {
-		e.holder, e.held, e.expiry = "", false, 0
-	}
+	s.keys.each(func(e *entry) { e.holder, e.held, e.expiry = "", false, 0 })
 }
 
 // SetWall receives the coordinator's wall clock before every request
@@ -219,7 +210,7 @@ func (s *Store) SetWall(w int64) { s.wall = w }
 // someone acquires or it releases, as in lease.py. Without a holder, expiry is
 // still the last deadline set.
 func (s *Store) Holder(key string) (owner string, expiry int64, held bool) {
-	if e := s.keys[key]; e != nil {
+	if e := s.keys.lookup(key); e != nil {
 		return e.holder, e.expiry, e.held
 	}
 	return "", 0, false
@@ -228,12 +219,7 @@ func (s *Store) Holder(key string) (owner string, expiry int64, held bool) {
 // Snapshot returns a deep copy of the whole state (for a coordinator crash
 // that keeps its durable state across restart).
 func (s *Store) Snapshot() *Store {
-	c := &Store{keys: make(map[string]*entry, len(s.keys)), bugs: s.bugs, wall: s.wall}
-	for k, e := range s.keys {
-		cp := *e
-		c.keys[k] = &cp
-	}
-	return c
+	return &Store{keys: s.keys.clone(), bugs: s.bugs, wall: s.wall}
 }
 
 // Restore replaces s's whole state with a deep copy of snap's.
@@ -276,7 +262,7 @@ func (e *LeaseLostError) Error() string {
 // it knows no deadlines, only the highest fence it has accepted per key. It
 // is a machine.Resource itself.
 type Resource struct {
-	keys map[string]*resEntry
+	keys table[resEntry]
 	bugs Bug
 }
 
@@ -286,7 +272,7 @@ type resEntry struct {
 }
 
 // NewResource returns an empty Resource.
-func NewResource() *Resource { return &Resource{keys: make(map[string]*resEntry)} }
+func NewResource() *Resource { return &Resource{} }
 
 // ResourceWithBugs returns an empty Resource with planted bugs switched in
 // (only BugNoFenceCheck applies to a resource).
@@ -295,7 +281,7 @@ func ResourceWithBugs(b Bug) *Resource { r := NewResource(); r.bugs = b; return 
 // Write is accepted iff fence >= 1 and fence >= the highest fence accepted so
 // far for the key; then data = value, highest = fence. Else *StaleFenceError.
 func (r *Resource) Write(key string, fence int64, value string) error {
-	e := r.keys[key]
+	e := r.keys.lookup(key)
 	var highest int64
 	if e != nil {
 		highest = e.highest
@@ -312,8 +298,7 @@ func (r *Resource) Write(key string, fence int64, value string) error {
 		return &StaleFenceError{Key: key, Fence: fence, Highest: highest}
 	}
 	if e == nil {
-		e = &resEntry{}
-		r.keys[key] = e
+		e = r.keys.get(key)
 	}
 	e.highest, e.data = max(highest, fence), value
 	return nil
@@ -339,7 +324,7 @@ func (r *Resource) Apply(q *machine.Request) machine.Reply {
 
 // Read returns the key's data; ok is false when nothing was accepted yet.
 func (r *Resource) Read(key string) (value string, ok bool) {
-	if e := r.keys[key]; e != nil {
+	if e := r.keys.lookup(key); e != nil {
 		return e.data, true
 	}
 	return "", false
@@ -347,7 +332,7 @@ func (r *Resource) Read(key string) (value string, ok bool) {
 
 // Highest returns the highest fence the resource accepted for key (0 if none).
 func (r *Resource) Highest(key string) int64 {
-	if e := r.keys[key]; e != nil {
+	if e := r.keys.lookup(key); e != nil {
 		return e.highest
 	}
 	return 0

@@ -1,6 +1,10 @@
 package mutants
 
 import (
+	"fmt"
+	"strings"
+
+	"github.com/leasecheck/leasecheck/explore"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/holder"
 	"github.com/leasecheck/leasecheck/impl/memstore"
@@ -48,6 +52,10 @@ type Mutant struct {
 	tune        func(*scenario.Scenario)
 	// Story tells in two lines what goes wrong.
 	Story string `json:"story"`
+
+	// explore, when set, overrides the bounds `leasecheck explore --mutant`
+	// searches (ExploreBounds).
+	explore *explore.Bounds
 
 	// The switches on the one implementation (memstore's coordinator and
 	// resource, impl/holder's protocol); exactly one is set.
@@ -98,6 +106,52 @@ func (m *Mutant) Adapt(sc *scenario.Scenario) {
 		m.tune(sc)
 	}
 }
+
+// Implementation is the mutant's name in a scenario's implementation field
+// ("mutant:NAME"), so a saved scenario replays against it with no other
+// flag.
+func (m *Mutant) Implementation() string { return "mutant:" + m.Name }
+
+// OptionsFor returns the simulator options of a scenario's implementation
+// field: nil for "" or "reference", the mutant's for "mutant:NAME". Any
+// other value (a real backend's "backend:SPEC") is an error here: the
+// simulator cannot run it.
+func OptionsFor(impl string) (*sim.Options, error) {
+	switch {
+	case impl == "" || impl == "reference":
+		return nil, nil
+	case strings.HasPrefix(impl, "mutant:"):
+		name := strings.TrimPrefix(impl, "mutant:")
+		if m := ByName(name); m != nil {
+			return m.Options(), nil
+		}
+		return nil, fmt.Errorf("unknown mutant %q in implementation %q (known: %s)", name, impl, strings.Join(Names(), ", "))
+	}
+	return nil, fmt.Errorf("implementation %q cannot run in the simulator (want reference or mutant:NAME)", impl)
+}
+
+// ExploreBounds are the bounds `leasecheck explore --mutant NAME` searches
+// by default: the mutant's own fault kinds striking at most once, one
+// message off the shortest delay, its semantics; a few mutants need more
+// (an adversarial request, a second fault).
+func (m *Mutant) ExploreBounds() explore.Bounds {
+	if m.explore != nil {
+		b := *m.explore
+		if b.Semantics == "" {
+			b.Semantics = m.Semantics
+		}
+		return b
+	}
+	b := explore.Bounds{Faults: m.Faults, Deviations: 1, Semantics: m.Semantics}
+	if len(m.Faults) > 0 {
+		b.MaxFaults = 1
+	}
+	return b
+}
+
+// AdaptSpace applies the mutant's environment to an explored scenario
+// (its semantics, and the tuning its detection search uses).
+func (m *Mutant) AdaptSpace(sc *scenario.Scenario) { m.Adapt(sc) }
 
 // ByName returns the mutant called name, or nil.
 func ByName(name string) *Mutant {
@@ -171,6 +225,9 @@ var all = []Mutant{
 	},
 	{
 		Name: "expiry-off-by-one", Component: Coordinator, coord: memstore.BugExpiryOffByOne,
+		// A lease in the explored world never expires unless a holder stops
+		// renewing: a crash lets one run out, exactly on its expiry tick.
+		explore:  &explore.Bounds{Faults: []faults.Kind{faults.Crash}, MaxFaults: 1, Deviations: 1},
 		Failure:  "the expiry comparison is off by one (now <= expiry counts as live)",
 		Article:  "持有者在过期前续期，一旦过期，其他写方即可接手。",
 		English:  "The holder renews before the lease expires; once it has expired, another writer may take over.",
@@ -227,6 +284,9 @@ var all = []Mutant{
 	},
 	{
 		Name: "write-without-fence-check", Component: Resource, res: memstore.BugNoFenceCheck,
+		// The successor must write between the frozen holder's check and
+		// its write: a successor that writes at once.
+		explore:   &explore.Bounds{Faults: []faults.Kind{faults.Freeze}, MaxFaults: 1, Deviations: 1, Work: explore.QuickSuccessorWork},
 		Failure:   "the fenced resource accepts writes without comparing fences",
 		Article:   artGC,
 		English:   artGCEn,

@@ -1,0 +1,34 @@
+// Package explore is leasecheck's model checker (DESIGN.md §7): bounded
+// exhaustive exploration of the same machines the simulator runs, not a
+// separate model.
+//
+// A scenario with a Space (scenario.Space; Space builds the standard one)
+// makes every nondeterministic choice of a run a labelled choice point:
+// which move runs next (one of the events due at the earliest instant —
+// ties in every order —, a fault striking now, the adversarial client's
+// next request), a message's delay from a small set, its loss. Explore
+// searches those choices breadth-first (counterexamples minimal in steps),
+// depth-first, or with PCT's random priorities and its probabilistic
+// guarantee, skipping states seen before (a digest of the whole world,
+// sim.World.StateHash) and orders of steps of different holders that
+// commute (sleep sets, search.go, where their soundness with state caching
+// is argued).
+//
+// Every state is watched by cheap monitors (monitor.go: the coordinator's
+// answers replayed against the reference semantics, the fencing and iron
+// rules, beliefs, liveness measurements); the full judges (checker.Check,
+// runprop.Judge) confirm every violation before it is reported, and judge
+// every path's end. The first violation stops the search; its path is a
+// scenario with a Schedule, which `leasecheck repro FILE` replays with no
+// other flag. Report says exactly what was covered; Complete is true only
+// when the bounded space was exhausted with every verdict decided.
+//
+// A third party's machines run here as they are. With machine.HolderCloner
+// (and its kin) a state is copied; without, it is re-run from the root.
+// With machine.StateHasher a machine is digested by its own method;
+// without, by reflection (sim.HashValue). Both fallbacks are slower and
+// give the same answers.
+//
+// Index: explore.go (Bounds, Space, Options, Report, Explore), search.go
+// (BFS, DFS, sleep sets, state caching), pct.go, monitor.go, judge.go.
+package explore

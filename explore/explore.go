@@ -1,0 +1,341 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/runprop"
+	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/sim"
+)
+
+// Strategy names a search strategy.
+type Strategy string
+
+// The strategies. They share one interface (Explore) and one notion of a
+// state, a move and a judge.
+const (
+	BFS Strategy = "bfs" // breadth-first: counterexamples minimal in steps
+	DFS Strategy = "dfs" // depth-first: memory bounded by the depth
+	PCT Strategy = "pct" // probabilistic concurrency testing: randomized, never complete
+)
+
+// Bounds describe the space to explore: the world (Holders holders, each
+// acquiring, writing once after a short piece of work and releasing) and
+// the choices it may take at each step.
+type Bounds struct {
+	Holders int // default 2
+	// Faults are the kinds that may strike at any step, at most MaxFaults
+	// of them on one path, each with the fixed parameters of
+	// faults.Candidates.
+	Faults    []faults.Kind
+	MaxFaults int
+	// Adversary bounds the adversarial client's requests on one path
+	// (scenario.AdversaryMenu).
+	Adversary int
+	// Deviations bounds the messages on one path that take a longer delay
+	// than the shortest, or are lost (when Loss).
+	Deviations int
+	Loss       bool
+	// Semantics is "seed" (default) or "fenced-storage".
+	Semantics string
+	// Work is each holder's program (nil: DefaultWork).
+	Work func(i int) []holder.Item
+}
+
+// DefaultWork is the explored holders' program: the first holder works
+// longer than a TTL (its lease lives only by its renewals) and writes once;
+// the others work a third of a TTL and write once.
+func DefaultWork(i int) []holder.Item {
+	if i == 0 {
+		return []holder.Item{{Work: spaceTTL + spaceTTL/3, Writes: 1}}
+	}
+	return []holder.Item{{Work: spaceTTL / 3, Writes: 1}}
+}
+
+// QuickSuccessorWork is a program where the first holder works a TTL and
+// writes twice and the others write as soon as they get the lease, so a
+// successor's write can come between a stalled holder's check and its
+// write (fenced storage's zombie).
+func QuickSuccessorWork(i int) []holder.Item {
+	if i == 0 {
+		return []holder.Item{{Work: spaceTTL, Writes: 2}}
+	}
+	return []holder.Item{{Work: 0, Writes: 1}}
+}
+
+// The explored world's fixed parameters: small times, so that few events
+// fill a lease's life, with a drift bound large enough to move a clock by
+// a millisecond within one TTL.
+const (
+	spaceTTL     = 30
+	spaceRho     = 40_000 // 4%: ±1.2ms over a TTL
+	spaceHorizon = 10 * spaceTTL
+)
+
+// Space returns the scenario explored under b: version 1, the reference
+// key, TTL 30ms, rho 4%, messages delayed 1 or 2ms, holders h1..hN
+// starting at 0, 2, 4... with b.Work's programs, and b as its Space.
+func Space(b Bounds) *scenario.Scenario {
+	n := b.Holders
+	if n <= 0 {
+		n = 2
+	}
+	sem := b.Semantics
+	if sem == "" {
+		sem = "seed"
+	}
+	sc := &scenario.Scenario{
+		Version: scenario.Version, Seed: 1, Semantics: sem, Key: "k", TTL: spaceTTL, RhoPPM: spaceRho,
+		Horizon: spaceHorizon, Network: scenario.Network{MinDelay: 1, MaxDelay: 2},
+		Space: &scenario.Space{Faults: slices.Clone(b.Faults), MaxFaults: b.MaxFaults, Adversary: b.Adversary, Deviations: b.Deviations},
+	}
+	if b.Loss {
+		sc.Network.DropPPM = 1 // enumerated as a choice, not drawn
+	}
+	work := b.Work
+	if work == nil {
+		work = DefaultWork
+	}
+	for i := range n {
+		sc.Holders = append(sc.Holders, scenario.Process{Name: "h" + strconv.Itoa(i+1), Start: int64(2 * i), Work: work(i)})
+	}
+	return sc
+}
+
+// Options tune a search. The zero value is a breadth-first search with
+// state hashing and sleep sets, depth 200, a budget of a million distinct
+// states, the reference machines.
+type Options struct {
+	Strategy Strategy
+	// MaxDepth bounds the moves of a path (0: 200).
+	MaxDepth int
+	// MaxStates bounds the distinct states (0: 1,000,000).
+	MaxStates int64
+	// Timeout bounds the wall time (0: none). A search that runs out of any
+	// budget is not Complete.
+	Timeout time.Duration
+	// NoHash turns state hashing off (every path is a tree of its own);
+	// NoPOR turns the partial-order reduction off. For measurements.
+	NoHash, NoPOR bool
+	// Sim plugs in the machines (nil: the reference ones); its Chooser,
+	// NoTrace and Monitor are the explorer's.
+	Sim *sim.Options
+	// Implementation is recorded in a counterexample's scenario, so that
+	// `leasecheck repro FILE` replays it against the same machines
+	// ("mutant:NAME"; "" the reference).
+	Implementation string
+	// CheckBudget bounds one history's linearizability search (0: 10s).
+	CheckBudget time.Duration
+	// FullLeaves runs the checker on every path's last state too, beside
+	// the monitors; JudgeEveryState runs every full judge on every state.
+	// Both cross-check the monitors' completeness (tests).
+	FullLeaves      bool
+	JudgeEveryState bool
+	// PCT: Runs random runs (0: 1000) with Depth d priority change points
+	// (0: 3), drawn from Seed.
+	Runs  int
+	Depth int
+	Seed  uint64
+}
+
+func (o *Options) defaults() {
+	if o.Strategy == "" {
+		o.Strategy = BFS
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = 200
+	}
+	if o.MaxStates <= 0 {
+		o.MaxStates = 1_000_000
+	}
+	if o.CheckBudget <= 0 {
+		o.CheckBudget = 10 * time.Second
+	}
+	if o.Runs <= 0 {
+		o.Runs = 1000
+	}
+	if o.Depth <= 0 {
+		o.Depth = 3
+	}
+}
+
+// Report says exactly what a search covered and found.
+type Report struct {
+	Strategy Strategy `json:"strategy"`
+	// Complete: the bounded space was explored to its end, every state
+	// judged, no budget ran out and no verdict was undecided. "No
+	// violation" is a claim about that space only.
+	Complete bool `json:"complete"`
+	// States counts the states reached (one per move taken, the pruned
+	// ones included); DistinctStates those explored further (with hashing,
+	// distinct digests).
+	States         int64 `json:"states"`
+	DistinctStates int64 `json:"distinct_states"`
+	MaxDepth       int   `json:"max_depth"`
+	// Pruned counts moves not explored further: their state was seen before
+	// (PrunedSeen) or the move commutes with one explored (PrunedSleep).
+	Pruned      int64 `json:"pruned"`
+	PrunedSeen  int64 `json:"pruned_seen"`
+	PrunedSleep int64 `json:"pruned_sleep"`
+	// Paths counts the paths judged to their end (a finished run or the
+	// depth bound); Judged the states the full judges looked at.
+	Paths     int64 `json:"paths"`
+	Judged    int64 `json:"judged"`
+	Undecided int64 `json:"undecided"`
+	// Violations counts the violating states found, by property (the
+	// search stops at the first).
+	Violations     map[string]int  `json:"violations"`
+	Counterexample *Counterexample `json:"counterexample"`
+	// Minimized, after Minimize, says how the counterexample was shortened
+	// by exploring smaller worlds.
+	Minimized *Minimized `json:"minimized,omitempty"`
+	// Stopped says why the search ended: "exhausted", "violation",
+	// "max-states", "timeout".
+	Stopped string `json:"stopped"`
+	// Bounds describes the space, Guarantee PCT's probabilistic claim.
+	Bounds    string `json:"bounds"`
+	Guarantee string `json:"guarantee,omitempty"`
+	// Hashing and POR say which reductions were on; Cloning whether
+	// states were copied (else re-run from the root: a third party's
+	// machine without machine.HolderCloner and its kin).
+	Hashing bool `json:"hashing"`
+	POR     bool `json:"por"`
+	Cloning bool `json:"cloning"`
+
+	Elapsed time.Duration `json:"-"`
+}
+
+// Counterexample is the shortest violating path found: a scenario whose
+// Schedule replays it with `leasecheck repro FILE` and no other flag.
+type Counterexample struct {
+	Property string `json:"property"`
+	// Properties lists every property the path's last state violates.
+	Properties  []string           `json:"properties"`
+	Steps       int                `json:"steps"`
+	Ops         int                `json:"ops"`
+	Explanation string             `json:"explanation"`
+	Lines       []int              `json:"lines,omitempty"`
+	TraceLines  []int              `json:"trace_lines,omitempty"`
+	File        string             `json:"file,omitempty"`
+	Scenario    *scenario.Scenario `json:"-"`
+	Run         *sim.Result        `json:"-"`
+}
+
+// ErrNoChooserRoom: the scenario must be enumerable.
+var ErrNoChooserRoom = errors.New("explore: the scenario has no Space")
+
+// Explore searches sc's bounded space (sc.Space) with strategy o.Strategy
+// and judges every path: the monitors at every state, the full judges
+// (checker.Check, runprop.Judge) wherever a monitor flags and at the end of
+// every path. It is deterministic: the same scenario, machines and options
+// give the same report, whatever GOMAXPROCS (it runs on one goroutine).
+func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
+	if sc.Space == nil {
+		return nil, ErrNoChooserRoom
+	}
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	o.defaults()
+	x := &explorer{sc: sc, o: o, rep: &Report{Strategy: o.Strategy, Violations: map[string]int{}, Hashing: !o.NoHash, POR: !o.NoPOR},
+		visited: map[uint64]*entry{}}
+	for _, p := range append(slices.Clone(checker.Properties), runprop.Properties()...) {
+		x.rep.Violations[p] = 0
+	}
+	x.rep.Bounds = describe(sc, o)
+	start := time.Now()
+	if o.Timeout > 0 {
+		x.deadline = start.Add(o.Timeout)
+	}
+	root, err := x.newWorld(nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	x.rep.Cloning = root.CanClone()
+	switch o.Strategy {
+	case BFS:
+		x.bfs(root)
+	case DFS:
+		x.dfs(root)
+	case PCT:
+		x.o.NoPOR = true
+		x.rep.POR = false
+		x.pct()
+	default:
+		return nil, fmt.Errorf("explore: unknown strategy %q (bfs, dfs, pct)", o.Strategy)
+	}
+	if x.err != nil {
+		return nil, x.err
+	}
+	r := x.rep
+	if r.Stopped == "" {
+		r.Stopped = "exhausted"
+	}
+	r.Pruned = r.PrunedSeen + r.PrunedSleep
+	r.Complete = r.Stopped == "exhausted" && r.Undecided == 0 && o.Strategy != PCT
+	r.Elapsed = time.Since(start)
+	if x.cex != nil {
+		if err := x.finishCounterexample(); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func describe(sc *scenario.Scenario, o Options) string {
+	sp := sc.Space
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d holders (%s semantics, TTL %dms, rho %dppm), paths of at most %d moves", len(sc.Holders), sc.Semantics, sc.TTL, sc.RhoPPM, o.MaxDepth)
+	if o.Strategy != PCT {
+		b.WriteString(", every order of the events due at one instant")
+	}
+	fmt.Fprintf(&b, "; message delays %d..%dms", sc.Network.MinDelay, sc.Network.MaxDelay)
+	if sc.Network.DropPPM > 0 {
+		b.WriteString(" or lost")
+	}
+	fmt.Fprintf(&b, ", at most %d messages off the shortest delay", sp.Deviations)
+	if sp.MaxFaults > 0 && len(sp.Faults) > 0 {
+		ks := make([]string, len(sp.Faults))
+		for i, k := range sp.Faults {
+			ks[i] = string(k)
+		}
+		fmt.Fprintf(&b, "; at most %d faults of %s striking at any step", sp.MaxFaults, strings.Join(ks, ","))
+	} else {
+		b.WriteString("; no faults")
+	}
+	if sp.Adversary > 0 {
+		fmt.Fprintf(&b, "; at most %d adversarial requests (%d kinds) at any step", sp.Adversary, len(scenario.AdversaryMenu(sc.Semantics == "fenced-storage")))
+	} else {
+		b.WriteString("; no adversarial client")
+	}
+	return b.String()
+}
+
+// explorer is one search in progress.
+type explorer struct {
+	sc       *scenario.Scenario
+	o        Options
+	rep      *Report
+	visited  map[uint64]*entry
+	deadline time.Time
+	stop     bool
+	err      error
+	cex      *found
+	ctx      context.Context
+}
+
+// found is the first violation: the path that reaches it.
+type found struct {
+	path  []scenario.Choice
+	steps int
+	props []string
+}

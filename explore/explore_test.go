@@ -1,0 +1,285 @@
+package explore_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/explore"
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/impl/mutants"
+	"github.com/leasecheck/leasecheck/machine"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/runprop"
+	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/sim"
+)
+
+// small is a space the tests explore completely in well under a second.
+var small = explore.Bounds{Faults: []faults.Kind{faults.Pause, faults.Crash}, MaxFaults: 1, Deviations: 1}
+
+func mustExplore(t *testing.T, sc *scenario.Scenario, o explore.Options) *explore.Report {
+	t.Helper()
+	r, err := explore.Explore(sc, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestReferenceHolds: the reference passes a bounded space completely, and
+// the search is not vacuous (it branched, judged paths, reached depth).
+func TestReferenceHolds(t *testing.T) {
+	for _, st := range []explore.Strategy{explore.BFS, explore.DFS} {
+		r := mustExplore(t, explore.Space(small), explore.Options{Strategy: st})
+		if !r.Complete || r.Counterexample != nil || r.Stopped != "exhausted" {
+			t.Fatalf("%s: complete=%v stopped=%s counterexample=%+v", st, r.Complete, r.Stopped, r.Counterexample)
+		}
+		if r.DistinctStates < 1000 || r.Paths < 50 || r.MaxDepth < 40 || r.Judged < r.Paths {
+			t.Fatalf("%s: a vacuous search: %+v", st, r)
+		}
+	}
+}
+
+// TestAdversarialReferenceHolds: the adversarial client's every request at
+// every step, with a fault: no false alarm.
+func TestAdversarialReferenceHolds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a few seconds")
+	}
+	for _, sem := range []string{"seed", "fenced-storage"} {
+		b := explore.Bounds{Adversary: 1, Semantics: sem}
+		r := mustExplore(t, explore.Space(b), explore.Options{})
+		if !r.Complete || r.Counterexample != nil {
+			t.Fatalf("%s: complete=%v counterexample=%+v", sem, r.Complete, r.Counterexample)
+		}
+	}
+}
+
+// TestEveryMutantIsFound: explore --mutant's default bounds reach every
+// built-in mutant; the counterexample replays, from its saved file alone,
+// to the same violation; and it is no longer than the shrinker's.
+func TestEveryMutantIsFound(t *testing.T) {
+	for _, m := range mutants.All() {
+		t.Run(m.Name, func(t *testing.T) {
+			sc := explore.Space(m.ExploreBounds())
+			m.AdaptSpace(sc)
+			o := explore.Options{Sim: m.Options(), Implementation: m.Implementation()}
+			r := explore.Minimize(sc, o, mustExplore(t, sc, o))
+			cx := r.Counterexample
+			if cx == nil {
+				t.Fatalf("not found in %d states (%s)", r.DistinctStates, r.Stopped)
+			}
+			// The saved scenario alone replays it.
+			back, err := scenario.Parse(cx.Scenario.Marshal())
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts, err := mutants.OptionsFor(back.Implementation)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := sim.Run(back, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := failed(run)
+			if !slices.Equal(got, back.Expect) {
+				t.Fatalf("replay fails %v, the file expects %v", got, back.Expect)
+			}
+			// No longer than the shrunk counterexample of the seeded search.
+			shrunk, err := scenario.Load(filepath.Join("..", "testdata", "scenarios", "mutants", m.Name+".scenario.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sr, err := sim.Run(shrunk, m.Options())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s after %d moves, %d ops (shrinker: %d ops); %d distinct states", cx.Property, cx.Steps, cx.Ops, len(sr.History.Ops), r.DistinctStates)
+			// The explored world's holders retry every few milliseconds and
+			// start together, so a few mutants take a refused retry or two
+			// more than the shrinker's hand-tuned start times (longer:
+			// renew-after-expiry, no-local-deadline, deadline-from-reply,
+			// renew-every-ttl); never more than three.
+			if cx.Ops > len(sr.History.Ops)+3 {
+				t.Errorf("counterexample has %d operations, the shrinker's %d", cx.Ops, len(sr.History.Ops))
+			}
+		})
+	}
+}
+
+func failed(r *sim.Result) []string {
+	var out []string
+	res := checker.Check(context.Background(), r.History, checker.Options{Workers: 1})
+	for _, v := range res.Violations {
+		if !slices.Contains(out, v.Property) {
+			out = append(out, v.Property)
+		}
+	}
+	for _, f := range runprop.Judge(r) {
+		if !slices.Contains(out, f.Property) {
+			out = append(out, f.Property)
+		}
+	}
+	return out
+}
+
+// TestMonitorsAreComplete: breadth-first search judging every state in
+// full finds each violation at the same depth as the monitors do, so the
+// counterexamples are minimal in steps.
+func TestMonitorsAreComplete(t *testing.T) {
+	for _, name := range []string{"greedy-grant", "fence-not-bumped", "forget-on-restart", "write-after-failed-renew", "trust-local-clock", "no-local-deadline"} {
+		m := mutants.ByName(name)
+		sc := explore.Space(m.ExploreBounds())
+		m.AdaptSpace(sc)
+		fast := mustExplore(t, sc, explore.Options{Sim: m.Options()})
+		full := mustExplore(t, sc, explore.Options{Sim: m.Options(), JudgeEveryState: true, FullLeaves: true})
+		if fast.Counterexample == nil || full.Counterexample == nil {
+			t.Fatalf("%s: monitors %v, full %v", name, fast.Counterexample != nil, full.Counterexample != nil)
+		}
+		if fast.Counterexample.Steps != full.Counterexample.Steps {
+			t.Errorf("%s: monitors find it after %d moves, judging every state after %d", name, fast.Counterexample.Steps, full.Counterexample.Steps)
+		}
+	}
+	// And on the reference, judging every path's end with the checker too
+	// finds nothing the monitors missed.
+	r := mustExplore(t, explore.Space(small), explore.Options{FullLeaves: true})
+	if r.Counterexample != nil || !r.Complete {
+		t.Fatalf("reference with full leaves: %+v", r.Counterexample)
+	}
+}
+
+// report renders a report without its wall time.
+func report(t *testing.T, r *explore.Report) string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestDeterministic: the same counts on two runs and under GOMAXPROCS 1
+// and 4, for every strategy.
+func TestDeterministic(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, o := range []explore.Options{{Strategy: explore.BFS}, {Strategy: explore.DFS}, {Strategy: explore.PCT, Runs: 50}} {
+		var want string
+		for i, procs := range []int{1, 4, 1, 4} {
+			runtime.GOMAXPROCS(procs)
+			got := report(t, mustExplore(t, explore.Space(small), o))
+			if i == 0 {
+				want = got
+			} else if got != want {
+				t.Fatalf("%s: run %d (GOMAXPROCS %d) differs:\n%s\n%s", o.Strategy, i, procs, got, want)
+			}
+		}
+	}
+}
+
+// TestReductionsAreSound: without state hashing, without sleep sets or
+// without both, the verdicts are the same and the reductions save states.
+func TestReductionsAreSound(t *testing.T) {
+	b := explore.Bounds{Holders: 2, Faults: []faults.Kind{faults.Crash}, MaxFaults: 1}
+	both := mustExplore(t, explore.Space(b), explore.Options{})
+	noHash := mustExplore(t, explore.Space(b), explore.Options{NoHash: true})
+	noPOR := mustExplore(t, explore.Space(b), explore.Options{NoPOR: true})
+	none := mustExplore(t, explore.Space(b), explore.Options{NoHash: true, NoPOR: true})
+	for _, r := range []*explore.Report{both, noHash, noPOR, none} {
+		if !r.Complete || r.Counterexample != nil {
+			t.Fatalf("a reduced search changed the verdict: %+v", r)
+		}
+	}
+	if !(both.States < noPOR.States && both.States < noHash.States && noHash.States <= none.States && noPOR.States < none.States) {
+		t.Errorf("states: both %d, no hash %d, no POR %d, none %d", both.States, noHash.States, noPOR.States, none.States)
+	}
+	// On a mutant, every variant finds it, breadth-first at the same depth.
+	m := mutants.ByName("fence-not-bumped")
+	sc := explore.Space(m.ExploreBounds())
+	var steps []int
+	for _, o := range []explore.Options{{}, {NoHash: true}, {NoPOR: true}} {
+		o.Sim = m.Options()
+		r := mustExplore(t, sc, o)
+		if r.Counterexample == nil {
+			t.Fatalf("%+v: mutant not found", o)
+		}
+		steps = append(steps, r.Counterexample.Steps)
+	}
+	if steps[0] != steps[1] || steps[0] != steps[2] {
+		t.Errorf("counterexample depths %v differ", steps)
+	}
+}
+
+// TestPCT: the randomized strategy finds a mutant, states its guarantee,
+// and never claims completeness.
+func TestPCT(t *testing.T) {
+	m := mutants.ByName("greedy-grant")
+	r := mustExplore(t, explore.Space(explore.Bounds{}), explore.Options{Strategy: explore.PCT, Sim: m.Options(), Runs: 200})
+	if r.Counterexample == nil || r.Guarantee == "" {
+		t.Fatalf("PCT: %+v", r)
+	}
+	ref := mustExplore(t, explore.Space(small), explore.Options{Strategy: explore.PCT, Runs: 100})
+	if ref.Complete || ref.Counterexample != nil || ref.Paths != 100 {
+		t.Fatalf("PCT on the reference: complete=%v counterexample=%v paths=%d", ref.Complete, ref.Counterexample != nil, ref.Paths)
+	}
+}
+
+// opaqueHolder is a third party's holder: only machine.Holder, no copying,
+// no digest.
+type opaqueHolder struct{ h *holder.Holder }
+
+func (o *opaqueHolder) Tick(now int64)                          { o.h.Tick(now) }
+func (o *opaqueHolder) Receive(now int64, r machine.Reply) bool { return o.h.Receive(now, r) }
+func (o *opaqueHolder) Ready() machine.Ready                    { return o.h.Ready() }
+
+// opaqueStore is a third party's in-process coordinator: only machine.Clocked.
+type opaqueStore struct{ s *memstore.Store }
+
+func (o *opaqueStore) Acquire(key, owner string, ttl, now int64) (int64, bool) {
+	return o.s.Acquire(key, owner, ttl, now)
+}
+func (o *opaqueStore) Renew(key, owner string, ttl, fence, now int64) bool {
+	return o.s.Renew(key, owner, ttl, fence, now)
+}
+func (o *opaqueStore) Release(key, owner string, fence int64) bool {
+	return o.s.Release(key, owner, fence)
+}
+func (o *opaqueStore) Write(key, owner string, fence int64, value string, now int64) error {
+	return o.s.Write(key, owner, fence, value, now)
+}
+func (o *opaqueStore) Read(key string) (string, bool) { return o.s.Read(key) }
+func (o *opaqueStore) Why(k model.Kind, key, owner string, fence, now int64) string {
+	return o.s.Why(k, key, owner, fence, now)
+}
+
+// TestThirdPartyMachines: machines that cannot copy or digest themselves
+// are explored by re-running paths and digesting by reflection: the same
+// verdicts, the same space.
+func TestThirdPartyMachines(t *testing.T) {
+	b := explore.Bounds{Faults: []faults.Kind{faults.Crash}, MaxFaults: 1}
+	opaque := func(bug memstore.Bug) *sim.Options {
+		return &sim.Options{
+			NewHolder:      func(c holder.Config) machine.Holder { return &opaqueHolder{holder.New(c)} },
+			NewCoordinator: func() machine.Coordinator { return machine.ClockedCoordinator(&opaqueStore{memstore.WithBugs(bug)}) },
+		}
+	}
+	native := mustExplore(t, explore.Space(b), explore.Options{})
+	third := mustExplore(t, explore.Space(b), explore.Options{Sim: opaque(0)})
+	if third.Cloning || !third.Complete || third.Counterexample != nil {
+		t.Fatalf("third party: cloning=%v complete=%v counterexample=%v", third.Cloning, third.Complete, third.Counterexample != nil)
+	}
+	if third.Paths != native.Paths || third.DistinctStates < native.DistinctStates {
+		t.Errorf("third party: %d paths, %d states; native %d paths, %d states", third.Paths, third.DistinctStates, native.Paths, native.DistinctStates)
+	}
+	bad := mustExplore(t, explore.Space(b), explore.Options{Sim: opaque(memstore.BugGreedyGrant)})
+	good := mustExplore(t, explore.Space(b), explore.Options{Sim: mutants.ByName("greedy-grant").Options()})
+	if bad.Counterexample == nil || good.Counterexample == nil || bad.Counterexample.Steps != good.Counterexample.Steps {
+		t.Fatalf("a broken third-party coordinator: found %v (native %v)", bad.Counterexample, good.Counterexample)
+	}
+}
