@@ -3,7 +3,6 @@ package checker
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"runtime"
 	"sort"
@@ -42,7 +41,7 @@ func BenchmarkCheck100kExact(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if r := Check(context.Background(), h, Options{}); !r.OK() {
+		if r := mustCheck(b, h, Options{}); !r.OK() {
 			b.Fatalf("%d violations, first: %v", len(r.Violations), r.Violations[0])
 		}
 	}
@@ -52,7 +51,7 @@ func BenchmarkCheck100kExact(b *testing.B) {
 func BenchmarkCheckOnly100kExact(b *testing.B) {
 	h := workload{ops: 100_000, keys: 100, holders: 3, seed: 1}.history()
 	for b.Loop() {
-		if r := Check(context.Background(), h, Options{}); !r.OK() {
+		if r := mustCheck(b, h, Options{}); !r.OK() {
 			b.Fatalf("%d violations, first: %v", len(r.Violations), r.Violations[0])
 		}
 	}
@@ -142,7 +141,7 @@ func BenchmarkUnknownOps(b *testing.B) {
 			}
 			nodes := 0
 			for b.Loop() {
-				r := Check(context.Background(), h, Options{Timeout: time.Minute})
+				r := mustCheck(b, h, Options{Timeout: time.Minute})
 				if got := r.Verdict(Linearizable); got != want {
 					b.Fatalf("linearizable = %s, want %s", got, want)
 				}
@@ -215,7 +214,7 @@ func BenchmarkNonLinearizable40k(b *testing.B) {
 	runtime.ReadMemStats(&before)
 	n := 0
 	for b.Loop() {
-		if r := Check(context.Background(), h, Options{Timeout: time.Minute}); r.Verdict(Linearizable) != Violated {
+		if r := mustCheck(b, h, Options{Timeout: time.Minute}); r.Verdict(Linearizable) != Violated {
 			b.Fatalf("linearizable = %s, want violated", r.Verdict(Linearizable))
 		}
 		n++

@@ -44,6 +44,11 @@ func (v Verdict) String() string {
 // DefaultTimeout is the linearizability search budget when Options.Timeout is 0.
 const DefaultTimeout = 60 * time.Second
 
+// DefaultMaxMemory is the memory budget when Options.MaxMemory is 0: well
+// under the RAM of the machines leasecheck runs on, so that a check that
+// would need more ends in Unknown with the reason instead of being killed.
+const DefaultMaxMemory int64 = 1 << 30
+
 // Options tune a check. The zero value means the documented defaults.
 type Options struct {
 	// Timeout bounds the linearizability search over all keys. 0 means
@@ -51,6 +56,11 @@ type Options struct {
 	Timeout time.Duration
 	// Workers is how many keys are searched at once; 0 means GOMAXPROCS.
 	Workers int
+	// MaxMemory bounds, in bytes, what the check holds beyond the history
+	// itself (search frontiers, caches). When it is reached the verdict is
+	// Unknown, with the reason. 0 means DefaultMaxMemory; a negative value
+	// means no limit.
+	MaxMemory int64
 }
 
 // Violation is one counterexample to one property.
@@ -128,9 +138,15 @@ func (r *Result) Verdict(property string) Verdict {
 
 // Check decides every property of a history. Each property is decided on its
 // own: the fast invariants first, then the linearizability search, which
-// never stops early because an invariant already failed. The history must
-// be valid (as model's reader guarantees); Check does not re-validate it.
-func Check(ctx context.Context, h *model.History, opts Options) *Result {
+// never stops early because an invariant already failed.
+//
+// The history is validated first, by the rules model's reader applies to a
+// file (model.Validate); a malformed one yields a *model.ParseError and no
+// verdict.
+func Check(ctx context.Context, h *model.History, opts Options) (*Result, error) {
+	if err := model.Validate(h); err != nil {
+		return nil, err
+	}
 	c := model.Compile(h)
 	r := &Result{Ops: len(h.Ops), Keys: len(c.Keys)}
 
@@ -178,7 +194,7 @@ func Check(ctx context.Context, h *model.History, opts Options) *Result {
 		r.Properties = append(r.Properties, PropertyResult{Name: name, Verdict: verdict})
 		r.Violations = append(r.Violations, vs...)
 	}
-	return r
+	return r, nil
 }
 
 // keyResult is everything decided about one key.

@@ -210,7 +210,10 @@ func checkGoldenVerdicts(t *testing.T, path, property string, want goldenCase) {
 	if err != nil {
 		t.Fatalf("ReadHistoryFile(%s): %v", path, err)
 	}
-	res := checker.Check(context.Background(), h, checker.Options{})
+	res, err := checker.Check(context.Background(), h, checker.Options{})
+	if err != nil {
+		t.Fatalf("Check(%s): %v", path, err)
+	}
 
 	// What the name promises.
 	if property == "" {

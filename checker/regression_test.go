@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -28,7 +27,7 @@ func TestRegressionHardHistories(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := Check(context.Background(), h, Options{Timeout: time.Minute})
+			r := mustCheck(t, h, Options{Timeout: time.Minute})
 			if !r.OK() {
 				t.Fatalf("a correct history from the reference implementation: verdicts %+v, violations %+v", r.Properties, r.Violations)
 			}

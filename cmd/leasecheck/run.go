@@ -78,7 +78,10 @@ func runOne(sc *scenario.Scenario, budget time.Duration) (*seedOutcome, error) {
 	if budget <= 0 {
 		budget = -1 // the checker's "no limit"
 	}
-	res := checker.Check(context.Background(), r.History, checker.Options{Timeout: budget, Workers: 1})
+	res, err := checker.Check(context.Background(), r.History, checker.Options{Timeout: budget, Workers: 1})
+	if err != nil {
+		return nil, fmt.Errorf("seed %d: the simulator recorded a history the checker refuses: %w", sc.Seed, err)
+	}
 	return &seedOutcome{seed: sc.Seed, sim: r, check: res}, nil
 }
 
