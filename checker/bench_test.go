@@ -11,6 +11,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -196,9 +197,9 @@ func BenchmarkPorcupineUnknownOps(b *testing.B) {
 			continue
 		}
 		b.Run(c.name, func(b *testing.B) {
-			cmp := model.Compile(c.history())
-			pm := model.PorcupineModel(cmp)
-			ops := model.PorcupineOperations(cmp, nil)
+			cmp := timed.Compile(c.history())
+			pm := timed.PorcupineModel(cmp)
+			ops := timed.PorcupineOperations(cmp, nil)
 			for b.Loop() {
 				porcupine.CheckOperationsTimeout(pm.ToModel(), ops, 30*time.Second)
 			}

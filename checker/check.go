@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -19,8 +20,11 @@ const (
 	StopOnRenewFailure   = "stop-on-renew-failure"
 )
 
-// Properties lists the property names in the order they are reported.
-var Properties = []string{Linearizable, SingleWriterPerFence, FenceMonotonic, StopOnRenewFailure}
+// Properties returns the property names in the order they are reported: a
+// new slice each time, so no caller can change what another sees.
+func Properties() []string {
+	return []string{Linearizable, SingleWriterPerFence, FenceMonotonic, StopOnRenewFailure}
+}
 
 // Verdict is a three-valued answer, as porcupine's CheckResult.
 type Verdict int
@@ -83,7 +87,7 @@ type Result struct {
 	Ops        int
 	Keys       int
 	Properties []PropertyResult // in the order of Properties
-	// Violations, grouped by property in the order of Properties, then by key.
+	// Violations, grouped by property in the order of Properties(), then by key.
 	Violations []Violation
 	// Linearizations holds, per key, the linearization found or the longest
 	// partial one: the input of the HTML report.
@@ -147,7 +151,7 @@ func Check(ctx context.Context, h *model.History, opts Options) (*Result, error)
 	if err := model.Validate(h); err != nil {
 		return nil, err
 	}
-	c := model.Compile(h)
+	c := timed.Compile(h)
 	r := &Result{Ops: len(h.Ops), Keys: len(c.Keys)}
 
 	timeout := opts.Timeout
@@ -182,7 +186,7 @@ func Check(ctx context.Context, h *model.History, opts Options) (*Result, error)
 	for _, v := range inv {
 		byProp[v.Property] = append(byProp[v.Property], v)
 	}
-	for _, name := range Properties {
+	for _, name := range Properties() {
 		vs := byProp[name]
 		verdict := Holds
 		if name == Linearizable {
@@ -203,7 +207,7 @@ type keyResult struct {
 	invariants []Violation
 }
 
-func checkKey(ctx context.Context, c *model.Compiled, k int) keyResult {
+func checkKey(ctx context.Context, c *timed.Compiled, k int) keyResult {
 	return keyResult{
 		invariants:   checkInvariants(c, k),
 		searchResult: searchKey(ctx, c.History, &c.Keys[k]),
@@ -212,7 +216,7 @@ func checkKey(ctx context.Context, c *model.Compiled, k int) keyResult {
 
 // searchAll checks every key, several at once; results are by key index,
 // so the outcome does not depend on scheduling (only Unknown depends on time).
-func searchAll(ctx context.Context, c *model.Compiled, workers int) []keyResult {
+func searchAll(ctx context.Context, c *timed.Compiled, workers int) []keyResult {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -248,7 +252,7 @@ func searchAll(ctx context.Context, c *model.Compiled, workers int) []keyResult 
 	return results
 }
 
-func linearizationOf(c *model.Compiled, k int, res *searchResult) KeyLinearization {
+func linearizationOf(c *timed.Compiled, k int, res *searchResult) KeyLinearization {
 	ko := &c.Keys[k]
 	var rev []*pathNode
 	for p := res.path; p != nil; p = p.parent {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
 	"pgregory.net/rapid"
 )
@@ -124,9 +125,9 @@ func TestPropertyAgreesWithPorcupine(t *testing.T) {
 						op.OK = !op.OK
 					}
 				}
-				c := model.Compile(h)
-				pm := model.PorcupineModel(c)
-				want := porcupine.CheckOperationsTimeout(pm.ToModel(), model.PorcupineOperations(c, nil), 20*time.Second)
+				c := timed.Compile(h)
+				pm := timed.PorcupineModel(c)
+				want := porcupine.CheckOperationsTimeout(pm.ToModel(), timed.PorcupineOperations(c, nil), 20*time.Second)
 				if want == porcupine.Unknown {
 					t.Skip("porcupine ran out of time")
 				}

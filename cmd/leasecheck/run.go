@@ -138,7 +138,7 @@ func newSeedSummary(first uint64, kinds []faults.Kind) seedSummary {
 	for _, k := range kinds {
 		s.Faults[string(k)] = 0
 	}
-	for _, p := range checker.Properties {
+	for _, p := range checker.Properties() {
 		s.Violations[p] = 0
 	}
 	return s
@@ -390,7 +390,7 @@ func printSummary(w io.Writer, s *runSummary, kinds []faults.Kind, wall time.Dur
 		fmt.Fprintf(w, "  %-24s %d\n", k, s.Faults[string(k)])
 	}
 	fmt.Fprintln(w, "\nseeds violating")
-	for _, p := range checker.Properties {
+	for _, p := range checker.Properties() {
 		fmt.Fprintf(w, "  %-24s %d\n", p, s.Violations[p])
 	}
 	for _, p := range mutants.RunProperties {
