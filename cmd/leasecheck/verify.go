@@ -190,7 +190,7 @@ func printVerify(w io.Writer, s *verifySummary, shown string, kinds []faults.Kin
 		fmt.Fprintf(w, "  %-24s %d\n", k, s.Faults[string(k)])
 	}
 	fmt.Fprintln(w, "\nseeds violating")
-	for _, p := range checker.Properties {
+	for _, p := range checker.Properties() {
 		fmt.Fprintf(w, "  %-24s %d\n", p, s.Violations[p])
 	}
 	fmt.Fprintf(w, "  %-24s %d\n", "(undecided)", s.Undecided)
