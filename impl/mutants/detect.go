@@ -2,6 +2,7 @@ package mutants
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
