@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/model"
 )
 
 var screenshots = flag.Bool("screenshots", false, "write docs/timeline-*.png from the browser test (go test ./report -run Browser -screenshots)")
@@ -361,6 +362,61 @@ func TestBrowserTimeline(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("odd histories draw without an error", func(t *testing.T) {
+		const t0 = 1_760_000_000_000_000_000
+		ns := hist(0, "A acquire ttl=10 fence=1 call=0 ret=1 at=0 ok", "A write fence=1 value=v call=2 ret=3 at=2 ok")
+		for i := range ns.Ops {
+			ns.Ops[i].Call += t0
+			ns.Ops[i].Return += t0
+			ns.Ops[i].At += t0
+		}
+		ns.Header.TimeUnit = "ns"
+		unanswered := hist(2,
+			"A acquire ttl=10 call=0",
+			"A acquire ttl=10 fence=1 call=1 ret=4 ok",
+			"B renew ttl=10 call=3",
+			"B release call=5")
+		unanswered.Faults = []model.FaultRecord{{Kind: "partition", Target: "B", Peer: "coordinator", Start: 2, End: 9, HasEnd: true},
+			{Kind: "delay", Target: "somewhere", Start: 1, Amount: 3, Partial: true, Detail: "only half"}}
+		twoKeys := readHistory(t, "../testdata/histories/bad-linearizable-two-keys.jsonl")
+		for _, tc := range []struct {
+			name string
+			in   Input
+		}{
+			{"empty", Input{History: &model.History{Header: model.DefaultHeader()}}},
+			{"no check", Input{History: twoKeys}},
+			{"two keys", Input{History: twoKeys, Check: checker.Check(context.Background(), twoKeys, checker.Options{})}},
+			{"nanoseconds since 1970", Input{History: ns, Check: checker.Check(context.Background(), ns, checker.Options{})}},
+			{"unanswered ops, a partition, a fault on an unknown target, a belief of a process with no op", Input{History: unanswered,
+				Check:   checker.Check(context.Background(), unanswered, checker.Options{}),
+				Beliefs: []Belief{{Process: "C", Fence: 3, From: 2, To: 8, Open: true}},
+				Extra:   []Finding{{Property: "liveness-recovery", Explanation: "nobody got the lease", From: 4, To: 9}}}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				tb := open(t, browser, render(t, tc.in, Options{}), ready)
+				s := lookAt(t, tb)
+				// walk everything: every violation, both keys, zoom out and in
+				if err := chromedp.Do(tb.ctx, chromedp.KeyEvent("n"), chromedp.KeyEvent("0"), chromedp.KeyEvent("-"), chromedp.KeyEvent("+"),
+					chromedp.KeyEvent("ArrowLeft"), chromedp.KeyEvent("ArrowDown"),
+					chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('keysel'); if (s.options.length > 1) { s.value = '1'; s.dispatchEvent(new Event('change')); } })()`),
+					chromedp.MouseClickXY(600, 300), chromedp.MouseClickXY(400, 200)); err != nil {
+					t.Fatal(err)
+				}
+				if p := tb.problems(); len(p) > 0 {
+					t.Errorf("the page reported problems:\n%s", strings.Join(p, "\n"))
+				}
+				for _, op := range tc.in.History.Ops {
+					if !strings.Contains(s.Text, op.Process) {
+						t.Errorf("process %q not named", op.Process)
+					}
+				}
+				if len(s.Faults) != max(1, len(tc.in.History.Faults)) { // "no fault records" is one item
+					t.Errorf("faults listed: %q", s.Faults)
+				}
+			})
+		}
+	})
 
 	t.Run("100k operations", func(t *testing.T) {
 		if testing.Short() {

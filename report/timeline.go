@@ -133,6 +133,8 @@ type page struct {
 
 	strs   []string
 	strIdx map[string]int
+
+	linesSorted int // 1: h.Ops are in line order (a binary search finds a line); -1: not; 0: not yet known
 }
 
 type pageViolation struct {
@@ -217,7 +219,13 @@ func opStart(op *model.Op) int64 {
 // opsAtLines maps history lines to op indices (unknown lines are dropped).
 func (p *page) opsAtLines(lines []int) []int {
 	ops := p.h.Ops
-	sorted := sort.SliceIsSorted(ops, func(a, b int) bool { return ops[a].Line < ops[b].Line })
+	if p.linesSorted == 0 {
+		p.linesSorted = -1
+		if sort.SliceIsSorted(ops, func(a, b int) bool { return ops[a].Line < ops[b].Line }) {
+			p.linesSorted = 1
+		}
+	}
+	sorted := p.linesSorted > 0
 	var out []int
 	for _, l := range lines {
 		if l <= 0 {

@@ -689,12 +689,12 @@
       var xa = X(v.from), xb = Math.max(X(v.to), xa + 3);
       if (xb < GUTTER || xa > W) return;
       if (!v.ops.length) {
-        // A run finding names no op. It is about what holders believed:
-        // its span is outlined on the belief strips it overlaps (or, when
-        // none does, along the top of the rows).
+        // A run finding names no op. One about beliefs (exclusive-belief)
+        // is outlined on the belief strips its span overlaps; any other
+        // (liveness) is a hatched span over the rows.
         var any = false;
         cx.strokeStyle = alpha(VIOL, current ? 1 : 0.45); cx.lineWidth = current ? 2.5 : 1.5;
-        beliefs.forEach(function (b) {
+        if (/belief/.test(v.property)) beliefs.forEach(function (b) {
           if (b.to < v.from || b.from > v.to) return;
           var r = rows[procRow[b.proc]], y0 = r.y - sy + P_BELIEF - 2;
           if (y0 < pinnedH || y0 > H) return;
@@ -704,8 +704,9 @@
           any = true;
         });
         if (!any) {
-          cx.fillStyle = alpha(VIOL, current ? 0.5 : 0.25); cx.fillRect(xa, pinnedH, xb - xa, 5);
-          marks.push({ v: k, x: xa, y: pinnedH, w: xb - xa, h: 5 });
+          cx.fillStyle = hatch(alpha(VIOL, current ? 0.22 : 0.1), 'rgba(255,255,255,0)'); cx.fillRect(xa, pinnedH, xb - xa, H - pinnedH);
+          cx.fillStyle = alpha(VIOL, current ? 0.8 : 0.35); cx.fillRect(xa, pinnedH, xb - xa, 5);
+          marks.push({ v: k, x: xa, y: pinnedH, w: xb - xa, h: Math.min(H, rowsH) - pinnedH });
         }
         cx.lineWidth = 1;
         return;
