@@ -334,7 +334,7 @@
       add('outcome', outcome(o));
       if (oKey[o] !== st.key) setKey(oKey[o]);
       var sn = stepsOfKey(oKey[o]).get(o);
-      add('linearization', sn !== undefined ? 'step ' + (sn + 1) + ' of key ' + q(D.keys[oKey[o]]) : lins[oKey[o]] ? 'not placed' : '—');
+      add('linearization', sn !== undefined ? 'step ' + (sn + 1) + (D.keys.length > 1 || D.keys[0] !== '' ? ' of key ' + q(D.keys[oKey[o]]) : '') : lins[oKey[o]] ? 'not placed' : '—');
       var t = termAt(oKey[o], !isNaN(oAt[o]) ? oAt[o] : oCall[o]);
       add('term then', t ? termText(t) : 'nobody held the lease');
       var vs = involved.get(o);
