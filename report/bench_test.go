@@ -41,7 +41,7 @@ func BenchmarkWriteTimeline(b *testing.B) {
 	for _, bh := range benchHistories {
 		b.Run(bh.name, func(b *testing.B) {
 			h := genHistory(bh.ops, bh.procs, bh.keys, bh.zombie, bh.seed)
-			r := checker.Check(context.Background(), h, checker.Options{})
+			r := mustCheck(context.Background(), h, checker.Options{})
 			in := Input{Title: bh.name, History: h, Check: r}
 			var size int64
 			b.ReportAllocs()
@@ -74,7 +74,7 @@ func BenchmarkCheckHTML(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				r := checker.Check(context.Background(), h, checker.Options{})
+				r := mustCheck(context.Background(), h, checker.Options{})
 				if !r.Violated() {
 					b.Fatal("the planted violation was not found")
 				}

@@ -379,17 +379,17 @@ func TestBrowserTimeline(t *testing.T) {
 			"B release call=5")
 		unanswered.Faults = []model.FaultRecord{{Kind: "partition", Target: "B", Peer: "coordinator", Start: 2, End: 9, HasEnd: true},
 			{Kind: "delay", Target: "somewhere", Start: 1, Amount: 3, Partial: true, Detail: "only half"}}
-		twoKeys := readHistory(t, "../testdata/histories/bad-linearizable-two-keys.jsonl")
+		twoKeys := readHistory(t, "testdata/bad-linearizable-two-keys.jsonl")
 		for _, tc := range []struct {
 			name string
 			in   Input
 		}{
 			{"empty", Input{History: &model.History{Header: model.DefaultHeader()}}},
 			{"no check", Input{History: twoKeys}},
-			{"two keys", Input{History: twoKeys, Check: checker.Check(context.Background(), twoKeys, checker.Options{})}},
-			{"nanoseconds since 1970", Input{History: ns, Check: checker.Check(context.Background(), ns, checker.Options{})}},
+			{"two keys", Input{History: twoKeys, Check: mustCheck(context.Background(), twoKeys, checker.Options{})}},
+			{"nanoseconds since 1970", Input{History: ns, Check: mustCheck(context.Background(), ns, checker.Options{})}},
 			{"unanswered ops, a partition, a fault on an unknown target, a belief of a process with no op", Input{History: unanswered,
-				Check:   checker.Check(context.Background(), unanswered, checker.Options{}),
+				Check:   mustCheck(context.Background(), unanswered, checker.Options{}),
 				Beliefs: []Belief{{Process: "C", Fence: 3, From: 2, To: 8, Open: true}},
 				Extra:   []Finding{{Property: "liveness-recovery", Explanation: "nobody got the lease", From: 4, To: 9}}}},
 		} {
@@ -423,7 +423,7 @@ func TestBrowserTimeline(t *testing.T) {
 			t.Skip("-short: a 100k-op page")
 		}
 		h := genHistory(100_000, 12, 1, true, 1)
-		r := checker.Check(context.Background(), h, checker.Options{})
+		r := mustCheck(context.Background(), h, checker.Options{})
 		if !r.Violated() {
 			t.Fatal("the generated history has no violation")
 		}
@@ -450,7 +450,7 @@ func TestBrowserTimeline(t *testing.T) {
 
 	t.Run("a window around the violations says what it left out", func(t *testing.T) {
 		h := genHistory(20_000, 8, 1, true, 3)
-		r := checker.Check(context.Background(), h, checker.Options{})
+		r := mustCheck(context.Background(), h, checker.Options{})
 		tb := open(t, browser, render(t, Input{History: h, Check: r}, Options{MaxOps: 2000}), ready)
 		s := lookAt(t, tb)
 		if p := tb.problems(); len(p) > 0 {

@@ -24,10 +24,14 @@ func ExampleWriteTimeline() {
 		panic(err)
 	}
 	h.Faults = []model.FaultRecord{{Kind: "pause", Target: "A", Start: 2, End: 29, HasEnd: true}}
+	res, err := checker.Check(context.Background(), h, checker.Options{})
+	if err != nil {
+		panic(err)
+	}
 	var page bytes.Buffer
 	err = report.WriteTimeline(&page, report.Input{
 		History: h,
-		Check:   checker.Check(context.Background(), h, checker.Options{}),
+		Check:   res,
 		Beliefs: report.BeliefsFromTrace([]report.TraceLine{
 			{T: 1, Node: "A", What: "believes", Detail: "fence=1"},
 			{T: 13, Node: "B", What: "believes", Detail: "fence=2"},

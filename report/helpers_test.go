@@ -104,7 +104,7 @@ func loadCase(t testing.TB, name string) Input {
 	in := Input{
 		Title:   name,
 		History: h,
-		Check:   checker.Check(context.Background(), h, checker.Options{Workers: 1}),
+		Check:   mustCheck(context.Background(), h, checker.Options{Workers: 1}),
 		Replay:  "leasecheck check report/" + filepath.ToSlash(path) + " --html timeline.html",
 	}
 	in.Beliefs = BeliefsFromTrace(readTrace(t, filepath.Join("testdata", name+".trace.jsonl")), historyEnd(h))
@@ -279,4 +279,14 @@ func encodeHistory(t testing.TB, h *model.History) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// mustCheck is checker.Check for histories the tests built themselves: a
+// malformed one is a bug in the test.
+func mustCheck(ctx context.Context, h *model.History, o checker.Options) *checker.Result {
+	r, err := checker.Check(ctx, h, o)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

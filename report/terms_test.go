@@ -169,7 +169,7 @@ func TestTermsOfGoldenHistories(t *testing.T) {
 	ctx := context.Background()
 	t.Run("gc-pause: A's term expires before B's grant; the zombie write is in nobody's term of A", func(t *testing.T) {
 		h := readHistory(t, "testdata/gc-pause.jsonl")
-		got := Terms(h, checker.Check(ctx, h, checker.Options{}))
+		got := Terms(h, mustCheck(ctx, h, checker.Options{}))
 		want := []Term{
 			{Owner: "A", Fence: 1, Grant: 0, Release: -1, Start: w(0, 0), Granted: w(10, 10), End: w(10, 10), EndedBy: Expired, Linearized: true},
 			{Owner: "B", Fence: 2, Grant: 1, Release: -1, Start: w(12, 12), Granted: w(22, 22), End: w(22, 22), EndedBy: Expired, Linearized: true},
@@ -180,7 +180,7 @@ func TestTermsOfGoldenHistories(t *testing.T) {
 	})
 	t.Run("clock-skew: B's grant, which no order explains, cuts A's live term short", func(t *testing.T) {
 		h := readHistory(t, "testdata/clock-skew.jsonl")
-		got := Terms(h, checker.Check(ctx, h, checker.Options{}))
+		got := Terms(h, mustCheck(ctx, h, checker.Options{}))
 		want := []Term{
 			// u=1: the acquire's clock in [-1, 2], narrowed by the write to [-1, 2]
 			{Owner: "A", Fence: 1, Grant: 0, Release: -1, Start: w(-1, 2), Granted: w(9, 12), End: w(3, 6), EndedBy: Superseded, Linearized: true},
@@ -192,7 +192,7 @@ func TestTermsOfGoldenHistories(t *testing.T) {
 	})
 	t.Run("renewal loop dies: the refused renew extends nothing", func(t *testing.T) {
 		h := readHistory(t, "testdata/renewal-loop-dies.jsonl")
-		got := Terms(h, checker.Check(ctx, h, checker.Options{}))
+		got := Terms(h, mustCheck(ctx, h, checker.Options{}))
 		if len(got) != 1 || got[0].Owner != "A" || got[0].Granted != w(9, 12) || got[0].EndedBy != Expired || len(got[0].Renewals) != 0 {
 			t.Errorf("Terms =\n%s", dumpTerms(got))
 		}

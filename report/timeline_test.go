@@ -117,9 +117,9 @@ func TestPageDeterministic(t *testing.T) {
 		}
 	}
 	h := genHistory(5000, 6, 3, true, 7)
-	r := checker.Check(context.Background(), h, checker.Options{Workers: 2})
+	r := mustCheck(context.Background(), h, checker.Options{Workers: 2})
 	a := render(t, Input{History: h, Check: r}, Options{MaxOps: 1000})
-	b := render(t, Input{History: h, Check: checker.Check(context.Background(), h, checker.Options{Workers: 1})}, Options{MaxOps: 1000})
+	b := render(t, Input{History: h, Check: mustCheck(context.Background(), h, checker.Options{Workers: 1})}, Options{MaxOps: 1000})
 	if !bytes.Equal(a, b) {
 		t.Error("generated history: pages differ between checks with 1 and 2 workers")
 	}
@@ -226,7 +226,7 @@ func TestPageFacts(t *testing.T) {
 		// The checker names the grant, the culprit and the ops that could
 		// not come next either; the culprit is the zombie write.
 		h := genHistory(20000, 8, 1, true, 3)
-		r := checker.Check(context.Background(), h, checker.Options{})
+		r := mustCheck(context.Background(), h, checker.Options{})
 		d := decode(t, render(t, Input{History: h, Check: r}, Options{}))
 		v := d.Violations[0]
 		if v.Property != checker.Linearizable || len(v.Lines) < 3 {
@@ -332,7 +332,7 @@ func TestSafeLink(t *testing.T) {
 // exactly what it left out.
 func TestPageWindow(t *testing.T) {
 	h := genHistory(20000, 8, 1, true, 3)
-	r := checker.Check(context.Background(), h, checker.Options{})
+	r := mustCheck(context.Background(), h, checker.Options{})
 	if !r.Violated() {
 		t.Fatal("the generated history has no violation")
 	}
