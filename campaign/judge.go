@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 // order they are reported: the checker's four history properties
 // (DESIGN.md §2), then the run properties (package runprop).
 func Properties() []string {
-	return append(slices.Clone(checker.Properties), runprop.Properties()...)
+	return append(checker.Properties(), runprop.Properties()...)
 }
 
 // IsRunProperty reports whether p is a run property (judged on the
@@ -41,7 +42,17 @@ type JudgeOptions struct {
 	// DefaultBudget, negative no limit (which makes a verdict independent of
 	// the machine's speed). Past it the history is undecided (exit 3).
 	Budget time.Duration
+	// MaxMemory bounds, in bytes, what checking one history may hold (0:
+	// DefaultMaxMemory; negative: no limit); past it the history is
+	// undecided. It is per history, so a campaign on N workers holds at most
+	// N times it, and a verdict does not depend on the number of workers.
+	MaxMemory int64
 }
+
+// DefaultMaxMemory is the memory budget of checking one history when
+// JudgeOptions.MaxMemory is 0: far above what simulated histories need,
+// well below what would let a few workers exhaust a machine.
+const DefaultMaxMemory int64 = 256 << 20
 
 func (o JudgeOptions) checker() checker.Options {
 	b := o.Budget
@@ -52,7 +63,11 @@ func (o JudgeOptions) checker() checker.Options {
 		b = -1
 	}
 	// One key at a time: a campaign runs many histories at once already.
-	return checker.Options{Timeout: b, Workers: 1}
+	m := o.MaxMemory
+	if m == 0 {
+		m = DefaultMaxMemory
+	}
+	return checker.Options{Timeout: b, Workers: 1, MaxMemory: m}
 }
 
 // Outcome is one run judged on every property that applies to it.
@@ -83,7 +98,7 @@ func JudgeExecution(ctx context.Context, r *Execution, opts JudgeOptions) (*Outc
 	if err != nil {
 		return nil, err
 	}
-	o := &Outcome{Execution: r, Check: res, Judged: slices.Clone(checker.Properties)}
+	o := &Outcome{Execution: r, Check: res, Judged: checker.Properties()}
 	if r.Sim != nil {
 		o.Findings = runprop.Judge(r.Sim)
 		o.Judged = Properties()
@@ -91,10 +106,14 @@ func JudgeExecution(ctx context.Context, r *Execution, opts JudgeOptions) (*Outc
 	return o, nil
 }
 
-// check is the one call of the checker (its signature is changing to
-// return an error for a memory budget).
+// check is the one call of the checker. It refuses a history it cannot
+// use: from the simulator that is a bug in the runner, said as such.
 func check(ctx context.Context, r *Execution, opts JudgeOptions) (*checker.Result, error) {
-	return checker.Check(ctx, r.History, opts.checker()), nil
+	res, err := checker.Check(ctx, r.History, opts.checker())
+	if err != nil {
+		return nil, fmt.Errorf("the runner recorded a history the checker refuses: %w", err)
+	}
+	return res, nil
 }
 
 // Failed lists the properties violated, each once, in report order.

@@ -15,7 +15,7 @@ import (
 	"github.com/leasecheck/leasecheck/scenario"
 )
 
-var report = flag.Bool("report", false, "print the mutation report (make bench)")
+var mutationReport = flag.Bool("report", false, "print the mutation report (make bench)")
 
 // ReportBases is how many base seeds the report searches from.
 const ReportBases = 20
@@ -49,7 +49,7 @@ func median[T int | time.Duration](xs []T) T {
 // shrunk counterexample in testdata, and the naive tester's seeds to
 // detection with the ratio naive/ours. Run with -report (make bench).
 func TestMutantReport(t *testing.T) {
-	if !*report {
+	if !*mutationReport {
 		t.Skip("run with -report (make bench)")
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)

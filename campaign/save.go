@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/report"
 	"github.com/leasecheck/leasecheck/scenario"
 )
 
@@ -45,9 +46,10 @@ type Saved struct {
 	// fault kinds and the properties it must violate, Expect).
 	Scenario string
 	// History is the history (format v1, with fault records when the run
-	// has them); Page its HTML page; Story a Markdown account; Trace the
-	// simulator's trace (empty for a real run).
-	History, Page, Story, Trace string
+	// has them); Page its lease timeline (WritePage), Porcupine porcupine's
+	// view of the linearization, linked from it; Story a Markdown account;
+	// Trace the simulator's trace (empty for a real run).
+	History, Page, Porcupine, Story, Trace string
 	// Outcome is the saved scenario's outcome; From the generated one's
 	// size when it was shrunk (nil: saved as generated).
 	Outcome *Outcome
@@ -56,7 +58,7 @@ type Saved struct {
 
 // Files lists the saved files.
 func (s *Saved) Files() []string {
-	fs := []string{s.Scenario, s.History, s.Page, s.Story}
+	fs := []string{s.Scenario, s.History, s.Page, s.Porcupine, s.Story}
 	if s.Trace != "" {
 		fs = append(fs, s.Trace)
 	}
@@ -65,7 +67,8 @@ func (s *Saved) Files() []string {
 
 // SaveFailure shrinks o (unless opts.NoShrink), keeping exactly the
 // properties it violates, and saves it under opts.Dir as name.scenario.json,
-// name.history.jsonl, name.html, name.md and name.trace.txt.
+// name.history.jsonl, name.html (the timeline), name.porcupine.html, name.md
+// and name.trace.txt.
 func SaveFailure(ctx context.Context, t Target, o *Outcome, name string, opts SaveOptions) (*Saved, error) {
 	small := o
 	var from *Size
@@ -87,14 +90,16 @@ func SaveFailure(ctx context.Context, t Target, o *Outcome, name string, opts Sa
 
 // WriteFailure saves outcome o under dir (created if need be) as name.*:
 // the scenario with Implementation, FaultKinds and Expect filled in, the
-// history, the page (WritePage), the story (WriteStory) and the trace. from
+// history, the timeline page (WritePage) and porcupine's, the story
+// (WriteStory) and the trace. from
 // is the size before shrinking (nil: not shrunk).
 func WriteFailure(dir, name string, o *Outcome, from *Size) (*Saved, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	base := filepath.Join(dir, name)
-	s := &Saved{Scenario: base + ".scenario.json", History: base + ".history.jsonl", Page: base + ".html", Story: base + ".md", Outcome: o, From: from}
+	s := &Saved{Scenario: base + ".scenario.json", History: base + ".history.jsonl", Page: base + ".html",
+		Porcupine: base + ".porcupine.html", Story: base + ".md", Outcome: o, From: from}
 	sc := Expecting(o)
 	if err := sc.Save(s.Scenario); err != nil {
 		return nil, err
@@ -102,7 +107,11 @@ func WriteFailure(dir, name string, o *Outcome, from *Size) (*Saved, error) {
 	if err := writeFile(s.History, func(w io.Writer) error { return model.WriteHistory(w, o.History) }); err != nil {
 		return nil, err
 	}
-	if err := writeFile(s.Page, func(w io.Writer) error { return WritePage(w, o) }); err != nil {
+	page := PageInfo{Title: name, Replay: "leasecheck repro " + s.Scenario, Secondary: filepath.Base(s.Porcupine)}
+	if err := writeFile(s.Page, func(w io.Writer) error { return WritePage(w, o, page) }); err != nil {
+		return nil, err
+	}
+	if err := writeFile(s.Porcupine, func(w io.Writer) error { return checker.WriteHTML(w, o.History, o.Check) }); err != nil {
 		return nil, err
 	}
 	info := StoryInfo{Title: name, ScenarioFile: s.Scenario, From: from}
@@ -134,11 +143,33 @@ func Expecting(o *Outcome) *scenario.Scenario {
 	return sc
 }
 
-// WritePage writes the HTML page of a failure. It is the one place that
-// chooses the page: porcupine's visualization for now (checker.WriteHTML),
-// the lease timeline once it exists.
-func WritePage(w io.Writer, o *Outcome) error {
-	return checker.WriteHTML(w, o.History, o.Check)
+// PageInfo is what a failure's page says beyond the outcome.
+type PageInfo struct {
+	// Title heads the page (default: the history's name).
+	Title string
+	// Replay is the command that replays the failure.
+	Replay string
+	// Secondary links another view of the same history (a relative URL).
+	Secondary string
+}
+
+// WritePage writes the HTML page of a failure: the lease timeline
+// (report.WriteTimeline) with the checker's violations, the run
+// properties' findings, and the holders' beliefs from the simulator's
+// trace. It is the one place that chooses the page of a saved failure.
+func WritePage(w io.Writer, o *Outcome, info PageInfo) error {
+	in := report.Input{Title: info.Title, History: o.History, Check: o.Check, Replay: info.Replay, Secondary: info.Secondary}
+	if o.Sim != nil {
+		trace := make([]report.TraceLine, len(o.Sim.Trace))
+		for i, e := range o.Sim.Trace {
+			trace[i] = report.TraceLine{T: e.T, Node: e.Node, What: e.What, Detail: e.Detail}
+		}
+		in.Beliefs = report.BeliefsFromTrace(trace, o.Sim.Stats.End)
+	}
+	for _, f := range o.Findings {
+		in.Extra = append(in.Extra, report.Finding{Property: f.Property, Explanation: f.Explanation, Lines: f.Lines, From: f.From, To: f.To})
+	}
+	return report.WriteTimeline(w, in, report.Options{})
 }
 
 func writeFile(path string, write func(io.Writer) error) error {

@@ -58,7 +58,10 @@ func TestSavedFailureReplays(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := checker.Check(context.Background(), h, checker.Options{})
+			res, err := checker.Check(context.Background(), h, checker.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, p := range sc.Expect {
 				if !IsRunProperty(p) && res.Verdict(p) != checker.Violated {
 					t.Errorf("the saved history does not violate %s", p)

@@ -21,7 +21,7 @@ func init() {
 }
 
 // savedExts are the files `run` saves per failing seed.
-var savedExts = []string{".scenario.json", ".history.jsonl", ".html", ".md", ".trace.txt"}
+var savedExts = []string{".scenario.json", ".history.jsonl", ".html", ".porcupine.html", ".md", ".trace.txt"}
 
 func runMerge(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
@@ -117,7 +117,7 @@ func gatherSaved(dir string, sum *campaign.Summary, parts []*campaign.Summary, d
 			} else if err != nil {
 				return err
 			}
-			if ext == ".md" {
+			if ext == ".md" || ext == ".html" {
 				b = []byte(strings.ReplaceAll(string(b), filepath.Join(from, name+".scenario.json"), filepath.Join(dir, name+".scenario.json")))
 			}
 			if err := os.WriteFile(dst, b, 0o644); err != nil {

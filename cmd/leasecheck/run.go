@@ -220,7 +220,7 @@ func writeFailure(w io.Writer, f *campaign.Failure, seedReplay string) {
 		if s.From != nil {
 			how = fmt.Sprintf("shrunk from %s to %s", s.From, campaign.SizeOf(s.Outcome))
 		}
-		fmt.Fprintf(w, "  %s: %s (.history.jsonl .html .md .trace.txt beside it)\n", how, s.Scenario)
+		fmt.Fprintf(w, "  %s: %s (.history.jsonl .html .md .trace.txt and more beside it)\n", how, s.Scenario)
 		fmt.Fprintf(w, "  replay: leasecheck repro %s\n", s.Scenario)
 	case f.SaveErr != nil:
 		fmt.Fprintf(w, "  not saved: %v\n  replay: %s\n", f.SaveErr, seedReplay)
@@ -285,7 +285,7 @@ func newSeedSummary(first uint64, kinds []faults.Kind) seedSummary {
 	for _, k := range kinds {
 		s.Faults[string(k)] = 0
 	}
-	for _, p := range checker.Properties {
+	for _, p := range checker.Properties() {
 		s.Violations[p] = 0
 	}
 	return s
