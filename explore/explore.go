@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/holder"
-	"github.com/leasecheck/leasecheck/runprop"
+	"github.com/leasecheck/leasecheck/impl/mutants"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
 )
@@ -47,30 +47,15 @@ type Bounds struct {
 	Loss       bool
 	// Semantics is "seed" (default) or "fenced-storage".
 	Semantics string
-	// Work is each holder's program (nil: DefaultWork).
-	Work func(i int) []holder.Item
+	// Work is the holders' programs: holder i runs Work[i], or the last
+	// one (nil: DefaultWork).
+	Work [][]holder.Item
 }
 
-// DefaultWork is the explored holders' program: the first holder works
+// DefaultWork is the explored holders' programs: the first holder works
 // longer than a TTL (its lease lives only by its renewals) and writes once;
 // the others work a third of a TTL and write once.
-func DefaultWork(i int) []holder.Item {
-	if i == 0 {
-		return []holder.Item{{Work: spaceTTL + spaceTTL/3, Writes: 1}}
-	}
-	return []holder.Item{{Work: spaceTTL / 3, Writes: 1}}
-}
-
-// QuickSuccessorWork is a program where the first holder works a TTL and
-// writes twice and the others write as soon as they get the lease, so a
-// successor's write can come between a stalled holder's check and its
-// write (fenced storage's zombie).
-func QuickSuccessorWork(i int) []holder.Item {
-	if i == 0 {
-		return []holder.Item{{Work: spaceTTL, Writes: 2}}
-	}
-	return []holder.Item{{Work: 0, Writes: 1}}
-}
+var DefaultWork = [][]holder.Item{{{Work: spaceTTL + spaceTTL/3, Writes: 1}}, {{Work: spaceTTL / 3, Writes: 1}}}
 
 // The explored world's fixed parameters: small times, so that few events
 // fill a lease's life, with a drift bound large enough to move a clock by
@@ -102,11 +87,12 @@ func Space(b Bounds) *scenario.Scenario {
 		sc.Network.DropPPM = 1 // enumerated as a choice, not drawn
 	}
 	work := b.Work
-	if work == nil {
+	if len(work) == 0 {
 		work = DefaultWork
 	}
 	for i := range n {
-		sc.Holders = append(sc.Holders, scenario.Process{Name: "h" + strconv.Itoa(i+1), Start: int64(2 * i), Work: work(i)})
+		prog := work[min(i, len(work)-1)]
+		sc.Holders = append(sc.Holders, scenario.Process{Name: "h" + strconv.Itoa(i+1), Start: int64(2 * i), Work: slices.Clone(prog)})
 	}
 	return sc
 }
@@ -248,7 +234,7 @@ func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
 	o.defaults()
 	x := &explorer{sc: sc, o: o, rep: &Report{Strategy: o.Strategy, Violations: map[string]int{}, Hashing: !o.NoHash, POR: !o.NoPOR},
 		visited: map[uint64]*entry{}}
-	for _, p := range append(slices.Clone(checker.Properties), runprop.Properties()...) {
+	for _, p := range campaign.Properties() {
 		x.rep.Violations[p] = 0
 	}
 	x.rep.Bounds = describe(sc, o)
@@ -338,4 +324,20 @@ type found struct {
 	path  []scenario.Choice
 	steps int
 	props []string
+}
+
+// MutantSpace returns the space `leasecheck explore --mutant` searches for
+// planted bug m by default (mutants.Mutant.ExploreBounds), with the
+// mutant's environment applied, and the options that plug it in.
+func MutantSpace(m *mutants.Mutant) (*scenario.Scenario, Options) {
+	sc := Space(MutantBounds(m))
+	m.AdaptSpace(sc)
+	return sc, Options{Sim: m.Options(), Implementation: m.Implementation()}
+}
+
+// MutantBounds converts a mutant's explore bounds.
+func MutantBounds(m *mutants.Mutant) Bounds {
+	b := m.ExploreBounds()
+	return Bounds{Faults: b.Faults, MaxFaults: b.MaxFaults, Adversary: b.Adversary, Deviations: b.Deviations,
+		Loss: b.Loss, Semantics: b.Semantics, Work: b.Work}
 }

@@ -68,9 +68,7 @@ func TestAdversarialReferenceHolds(t *testing.T) {
 func TestEveryMutantIsFound(t *testing.T) {
 	for _, m := range mutants.All() {
 		t.Run(m.Name, func(t *testing.T) {
-			sc := explore.Space(m.ExploreBounds())
-			m.AdaptSpace(sc)
-			o := explore.Options{Sim: m.Options(), Implementation: m.Implementation()}
+			sc, o := explore.MutantSpace(m)
 			r := explore.Minimize(sc, o, mustExplore(t, sc, o))
 			cx := r.Counterexample
 			if cx == nil {
@@ -117,7 +115,10 @@ func TestEveryMutantIsFound(t *testing.T) {
 
 func failed(r *sim.Result) []string {
 	var out []string
-	res := checker.Check(context.Background(), r.History, checker.Options{Workers: 1})
+	res, err := checker.Check(context.Background(), r.History, checker.Options{Workers: 1})
+	if err != nil {
+		panic(err)
+	}
 	for _, v := range res.Violations {
 		if !slices.Contains(out, v.Property) {
 			out = append(out, v.Property)
@@ -136,11 +137,10 @@ func failed(r *sim.Result) []string {
 // counterexamples are minimal in steps.
 func TestMonitorsAreComplete(t *testing.T) {
 	for _, name := range []string{"greedy-grant", "fence-not-bumped", "forget-on-restart", "write-after-failed-renew", "trust-local-clock", "no-local-deadline"} {
-		m := mutants.ByName(name)
-		sc := explore.Space(m.ExploreBounds())
-		m.AdaptSpace(sc)
-		fast := mustExplore(t, sc, explore.Options{Sim: m.Options()})
-		full := mustExplore(t, sc, explore.Options{Sim: m.Options(), JudgeEveryState: true, FullLeaves: true})
+		sc, o := explore.MutantSpace(mutants.ByName(name))
+		fast := mustExplore(t, sc, o)
+		o.JudgeEveryState, o.FullLeaves = true, true
+		full := mustExplore(t, sc, o)
 		if fast.Counterexample == nil || full.Counterexample == nil {
 			t.Fatalf("%s: monitors %v, full %v", name, fast.Counterexample != nil, full.Counterexample != nil)
 		}
@@ -201,7 +201,7 @@ func TestReductionsAreSound(t *testing.T) {
 	}
 	// On a mutant, every variant finds it, breadth-first at the same depth.
 	m := mutants.ByName("fence-not-bumped")
-	sc := explore.Space(m.ExploreBounds())
+	sc, _ := explore.MutantSpace(m)
 	var steps []int
 	for _, o := range []explore.Options{{}, {NoHash: true}, {NoPOR: true}} {
 		o.Sim = m.Options()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/runprop"
 	"github.com/leasecheck/leasecheck/scenario"
@@ -13,44 +14,39 @@ import (
 
 // verdict is what the full judges say about one state's history and run.
 type verdict struct {
-	failed    []string // violated properties, checker's first, each once
+	failed    []string // violated properties, in report order
 	undecided bool
-	check     *checker.Result
-	findings  []runprop.Finding
+	out       *campaign.Outcome
 	run       *sim.Result
 }
 
-// judge runs the full judges on w's state: runprop.Judge always, the
-// checker when withChecker. w is consumed (its Result is taken).
+// judge runs the full judges on w's state — campaign's, the one place where
+// every property is judged — the checker only when withChecker (the
+// monitors vouch for the history properties elsewhere). w is consumed (its
+// Result is taken).
 func (x *explorer) judge(w *sim.World, withChecker bool) verdict {
 	x.rep.Judged++
 	r := w.Result()
 	v := verdict{run: r}
-	if withChecker {
-		if x.ctx == nil {
-			x.ctx = context.Background()
+	ex := &campaign.Execution{Scenario: r.Scenario, History: r.History, Sim: r, Faults: r.Stats.Faults}
+	if !withChecker {
+		v.out = &campaign.Outcome{Execution: ex, Check: &checker.Result{}, Findings: runprop.Judge(r), Judged: runprop.Properties()}
+	} else {
+		out, err := campaign.JudgeExecution(context.Background(), ex, campaign.JudgeOptions{Budget: x.o.CheckBudget})
+		if err != nil {
+			x.err, x.stop = err, true
+			return v
 		}
-		res := checker.Check(x.ctx, r.History, checker.Options{Workers: 1, Timeout: x.o.CheckBudget})
-		v.check = res
-		for _, viol := range res.Violations {
-			if !slices.Contains(v.failed, viol.Property) {
-				v.failed = append(v.failed, viol.Property)
-			}
-		}
-		v.undecided = res.Undecided()
+		v.out = out
+		v.undecided = out.Undecided()
 	}
-	v.findings = runprop.Judge(r)
-	for _, f := range v.findings {
-		if !slices.Contains(v.failed, f.Property) {
-			v.failed = append(v.failed, f.Property)
-		}
-	}
+	v.failed = v.out.Failed()
 	return v
 }
 
 func needsChecker(flags []string) bool {
 	for _, f := range flags {
-		if slices.Contains(checker.Properties, f) {
+		if !campaign.IsRunProperty(f) {
 			return true
 		}
 	}
@@ -127,15 +123,13 @@ func (x *explorer) finishCounterexample() error {
 	cx := &Counterexample{Property: v.failed[0], Properties: v.failed, Steps: x.cex.steps, Ops: len(v.run.History.Ops),
 		Scenario: sc, Run: v.run}
 	sc.Expect = slices.Clone(v.failed)
-	if v.check != nil {
-		for _, viol := range v.check.Violations {
-			if viol.Property == cx.Property {
-				cx.Explanation, cx.Lines = viol.Explanation, viol.Lines
-				break
-			}
+	for _, viol := range v.out.Check.Violations {
+		if viol.Property == cx.Property {
+			cx.Explanation, cx.Lines = viol.Explanation, viol.Lines
+			break
 		}
 	}
-	for _, f := range v.findings {
+	for _, f := range v.out.Findings {
 		if f.Property == cx.Property {
 			cx.Explanation, cx.Lines, cx.TraceLines = f.Explanation, f.Lines, f.TraceLines
 			break

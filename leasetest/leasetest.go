@@ -203,7 +203,12 @@ func runOne(ctx context.Context, f Factory, opts Options, name string) (msgs []s
 
 // judge checks a history and renders every violation.
 func judge(ctx context.Context, h *model.History, opts Options) []string {
-	cr := checker.Check(ctx, h, checker.Options{Timeout: opts.CheckTimeout})
+	cr, err := checker.Check(ctx, h, checker.Options{Timeout: opts.CheckTimeout})
+	if err != nil {
+		var b strings.Builder
+		model.WriteHistory(&b, h)
+		return []string{"the recorded history is malformed: " + err.Error(), "the history:\n" + b.String()}
+	}
 	var msgs []string
 	for _, v := range cr.Violations {
 		msgs = append(msgs, fmt.Sprintf("history violates %s (lines %s): %s", v.Property, joinInts(v.Lines), v.Explanation))

@@ -11,11 +11,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/explore"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/mutants"
-	"github.com/leasecheck/leasecheck/runprop"
 )
 
 func init() {
@@ -88,7 +87,7 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "leasecheck explore: unknown mutant %q (known: %s)\n", *mutantName, strings.Join(mutants.Names(), ", "))
 			return exitUsage
 		}
-		mb := mut.ExploreBounds()
+		mb := explore.MutantBounds(mut)
 		if !set["faults"] {
 			b.Faults = mb.Faults
 		}
@@ -198,7 +197,7 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 		fmt.Fprintf(w, "%-22s %s\n", "guarantee", r.Guarantee)
 	}
 	fmt.Fprintln(w, "\nviolations")
-	for _, p := range append(slices.Clone(checker.Properties), runprop.Properties()...) {
+	for _, p := range campaign.Properties() {
 		fmt.Fprintf(w, "  %-24s %d\n", p, r.Violations[p])
 	}
 	switch {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/leasecheck/leasecheck/explore"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/holder"
 	"github.com/leasecheck/leasecheck/impl/memstore"
@@ -12,6 +11,10 @@ import (
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
 )
+
+// DefaultBudget is the seed budget of a mutant's detection search: every
+// mutant must be caught within it (campaign.Detect, TestMutantsCaught).
+const DefaultBudget = 500
 
 // Components a mutant replaces.
 const (
@@ -32,7 +35,7 @@ type Mutant struct {
 	Article string `json:"article"`
 	English string `json:"english"`
 	// Property is the property expected to catch it: a checker property
-	// (checker.Properties) or one of the run properties (RunProperties).
+	// (checker.Properties) or a run property (runprop.Properties).
 	Property string `json:"property"`
 	// Faults are the fault kinds the detection search injects: the ones
 	// that expose this bug soonest. The reference passes the same scenarios.
@@ -55,7 +58,7 @@ type Mutant struct {
 
 	// explore, when set, overrides the bounds `leasecheck explore --mutant`
 	// searches (ExploreBounds).
-	explore *explore.Bounds
+	explore *ExploreBounds
 
 	// The switches on the one implementation (memstore's coordinator and
 	// resource, impl/holder's protocol); exactly one is set.
@@ -131,10 +134,23 @@ func OptionsFor(impl string) (*sim.Options, error) {
 }
 
 // ExploreBounds are the bounds `leasecheck explore --mutant NAME` searches
-// by default: the mutant's own fault kinds striking at most once, one
-// message off the shortest delay, its semantics; a few mutants need more
-// (an adversarial request, a second fault).
-func (m *Mutant) ExploreBounds() explore.Bounds {
+// by default (package explore's Bounds, as data).
+type ExploreBounds struct {
+	Faults     []faults.Kind
+	MaxFaults  int
+	Adversary  int
+	Deviations int
+	Loss       bool
+	Semantics  string
+	// Work, when set, is the holders' programs (holder i runs Work[i], or
+	// the last one); nil means explore.DefaultWork.
+	Work [][]holder.Item
+}
+
+// ExploreBounds returns the mutant's explore bounds: its own fault kinds
+// striking at most once, one message off the shortest delay, its
+// semantics; a few mutants need more (ExploreBounds' overrides in the table).
+func (m *Mutant) ExploreBounds() ExploreBounds {
 	if m.explore != nil {
 		b := *m.explore
 		if b.Semantics == "" {
@@ -142,7 +158,7 @@ func (m *Mutant) ExploreBounds() explore.Bounds {
 		}
 		return b
 	}
-	b := explore.Bounds{Faults: m.Faults, Deviations: 1, Semantics: m.Semantics}
+	b := ExploreBounds{Faults: m.Faults, Deviations: 1, Semantics: m.Semantics}
 	if len(m.Faults) > 0 {
 		b.MaxFaults = 1
 	}
@@ -227,7 +243,7 @@ var all = []Mutant{
 		Name: "expiry-off-by-one", Component: Coordinator, coord: memstore.BugExpiryOffByOne,
 		// A lease in the explored world never expires unless a holder stops
 		// renewing: a crash lets one run out, exactly on its expiry tick.
-		explore:  &explore.Bounds{Faults: []faults.Kind{faults.Crash}, MaxFaults: 1, Deviations: 1},
+		explore:  &ExploreBounds{Faults: []faults.Kind{faults.Crash}, MaxFaults: 1, Deviations: 1},
 		Failure:  "the expiry comparison is off by one (now <= expiry counts as live)",
 		Article:  "持有者在过期前续期，一旦过期，其他写方即可接手。",
 		English:  "The holder renews before the lease expires; once it has expired, another writer may take over.",
@@ -286,7 +302,8 @@ var all = []Mutant{
 		Name: "write-without-fence-check", Component: Resource, res: memstore.BugNoFenceCheck,
 		// The successor must write between the frozen holder's check and
 		// its write: a successor that writes at once.
-		explore:   &explore.Bounds{Faults: []faults.Kind{faults.Freeze}, MaxFaults: 1, Deviations: 1, Work: explore.QuickSuccessorWork},
+		explore: &ExploreBounds{Faults: []faults.Kind{faults.Freeze}, MaxFaults: 1, Deviations: 1,
+			Work: [][]holder.Item{{{Work: 30, Writes: 2}}, {{Work: 0, Writes: 1}}}},
 		Failure:   "the fenced resource accepts writes without comparing fences",
 		Article:   artGC,
 		English:   artGCEn,
