@@ -1,7 +1,6 @@
 package explore
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -316,7 +315,6 @@ type explorer struct {
 	stop     bool
 	err      error
 	cex      *found
-	ctx      context.Context
 }
 
 // found is the first violation: the path that reaches it.

@@ -20,9 +20,9 @@ import (
 // with a stale, future or replayed fence — never with no fence or the
 // current one — and replays a holder's write only while no renew of that
 // owner under that fence has failed. Under fenced storage it writes only
-// with no fence or one below the highest the resource has accepted (the
-// resource cannot tell owners apart, and a fence it has not seen is a
-// grant's secret). As itself it obeys the iron rule: no write under a fence
+// with a fence below the highest the resource has accepted, or a holder's
+// own old one (the resource cannot tell owners apart, and a fence it has
+// not seen is a grant's secret). As itself it obeys the iron rule: no write under a fence
 // whose renew failed or went unanswered, until it acquires again.
 type Client struct {
 	Name     string          `json:"name"`
@@ -94,6 +94,9 @@ func (r ClientRequest) Valid(holders []string) string {
 			return "an acquire presents no fence"
 		}
 		return ""
+	}
+	if r.Op == "write" && r.FenceSpec() == "none" {
+		return "a write presents a fence (history format v1 records one for every write)"
 	}
 	if r.Claims() {
 		switch r.FenceSpec() {

@@ -63,11 +63,10 @@ func AdversaryMenu(fenced bool) []ClientRequest {
 		{Op: "release", Owner: "last", Fence: "replay"},
 	}
 	if fenced {
-		return append(m, ClientRequest{Op: "write"}, ClientRequest{Op: "write", Fence: "stale"},
+		return append(m, ClientRequest{Op: "write", Fence: "stale"},
 			ClientRequest{Op: "write", Owner: "last", Fence: "replay"})
 	}
 	return append(m,
-		ClientRequest{Op: "write"},
 		ClientRequest{Op: "write", Fence: "current"},
 		ClientRequest{Op: "write", Fence: "future"},
 		ClientRequest{Op: "write", Owner: "live", Fence: "stale"},

@@ -39,8 +39,13 @@ type Options struct {
 	MaxPerKind int
 	// ForceAll puts every kind in Kinds in every scenario at least once.
 	ForceAll bool
-	// Clean draws a quiet network: no loss, no duplicates.
+	// Clean draws a quiet network: no loss, no duplicates, and no
+	// adversarial client (the liveness properties are judged only there).
 	Clean bool
+	// WellBehaved draws only well-behaved holders with the default
+	// protocol parameters and no adversarial client: the workload before
+	// issue 11, for measurements that compare with it.
+	WellBehaved bool
 }
 
 // FromSeed generates the scenario for seed: every choice comes from the
@@ -99,5 +104,80 @@ func Generate(c faults.Chooser, o Options) *Scenario {
 	}
 	env := faults.Env{Horizon: s.Horizon, TTL: s.TTL, RhoPPM: s.RhoPPM, Holders: s.Names(), Fenced: s.Semantics == "fenced-storage"}
 	s.Faults = faults.Generate(c, env, o.Kinds, maxPer, o.ForceAll)
+	if !o.WellBehaved {
+		// Drawn after everything above, so a seed's holders, programs and
+		// faults are what they were before these draws existed.
+		drawParameters(c, s)
+		if !o.Clean {
+			drawClients(c, s)
+		}
+	}
 	return s
+}
+
+// drawParameters draws the protocol's parameters instead of fixing them
+// (DESIGN.md §7): each holder's renew interval (sometimes close to the TTL
+// or past it), deadline margin (sometimes none), the drift bound it is told
+// (sometimes less than the truth), and the drift actually applied to every
+// clock, often at the very bound, where a wrong accounting shows. Networks
+// sometimes have one delay only, and simultaneous events sometimes run in a
+// drawn order, so that ties are common and every order of them is met.
+func drawParameters(c faults.Chooser, s *Scenario) {
+	ttl := s.TTL
+	edge := func(label string) int64 { // a drift within rho, at its ends half the time
+		switch c.Int64(0, 3, label+"?") {
+		case 0:
+			return s.RhoPPM
+		case 1:
+			return -s.RhoPPM
+		case 2:
+			return c.Int64(-s.RhoPPM, s.RhoPPM, label)
+		}
+		return 0
+	}
+	for i := range s.Holders {
+		p := &s.Holders[i]
+		switch c.Int64(0, 7, "renew-every?") {
+		case 0:
+			p.RenewEvery = c.Int64(max(ttl/6, 1), ttl/2, "renew-every")
+		case 1:
+			p.RenewEvery = c.Int64(ttl/2, ttl+ttl/4, "slow-renew-every") // near or past the deadline
+		}
+		switch c.Int64(0, 5, "margin?") {
+		case 0:
+			p.Margin = holder.NoMargin
+		case 1:
+			p.Margin = c.Int64(1, max(ttl/5, 1), "margin")
+		}
+		if s.RhoPPM > 0 && c.Int64(0, 7, "told-rho?") == 0 {
+			told := c.Int64(0, s.RhoPPM/2, "told-rho") // a holder told less than the truth
+			p.RhoPPM = &told
+		}
+		p.DriftPPM = edge("drift")
+	}
+	s.CoordinatorDriftPPM = edge("coordinator-drift")
+	if c.Int64(0, 7, "fixed-delay?") == 0 {
+		s.Network.MaxDelay = s.Network.MinDelay // lockstep: ties everywhere
+	}
+	s.Network.ShuffleTies = c.Int64(0, 1, "shuffle-ties?") == 1
+}
+
+// drawClients adds, to a third of the scenarios, an adversarial client
+// (scenario.Client) that sends a few requests of the adversary's menu at
+// drawn times: the requests a well-behaved holder never sends.
+func drawClients(c faults.Chooser, s *Scenario) {
+	if c.Int64(0, 2, "adversary?") != 0 {
+		return
+	}
+	menu := AdversaryMenu(s.Semantics == "fenced-storage")
+	n := c.Int64(1, 6, "requests")
+	cl := Client{Name: AdversaryName}
+	var at int64
+	for range n {
+		at = c.Int64(at, max(s.Horizon*3/4, at), "request-at")
+		r := menu[c.Int64(0, int64(len(menu)-1), "request")]
+		r.At = at
+		cl.Requests = append(cl.Requests, r)
+	}
+	s.Clients = []Client{cl}
 }

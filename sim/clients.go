@@ -23,14 +23,21 @@ type client struct {
 	outID   uint64
 	outOp   int32
 	outKind model.Kind
-	outF    int64 // the fence the request in flight presented
+	outO    string // the owner the request in flight claimed
+	outF    int64  // the fence it presented
 	until   int64
 	nextID  uint64
-	// banned are the fences this client must not write under: its renews
-	// that failed or went unanswered since its last grant (the iron rule,
-	// which it keeps like any client).
-	banned    []int64
+	// banned are the owner and fence pairs this client must not write
+	// under: its renews, as whoever it claimed to be, that failed or went
+	// unanswered (the iron rule binds a process's later writes, whatever it
+	// claims; its own grant lifts its own bans).
+	banned    []ownerFence
 	lastGrant int64
+}
+
+type ownerFence struct {
+	owner string
+	fence int64
 }
 
 func (c *client) idle() bool { return !c.out }
@@ -41,9 +48,9 @@ func (c *client) clone() *client {
 	return &d
 }
 
-func (c *client) ban(f int64) {
-	if f > 0 && !slices.Contains(c.banned, f) {
-		c.banned = append(c.banned, f)
+func (c *client) ban(owner string, f int64) {
+	if of := (ownerFence{owner, f}); f > 0 && !slices.Contains(c.banned, of) {
+		c.banned = append(c.banned, of)
 	}
 }
 
@@ -57,7 +64,7 @@ func (w *World) clientWake(id int32) {
 	if c.out && w.now >= c.until {
 		c.out = false // unanswered: its outcome stays unknown
 		if c.outKind == model.Renew {
-			c.ban(c.outF)
+			c.ban(c.outO, c.outF)
 		}
 	}
 	for !c.out && c.next < len(c.program) && c.program[c.next].At <= w.now {
@@ -95,7 +102,7 @@ func (w *World) clientSend(id int32, r scenario.ClientRequest) {
 		req.Value = n.process + ":a" + strconv.FormatUint(c.nextID, 10)
 	}
 	m := w.newRequest(id, &req)
-	c.out, c.outID, c.outOp, c.outKind, c.outF = true, req.ID, w.msgs[m].op, req.Kind, req.Fence
+	c.out, c.outID, c.outOp, c.outKind, c.outO, c.outF = true, req.ID, w.msgs[m].op, req.Kind, req.Owner, req.Fence
 	if req.Kind == model.Renew && req.Fence == 0 {
 		c.outF = c.lastGrant
 	}
@@ -114,9 +121,13 @@ func (w *World) clientReceive(id int32, env *envelope) {
 	w.recordReturn(env.op, &env.rep)
 	switch {
 	case c.outKind == model.Renew && !env.rep.OK:
-		c.ban(c.outF)
-	case c.outKind == model.Acquire && env.rep.OK && env.req.Owner == w.nodes[id].owner:
-		c.lastGrant, c.banned = env.rep.Fence, c.banned[:0]
+		c.ban(c.outO, c.outF)
+	case c.outKind == model.Acquire && env.rep.OK:
+		self := w.nodes[id].owner
+		if env.req.Owner == self {
+			c.lastGrant = env.rep.Fence
+		}
+		c.banned = slices.DeleteFunc(c.banned, func(of ownerFence) bool { return of.owner == env.req.Owner })
 	}
 	w.clientReschedule(id)
 }
@@ -223,7 +234,7 @@ func (w *World) resolve(id int32, r scenario.ClientRequest) (req machine.Request
 		return req, false // a fence the resource has not seen is a grant's secret
 	}
 	if kind == model.Write {
-		if self && slices.Contains(c.banned, req.Fence) {
+		if slices.Contains(c.banned, ownerFence{req.Owner, req.Fence}) {
 			return req, false // the iron rule
 		}
 		if !self && w.renewFailed(req.Owner, req.Fence) {

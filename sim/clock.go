@@ -10,6 +10,11 @@ type Clock struct {
 	base   int64 // monotonic reading at true time anchor
 	anchor int64
 	ppm    int64 // drift, parts per million (> -1e6)
+	// frac is the drift's fraction of a tick carried over at the last
+	// rebase, in millionths: readings stay exact across drift changes, so
+	// the error never exceeds |ppm|·elapsed + 1 (the history's clock
+	// uncertainty counts on it).
+	frac   int64
 	frozen int   // freeze depth
 	wall   int64 // wall = mono + wall
 }
@@ -31,13 +36,23 @@ func (c *Clock) Mono(t int64) int64 {
 		return c.base
 	}
 	d := t - c.anchor
-	return c.base + d + floorDiv(d*c.ppm, 1_000_000)
+	return c.base + d + floorDiv(d*c.ppm+c.frac, 1_000_000)
 }
 
 // Wall reads the wall clock at true time t.
 func (c *Clock) Wall(t int64) int64 { return c.Mono(t) + c.wall }
 
-func (c *Clock) rebase(t int64) { c.base, c.anchor = c.Mono(t), t }
+func (c *Clock) rebase(t int64) {
+	if c.frozen > 0 {
+		c.anchor = t
+		return
+	}
+	d := t - c.anchor
+	x := d*c.ppm + c.frac
+	c.base += d + floorDiv(x, 1_000_000)
+	c.frac = x - floorDiv(x, 1_000_000)*1_000_000
+	c.anchor = t
+}
 
 // SetDrift makes the clock run ppm parts per million fast from t on.
 func (c *Clock) SetDrift(t, ppm int64) { c.rebase(t); c.ppm = ppm }

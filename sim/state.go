@@ -331,12 +331,14 @@ func (w *World) hashNode(h *machine.Hasher, n *node) {
 		if c.out {
 			h.Uint(c.outID)
 			h.Uint(w.opHashOf(c.outOp))
+			h.String(c.outO)
 			h.Int(c.outF)
 			h.Int(c.until)
 		}
 		h.Uint(c.nextID)
-		for _, f := range c.banned {
-			h.Int(f)
+		for _, of := range c.banned {
+			h.String(of.owner)
+			h.Int(of.fence)
 		}
 		h.Int(-1)
 		h.Int(c.lastGrant)
