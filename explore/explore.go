@@ -49,6 +49,18 @@ type Bounds struct {
 	// Work is the holders' programs: holder i runs Work[i], or the last
 	// one (nil: DefaultWork).
 	Work [][]holder.Item
+	// The world's protocol parameters, when not the defaults: the drift
+	// bound (0: 4%; negative: none), each holder's deadline margin (holder.NoMargin for
+	// none) and renew interval, and the drift applied to the holders' and
+	// the coordinator's clocks.
+	RhoPPM, Margin, RenewEvery    int64
+	DriftPPM, CoordinatorDriftPPM int64
+	// Stagger is how long after one another the holders start (0: 2ms;
+	// negative: together).
+	Stagger int64
+	// TTL, when > 0, replaces the 30ms TTL (and the horizon, ten TTLs);
+	// MaxDelay, when > 0, the longest message delay (2ms).
+	TTL, MaxDelay int64
 }
 
 // DefaultWork is the explored holders' programs: the first holder works
@@ -85,13 +97,34 @@ func Space(b Bounds) *scenario.Scenario {
 	if b.Loss {
 		sc.Network.DropPPM = 1 // enumerated as a choice, not drawn
 	}
+	if b.RhoPPM > 0 {
+		sc.RhoPPM = b.RhoPPM
+	}
+	if b.TTL > 0 {
+		sc.TTL, sc.Horizon = b.TTL, 10*b.TTL
+	}
+	if b.MaxDelay > 0 {
+		sc.Network.MaxDelay = max(b.MaxDelay, sc.Network.MinDelay)
+	}
+	if b.RhoPPM < 0 {
+		sc.RhoPPM = 0
+	}
+	sc.CoordinatorDriftPPM = b.CoordinatorDriftPPM
 	work := b.Work
 	if len(work) == 0 {
 		work = DefaultWork
 	}
+	stagger := b.Stagger
+	switch {
+	case stagger == 0:
+		stagger = 2
+	case stagger < 0:
+		stagger = 0
+	}
 	for i := range n {
 		prog := work[min(i, len(work)-1)]
-		sc.Holders = append(sc.Holders, scenario.Process{Name: "h" + strconv.Itoa(i+1), Start: int64(2 * i), Work: slices.Clone(prog)})
+		sc.Holders = append(sc.Holders, scenario.Process{Name: "h" + strconv.Itoa(i+1), Start: stagger * int64(i), Work: slices.Clone(prog),
+			Margin: b.Margin, RenewEvery: b.RenewEvery, DriftPPM: b.DriftPPM})
 	}
 	return sc
 }
@@ -279,7 +312,17 @@ func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
 func describe(sc *scenario.Scenario, o Options) string {
 	sp := sc.Space
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d holders (%s semantics, TTL %dms, rho %dppm), paths of at most %d moves", len(sc.Holders), sc.Semantics, sc.TTL, sc.RhoPPM, o.MaxDepth)
+	fmt.Fprintf(&b, "%d holders (%s semantics, TTL %dms, rho %dppm", len(sc.Holders), sc.Semantics, sc.TTL, sc.RhoPPM)
+	if sc.CoordinatorDriftPPM != 0 || sc.Holders[0].DriftPPM != 0 {
+		fmt.Fprintf(&b, ", clocks drifting %+dppm, coordinator's %+dppm", sc.Holders[0].DriftPPM, sc.CoordinatorDriftPPM)
+	}
+	if m := sc.Holders[0].Margin; m != 0 {
+		fmt.Fprintf(&b, ", margin %d", max(m, 0))
+	}
+	if r := sc.Holders[0].RenewEvery; r != 0 {
+		fmt.Fprintf(&b, ", renew every %dms", r)
+	}
+	fmt.Fprintf(&b, "), paths of at most %d moves", o.MaxDepth)
 	if o.Strategy != PCT {
 		b.WriteString(", every order of the events due at one instant")
 	}
@@ -337,5 +380,6 @@ func MutantSpace(m *mutants.Mutant) (*scenario.Scenario, Options) {
 func MutantBounds(m *mutants.Mutant) Bounds {
 	b := m.ExploreBounds()
 	return Bounds{Faults: b.Faults, MaxFaults: b.MaxFaults, Adversary: b.Adversary, Deviations: b.Deviations,
-		Loss: b.Loss, Semantics: b.Semantics, Work: b.Work}
+		Loss: b.Loss, Semantics: b.Semantics, Work: b.Work, RhoPPM: b.RhoPPM, Margin: b.Margin, RenewEvery: b.RenewEvery,
+		DriftPPM: b.DriftPPM, CoordinatorDriftPPM: b.CoordinatorDriftPPM, Stagger: b.Stagger, Holders: b.Holders, TTL: b.TTL, MaxDelay: b.MaxDelay}
 }

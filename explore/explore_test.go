@@ -136,7 +136,8 @@ func failed(r *sim.Result) []string {
 // full finds each violation at the same depth as the monitors do, so the
 // counterexamples are minimal in steps.
 func TestMonitorsAreComplete(t *testing.T) {
-	for _, name := range []string{"greedy-grant", "fence-not-bumped", "forget-on-restart", "write-after-failed-renew", "trust-local-clock", "no-local-deadline"} {
+	for _, name := range []string{"greedy-grant", "fence-not-bumped", "forget-on-restart", "write-after-failed-renew", "trust-local-clock",
+		"no-local-deadline", "drift-ignored", "drift-counted-once", "belief-until-release-ack", "backoff-uncapped", "renew-trusts-fence"} {
 		sc, o := explore.MutantSpace(mutants.ByName(name))
 		fast := mustExplore(t, sc, o)
 		o.JudgeEveryState, o.FullLeaves = true, true

@@ -18,7 +18,7 @@ import (
 // counterexample is minimal in steps within the smallest space found.
 
 // MinimizeBudget bounds the smaller spaces Minimize explores.
-const MinimizeBudget = 80
+const MinimizeBudget = 120
 
 // Minimized says what Minimize did.
 type Minimized struct {
@@ -139,13 +139,15 @@ func smaller(sc *scenario.Scenario) []*scenario.Scenario {
 		// Fewer operations may also come from asking later or less often:
 		// a holder that starts when its predecessor's lease is about to
 		// end, or backs off longer, retries less.
-		edit(func(c *scenario.Scenario) bool {
-			if i == 0 || c.Holders[i].Start+c.TTL/3 > c.Horizon/2 {
-				return false
-			}
-			c.Holders[i].Start += c.TTL / 3
-			return true
-		})
+		for _, step := range []int64{c0(sc.TTL / 3), c0(sc.TTL / 10)} {
+			edit(func(c *scenario.Scenario) bool {
+				if i == 0 || c.Holders[i].Start+step > c.Horizon/2 {
+					return false
+				}
+				c.Holders[i].Start += step
+				return true
+			})
+		}
 		edit(func(c *scenario.Scenario) bool {
 			p := &c.Holders[i]
 			if p.RetryMax >= c.TTL {
@@ -158,6 +160,8 @@ func smaller(sc *scenario.Scenario) []*scenario.Scenario {
 	edit(func(c *scenario.Scenario) bool { return dec64(&c.Network.MinDelay) })
 	return out
 }
+
+func c0(v int64) int64 { return max(v, 1) }
 
 func dec64(v *int64) bool {
 	if *v == 0 {

@@ -47,6 +47,7 @@ type monitor struct {
 	// judging only where an overlap may have grown unexcused
 	olderStopped bool
 	version      int
+	believers    int
 	// renews sent and not answered yet (liveness-renewal: one unanswered
 	// past its timeout is a lost lease)
 	pending []int32
@@ -71,13 +72,14 @@ func (m *monitor) flag(p string) {
 func (m *monitor) take(w *sim.World) []string {
 	// An overlap of beliefs grows unexcused only while a holder of an older
 	// grant runs (runprop's exception excuses it while it is stopped), so
-	// it is judged whenever two believe and one of the older ones runs now
-	// or ran at the previous state, or the beliefs changed.
+	// it is judged whenever two believe, or did at the previous state (the
+	// step may have ended the overlap), and one of the older ones runs now
+	// or ran then, or the beliefs changed.
 	b, older, v := w.Believers()
-	if b >= 2 && (!older || !m.olderStopped || v != m.version) {
+	if (b >= 2 || m.believers >= 2) && (!older || !m.olderStopped || v != m.version) {
 		m.flag(runprop.ExclusiveBelief)
 	}
-	m.olderStopped, m.version = older, v
+	m.olderStopped, m.version, m.believers = older, v, b
 	if n := w.Measured(); n != m.measured {
 		m.measured = n
 		m.flag(runprop.LivenessRecovery)

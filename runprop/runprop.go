@@ -80,16 +80,9 @@ func Applies(p string, r *sim.Result) bool {
 	return false
 }
 
-// livenessKinds are the faults under which the liveness bounds hold: none
-// of them stops a waiting holder from asking, the coordinator from
-// answering, or the network from carrying both within its delay bound.
-// Clock offsets and wall-clock steps do not touch the monotonic clocks
-// leases are measured on; drift stays within rho, which the bounds include;
-// a crash or an owner reuse is what recovery is about; an overrun, a dead
-// renewal loop, lost renewals or a late second release change who holds
-// the lease and when, not how fast a waiter gets it.
-var livenessKinds = []faults.Kind{faults.ClockOffset, faults.ClockDrift, faults.ClockStep, faults.Crash,
-	faults.OwnerReuse, faults.Overrun, faults.RenewDeath, faults.DropHeartbeats, faults.DoubleRelease}
+// livenessKinds are scenario.LivenessKinds: the faults under which the
+// liveness bounds hold.
+var livenessKinds = scenario.LivenessKinds
 
 // LivenessKinds returns the fault kinds under which recovery and handoff
 // are judged.

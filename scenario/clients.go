@@ -33,6 +33,11 @@ type Client struct {
 // time) or, when the client is still waiting for an answer, right after it.
 type ClientRequest struct {
 	At int64 `json:"at"`
+	// After, when set, holds the request from At until the coordinator next
+	// "grant"s or "release"s the lease, and sends it then: a client that
+	// reacts to what it sees (a duplicate of a request right after the
+	// release that ended its lease).
+	After string `json:"after,omitempty"`
 	// Op is acquire, renew, release or write.
 	Op string `json:"op"`
 	// Owner is who the request claims to be: "" the client itself, "live"
@@ -70,6 +75,9 @@ func (r ClientRequest) String() string {
 	if owner == "" {
 		owner = "self"
 	}
+	if r.After != "" {
+		return fmt.Sprintf("%s(owner=%s, fence=%s) after a %s", r.Op, owner, r.FenceSpec(), r.After)
+	}
 	return fmt.Sprintf("%s(owner=%s, fence=%s)", r.Op, owner, r.FenceSpec())
 }
 
@@ -81,6 +89,9 @@ func (r ClientRequest) Valid(holders []string) string {
 	}
 	if !slices.Contains(ClientFences, r.FenceSpec()) {
 		return fmt.Sprintf("unknown fence %q", r.Fence)
+	}
+	if r.After != "" && r.After != "grant" && r.After != "release" {
+		return fmt.Sprintf("after %q is not grant or release", r.After)
 	}
 	switch r.Owner {
 	case "", "live", "last":

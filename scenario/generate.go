@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 
 	"github.com/leasecheck/leasecheck/faults"
@@ -107,13 +108,33 @@ func Generate(c faults.Chooser, o Options) *Scenario {
 	if !o.WellBehaved {
 		// Drawn after everything above, so a seed's holders, programs and
 		// faults are what they were before these draws existed.
+		quiet := c.Int64(0, 7, "quiet?") == 0
 		drawParameters(c, s)
-		if !o.Clean {
+		if quiet {
+			// An eighth of the scenarios keep only the faults under which
+			// the liveness bounds must hold, on a network that loses
+			// nothing: where recovery and handoff are judged.
+			s.Faults = slices.DeleteFunc(s.Faults, func(f faults.Fault) bool { return !slices.Contains(LivenessKinds, f.Kind) })
+			s.Network.DropPPM = 0
+		}
+		if !o.Clean && !quiet {
 			drawClients(c, s)
 		}
 	}
 	return s
 }
+
+// LivenessKinds are the fault kinds under which the liveness bounds hold:
+// none of them stops a waiting holder from asking, the coordinator from
+// answering, or the network from carrying both within its delay bound
+// (package runprop judges recovery and handoff only under them). Clock
+// offsets and wall-clock steps do not touch the monotonic clocks leases are
+// measured on; drift stays within rho, which the bounds include; a crash or
+// an owner reuse is what recovery is about; an overrun, a dead renewal loop,
+// lost renewals or a late second release change who holds the lease and
+// when, not how fast a waiter gets it.
+var LivenessKinds = []faults.Kind{faults.ClockOffset, faults.ClockDrift, faults.ClockStep, faults.Crash,
+	faults.OwnerReuse, faults.Overrun, faults.RenewDeath, faults.DropHeartbeats, faults.DoubleRelease}
 
 // drawParameters draws the protocol's parameters instead of fixing them
 // (DESIGN.md §7): each holder's renew interval (sometimes close to the TTL
@@ -124,6 +145,17 @@ func Generate(c faults.Chooser, o Options) *Scenario {
 // drawn order, so that ties are common and every order of them is met.
 func drawParameters(c faults.Chooser, s *Scenario) {
 	ttl := s.TTL
+	if c.Int64(0, 3, "wide-rho?") == 0 {
+		// A wide drift bound, where a wrong account of drift costs
+		// milliseconds, not fractions of one. (The fault plan's drifts,
+		// drawn within the narrower bound, stay within it.)
+		s.RhoPPM = c.Int64(s.RhoPPM, 100_000, "wide-rho")
+	}
+	// A quarter of the scenarios are the adversarial extreme as a whole:
+	// every holder's clock slow at the bound and the coordinator's fast,
+	// and no deadline margin anywhere, where any error in the deadline's
+	// arithmetic shows; the others draw each clock and margin on its own.
+	extreme := c.Int64(0, 3, "extreme?") == 0
 	edge := func(label string) int64 { // a drift within rho, at its ends half the time
 		switch c.Int64(0, 3, label+"?") {
 		case 0:
@@ -154,12 +186,46 @@ func drawParameters(c faults.Chooser, s *Scenario) {
 			p.RhoPPM = &told
 		}
 		p.DriftPPM = edge("drift")
+		if extreme {
+			p.DriftPPM, p.Margin = -s.RhoPPM, holder.NoMargin
+		}
 	}
 	s.CoordinatorDriftPPM = edge("coordinator-drift")
+	if extreme {
+		s.CoordinatorDriftPPM = s.RhoPPM
+	}
 	if c.Int64(0, 7, "fixed-delay?") == 0 {
 		s.Network.MaxDelay = s.Network.MinDelay // lockstep: ties everywhere
 	}
 	s.Network.ShuffleTies = c.Int64(0, 1, "shuffle-ties?") == 1
+	if c.Int64(0, 7, "boundary?") == 0 {
+		boundary(c, s)
+	}
+}
+
+// boundary makes an eighth of the scenarios a world of exact instants: a
+// lockstep network, clocks that do not drift, no margins, and renew
+// intervals whose answer lands on the very tick of the holder's deadline,
+// where the order of two simultaneous events decides (which order runs
+// first is drawn). Random timings almost never meet such an instant; the
+// explorer meets every one within its bounds.
+func boundary(c faults.Chooser, s *Scenario) {
+	d := c.Int64(2, max(2, s.TTL/12), "boundary-delay")
+	s.Network.MinDelay, s.Network.MaxDelay = d, d
+	s.Network.ShuffleTies = true
+	s.CoordinatorDriftPPM, s.RhoPPM = 0, 0
+	s.Faults = slices.DeleteFunc(s.Faults, func(f faults.Fault) bool { return f.Kind == faults.ClockDrift })
+	span := s.TTL - 1 // holder.Config's deadline with no drift and no margin
+	for i := range s.Holders {
+		p := &s.Holders[i]
+		p.Margin, p.DriftPPM, p.RhoPPM = holder.NoMargin, 0, nil
+		if span-2*d >= 1 {
+			p.RenewEvery = span - 2*d
+		}
+		// Hold long enough to renew, while the others wait.
+		p.Work[len(p.Work)-1].Work += 2 * s.TTL
+		s.Horizon += 2 * s.TTL
+	}
 }
 
 // drawClients adds, to a third of the scenarios, an adversarial client
@@ -177,6 +243,15 @@ func drawClients(c faults.Chooser, s *Scenario) {
 		at = c.Int64(at, max(s.Horizon*3/4, at), "request-at")
 		r := menu[c.Int64(0, int64(len(menu)-1), "request")]
 		r.At = at
+		switch c.Int64(0, 3, "after?") { // half react to what they see
+		case 0:
+			r.After = "release"
+		case 1:
+			r.After = "grant"
+		}
+		if r.Op == "write" && r.Fence == "replay" && c.Int64(0, 1, "replay-after-release?") == 0 {
+			r.After = "release" // a duplicate of the releaser's last write, just after its release
+		}
 		cl.Requests = append(cl.Requests, r)
 	}
 	s.Clients = []Client{cl}

@@ -53,8 +53,28 @@ func (s *Scenario) Clone() *Scenario {
 	c.Holders = slices.Clone(s.Holders)
 	for i := range c.Holders {
 		c.Holders[i].Work = slices.Clone(s.Holders[i].Work)
+		if r := s.Holders[i].RhoPPM; r != nil {
+			v := *r
+			c.Holders[i].RhoPPM = &v
+		}
 	}
 	c.Faults = slices.Clone(s.Faults)
+	c.Clients = slices.Clone(s.Clients)
+	for i := range c.Clients {
+		c.Clients[i].Requests = slices.Clone(s.Clients[i].Requests)
+	}
+	c.FaultKinds = slices.Clone(s.FaultKinds)
+	c.Expect = slices.Clone(s.Expect)
+	if s.Space != nil {
+		sp := *s.Space
+		sp.Faults = slices.Clone(s.Space.Faults)
+		c.Space = &sp
+	}
+	if s.Schedule != nil {
+		sc := *s.Schedule
+		sc.Choices = slices.Clone(s.Schedule.Choices)
+		c.Schedule = &sc
+	}
 	return &c
 }
 
@@ -84,6 +104,29 @@ func shrinkCandidates(s *Scenario) []*Scenario {
 		edit(func(c *Scenario) bool { c.Faults = slices.Delete(c.Faults, i, i+1); return true })
 	}
 	edit(func(c *Scenario) bool { ok := c.ReadEvery > 0; c.ReadEvery = 0; return ok })
+	// Adversarial clients and their requests.
+	if s.Schedule == nil { // a schedule is one path of this very world: leave its clients
+		for i := range s.Clients {
+			edit(func(c *Scenario) bool { c.Clients = slices.Delete(c.Clients, i, i+1); return true })
+		}
+		for i := range s.Clients {
+			for j := range s.Clients[i].Requests {
+				edit(func(c *Scenario) bool {
+					c.Clients[i].Requests = slices.Delete(c.Clients[i].Requests, j, j+1)
+					return true
+				})
+			}
+		}
+	}
+	// Drawn protocol parameters back to the defaults.
+	for i := range s.Holders {
+		edit(func(c *Scenario) bool { return zero64(&c.Holders[i].RenewEvery) })
+		edit(func(c *Scenario) bool { return zero64(&c.Holders[i].Margin) })
+		edit(func(c *Scenario) bool { return zero64(&c.Holders[i].DriftPPM) })
+		edit(func(c *Scenario) bool { ok := c.Holders[i].RhoPPM != nil; c.Holders[i].RhoPPM = nil; return ok })
+	}
+	edit(func(c *Scenario) bool { return zero64(&c.CoordinatorDriftPPM) })
+	edit(func(c *Scenario) bool { ok := c.Network.ShuffleTies; c.Network.ShuffleTies = false; return ok })
 	// Work items and writes.
 	for i := range s.Holders {
 		for j := range s.Holders[i].Work {

@@ -33,6 +33,11 @@ type client struct {
 	// claims; its own grant lifts its own bans).
 	banned    []ownerFence
 	lastGrant int64
+	// waitFor is the coordinator event ("grant", "release") the next
+	// program request waits for, once its time has come; "" none. fired
+	// says it happened: the request goes out at the client's next wake.
+	waitFor string
+	fired   bool
 }
 
 type ownerFence struct {
@@ -67,12 +72,31 @@ func (w *World) clientWake(id int32) {
 			c.ban(c.outO, c.outF)
 		}
 	}
-	for !c.out && c.next < len(c.program) && c.program[c.next].At <= w.now {
+	for !c.out && c.waitFor == "" && c.next < len(c.program) && c.program[c.next].At <= w.now {
 		r := c.program[c.next]
+		if r.After != "" && !c.fired {
+			c.waitFor = r.After // sent when the coordinator next does it
+			break
+		}
 		c.next++
+		c.fired = false
 		w.clientSend(id, r)
 	}
 	w.clientReschedule(id)
+}
+
+// clientsSee tells the programmed clients waiting for a coordinator event
+// that it happened: their request goes out at once, in a wake-up of their
+// own at this instant.
+func (w *World) clientsSee(what string) {
+	for i := range w.nodes {
+		n := &w.nodes[i]
+		if n.kind != kindClient || n.crashed || n.client.waitFor != what {
+			continue
+		}
+		n.client.waitFor, n.client.fired = "", true
+		w.schedule(int32(i), w.now) // its own event: the coordinator's step is not reentered
+	}
 }
 
 func (w *World) clientReschedule(id int32) {
@@ -80,6 +104,8 @@ func (w *World) clientReschedule(id int32) {
 	switch {
 	case c.out:
 		w.schedule(id, c.until)
+	case c.waitFor != "":
+		w.nodes[id].gen++ // clientsSee sends it
 	case c.next < len(c.program):
 		w.schedule(id, max(c.program[c.next].At, w.now))
 	default:

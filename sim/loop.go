@@ -397,6 +397,9 @@ func (w *World) step(id int32, env *envelope) {
 	rd := n.m.Ready()
 	send, wake := rd.Send, rd.WakeAt
 	if n.kind == kindHolder {
+		if rd.Done && !n.done {
+			w.noteDone(id)
+		}
 		n.waiting, n.done = rd.Waiting, rd.Done
 		if rd.Believes != n.believes || (rd.Believes && rd.Fence != n.fence) {
 			w.setBelief(id, rd.Believes, rd.Fence)

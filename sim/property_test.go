@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/mutants"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/runprop"
 	"github.com/leasecheck/leasecheck/scenario"
@@ -162,4 +164,88 @@ func TestPropertyIntervalModeHolds(t *testing.T) {
 			rt.Fatalf("interval mode: verdicts %+v violations %+v\n%s", res.Properties, res.Violations, replay(rt, "TestPropertyIntervalModeHolds", sc))
 		}
 	})
+}
+
+// recorder is a rapid.TB that records a falsified property instead of
+// failing the test: it lets a test assert that rapid does find a
+// counterexample (a planted bug is caught).
+type recorder struct {
+	name   string
+	failed bool
+	msg    string
+}
+
+func (r *recorder) Helper()                           {}
+func (r *recorder) Name() string                      { return r.name }
+func (r *recorder) Logf(string, ...any)               {}
+func (r *recorder) Log(...any)                        {}
+func (r *recorder) Skipf(string, ...any)              {}
+func (r *recorder) Skip(...any)                       {}
+func (r *recorder) SkipNow()                          {}
+func (r *recorder) Errorf(format string, args ...any) { r.fail(fmt.Sprintf(format, args...)) }
+func (r *recorder) Error(args ...any)                 { r.fail(fmt.Sprint(args...)) }
+func (r *recorder) Fatalf(format string, args ...any) { r.fail(fmt.Sprintf(format, args...)) }
+func (r *recorder) Fatal(args ...any)                 { r.fail(fmt.Sprint(args...)) }
+func (r *recorder) FailNow()                          { r.fail("") }
+func (r *recorder) Fail()                             { r.fail("") }
+func (r *recorder) Failed() bool                      { return r.failed }
+func (r *recorder) fail(msg string) {
+	if !r.failed {
+		r.failed, r.msg = true, msg
+	}
+}
+
+// TestPropertyMutants: the property test catches every bug planted for a
+// blind spot of the old harness (issue 11): rapid draws the same scenarios
+// as TestPropertyReference — with adversarial clients and drawn parameters,
+// in the mutant's detection environment when it has one (blind spot 4's
+// world of exact instants) — and finds each mutant violating a property.
+func TestPropertyMutants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("up to 2000 draws per mutant")
+	}
+	// Up to 2000 draws, a fixed seed (the test's verdict does not depend on
+	// the run), a short shrink (the failure is expected), no fail files.
+	for name, v := range map[string]string{"rapid.checks": "2000", "rapid.seed": "1", "rapid.shrinktime": "1s", "rapid.nofailfile": "true"} {
+		f := flag.Lookup(name)
+		old := f.Value.String()
+		defer f.Value.Set(old)
+		f.Value.Set(v)
+	}
+	for _, m := range mutants.All() {
+		if m.BlindSpot == 0 {
+			continue
+		}
+		t.Run(m.Name, func(t *testing.T) {
+			rec := &recorder{name: "TestPropertyMutants/" + m.Name}
+			// Every fault kind, or the mutant's own kinds, each at least once
+			// (rapid favours drawing none).
+			opts := scenario.Options{Kinds: faults.AllKinds}
+			if len(m.Faults) > 0 {
+				opts = scenario.Options{Kinds: m.Faults, ForceAll: true}
+			}
+			rapid.Check(rec, func(rt *rapid.T) {
+				sc := scenario.Generate(sim.NewRapid(rt), opts)
+				m.Adapt(sc) // the mutant's detection environment, if it has one
+				r, err := sim.Run(sc, m.Options())
+				if err != nil {
+					rt.Fatalf("invalid scenario: %v", err)
+				}
+				res, err := checker.Check(context.Background(), r.History, checker.Options{Workers: 1, Timeout: checkBudget})
+				if err != nil {
+					rt.Fatalf("the checker refuses the history: %v", err)
+				}
+				if res.Violated() {
+					rt.Fatalf("%s: %+v", m.Name, res.Violations[0])
+				}
+				if fs := runprop.Judge(r); len(fs) > 0 {
+					rt.Fatalf("%s: %s", m.Name, fs[0].Explanation)
+				}
+			})
+			if !rec.failed {
+				t.Fatalf("rapid found no violation of %s in 2000 draws", m.Name)
+			}
+			t.Logf("caught: %.200s", rec.msg)
+		})
+	}
 }

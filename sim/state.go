@@ -342,6 +342,8 @@ func (w *World) hashNode(h *machine.Hasher, n *node) {
 		}
 		h.Int(-1)
 		h.Int(c.lastGrant)
+		h.String(c.waitFor)
+		h.Bool(c.fired)
 	}
 }
 

@@ -141,6 +141,8 @@ type World struct {
 	resHighest  int64 // the highest fence the resource accepted
 	beliefs     []Belief
 	stops       []Stop
+	// beliefChanges counts the belief changes so far (Believers' version)
+	beliefChanges int
 
 	// enumerable runs (scenario.Space)
 	candidates []faults.Fault
@@ -149,6 +151,7 @@ type World struct {
 	advLeft    int
 	devLeft    int
 	advID      int32 // the explorer's adversarial client node, -1 none
+	hasClients bool  // programmed clients exist
 	steps      int
 	stepLimit  int
 	moves      []Move
@@ -252,6 +255,7 @@ func (w *World) setup() error {
 		w.nodes = append(w.nodes, node{name: "r1", kind: kindReader, process: "r1", owner: "r1", belief: -1, stop: -1, freeze: -1,
 			m: &holder.Reader{Key: sc.Key, Owner: "r1", Every: sc.ReadEvery, Timeout: max(sc.TTL/3, 1), Fenced: w.fenced}})
 	}
+	w.hasClients = len(sc.Clients) > 0
 	for i := range sc.Clients {
 		c := &sc.Clients[i]
 		w.nodes = append(w.nodes, node{name: c.Name, kind: kindClient, process: c.Name, owner: c.Name, belief: -1, stop: -1, freeze: -1,

@@ -87,26 +87,30 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "leasecheck explore: unknown mutant %q (known: %s)\n", *mutantName, strings.Join(mutants.Names(), ", "))
 			return exitUsage
 		}
+		// The mutant's own bounds, but for what the command line says.
 		mb := explore.MutantBounds(mut)
-		if !set["faults"] {
-			b.Faults = mb.Faults
+		if set["holders"] || mb.Holders == 0 {
+			mb.Holders = b.Holders
 		}
-		if !set["max-faults"] {
-			b.MaxFaults = mb.MaxFaults
+		if set["faults"] {
+			mb.Faults = b.Faults
 		}
-		if !set["deviations"] {
-			b.Deviations = mb.Deviations
+		if set["max-faults"] {
+			mb.MaxFaults = b.MaxFaults
 		}
-		if !set["loss"] {
-			b.Loss = mb.Loss
+		if set["deviations"] {
+			mb.Deviations = b.Deviations
 		}
-		if !set["semantics"] {
-			b.Semantics = mb.Semantics
+		if set["loss"] {
+			mb.Loss = b.Loss
+		}
+		if set["semantics"] {
+			mb.Semantics = b.Semantics
 		}
 		if *adversary < 0 {
 			*adversary = mb.Adversary
 		}
-		b.Work = mb.Work
+		b = mb
 		o.Sim = mut.Options()
 		o.Implementation = mut.Implementation()
 	}

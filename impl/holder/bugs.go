@@ -19,4 +19,31 @@ const (
 	BugDeadlineFromReply
 	// BugRenewEveryTTL renews once per TTL instead of every TTL/3.
 	BugRenewEveryTTL
+
+	// Bugs a fixed margin, drift bound and renew interval hide (issue 11:
+	// the protocol's parameters must be drawn).
+
+	// BugDriftOnce subtracts only the holder's own drift from its deadline.
+	BugDriftOnce
+	// BugDriftIgnored subtracts no drift at all.
+	BugDriftIgnored
+	// BugDeadlineAtNextRenewal believes at least until the next renewal.
+	BugDeadlineAtNextRenewal
+
+	// Bugs only the run properties see (issue 11: judged on every run).
+
+	// BugBeliefUntilReleaseAck believes until its release is answered.
+	BugBeliefUntilReleaseAck
+	// BugNoRelease stops without releasing when its work is done.
+	BugNoRelease
+	// BugBackoffUncapped doubles its acquire backoff without a cap.
+	BugBackoffUncapped
+
+	// Bugs that need an order of simultaneous events that scheduling order
+	// never gives (issue 11: no exhaustive mode): a reply handled before
+	// the holder's own wake-up at the same instant.
+
+	// BugLastMomentRenew counts a renew answered on its deadline tick from
+	// the answer.
+	BugLastMomentRenew
 )

@@ -231,6 +231,13 @@ func (h *Holder) Receive(now int64, r Reply) bool {
 		}
 	case model.Renew:
 		if r.OK && h.held {
+			if h.cfg.Bugs&BugLastMomentRenew != 0 && now >= h.deadline {
+				// BUG (last-moment-renew-from-reply): a renew answered on
+				// the very tick the deadline falls (before the deadline's
+				// own wake-up has run) is counted from its answer, not its
+				// send: the belief outlives the lease by the round trip.
+				sent = now
+			}
 			h.extend(sent, now)
 		} else if h.held {
 			h.renewFailed(now, "renew-failed")
@@ -275,9 +282,14 @@ func (h *Holder) renewFailed(now int64, why string) {
 }
 
 // extend moves the local deadline after a successful acquire or renew sent
-// at local time sent and answered at recv: sent + TTL·(1 − 2ρ) − margin.
-// Measuring from the send, not the reply, covers the time the request spent
-// in flight; 2ρ covers both our drift and the coordinator's.
+// at local time sent and answered at recv: sent + TTL − 1 − ⌈2ρ·TTL⌉ −
+// margin. Measuring from the send, not the reply, covers the time the
+// request spent in flight; 2ρ covers both our drift and the coordinator's
+// (TTL·(1−2ρ) ≤ TTL·(1−ρ)/(1+ρ)); the one tick covers the coordinator's
+// clock resolution: it counts the TTL from its integer reading, up to a
+// tick after the instant it applied the grant. Without a margin, a
+// deadline of sent + TTL·(1 − 2ρ) overlapped the next holder by a tick
+// (found by drawing the margin, issue 11).
 func (h *Holder) extend(sent, recv int64) {
 	c := h.cfg
 	if c.Bugs&BugDeadlineFromReply != 0 {
@@ -287,8 +299,27 @@ func (h *Holder) extend(sent, recv int64) {
 		// stretches the holder's belief past the coordinator's expiry.
 		sent = recv
 	}
-	h.deadline = sent + c.TTL - (2*c.TTL*c.RhoPPM+999_999)/1_000_000 - max(c.Margin, 0)
+	drift := 2 * c.TTL * c.RhoPPM
+	switch {
+	case c.Bugs&BugDriftOnce != 0:
+		// BUG (drift-counted-once): only the holder's own drift is taken
+		// off the lease, not the coordinator's too: with a margin to hide
+		// it the belief is safe, without one a fast coordinator expires the
+		// lease first.
+		drift = c.TTL * c.RhoPPM
+	case c.Bugs&BugDriftIgnored != 0:
+		// BUG (drift-ignored): the deadline is the TTL less the margin, as
+		// if clocks did not drift: the margin alone has to absorb both.
+		drift = 0
+	}
+	h.deadline = sent + c.TTL - 1 - (drift+999_999)/1_000_000 - max(c.Margin, 0)
 	h.nextRenew = sent + c.RenewEvery
+	if c.Bugs&BugDeadlineAtNextRenewal != 0 {
+		// BUG (deadline-at-next-renewal): the lease is taken to last until
+		// the next renewal is due: right with a renew interval of TTL/3,
+		// wrong once the interval is set near the TTL.
+		h.deadline = max(h.deadline, h.nextRenew)
+	}
 }
 
 func (h *Holder) startItem(now int64) {
@@ -325,9 +356,15 @@ func (h *Holder) lose(now int64, why string) {
 }
 
 func (h *Holder) retry(now int64) {
-	if h.backoff == 0 {
+	switch {
+	case h.backoff == 0:
 		h.backoff = h.cfg.RetryMin
-	} else {
+	case h.cfg.Bugs&BugBackoffUncapped != 0:
+		// BUG (backoff-uncapped): the backoff doubles without its cap: after
+		// a few refusals a waiter sleeps far past the moment the lease is
+		// released or expires.
+		h.backoff *= 2
+	default:
 		h.backoff = min(2*h.backoff, h.cfg.RetryMax)
 	}
 	h.retryAt = now + h.backoff
@@ -432,9 +469,20 @@ func (h *Holder) advance(now int64) {
 				return
 			}
 			if h.item >= len(h.cfg.Work) {
+				if h.cfg.Bugs&BugNoRelease != 0 {
+					// BUG (forgets-to-release): the work is done and the
+					// holder just stops, without giving the lease back: the
+					// next holder waits for it to expire.
+					h.held = false
+					h.ph = phaseDone
+					return
+				}
 				// No more writes from here on: the lease is being given back.
 				h.ph = phaseReleasing
-				h.held = false
+				h.held = h.cfg.Bugs&BugBeliefUntilReleaseAck != 0
+				// (BUG belief-until-release-ack keeps believing until the
+				// release is answered, though the coordinator frees the
+				// lease, and may grant it, as soon as the release arrives.)
 				h.relFence = h.fence
 				h.request(now, Request{Kind: model.Release, Fence: h.fence})
 				return

@@ -96,23 +96,24 @@ func TestRenewEveryThirdOfTTLFromSend(t *testing.T) {
 	}
 }
 
-// The local deadline is sent + TTL·(1−2ρ) − margin, from the send.
+// The local deadline is sent + TTL − 1 − ⌈2ρ·TTL⌉ − margin, from the send:
+// the tick for the coordinator's clock resolution.
 func TestDeadlineIsConservative(t *testing.T) {
 	d := newDriver(t, holder.Config{TTL: 100, RhoPPM: 10_000, Margin: 5, Work: []holder.Item{{Work: 1000}}})
 	acq := one(t, d.tick(0), model.Acquire)
 	d.reply(5, holder.Reply{ID: acq.ID, OK: true, Fence: 1})
 	d.h.KillRenewLoop() // no renewals: the deadline of the grant holds
 	d.tick(6)
-	// sent 0 (not the reply's 5) + 100 - 2 (2ρ·TTL) - 5 = 93
-	none(t, d.tick(92))
+	// sent 0 (not the reply's 5) + 100 - 1 (a tick) - 2 (2ρ·TTL) - 5 = 92
+	none(t, d.tick(91))
 	if !d.r.Believes {
 		t.Fatal("gave up before the deadline")
 	}
-	none(t, d.tick(93))
+	none(t, d.tick(92))
 	if d.r.Believes || d.h.Losses("deadline") != 1 {
 		t.Fatalf("at the deadline: believes=%v lost=%v", d.r.Believes, d.h.Losses("deadline"))
 	}
-	one(t, d.tick(93+10), model.Acquire) // after the backoff, RetryMin = TTL/10
+	one(t, d.tick(92+10), model.Acquire) // after the backoff, RetryMin = TTL/10
 }
 
 // The iron rule: a failed renew stops all writing and re-acquires.

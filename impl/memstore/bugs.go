@@ -29,6 +29,32 @@ const (
 	// BugWallClock measures leases on the coordinator's wall clock.
 	BugWallClock
 
+	// Checks behind the fence check, which well-formed requests never reach
+	// (issue 11: only an adversarial client exercises them).
+
+	// BugRenewTrustsFence extends the lease for any renew presenting the
+	// current fence, without comparing the owner.
+	BugRenewTrustsFence
+	// BugReleaseTrustsFence frees the lease for any release presenting the
+	// current fence, without comparing the owner.
+	BugReleaseTrustsFence
+	// BugFencelessRenew extends the lease for any renew presenting no fence.
+	BugFencelessRenew
+	// BugReentrantAcquire grants the live holder a second acquire.
+	BugReentrantAcquire
+	// BugWriteAfterRelease accepts the releaser's write after its release.
+	BugWriteAfterRelease
+	// BugFutureFence accepts a fence never granted (compares for stale only).
+	BugFutureFence
+
+	// Exact instants, which random timings rarely hit and exploration
+	// enumerates.
+
+	// BugSameTickGrant grants two acquires in one tick of the lease clock.
+	BugSameTickGrant
+	// BugRenewOffByOne accepts a renew on the expiry tick.
+	BugRenewOffByOne
+
 	// BugNoFenceCheck is the fenced resource's: it accepts a write under any
 	// granted fence, not only one >= the highest it has seen.
 	BugNoFenceCheck

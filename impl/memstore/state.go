@@ -23,6 +23,9 @@ func (s *Store) HashState(h *machine.Hasher) {
 		h.Int(e.fence)
 		h.String(e.data)
 		h.Bool(e.written)
+		if s.bugs&BugSameTickGrant != 0 {
+			h.Int(e.freeAt)
+		}
 	})
 }
 

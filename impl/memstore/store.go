@@ -16,6 +16,9 @@ type entry struct {
 	fence   int64
 	data    string
 	written bool // data != None
+	// for BugSameTickGrant only: the reading at which the lease was last
+	// found free, plus one (0: never)
+	freeAt int64
 }
 
 // Store is the reference coordinator: per key, holder / expiry / fence / data,
@@ -74,6 +77,18 @@ func (s *Store) Acquire(key, owner string, ttl, now int64) (fence int64, ok bool
 	e := s.get(key)
 	free := !e.held || !s.live(now, e.expiry)
 	switch {
+	case s.bugs&BugSameTickGrant != 0 && e.freeAt == now+1:
+		// BUG (same-tick-double-grant): "is it free?" is answered once per
+		// tick of the lease clock and remembered, a cache meant to spare
+		// work under contention: a second acquire in the same tick is told
+		// the lease is free although the first just took it.
+		free = true
+	case s.bugs&BugReentrantAcquire != 0 && e.held && e.holder == owner:
+		// BUG (reentrant-acquire): the holder asking again is granted again,
+		// as a reentrant lock would, with a new fence and a new expiry; the
+		// lease of lease.py is no reentrant lock: acquire is refused while
+		// the lease is live, to its holder too.
+		free = true
 	case s.bugs&BugGreedyGrant != 0:
 		// BUG (greedy-grant): every acquire is granted, live lease or not:
 		// two holders.
@@ -85,6 +100,9 @@ func (s *Store) Acquire(key, owner string, ttl, now int64) (fence int64, ok bool
 	}
 	if !free {
 		return 0, false
+	}
+	if s.bugs&BugSameTickGrant != 0 {
+		e.freeAt = now + 1
 	}
 	takeover := e.held
 	e.holder, e.held = owner, true
@@ -102,19 +120,50 @@ func (s *Store) Acquire(key, owner string, ttl, now int64) (fence int64, ok bool
 func (s *Store) Renew(key, owner string, ttl, fence, now int64) bool {
 	now = s.clock(now)
 	e := s.keys.lookup(key)
-	if e == nil || !e.held || e.holder != owner {
+	owned := e != nil && e.held && e.holder == owner
+	switch {
+	case e == nil || !e.held:
+	case s.bugs&BugRenewTrustsFence != 0 && fence != 0 && fence == e.fence:
+		// BUG (renew-trusts-fence): a renew presenting the current fence is
+		// taken as the holder's: the owner is not compared. Anyone who saw
+		// the fence keeps the lease alive.
+		owned = true
+	case s.bugs&BugFencelessRenew != 0 && fence == 0:
+		// BUG (fenceless-renew-anyone): a renew without a fence is a legacy
+		// heartbeat, extended for whoever sends it.
+		owned = true
+	}
+	if !owned {
 		return false
 	}
-	if !s.live(now, e.expiry) && s.bugs&BugRenewAfterExpiry == 0 {
+	live := s.live(now, e.expiry)
+	if s.bugs&BugRenewOffByOne != 0 {
+		// BUG (renew-off-by-one): the renew's own deadline check is
+		// "now <= expiry": a renew arriving on the expiry tick revives a
+		// lease that has just run out (acquire and write compare right).
+		live = now <= e.expiry
+	}
+	if !live && s.bugs&BugRenewAfterExpiry == 0 {
 		// (BUG renew-after-expiry skips this check: a holder that paused
 		// past its expiry revives a lease the article says is gone.)
 		return false
 	}
-	if fence != 0 && fence != e.fence {
+	if fence != 0 && s.staleFence(fence, e.fence) {
 		return false
 	}
 	e.expiry = now + ttl
 	return true
+}
+
+// staleFence reports whether fence is not the current one.
+func (s *Store) staleFence(fence, current int64) bool {
+	if s.bugs&BugFutureFence != 0 {
+		// BUG (future-fence-accepted): the fence is compared for being
+		// stale only ("fence < current"), so one from the future — never
+		// granted — passes.
+		return fence < current
+	}
+	return fence != current
 }
 
 // Release succeeds when holder==owner (and, when fence != 0, fence == current
@@ -125,10 +174,20 @@ func (s *Store) Release(key, owner string, fence int64) bool {
 	if e == nil || !e.held {
 		return false
 	}
-	if s.bugs&BugReleaseAnyone == 0 && (e.holder != owner || fence != 0 && fence != e.fence) {
+	trusted := s.bugs&BugReleaseTrustsFence != 0 && fence != 0 && fence == e.fence
+	// (BUG release-trusts-fence: a release presenting the current fence
+	// frees the lease whoever sends it; the owner is not compared.)
+	if s.bugs&BugReleaseAnyone == 0 && !trusted && (e.holder != owner || fence != 0 && s.staleFence(fence, e.fence)) {
 		// (BUG release-twice-frees-next skips this check: a holder that
 		// releases twice frees, the second time, the next holder's lease.)
 		return false
+	}
+	if s.bugs&BugWriteAfterRelease != 0 {
+		// BUG (write-after-release): a release clears the "held" flag but
+		// keeps the holder's name, and a write checks only the name (see
+		// Write): the releaser's late write is accepted.
+		e.held = false
+		return true
 	}
 	e.holder, e.held = "", false
 	return true
@@ -140,7 +199,8 @@ func (s *Store) Release(key, owner string, fence int64) bool {
 func (s *Store) Write(key, owner string, fence int64, value string, now int64) error {
 	now = s.clock(now)
 	e := s.keys.lookup(key)
-	if e == nil || !e.held || e.holder != owner {
+	if e == nil || !e.held && s.bugs&BugWriteAfterRelease == 0 || e.holder != owner {
+		// (BUG write-after-release compares the name only, kept by release.)
 		return &LeaseLostError{Key: key, Owner: owner, Reason: ReasonNotHolder, Now: now, Fence: fence, Current: s.Fence(key)}
 	}
 	if !s.live(now, e.expiry) && s.bugs&BugWriteSkipsExpiry == 0 {
@@ -148,7 +208,7 @@ func (s *Store) Write(key, owner string, fence int64, value string, now int64) e
 		// pause writes after its lease expired.)
 		return &LeaseLostError{Key: key, Owner: owner, Reason: ReasonExpired, Now: now, Fence: fence, Current: e.fence}
 	}
-	if fence != e.fence {
+	if s.staleFence(fence, e.fence) {
 		return &LeaseLostError{Key: key, Owner: owner, Reason: ReasonStaleFence, Now: now, Fence: fence, Current: e.fence}
 	}
 	e.data, e.written = value, true

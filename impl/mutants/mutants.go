@@ -2,6 +2,7 @@ package mutants
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/leasecheck/leasecheck/faults"
@@ -55,6 +56,11 @@ type Mutant struct {
 	tune        func(*scenario.Scenario)
 	// Story tells in two lines what goes wrong.
 	Story string `json:"story"`
+	// BlindSpot, when set, is the blind spot of the old harness (issue 11)
+	// this bug was planted for: 1 well-formed requests only, 2 constant
+	// protocol parameters, 3 holder properties judged only for mutants,
+	// 4 no exhaustive mode.
+	BlindSpot int `json:"blind_spot,omitempty"`
 
 	// explore, when set, overrides the bounds `leasecheck explore --mutant`
 	// searches (ExploreBounds).
@@ -145,6 +151,16 @@ type ExploreBounds struct {
 	// Work, when set, is the holders' programs (holder i runs Work[i], or
 	// the last one); nil means explore.DefaultWork.
 	Work [][]holder.Item
+	// The world's protocol parameters, when not explore's defaults (see
+	// explore.Bounds).
+	RhoPPM, Margin, RenewEvery    int64
+	DriftPPM, CoordinatorDriftPPM int64
+	Stagger                       int64
+	// Holders, when > 0, is how many holders contend (explore's default 2);
+	// TTL, when > 0, replaces explore's 30ms.
+	Holders  int
+	TTL      int64
+	MaxDelay int64
 }
 
 // ExploreBounds returns the mutant's explore bounds: its own fault kinds
@@ -209,7 +225,61 @@ const (
 	artGCEn      = "Both write at once, and the last writer silently overwrites the first."
 	artClock     = "对策是缩短租约并限定整个系统的时钟不确定度,而不是信任任何一方的本地时钟。"
 	artClockEn   = "The remedy is short leases and a bounded clock uncertainty for the whole system, never trust in any one party's local clock."
+	artRace      = "代价是一个极窄的竞态窗口——慢速或已被分区的持有者，会误以为租约还在自己手上，而另一个写方已经开始写入。"
+	artRaceEn    = "The price is a narrow race: a slow or partitioned holder believes it still holds the lease while another writer has already started writing."
+	artFencing   = "这正是续签与 fencing(围栏)存在的意义：租约代码在每次写入之前，都要重新核实自己是否仍然有权。"
+	artFencingEn = "This is what renewal and fencing are for: before every write, the lease code checks again that it still has the right."
 )
+
+// The adversary's explore bounds: one request of its menu at any step.
+var adversarial = &ExploreBounds{Adversary: 1}
+
+// driftEnv is the detection environment of the drift bugs: clocks at the
+// drift bound (the holders' slow, the coordinator's fast), a bound of at
+// least 5%, no margin to hide an error, and a second holder to take over.
+const driftEnv = "holders' clocks at -rho and the coordinator's at +rho, rho 10%, no deadline margins, at least two holders"
+
+func driftTune(sc *scenario.Scenario) {
+	sc.RhoPPM = 100_000
+	if len(sc.Holders) == 1 {
+		p := sc.Holders[0]
+		p.Name, p.Start = "h2", p.Start+sc.TTL/2
+		p.Work = slices.Clone(p.Work)
+		sc.Holders = append(sc.Holders, p)
+	}
+	for i := range sc.Holders {
+		sc.Holders[i].DriftPPM, sc.Holders[i].Margin, sc.Holders[i].RhoPPM = -sc.RhoPPM, holder.NoMargin, nil
+	}
+	sc.CoordinatorDriftPPM = sc.RhoPPM
+}
+
+// lastMomentEnv is last-moment-renew-from-reply's detection environment: a
+// world where a renew's answer can land on the holder's deadline tick and
+// be handled first.
+const lastMomentEnv = "no drift, no deadline margins, delays of 1 to 4ms, simultaneous events in a drawn order, renewals every TTL-6ms, at least two holders working two TTLs"
+
+func lastMomentTune(sc *scenario.Scenario) {
+	sc.RhoPPM, sc.CoordinatorDriftPPM = 0, 0
+	sc.Faults = slices.DeleteFunc(sc.Faults, func(f faults.Fault) bool { return f.Kind == faults.ClockDrift })
+	sc.Network = scenario.Network{MinDelay: 1, MaxDelay: 4, ShuffleTies: true}
+	if len(sc.Holders) == 1 {
+		p := sc.Holders[0]
+		p.Name, p.Start = "h2", p.Start+sc.TTL/2
+		sc.Holders = append(sc.Holders, p)
+	}
+	for i := range sc.Holders {
+		p := &sc.Holders[i]
+		p.Margin, p.DriftPPM, p.RhoPPM, p.RenewEvery = holder.NoMargin, 0, nil, sc.TTL-6
+		p.Work = []holder.Item{{Work: 2 * sc.TTL, Writes: 1}}
+	}
+	sc.Horizon += 4 * sc.TTL
+}
+
+// A world where drift shows: the widest drift bound, no margin to hide it,
+// the holders' clocks slow and the coordinator's fast, all at the bound.
+var drifting = &ExploreBounds{RhoPPM: 100_000, Margin: holder.NoMargin, DriftPPM: -100_000, CoordinatorDriftPPM: 100_000,
+	Faults: []faults.Kind{faults.RenewDeath}, MaxFaults: 1, Deviations: 1, TTL: 60,
+	Work: [][]holder.Item{{{Work: 90, Writes: 1}}, {{Work: 20, Writes: 1}}}}
 
 var all = []Mutant{
 	{
@@ -320,6 +390,7 @@ var all = []Mutant{
 		English:  artIronEn,
 		Property: "stop-on-renew-failure",
 		Faults:   []faults.Kind{faults.DropHeartbeats},
+		Clean:    true, // its own faults, not a lossy network: a counterexample that shrinks
 		Story:    "A renewal is lost; the holder shrugs and writes again under the same fence, breaking the iron rule.",
 	},
 	{
@@ -329,6 +400,7 @@ var all = []Mutant{
 		English:  "The quietest failure is a renewal loop that dies silently.",
 		Property: "stop-on-renew-failure",
 		Faults:   []faults.Kind{faults.DropHeartbeats},
+		Clean:    true, // its own faults, not a lossy network: a counterexample that shrinks
 		Story:    "A renewal fails and the renewal loop stops; the main loop, not told, keeps writing under the lost lease.",
 	},
 	{
@@ -339,6 +411,7 @@ var all = []Mutant{
 		Property: "exclusive-belief",
 		Faults:   []faults.Kind{faults.RenewDeath},
 		PerKind:  4,
+		Clean:    true, // its own faults, not a lossy network: a counterexample that shrinks
 		Story:    "The renewal loop dies; the holder never notices its lease expired and believes (and writes) on while another holder has taken the lease.",
 	},
 	{
@@ -353,6 +426,9 @@ var all = []Mutant{
 	},
 	{
 		Name: "deadline-from-reply", Component: Holder, hold: holder.BugDeadlineFromReply,
+		// No margin: one slow reply is enough to carry the belief past the
+		// lease.
+		explore:     &ExploreBounds{Faults: []faults.Kind{faults.RenewDeath}, MaxFaults: 1, Deviations: 1, Margin: holder.NoMargin},
 		Failure:     "the local deadline is computed from the response time instead of the send time",
 		Article:     "代价是一个极窄的竞态窗口——慢速或已被分区的持有者，会误以为租约还在自己手上，而另一个写方已经开始写入。",
 		English:     "The price is a narrow race: a slow or partitioned holder believes it still holds the lease while another writer has already started writing.",
@@ -376,5 +452,183 @@ var all = []Mutant{
 		Property: "liveness-renewal",
 		Clean:    true,
 		Story:    "With no fault at all the holder's deadline comes before its first renewal: it loses the lease mid-work and must re-acquire.",
+	},
+
+	// Blind spot 1 (issue 11): the checks behind the fence check, which a
+	// well-behaved holder presenting its own fence never reaches. The
+	// adversarial client's requests do.
+	{
+		Name: "renew-trusts-fence", Component: Coordinator, coord: memstore.BugRenewTrustsFence, explore: adversarial,
+		BlindSpot: 1,
+		Failure:   "a renew presenting the current fence is accepted without comparing the owner",
+		Article:   artLease,
+		English:   artLeaseEn,
+		Property:  "linearizable",
+		Story:     "A client that is not the holder renews with the current fence and the coordinator extends the lease for it: only the holder may keep a lease alive.",
+	},
+	{
+		Name: "release-trusts-fence", Component: Coordinator, coord: memstore.BugReleaseTrustsFence, explore: adversarial,
+		BlindSpot: 1,
+		Failure:   "a release presenting the current fence frees the lease without comparing the owner",
+		Article:   "释放两次则可能把已经不属于自己的租约放掉。",
+		English:   "Releasing twice may free a lease that is no longer yours.",
+		Property:  "linearizable",
+		Story:     "A client that is not the holder releases with the current fence; the coordinator frees the live lease, and the next acquire is granted while the holder still writes.",
+	},
+	{
+		Name: "fenceless-renew-anyone", Component: Coordinator, coord: memstore.BugFencelessRenew, explore: adversarial,
+		BlindSpot: 1,
+		Failure:   "a renew without a fence extends the lease for whoever sends it",
+		Article:   artLease,
+		English:   artLeaseEn,
+		Property:  "linearizable",
+		Story:     "A client renews without presenting a fence, as no holder of ours ever does, and the coordinator extends the lease although the client does not hold it.",
+	},
+	{
+		Name: "reentrant-acquire", Component: Coordinator, coord: memstore.BugReentrantAcquire, explore: adversarial,
+
+		Failure:  "an acquire by the live holder is granted again, with a new fence",
+		Article:  artLease,
+		English:  artLeaseEn,
+		Property: "linearizable",
+		Story:    "Someone acquires as the live holder (a client reusing its name) and is granted a second time, with a new fence: the lease changed hands, in a way, while it was live.",
+	},
+	{
+		Name: "write-after-release", Component: Coordinator, coord: memstore.BugWriteAfterRelease, explore: adversarial,
+		BlindSpot: 1,
+		Failure:   "release keeps the holder's name and write checks only the name: a write after the release is accepted",
+		Article:   artRecheck,
+		English:   artRecheckEn,
+		Property:  "linearizable",
+		Semantics: "seed",
+		Story:     "A holder releases; a late duplicate of its last write arrives and the coordinator, which kept the name, accepts it for a lease nobody holds.",
+	},
+	{
+		Name: "future-fence-accepted", Component: Coordinator, coord: memstore.BugFutureFence, explore: adversarial,
+		BlindSpot: 1,
+		Failure:   "fences are compared for being stale only, so a fence never granted is accepted",
+		Article:   artFencing,
+		English:   artFencingEn,
+		Property:  "linearizable",
+		Semantics: "seed",
+		Story:     "A request presents a fence from the future, never granted; the coordinator only rejects older fences and accepts it.",
+	},
+
+	// Blind spot 2: bugs a fixed margin of TTL/10, a renew interval of TTL/3
+	// and drift within 2% hide. Drawn parameters (no margin, drift at the
+	// bound, slow renew intervals) show them.
+	{
+		Name: "drift-counted-once", Component: Holder, hold: holder.BugDriftOnce, explore: drifting,
+		Environment: driftEnv, tune: driftTune,
+		Faults:    []faults.Kind{faults.RenewDeath},
+		BlindSpot: 2,
+		Failure:   "the holder subtracts only its own drift from its deadline, not the coordinator's too",
+		Article:   "当甲的时钟偏快,甲会在协调者已经过期并转授给乙之后,仍然认为自己的租约有效。",
+		English:   "When A's clock is off, A still believes its lease valid after the coordinator has expired it and granted it to B.",
+		Property:  "exclusive-belief",
+		Story:     "With no margin and the coordinator's clock fast while the holder's is slow, the holder's deadline, short of one drift, outlives the coordinator's expiry: a second holder is granted while the first still believes.",
+	},
+	{
+		Name: "drift-ignored", Component: Holder, hold: holder.BugDriftIgnored, explore: drifting,
+		Environment: driftEnv, tune: driftTune,
+		Faults:    []faults.Kind{faults.RenewDeath},
+		BlindSpot: 2,
+		Failure:   "the holder's deadline ignores clock drift (the margin alone absorbs it)",
+		Article:   artClock,
+		English:   artClockEn,
+		Property:  "exclusive-belief",
+		Story:     "The holder takes the whole TTL less its margin; with a small margin and clocks at the drift bound, its belief outlives the lease.",
+	},
+	{
+		Name: "deadline-at-next-renewal", Component: Holder, hold: holder.BugDeadlineAtNextRenewal,
+		BlindSpot: 2,
+		explore:   &ExploreBounds{RenewEvery: 36, Margin: holder.NoMargin},
+		Failure:   "the holder believes until its next renewal is due, which with a slow renew interval is past the lease",
+		Article:   "持有者必须在到期前续约,通常以三分之一存活时间为周期,丢一次心跳也还有重试机会。",
+		English:   "The holder must renew before expiry, usually every third of the TTL, so that one lost heartbeat still leaves a retry.",
+		Property:  "exclusive-belief",
+		Story:     "With a renew interval near the TTL, the holder keeps believing until it is time to renew, after the coordinator has expired the lease and granted it to the next holder.",
+	},
+
+	// Blind spot 3: bugs whose only trace is in the run properties, judged
+	// on every run now (before, only under --mutant).
+	{
+		Name: "belief-until-release-ack", Component: Holder, hold: holder.BugBeliefUntilReleaseAck,
+		BlindSpot: 3,
+		// A third holder, so that one is asking just when another releases.
+		explore:  &ExploreBounds{Holders: 3, Deviations: 1},
+		Failure:  "the holder believes it holds the lease until its release is answered",
+		Article:  artRace,
+		English:  artRaceEn,
+		Property: "exclusive-belief",
+		Story:    "The coordinator frees the lease when the release arrives and grants it at once to a waiter, while the releasing holder, its answer still on the way, believes on.",
+	},
+	{
+		Name: "forgets-to-release", Component: Holder, hold: holder.BugNoRelease,
+		BlindSpot: 3,
+		Failure:   "the holder stops when its work is done without releasing the lease",
+		Article:   "不释放会把每次优雅交接拖成完整存活时间的等待",
+		English:   "Not releasing turns every graceful handoff into a wait of a whole TTL.",
+		Property:  "liveness-handoff",
+		Clean:     true,
+		Story:     "The holder finishes and walks away with the lease; the next holder waits for it to expire instead of taking it over at once.",
+	},
+	{
+		Name: "backoff-uncapped", Component: Holder, hold: holder.BugBackoffUncapped,
+		BlindSpot: 3,
+		explore:   &ExploreBounds{Work: [][]holder.Item{{{Work: 120, Writes: 1}}, {{Work: 10, Writes: 1}}}},
+		Failure:   "the acquire backoff doubles without its cap",
+		Article:   "存活时间决定恢复上限",
+		English:   "The TTL decides the bound on recovery.",
+		Property:  "liveness-handoff",
+		Clean:     true,
+		Story:     "A waiter refused a few times sleeps twice as long each time, far past the release: the handoff waits on the waiter's backoff, not on the lease.",
+	},
+
+	// Exact instants — two requests in one tick of the lease clock, a renew
+	// on the very tick a lease expires — that exploration enumerates (random
+	// timings hit them too, now and then: no blind spot).
+	{
+		Name: "same-tick-double-grant", Component: Coordinator, coord: memstore.BugSameTickGrant,
+		explore:  &ExploreBounds{Stagger: -1},
+		Failure:  "two acquires in one tick of the lease clock are both granted",
+		Article:  "租约授予同样的写权",
+		English:  "A lease grants the same (exclusive) right to write.",
+		Property: "linearizable",
+		Story:    "Two holders ask for a free lease in the same millisecond of the coordinator's clock; the coordinator answered \"free\" once for that tick and grants both.",
+	},
+	{
+		Name: "renew-off-by-one", Component: Coordinator, coord: memstore.BugRenewOffByOne,
+
+		// A renew delayed onto the expiry tick: a slow path (a delay fault)
+		// and a renew interval that lines the two up.
+		explore:  &ExploreBounds{Faults: []faults.Kind{faults.Delay}, MaxFaults: 1, Deviations: 1, RenewEvery: 14},
+		Failure:  "a renew arriving on the expiry tick is accepted (now <= expiry, for renew only)",
+		Article:  "持有者必须在到期前续约",
+		English:  "The holder must renew before the lease expires.",
+		Property: "linearizable",
+		Faults:   []faults.Kind{faults.Freeze, faults.Delay},
+		Story:    "A renew arrives exactly when the lease expires; the coordinator, comparing with <=, revives it.",
+	},
+	// Blind spot 4: an order of simultaneous events that scheduling order
+	// never gives — a reply handled before the holder's own wake-up at one
+	// instant — in a world of exact instants. Only exploration meets it.
+	{
+		Name: "last-moment-renew-from-reply", Component: Holder, hold: holder.BugLastMomentRenew,
+		BlindSpot: 4,
+		// No drift, no margin, a renew interval whose answer can land on the
+		// deadline's tick, a slow answer and a lost renewal after it.
+		explore: &ExploreBounds{RhoPPM: -1, Margin: holder.NoMargin, RenewEvery: 24, MaxDelay: 4, Deviations: 2,
+			Faults: []faults.Kind{faults.DropHeartbeats}, MaxFaults: 1,
+			Work: [][]holder.Item{{{Work: 100, Writes: 1}}, {{Work: 10, Writes: 1}}}},
+		Failure:     "a renew answered on the tick its deadline falls is counted from the answer instead of the send",
+		Article:     artRace,
+		English:     artRaceEn,
+		Property:    "exclusive-belief",
+		Faults:      []faults.Kind{faults.DropHeartbeats},
+		PerKind:     3,
+		Environment: lastMomentEnv,
+		tune:        lastMomentTune,
+		Story:       "A renew's answer and the holder's deadline fall on the same millisecond, and the answer is handled first: the holder counts its new lease from the answer, a round trip later than the coordinator does, and believes past the expiry while the next holder is granted.",
 	},
 }
