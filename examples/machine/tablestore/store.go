@@ -1,0 +1,114 @@
+package tablestore
+
+import (
+	"errors"
+	"maps"
+
+	"github.com/leasecheck/leasecheck/machine"
+)
+
+// Flaw is a planted mistake, for showing that leasecheck catches it.
+type Flaw int
+
+const (
+	// Sound is the correct store.
+	Sound Flaw = iota
+	// RenewByToken extends a lease for any renew presenting the current
+	// token, without looking at who sends it: a client that has seen the
+	// token keeps someone else's lease alive.
+	RenewByToken
+	// LateExpiry lets a lease live one tick past its TTL ("until" compared
+	// with >= where it must be >): the next owner is refused on the tick
+	// the lease ends.
+	LateExpiry
+)
+
+type lease struct {
+	owner string // "" when released
+	until int64  // the lease ends at this reading
+	token int64  // the token of the latest grant
+}
+
+// Store is a lease table: one lease per key, a token counter per key, the
+// data. It is a machine.Clocked. Not safe for concurrent use.
+type Store struct {
+	leases map[string]lease
+	data   map[string]string
+	flaw   Flaw
+}
+
+// New returns an empty, sound store.
+func New() *Store { return Flawed(Sound) }
+
+// Flawed returns an empty store with flaw f planted.
+func Flawed(f Flaw) *Store {
+	return &Store{leases: map[string]lease{}, data: map[string]string{}, flaw: f}
+}
+
+// ErrRefused is a refused write.
+var ErrRefused = errors.New("tablestore: write refused")
+
+func (s *Store) live(l lease, now int64) bool {
+	if s.flaw == LateExpiry {
+		return l.owner != "" && now <= l.until
+	}
+	return l.owner != "" && now < l.until
+}
+
+// Acquire grants key to owner for ttl when it is free (released, or past
+// its end) and returns the new token.
+func (s *Store) Acquire(key, owner string, ttl, now int64) (int64, bool) {
+	l := s.leases[key]
+	if s.live(l, now) {
+		return 0, false
+	}
+	l = lease{owner: owner, until: now + ttl, token: l.token + 1}
+	s.leases[key] = l
+	return l.token, true
+}
+
+// Renew extends owner's live lease (presenting token when non-zero).
+func (s *Store) Renew(key, owner string, ttl, token, now int64) bool {
+	l := s.leases[key]
+	if !s.live(l, now) || token != 0 && token != l.token {
+		return false
+	}
+	if l.owner != owner && !(s.flaw == RenewByToken && token != 0) {
+		return false
+	}
+	l.until = now + ttl
+	s.leases[key] = l
+	return true
+}
+
+// Release frees owner's lease (presenting token when non-zero).
+func (s *Store) Release(key, owner string, token int64) bool {
+	l := s.leases[key]
+	if l.owner == "" || l.owner != owner || token != 0 && token != l.token {
+		return false
+	}
+	l.owner = ""
+	s.leases[key] = l
+	return true
+}
+
+// Write stores value when owner holds a live lease under token.
+func (s *Store) Write(key, owner string, token int64, value string, now int64) error {
+	l := s.leases[key]
+	if !s.live(l, now) || l.owner != owner || token != l.token {
+		return ErrRefused
+	}
+	s.data[key] = value
+	return nil
+}
+
+// Read returns the key's value.
+func (s *Store) Read(key string) (string, bool) {
+	v, ok := s.data[key]
+	return v, ok
+}
+
+// CloneClocked copies the store (machine.ClockedCloner), for the explorer.
+func (s *Store) CloneClocked() machine.Clocked {
+	return &Store{leases: maps.Clone(s.leases), data: maps.Clone(s.data), flaw: s.flaw}
+}
