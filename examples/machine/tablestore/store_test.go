@@ -62,7 +62,9 @@ func (t target) Run(_ context.Context, sc *scenario.Scenario) (*campaign.Executi
 }
 
 func sweep(t *testing.T, f tablestore.Flaw, seeds int) *campaign.Summary {
-	gen := func(seed uint64) *scenario.Scenario { return scenario.FromSeed(seed, scenario.Options{Kinds: faults.AllKinds}) }
+	gen := func(seed uint64) *scenario.Scenario {
+		return scenario.FromSeed(seed, scenario.Options{Kinds: faults.AllKinds})
+	}
 	sum, err := campaign.Run(context.Background(), campaign.Config{Target: target{f}, Scenario: gen, Kinds: faults.AllKinds,
 		First: 1, Seeds: seeds, Workers: 1, Judge: campaign.JudgeOptions{Budget: -1}})
 	if err != nil {
