@@ -36,6 +36,7 @@ fmt:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./model/ ./checker/
 	$(GO) test -run '^$$' -bench . -cpu 1 ./sim/
+	GOGC=400 $(GO) test -run '^$$' -bench . -benchtime 1x -cpu 1 ./explore/
 	$(GO) test ./campaign -run '^TestMutantReport$$' -report -count=1 -v
 	$(GO) test ./campaign -run '^$$' -bench '^BenchmarkSweepFlat$$' -benchtime 1x
 

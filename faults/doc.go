@@ -11,6 +11,8 @@
 //   - kind.go: Kind and the stable kind names (AllKinds, ParseKinds).
 //   - fault.go: Fault, Plan, Validate and the combinators.
 //   - generate.go: Chooser, Env and Generate.
+//   - candidates.go: Candidates, the fixed-parameter faults the explorer
+//     may strike with at any step (DESIGN.md §7).
 //
 // The package only describes faults; package sim injects them.
 package faults

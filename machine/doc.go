@@ -29,7 +29,18 @@
 // into a Coordinator, with refusal reasons worked out in one place, so a
 // third party's in-process coordinator runs in the simulator as it is.
 //
+// The explorer (package explore) copies and digests world states; a machine
+// that implements the optional HolderCloner, CoordinatorCloner,
+// ResourceCloner or ClockedCloner and StateHasher makes that fast. Without
+// them any machine still works (re-run paths, reflection digests), slower.
+//
+// To check your own machines: leasetest.RunMachines (an in-process
+// conformance suite over the simulator and the explorer), or sim.Options
+// and explore.Options directly; examples/machine/tablestore shows all
+// three.
+//
 // Index: wire.go (Request, Reply, Dest, the refusal reasons), machine.go
-// (Holder, Coordinator, Resource, Ready, the optional interfaces),
-// clocked.go (Clocked, ClockedCoordinator).
+// (Holder, Coordinator, Resource, Ready, the fault interfaces), clocked.go
+// (Clocked, ClockedCoordinator), explore.go (the cloning and digesting
+// interfaces, Hasher).
 package machine

@@ -1,20 +1,30 @@
 // Package runprop judges the run properties: what a lease run must do that
-// its history alone cannot show, judged on the simulator's result (its trace
-// of beliefs, crashes and grants, and its liveness measurements).
+// its history alone cannot show, judged on the simulator's result (its
+// belief and stop spans, its trace, its liveness measurements). Every run
+// of every driver — leasecheck run (through package campaign), the property
+// tests, explore — is judged for all of them.
 //
 //   - exclusive-belief: no two holders believe they hold the lease at once
 //     (a holder-side bug that only stretches a belief is invisible in the
-//     history when the storage re-checks writes);
+//     history when the storage re-checks writes), except where the holder of
+//     the older grant could not know better: while it is paused or frozen,
+//     for as long as its clock stood still, or when it was told a smaller
+//     drift bound than a drift that happened (belief.go, with the article's
+//     sentences);
 //   - liveness-recovery: after the lease's holder crashes, another acquires
-//     within TTL + the clock bound + its retry interval;
-//   - liveness-handoff: after a release, the next waiter acquires within a
-//     retry interval and a round trip, without waiting out the TTL;
-//   - liveness-renewal: on a quiet network whose round trip is well below the
-//     renew timeout, renewals keep the lease (no flapping).
+//     within TTL + the clock bound + its retry interval; and a crash is
+//     never left unrecovered once every fault has ended;
+//   - liveness-handoff: after a release (or a holder that stops without
+//     one), the next waiter acquires within a retry interval and a round
+//     trip, without waiting out the TTL;
+//   - liveness-renewal: where every holder's renewal is answered well
+//     inside its deadline, renewals keep the lease (no flapping).
 //
-// Each property applies only to the scenarios where a correct implementation
-// must keep it (see each one's doc); Judge returns a Finding per violation,
-// with a story in plain words, like the checker's properties.
+// Each property applies only to the runs where a correct implementation
+// must keep it (Applies; LivenessApplies, RenewalApplies say exactly when);
+// Judge returns a Finding per violation, with a story in plain words, its
+// history lines and the 1-based trace lines that show it.
 //
-// Index: runprop.go (the names, Finding, Judge).
+// Index: runprop.go (the names, Finding, Judge, the liveness properties),
+// belief.go (exclusive-belief and its exception).
 package runprop

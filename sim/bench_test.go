@@ -10,18 +10,25 @@ import (
 	"github.com/leasecheck/leasecheck/sim"
 )
 
-func benchScenarios(n int) []*scenario.Scenario {
+func benchScenarios(n int, wellBehaved bool) []*scenario.Scenario {
 	out := make([]*scenario.Scenario, n)
 	for i := range out {
-		out[i] = scenario.FromSeed(uint64(i+1), scenario.Options{Kinds: faults.AllKinds})
+		out[i] = scenario.FromSeed(uint64(i+1), scenario.Options{Kinds: faults.AllKinds, WellBehaved: wellBehaved})
 	}
 	return out
 }
 
 // BenchmarkEvents measures simulated events per second on one core (the
 // loop, the network, the clocks, the machines and the history recording).
-func BenchmarkEvents(b *testing.B) {
-	scs := benchScenarios(256)
+func BenchmarkEvents(b *testing.B) { benchEvents(b, false) }
+
+// BenchmarkEventsWellBehaved is BenchmarkEvents on the workload before
+// issue 11 (no adversarial clients, fixed protocol parameters): the same
+// scenarios as the earlier simulator's BenchmarkEvents, to compare with it.
+func BenchmarkEventsWellBehaved(b *testing.B) { benchEvents(b, true) }
+
+func benchEvents(b *testing.B, wellBehaved bool) {
+	scs := benchScenarios(256, wellBehaved)
 	opts := &sim.Options{NoTrace: true}
 	var events, simMs int64
 	b.ResetTimer()

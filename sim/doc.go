@@ -18,7 +18,8 @@
 //     a write, at any step); a crash drops its volatile state; a restart starts a new
 //     incarnation ("h1#2").
 //   - Every nondeterministic choice goes through one Chooser: a seeded PCG
-//     (the default, from the scenario's seed) or rapid draws (NewRapid).
+//     (the default, from the scenario's seed), rapid draws (NewRapid), or a
+//     Picker that enumerates (the explorer's, a schedule's replay).
 //     There are no goroutines, no wall clock and no map-order decisions;
 //     every run is bounded by the scenario's horizon and event budget.
 //
@@ -28,11 +29,20 @@
 // it holds the lease, the liveness measurements, and a hash of everything
 // for determinism checks.
 //
-// Index, one file per concern: world.go (Run, Options, the world's state
-// and setup), loop.go (the event loop and a holder's step), network.go (loss,
-// delay, duplication, partitions, at-most-once servers), inject.go (fault
-// injection, crashes, restarts), history.go (history and trace recording),
-// liveness.go (beliefs and the liveness measurements), hash.go (the trace
-// hash), servers.go (the reference machines), clock.go, chooser.go,
-// queue.go, result.go (Result, Stats, liveness bounds).
+// A World is a run in progress: Run drives it to the end; the explorer
+// (package explore) steps it move by move (Moves, Do), copies it (Clone)
+// and digests it (StateHash). With a Picker chooser a run is enumerable:
+// every choice is a labelled choice point, the moves of a step included,
+// and a scenario's Schedule replays one explored path exactly.
+//
+// Index, one file per concern: world.go (Run, NewWorld, Options, the world's
+// state and setup), loop.go (the event loop, moves, a holder's step),
+// network.go (loss, delay, duplication, partitions, at-most-once servers),
+// inject.go (fault injection, crashes, restarts, faults struck by moves),
+// clients.go (the adversarial clients), history.go (history and trace
+// recording, Result), liveness.go (beliefs, stops and the liveness
+// measurements), hash.go (the trace hash), state.go (Clone, StateHash,
+// HashValue), monitor.go (the explorer's hook), servers.go (the reference
+// machines), clock.go, chooser.go (Chooser, Picker, the schedule's replay),
+// queue.go, result.go (Result, Stats, Belief, Stop).
 package sim

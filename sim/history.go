@@ -96,7 +96,8 @@ func (w *World) Ops() []model.Op { return w.ops }
 
 // Result ends the run where it stands and returns what it produced; a run
 // ended before it was over is Truncated (its liveness is not judged past
-// that point). Call it once.
+// that point). Call it once: the world is spent (the explorer takes the
+// Result of a copy).
 func (w *World) Result() *Result {
 	if !w.ended {
 		w.stats.Truncated = true
@@ -119,8 +120,9 @@ func (w *World) Result() *Result {
 			w.stats.NotApplied[k] = n
 		}
 	}
-	ops := make([]model.Op, len(w.ops))
-	copy(ops, w.ops)
+	// The world is over: its history, spans and measurements are handed
+	// over, not copied.
+	ops := w.ops
 	for i := range ops {
 		ops[i].Line = i + 2 // line 1 is the header
 	}
@@ -129,12 +131,18 @@ func (w *World) Result() *Result {
 		Header: model.Header{Version: 1, TimeUnit: "ms", ClockUncertainty: w.u, Semantics: sc.Sem()},
 		Ops:    ops,
 	}
+	for i := range w.beliefs {
+		if w.beliefs[i].Open {
+			w.beliefs[i].To = w.now
+		}
+	}
+	for i := range w.stops {
+		if w.stops[i].Open {
+			w.stops[i].To = w.now
+		}
+	}
 	r := &Result{Scenario: sc, History: h, Trace: w.trace, Stats: w.stats, Plan: w.plan, Steps: w.steps,
-		Beliefs: w.closedBeliefs(), Stops: w.closedStops()}
-	r.Stats.Recoveries = append([]int64(nil), w.stats.Recoveries...)
-	r.Stats.Handoffs = append([]int64(nil), w.stats.Handoffs...)
-	r.Stats.RecoveryAt = append([]int64(nil), w.stats.RecoveryAt...)
-	r.Stats.HandoffAt = append([]int64(nil), w.stats.HandoffAt...)
+		Beliefs: w.beliefs, Stops: w.stops}
 	r.Hash = w.resultHash(ops)
 	return r
 }

@@ -193,7 +193,7 @@ func (w *World) restart(i int) {
 	if f.Kind != faults.OwnerReuse {
 		n.owner = n.process
 	}
-	cfg := n.cfg
+	cfg := w.cfgs[n.cfg]
 	cfg.Owner, cfg.Name = n.owner, n.process
 	n.m = w.opts.NewHolder(cfg)
 	n.crashed, n.done, n.waiting = false, false, false

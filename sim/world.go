@@ -63,7 +63,7 @@ type node struct {
 	process string
 	owner   string
 	m       machine.Holder // a holder or the reader
-	cfg     holder.Config
+	cfg     int32          // kindHolder: its configuration, World.cfgs[cfg]
 	start   int64
 	told    int64 // the drift bound the holder was told (scenario.ToldRho)
 
@@ -114,7 +114,8 @@ type World struct {
 	nodes  []node
 	msgs   []envelope
 	free   []int32
-	plan   faults.Plan // the scenario's faults, then those struck by a move
+	plan   faults.Plan     // the scenario's faults, then those struck by a move
+	cfgs   []holder.Config // the holders' configurations (read-only, shared by copies)
 
 	coord    machine.Coordinator
 	res      machine.Resource
@@ -244,7 +245,8 @@ func (w *World) setup() error {
 		cfg := holder.Config{Key: sc.Key, Owner: p.Name, Name: p.Name, TTL: sc.TTL, RhoPPM: told,
 			Fenced: w.fenced, Timeout: p.Timeout, RetryMax: p.RetryMax, Work: p.Work,
 			RenewEvery: p.RenewEvery, Margin: p.Margin}
-		n := node{name: p.Name, kind: kindHolder, cfg: cfg, start: p.Start, process: p.Name, owner: p.Name, nextInc: 2,
+		w.cfgs = append(w.cfgs, cfg)
+		n := node{name: p.Name, kind: kindHolder, cfg: int32(len(w.cfgs) - 1), start: p.Start, process: p.Name, owner: p.Name, nextInc: 2,
 			told: told, belief: -1, stop: -1, freeze: -1}
 		if p.DriftPPM != 0 {
 			n.clock.SetDrift(0, p.DriftPPM)
@@ -303,7 +305,7 @@ func (w *World) setup() error {
 		n := &w.nodes[i]
 		switch n.kind {
 		case kindHolder:
-			n.m = w.opts.NewHolder(n.cfg)
+			n.m = w.opts.NewHolder(w.cfgs[n.cfg])
 			w.schedule(int32(i), n.start)
 		case kindReader:
 			w.schedule(int32(i), 0)

@@ -23,5 +23,16 @@
 // its TestMutantCounterexamples) record "implementation": "mutant:NAME", so
 // `leasecheck repro FILE` replays them alone.
 //
-// Index: mutants.go (Mutant, All, ByName, Names, the table of switches).
+// Some bugs were planted for a blind spot of the harness before issue 11
+// (Mutant.BlindSpot): checks behind the fence check that only an
+// adversarial client reaches, errors a fixed margin and renew interval
+// hide, bugs whose only trace is in the run properties, and an order of
+// simultaneous events only exploration meets. TestBlindSpots runs the old
+// harness and the new one on each.
+//
+// ExploreBounds are the bounds `leasecheck explore --mutant NAME` searches
+// by default (package explore: MutantSpace).
+//
+// Index: mutants.go (Mutant, All, ByName, Names, OptionsFor, ExploreBounds,
+// the table of switches).
 package mutants
