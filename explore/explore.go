@@ -217,7 +217,8 @@ type Report struct {
 	// by exploring smaller worlds.
 	Minimized *Minimized `json:"minimized,omitempty"`
 	// Stopped says why the search ended: "exhausted", "violation",
-	// "max-states", "timeout".
+	// "max-states", "timeout", or for PCT "runs" (all made: a randomized
+	// search claims no completeness).
 	Stopped string `json:"stopped"`
 	// Bounds describes the space, Guarantee PCT's probabilistic claim.
 	Bounds    string `json:"bounds"`

@@ -51,12 +51,22 @@ func (x *explorer) pct() {
 	}
 	chains := x.chains(root)
 	n, k, d := chains, x.o.MaxDepth, x.o.Depth
-	p := 1 / (float64(n) * math.Pow(float64(k), float64(d-1)))
-	miss := math.Pow(1-p, float64(x.o.Runs))
-	x.rep.Guarantee = fmt.Sprintf("PCT: %d runs, %d chains, at most %d steps, %d priority change points: each run finds a bug of depth <= %d with probability >= 1/(n*k^(d-1)) = %.3g; all %d runs miss it with probability <= %.3g (for the order of moves; delays and losses drawn uniformly)",
-		x.o.Runs, n, k, d-1, d, p, x.o.Runs, miss)
+	runs := 0
+	defer func() {
+		// The guarantee counts the steps of the longest run made (k), not
+		// the depth bound: it is the runs' own length that matters.
+		kk := max(min(x.rep.MaxDepth, k), 1)
+		p := 1 / (float64(n) * math.Pow(float64(kk), float64(d-1)))
+		miss := math.Pow(1-p, float64(runs))
+		x.rep.Guarantee = fmt.Sprintf("PCT: %d runs, %d chains, runs of at most %d steps, %d priority change points: each run finds a bug of depth <= %d with probability >= 1/(n*k^(d-1)) = %.3g; all %d runs miss it with probability <= %.3g (for the order of moves; delays and losses drawn uniformly)",
+			runs, n, kk, d-1, d, p, runs, miss)
+		if x.rep.Stopped == "" {
+			x.rep.Stopped = "runs"
+		}
+	}()
 	seen := map[uint64]bool{}
 	for run := 0; run < x.o.Runs && !x.stop; run++ {
+		runs++
 		r := rand.New(rand.NewPCG(x.o.Seed, uint64(run)))
 		prio := r.Perm(n) // chain -> priority; higher runs first
 		for i := range prio {

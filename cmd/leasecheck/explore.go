@@ -213,6 +213,8 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 		}
 	case r.Complete:
 		fmt.Fprintf(w, "\nOK: the whole bounded space was explored; no violation in it\n")
+	case r.Stopped == "runs":
+		fmt.Fprintf(w, "\nNO VIOLATION in %d random runs; PCT claims no completeness (see the guarantee)\n", r.Paths)
 	default:
 		fmt.Fprintf(w, "\nINCOMPLETE: stopped by %s before the bounded space was exhausted; no violation in the part explored\n", r.Stopped)
 	}
