@@ -237,8 +237,17 @@ func handoff(r *sim.Result) []Finding {
 	return out
 }
 
-// RenewalApplies reports whether liveness-renewal is judged on r: no
-// faults, a quiet network, no adversarial client, and for every holder a
+// renewalKinds are the faults that leave renewals alone: clock offsets and
+// wall-clock steps (leases live on the monotonic clock), drift within rho
+// (the timeliness test below counts it), a crash or an owner reuse (the
+// crashed process's renew goes unanswered for that reason, and is not
+// judged), an overrun (renewals go on while the work runs), a late second
+// release.
+var renewalKinds = []faults.Kind{faults.ClockOffset, faults.ClockStep, faults.ClockDrift, faults.Crash, faults.OwnerReuse,
+	faults.Overrun, faults.DoubleRelease}
+
+// RenewalApplies reports whether liveness-renewal is judged on r: only
+// faults that leave renewals alone, a quiet network, no adversarial client, and for every holder a
 // renewal that is answered well inside its local deadline (renew interval,
 // stretched by drift, plus a round trip, below TTL·(1 − 2ρ) − margin) and a
 // request timeout above the round trip. Slower settings flap by design —
@@ -246,8 +255,13 @@ func handoff(r *sim.Result) []Finding {
 // and are judged by the other properties only.
 func RenewalApplies(r *sim.Result) bool {
 	sc := r.Scenario
-	if len(r.Plan) > 0 || sc.Network.DropPPM > 0 || adversarial(r) {
+	if sc.Network.DropPPM > 0 || adversarial(r) {
 		return false
+	}
+	for _, f := range r.Plan {
+		if !slices.Contains(renewalKinds, f.Kind) {
+			return false
+		}
 	}
 	rtt := 2*sc.Network.MaxDelay + 2
 	for i := range sc.Holders {
@@ -301,10 +315,24 @@ func lostLease(r *sim.Result) (string, int) {
 			if t, ok := timeout[node]; ok && r.Stats.End < op.Call+t {
 				continue // still on its way when the run stopped
 			}
+			if crashedAfter(r, node, op.Call) {
+				continue // its process died with the renew in flight
+			}
 			return fmt.Sprintf("line %d: %s's renew went unanswered with no fault, on a network fast enough for its renewals", op.Line, op.Process), op.Line
 		}
 	}
 	return "", 0
+}
+
+// crashedAfter reports whether node crashed at or after t (within a
+// timeout of it, when its renew sent at t went unanswered).
+func crashedAfter(r *sim.Result, node string, t int64) bool {
+	for _, f := range r.Plan {
+		if (f.Kind == faults.Crash || f.Kind == faults.OwnerReuse) && f.Target == node && f.At >= t {
+			return true
+		}
+	}
+	return false
 }
 
 // traceAt returns the 1-based line of the first trace event at time t whose
