@@ -59,7 +59,7 @@ func explainNonLinearizable(c *timed.Compiled, k int, res *searchResult) Violati
 		return v
 	}
 	n := names{c}
-	rules := h.Header.Rules()
+	rules := timed.RulesOf(h.Header)
 	sem := rules.Semantics
 	culprit := &h.Ops[ko.Index[cands[0]]]
 	var b strings.Builder
@@ -135,7 +135,7 @@ func (n names) state(s timed.State, sem model.Semantics) string {
 }
 
 // whyNot says in plain words why in cannot follow state s.
-func (n names) whyNot(rules model.Rules, s timed.State, in *timed.Input, op *model.Op) string {
+func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *model.Op) string {
 	sem := rules.Semantics
 	lo, hi := max(s.NowLo, in.Lo), in.Hi
 	who := op.Owner

@@ -113,7 +113,7 @@ type pathNode struct {
 
 type keySearch struct {
 	ctx     context.Context
-	rules   model.Rules
+	rules   timed.Rules
 	u       int64
 	inputs  []timed.Input
 	calls   []int64 // per input: call time
@@ -151,7 +151,7 @@ func searchKey(ctx context.Context, h *model.History, ko *timed.KeyOps) searchRe
 	sem := h.Header.Semantics
 	ks := &keySearch{
 		ctx:    ctx,
-		rules:  h.Header.Rules(),
+		rules:  timed.RulesOf(h.Header),
 		u:      h.Header.ClockUncertainty,
 		inputs: ko.Inputs,
 		calls:  make([]int64, len(ko.Inputs)),

@@ -25,7 +25,7 @@ type PorcupineInput struct {
 // on histories with unknown outcomes; this model is what the HTML report
 // visualizes, and an independent oracle the checker is tested against.
 func PorcupineModel(c *Compiled) porcupine.NondeterministicModel {
-	rules := c.History.Header.Rules()
+	rules := RulesOf(c.History.Header)
 	seed := maphash.MakeSeed()
 	return porcupine.NondeterministicModel{
 		Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
