@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sort"
 	"sync"
@@ -67,6 +68,26 @@ type Options struct {
 	MaxMemory int64
 }
 
+// budget makes the check's budget from the options, and the context whose
+// deadline is the time budget; cancel releases it.
+func (o Options) budget(ctx context.Context) (*budget, context.CancelFunc) {
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	cancel := context.CancelFunc(func() {})
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	} else {
+		timeout = 0
+	}
+	mem := o.MaxMemory
+	if mem == 0 {
+		mem = DefaultMaxMemory
+	}
+	return newBudget(ctx, timeout, mem), cancel
+}
+
 // Violation is one counterexample to one property.
 type Violation struct {
 	Property string `json:"property"`
@@ -94,6 +115,9 @@ type Result struct {
 	Linearizations []KeyLinearization
 	// SearchNodes counts the states the linearizability search visited.
 	SearchNodes int
+	// Reason says why a verdict is Unknown (the first such reason, naming
+	// the key and the budget that ran out); "" when every verdict is known.
+	Reason string
 }
 
 // KeyLinearization is an order of one key's operations: the whole history
@@ -154,16 +178,9 @@ func Check(ctx context.Context, h *model.History, opts Options) (*Result, error)
 	c := timed.Compile(h)
 	r := &Result{Ops: len(h.Ops), Keys: len(c.Keys)}
 
-	timeout := opts.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	results := searchAll(ctx, c, opts.Workers)
+	b, cancel := opts.budget(ctx)
+	defer cancel()
+	results := searchAll(b, c, opts.Workers)
 
 	var lin, inv []Violation
 	linVerdict := Holds
@@ -179,6 +196,9 @@ func Check(ctx context.Context, h *model.History, opts Options) (*Result, error)
 		case Unknown:
 			if linVerdict == Holds {
 				linVerdict = Unknown
+			}
+			if r.Reason == "" {
+				r.Reason = fmt.Sprintf("key %q: %s", c.Keys[k].Key, res.reason)
 			}
 		}
 	}
@@ -207,23 +227,23 @@ type keyResult struct {
 	invariants []Violation
 }
 
-func checkKey(ctx context.Context, c *timed.Compiled, k int) keyResult {
+func checkKey(b *budget, c *timed.Compiled, k int) keyResult {
 	return keyResult{
 		invariants:   checkInvariants(c, k),
-		searchResult: searchKey(ctx, c.History, &c.Keys[k]),
+		searchResult: searchKey(b, c.History, &c.Keys[k], dfsOptions{}),
 	}
 }
 
 // searchAll checks every key, several at once; results are by key index,
 // so the outcome does not depend on scheduling (only Unknown depends on time).
-func searchAll(ctx context.Context, c *timed.Compiled, workers int) []keyResult {
+func searchAll(b *budget, c *timed.Compiled, workers int) []keyResult {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	results := make([]keyResult, len(c.Keys))
 	if workers == 1 || len(c.Keys) == 1 {
 		for k := range c.Keys {
-			results[k] = checkKey(ctx, c, k)
+			results[k] = checkKey(b, c, k)
 		}
 		return results
 	}
@@ -234,7 +254,7 @@ func searchAll(ctx context.Context, c *timed.Compiled, workers int) []keyResult 
 		go func() {
 			defer wg.Done()
 			for k := range next {
-				results[k] = checkKey(ctx, c, k)
+				results[k] = checkKey(b, c, k)
 			}
 		}()
 	}

@@ -37,9 +37,12 @@ func explainNonLinearizable(c *timed.Compiled, k int, res *searchResult) Violati
 			minRet = min(minRet, h.Ops[ko.Index[i]].Return)
 		}
 	}
+	// An op whose process predecessor (at a tie) is not placed cannot come
+	// next either.
+	pred := tiePredecessors(h, ko)
 	var cands []int
 	for i, in := range ko.Inputs {
-		if !placed[i] && mustPlace(in) && h.Ops[ko.Index[i]].Call <= minRet {
+		if !placed[i] && mustPlace(in) && h.Ops[ko.Index[i]].Call <= minRet && (pred[i] < 0 || placed[int(pred[i])]) {
 			cands = append(cands, i)
 		}
 	}

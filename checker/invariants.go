@@ -68,16 +68,22 @@ func grantedAcquire(op *model.Op) bool { return op.Kind == model.Acquire && op.R
 func acceptedWrite(op *model.Op) bool  { return op.Kind == model.Write && op.Returned && op.OK }
 
 func (kv keyView) singleWriterPerFence() []Violation {
+	if kv.c.History.Header.Fences == model.NoFences {
+		return kv.singleWriterFenceLess()
+	}
 	var grants, writes []*model.Op
 	var unknownAcq []*model.Op
+	pos := map[*model.Op]int{} // position in the key: process order
 	for i := range kv.ko.Index {
 		switch op := kv.op(i); {
 		case grantedAcquire(op):
 			grants = append(grants, op)
 		case acceptedWrite(op):
 			writes = append(writes, op)
+			pos[op] = i
 		case op.Kind == model.Acquire && !op.Returned:
 			unknownAcq = append(unknownAcq, op)
+			pos[op] = i
 		}
 	}
 	if len(writes) == 0 {
@@ -116,7 +122,7 @@ func (kv keyView) singleWriterPerFence() []Violation {
 			}
 		}
 		if len(gs) == 0 {
-			if hasUnknownBefore(unknownAcq, first) {
+			if hasUnknownBefore(unknownAcq, first, pos) {
 				continue // an acquire that never returned may have granted it
 			}
 			out = append(out, kv.violation(SingleWriterPerFence, fmt.Sprintf(
@@ -137,13 +143,90 @@ func (kv keyView) singleWriterPerFence() []Violation {
 	return out
 }
 
-func hasUnknownBefore(acqs []*model.Op, w *model.Op) bool {
+// hasUnknownBefore reports whether an unanswered acquire by w's owner may
+// have been applied before w: called before w returned, and not after w in
+// w's own process.
+func hasUnknownBefore(acqs []*model.Op, w *model.Op, pos map[*model.Op]int) bool {
 	for _, a := range acqs {
-		if a.Owner == w.Owner && a.Call <= w.Return {
+		if a.Owner == w.Owner && (a.Call < w.Return || a.Call == w.Return && (a.Process != w.Process || pos[a] < pos[w])) {
 			return true
 		}
 	}
 	return false
+}
+
+// singleWriterFenceLess is single-writer-per-fence for a history without
+// fences (DESIGN.md §8): every accepted write comes from the owner that held
+// the lease at that point. Writes are accepted only from the holder, and
+// only a grant makes an owner the holder, so the rule is:
+//
+// A write w by O accepted is a violation when no acquire by O (granted, or
+// unanswered: it may have been) can be linearized before w, or when a grant
+// g to another owner precedes w and every such acquire by O precedes g: then
+// in every linearization g comes after O's last grant and before w, so the
+// holder at w is not O. "Precedes" is real time or process order (DESIGN.md
+// §2), and linearizations respect it whatever the clocks read, so the rule
+// holds under any clock uncertainty and any concurrency: it never fires on
+// a history some linearization explains. (It misses one corner: an acquire
+// by O and a grant to another owner issued by one process at the same
+// instant; it then stays silent.)
+func (kv keyView) singleWriterFenceLess() []Violation {
+	type acq struct {
+		call, ret int64 // ret: timed.Inf when it never answered
+		pos       int   // position in the key, for process order
+		process   string
+	}
+	byOwner := map[string][]acq{}
+	var grants []int // granted acquires, by position
+	var writes []int
+	for i := range kv.ko.Index {
+		op := kv.op(i)
+		switch {
+		case grantedAcquire(op):
+			grants = append(grants, i)
+			byOwner[op.Owner] = append(byOwner[op.Owner], acq{op.Call, op.Return, i, op.Process})
+		case op.Kind == model.Acquire && !op.Returned:
+			byOwner[op.Owner] = append(byOwner[op.Owner], acq{op.Call, timed.Inf, i, op.Process})
+		case acceptedWrite(op):
+			writes = append(writes, i)
+		}
+	}
+	var out []Violation
+	for _, wi := range writes {
+		w := kv.op(wi)
+		// The latest O-acquire that w does not precede: latest by return.
+		latest, any := int64(-timed.Inf), false
+		for _, a := range byOwner[w.Owner] {
+			if a.call > w.Return || a.call == w.Return && a.process == w.Process && a.pos > wi {
+				continue // w precedes it
+			}
+			any = true
+			latest = max(latest, a.ret)
+		}
+		if !any {
+			out = append(out, kv.violation(SingleWriterPerFence, fmt.Sprintf(
+				"%s's write %q was accepted (line %d), but %s did not acquire the lease before it",
+				w.Owner, w.Value, w.Line, w.Owner), w))
+			continue
+		}
+		// The grant to another owner that precedes w and was called last.
+		var g *model.Op
+		for _, gi := range grants {
+			op := kv.op(gi)
+			if op.Owner == w.Owner || !(op.Return < w.Call || op.Process == w.Process && gi < wi) {
+				continue
+			}
+			if g == nil || op.Call > g.Call {
+				g = op
+			}
+		}
+		if g != nil && latest < g.Call {
+			out = append(out, kv.violation(SingleWriterPerFence, fmt.Sprintf(
+				"%s's write %q was accepted (line %d), but the lease had been granted to %s (line %d) and %s did not acquire it again before the write",
+				w.Owner, w.Value, w.Line, g.Owner, g.Line, w.Owner), g, w))
+		}
+	}
+	return out
 }
 
 func ownerIn(ops []*model.Op, owner string) bool {
@@ -156,16 +239,22 @@ func ownerIn(ops []*model.Op, owner string) bool {
 }
 
 func (kv keyView) fenceMonotonic() []Violation {
+	if kv.c.History.Header.Fences == model.NoFences {
+		return nil // no fences: nothing to be monotonic (DESIGN.md §8)
+	}
 	var out []Violation
 	out = append(out, kv.monotone(grantedAcquire, true)...)
 	out = append(out, kv.monotone(acceptedWrite, false)...)
 	return out
 }
 
-// monotone checks that when a precedes b (a returned before b was called),
-// fence(a) < fence(b) (strict: acquires) or fence(a) <= fence(b) (writes).
-// One sweep: ops sorted by call; a running maximum over the ops that
-// returned before the current call.
+// monotone checks that when a precedes b, fence(a) < fence(b) (strict:
+// acquires) or fence(a) <= fence(b) (writes). "a precedes b": a returned
+// before b was called, or a comes before b in one process's order — which
+// at equal times is what tells them apart (tiePredecessors). One sweep:
+// ops sorted by call; a running maximum over the ops that returned before
+// the current call, and b's own process's selected ops that returned at
+// the very time b was called.
 func (kv keyView) monotone(keep func(*model.Op) bool, strict bool) []Violation {
 	sel := kv.selectOps(keep)
 	byCall := make([]*model.Op, len(sel))
@@ -175,6 +264,9 @@ func (kv keyView) monotone(keep func(*model.Op) bool, strict bool) []Violation {
 	byRet := append([]*model.Op(nil), byCall...)
 	sort.SliceStable(byCall, func(i, j int) bool { return byCall[i].Call < byCall[j].Call })
 	sort.SliceStable(byRet, func(i, j int) bool { return byRet[i].Return < byRet[j].Return })
+	// tail[p]: p's selected ops seen so far that returned at the latest
+	// time among them (in call order, which is p's own order).
+	tail := map[string][]*model.Op{}
 	var out []Violation
 	var best *model.Op
 	r := 0
@@ -185,18 +277,36 @@ func (kv keyView) monotone(keep func(*model.Op) bool, strict bool) []Violation {
 			}
 			r++
 		}
-		if best == nil {
+		prev, tie := best, false
+		for _, a := range tail[b.Process] {
+			if a.Return == b.Call && (prev == nil || a.Fence > prev.Fence) {
+				prev, tie = a, true
+			}
+		}
+		if ts := tail[b.Process]; len(ts) > 0 && ts[0].Return == b.Return {
+			tail[b.Process] = append(ts, b)
+		} else {
+			tail[b.Process] = append(ts[:0], b)
+		}
+		if prev == nil {
 			continue
 		}
-		if strict && best.Fence >= b.Fence {
-			out = append(out, kv.violation(FenceMonotonic, fmt.Sprintf(
-				"%s was granted fence %d (line %d, returned t=%d) before %s's acquire was called (t=%d), yet %s was granted fence %d (line %d); fences must grow with every grant",
-				best.Owner, best.Fence, best.Line, best.Return, b.Owner, b.Call, b.Owner, b.Fence, b.Line), best, b))
+		// when says how prev came before b, from "returned" on.
+		when := func(what string) string {
+			if tie {
+				return fmt.Sprintf("returned t=%d), and then process %s called %s next (t=%d)", prev.Return, b.Process, what, b.Call)
+			}
+			return fmt.Sprintf("returned t=%d) before %s was called (t=%d)", prev.Return, what, b.Call)
 		}
-		if !strict && b.Fence < best.Fence {
+		if strict && prev.Fence >= b.Fence {
 			out = append(out, kv.violation(FenceMonotonic, fmt.Sprintf(
-				"%s's write %q under fence %d was accepted (line %d, returned t=%d) before %s's write %q was called (t=%d), yet that write under the older fence %d was accepted too (line %d)",
-				best.Owner, best.Value, best.Fence, best.Line, best.Return, b.Owner, b.Value, b.Call, b.Fence, b.Line), best, b))
+				"%s was granted fence %d (line %d, %s, yet %s was granted fence %d (line %d); fences must grow with every grant",
+				prev.Owner, prev.Fence, prev.Line, when(b.Owner+"'s acquire"), b.Owner, b.Fence, b.Line), prev, b))
+		}
+		if !strict && b.Fence < prev.Fence {
+			out = append(out, kv.violation(FenceMonotonic, fmt.Sprintf(
+				"%s's write %q under fence %d was accepted (line %d, %s, yet that write under the older fence %d was accepted too (line %d)",
+				prev.Owner, prev.Value, prev.Fence, prev.Line, when(fmt.Sprintf("%s's write %q", b.Owner, b.Value)), b.Fence, b.Line), prev, b))
 		}
 	}
 	return out
