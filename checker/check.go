@@ -2,7 +2,6 @@ package checker
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"sort"
 	"sync"
@@ -176,35 +175,41 @@ func Check(ctx context.Context, h *model.History, opts Options) (*Result, error)
 		return nil, err
 	}
 	c := timed.Compile(h)
-	r := &Result{Ops: len(h.Ops), Keys: len(c.Keys)}
-
 	b, cancel := opts.budget(ctx)
 	defer cancel()
-	results := searchAll(b, c, opts.Workers)
+	results := checkAll(b, c, opts.Workers)
+	r := &Result{Ops: len(h.Ops), Keys: len(c.Keys)}
+	assemble(r, results, h.Faults)
+	return r, nil
+}
 
-	var lin, inv []Violation
+// assemble fills in a result from its keys' (in key order): the verdicts,
+// the violations grouped by property in the order of Properties(), then by
+// key, each naming the faults that overlapped it.
+func assemble(r *Result, results []keyResult, faults []model.FaultRecord) {
+	byProp := map[string][]found{}
 	linVerdict := Holds
-	for k := range c.Keys {
-		res := &results[k]
-		inv = append(inv, res.invariants...)
+	for i := range results {
+		res := &results[i]
 		r.SearchNodes += res.nodes
-		r.Linearizations = append(r.Linearizations, linearizationOf(c, k, &res.searchResult))
+		r.Linearizations = append(r.Linearizations, KeyLinearization{Key: res.key, Verdict: res.verdict, Steps: res.steps})
 		switch res.verdict {
 		case Violated:
 			linVerdict = Violated
-			lin = append(lin, explainNonLinearizable(c, k, &res.searchResult))
+			if res.violation != nil {
+				byProp[Linearizable] = append(byProp[Linearizable], *res.violation)
+			}
 		case Unknown:
 			if linVerdict == Holds {
 				linVerdict = Unknown
 			}
 			if r.Reason == "" {
-				r.Reason = fmt.Sprintf("key %q: %s", c.Keys[k].Key, res.reason)
+				r.Reason = res.reason
 			}
 		}
-	}
-	byProp := map[string][]Violation{Linearizable: lin}
-	for _, v := range inv {
-		byProp[v.Property] = append(byProp[v.Property], v)
+		for _, f := range res.invariants {
+			byProp[f.Property] = append(byProp[f.Property], f)
+		}
 	}
 	for _, name := range Properties() {
 		vs := byProp[name]
@@ -214,36 +219,24 @@ func Check(ctx context.Context, h *model.History, opts Options) (*Result, error)
 		} else if len(vs) > 0 {
 			verdict = Violated
 		}
-		sort.SliceStable(vs, func(i, j int) bool { return vs[i].Key < vs[j].Key })
 		r.Properties = append(r.Properties, PropertyResult{Name: name, Verdict: verdict})
-		r.Violations = append(r.Violations, vs...)
-	}
-	return r, nil
-}
-
-// keyResult is everything decided about one key.
-type keyResult struct {
-	searchResult
-	invariants []Violation
-}
-
-func checkKey(b *budget, c *timed.Compiled, k int) keyResult {
-	return keyResult{
-		invariants:   checkInvariants(c, k),
-		searchResult: searchKey(b, c.History, &c.Keys[k], dfsOptions{}),
+		for _, f := range vs {
+			r.Violations = append(r.Violations, annotate(f, faults))
+		}
 	}
 }
 
-// searchAll checks every key, several at once; results are by key index,
-// so the outcome does not depend on scheduling (only Unknown depends on time).
-func searchAll(b *budget, c *timed.Compiled, workers int) []keyResult {
+// checkAll checks every key, several at once; results are by key index,
+// so the outcome does not depend on scheduling (only Unknown depends on the
+// budget).
+func checkAll(b *budget, c *timed.Compiled, workers int) []keyResult {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	results := make([]keyResult, len(c.Keys))
 	if workers == 1 || len(c.Keys) == 1 {
 		for k := range c.Keys {
-			results[k] = checkKey(b, c, k)
+			results[k] = checkKeyInMemory(b, c, k)
 		}
 		return results
 	}
@@ -254,7 +247,7 @@ func searchAll(b *budget, c *timed.Compiled, workers int) []keyResult {
 		go func() {
 			defer wg.Done()
 			for k := range next {
-				results[k] = checkKey(b, c, k)
+				results[k] = checkKeyInMemory(b, c, k)
 			}
 		}()
 	}
@@ -270,18 +263,4 @@ func searchAll(b *budget, c *timed.Compiled, workers int) []keyResult {
 	close(next)
 	wg.Wait()
 	return results
-}
-
-func linearizationOf(c *timed.Compiled, k int, res *searchResult) KeyLinearization {
-	ko := &c.Keys[k]
-	var rev []*pathNode
-	for p := res.path; p != nil; p = p.parent {
-		rev = append(rev, p)
-	}
-	kl := KeyLinearization{Key: ko.Key, Verdict: res.verdict}
-	for i := len(rev) - 1; i >= 0; i-- {
-		p := rev[i]
-		kl.Steps = append(kl.Steps, Step{Op: ko.Index[p.op], Applied: p.unknown})
-	}
-	return kl
 }

@@ -65,7 +65,7 @@ func PorcupineModel(c *Compiled) porcupine.NondeterministicModel {
 			return c.History.Ops[input.(*PorcupineInput).Op].Describe()
 		},
 		DescribeState: func(state any) string {
-			return DescribeState(c, state.(State))
+			return c.DescribeState(c.History.Header.Semantics, state.(State))
 		},
 	}
 }
@@ -225,8 +225,7 @@ func ProcessIDs(h *model.History) map[string]int {
 	return ids
 }
 
-// DescribeState renders a state in words, with names instead of IDs.
-func DescribeState(c *Compiled, s State) string {
+func describeState(c *Names, sem model.Semantics, s State) string {
 	holder := "nobody"
 	if s.Holder != NoOwner {
 		holder = c.Owners[s.Holder]
@@ -245,7 +244,7 @@ func DescribeState(c *Compiled, s State) string {
 			out += fmt.Sprintf(" expiry∈[%d,%d]", s.ExpLo, s.ExpHi)
 		}
 	}
-	if c.History.Header.Semantics == model.FencedStorage {
+	if sem == model.FencedStorage {
 		out += fmt.Sprintf(" resource-fence=%d", s.Highest)
 	}
 	return out + " data=" + data
