@@ -61,10 +61,18 @@ type Options struct {
 	// Workers is how many keys are searched at once; 0 means GOMAXPROCS.
 	Workers int
 	// MaxMemory bounds, in bytes, what the check holds beyond the history
-	// itself (search frontiers, caches). When it is reached the verdict is
-	// Unknown, with the reason. 0 means DefaultMaxMemory; a negative value
-	// means no limit.
+	// itself (search frontiers, caches, and when streaming the ops the file
+	// lists out of time order). When it is reached the verdict is Unknown,
+	// with the reason. 0 means DefaultMaxMemory; a negative value means no
+	// limit.
 	MaxMemory int64
+	// StreamAbove is the size in bytes past which CheckFile and CheckReader
+	// stream the history instead of reading it into memory. 0 means
+	// DefaultStreamAbove; a negative value means always stream.
+	StreamAbove int64
+	// Read tunes reading, for CheckFile and CheckReader: Strict refuses
+	// unknown fields, Warn hears of them.
+	Read model.ReadOptions
 }
 
 // budget makes the check's budget from the options, and the context whose
@@ -84,7 +92,9 @@ func (o Options) budget(ctx context.Context) (*budget, context.CancelFunc) {
 	if mem == 0 {
 		mem = DefaultMaxMemory
 	}
-	return newBudget(ctx, timeout, mem), cancel
+	b := newBudget(ctx, timeout, mem)
+	stop := b.watch()
+	return b, func() { stop(); cancel() }
 }
 
 // Violation is one counterexample to one property.
@@ -174,13 +184,18 @@ func Check(ctx context.Context, h *model.History, opts Options) (*Result, error)
 	if err := model.Validate(h); err != nil {
 		return nil, err
 	}
-	c := timed.Compile(h)
 	b, cancel := opts.budget(ctx)
 	defer cancel()
+	return checkHistory(b, h, opts), nil
+}
+
+// checkHistory checks a valid history held in memory within budget b.
+func checkHistory(b *budget, h *model.History, opts Options) *Result {
+	c := timed.Compile(h)
 	results := checkAll(b, c, opts.Workers)
 	r := &Result{Ops: len(h.Ops), Keys: len(c.Keys)}
 	assemble(r, results, h.Faults)
-	return r, nil
+	return r
 }
 
 // assemble fills in a result from its keys' (in key order): the verdicts,

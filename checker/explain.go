@@ -129,11 +129,11 @@ type names struct{ nm *timed.Names }
 
 func (n names) owner(id int32) string { return n.nm.Owner(id) }
 
-func (n names) value(id int32) string {
+func (n names) value(id timed.Value) string {
 	if id == timed.NoValue {
 		return "nothing"
 	}
-	return fmt.Sprintf("%q", n.nm.Values[id])
+	return fmt.Sprintf("%q", id.Value())
 }
 
 func span(lo, hi int64) string {

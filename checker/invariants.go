@@ -245,9 +245,29 @@ type fenceWriters struct {
 }
 
 type fenceRecord struct {
-	grant   *kop     // the first grant of the fence, in file order
-	owners  []string // the owners granted it
-	writers []*kop   // each owner's first accepted write, in file order
+	grant   opRef    // the first grant of the fence, in file order
+	owners  []string // the owners granted it (none: no grant)
+	writers []opRef  // each owner's first accepted write, in file order
+}
+
+// opRef is what a report needs of an op it keeps long after the op passed:
+// a few fields, not the op (a long history has a record per fence).
+type opRef struct {
+	owner, value, process string
+	line, pos             int
+	call, ret             int64
+	returned              bool
+}
+
+func refOf(k *kop) opRef {
+	op := k.op
+	return opRef{owner: op.Owner, value: op.Value, process: op.Process, line: op.Line, pos: k.pos,
+		call: op.Call, ret: op.Return, returned: op.Returned}
+}
+
+// op rebuilds as much of the op as reports use.
+func (r *opRef) op() *model.Op {
+	return &model.Op{Owner: r.owner, Process: r.process, Value: r.value, Line: r.line, Call: r.call, Return: r.ret, Returned: r.returned}
 }
 
 // unknownAcquires are an owner's unanswered acquires at their earliest call.
@@ -270,23 +290,23 @@ func (fw *fenceWriters) call(k *kop) {
 	switch {
 	case grantedAcquire(op):
 		r := fw.record(op.Fence)
-		if r.grant == nil {
-			r.grant = k
+		if len(r.owners) == 0 || k.pos < r.grant.pos {
+			r.grant = refOf(k)
 		}
 		if !slices.Contains(r.owners, op.Owner) {
 			r.owners = append(r.owners, op.Owner)
 		}
 	case acceptedWrite(op):
 		r := fw.record(op.Fence)
-		for i, w := range r.writers {
-			if w.op.Owner == op.Owner {
+		for i := range r.writers {
+			if w := &r.writers[i]; w.owner == op.Owner {
 				if k.pos < w.pos {
-					r.writers[i] = k
+					*w = refOf(k)
 				}
 				return
 			}
 		}
-		r.writers = append(r.writers, k)
+		r.writers = append(r.writers, refOf(k))
 	case op.Kind == model.Acquire && !op.Returned:
 		u := fw.unknown[op.Owner]
 		switch {
@@ -303,16 +323,16 @@ func (fw *fenceWriters) call(k *kop) {
 // mayHaveGranted reports whether an unanswered acquire by w's owner may
 // have been applied before w: called before w returned, and not after w in
 // w's own process.
-func (fw *fenceWriters) mayHaveGranted(w *kop) bool {
-	u := fw.unknown[w.op.Owner]
+func (fw *fenceWriters) mayHaveGranted(w *opRef) bool {
+	u := fw.unknown[w.owner]
 	switch {
-	case u == nil || u.call > w.op.Return:
+	case u == nil || u.call > w.ret:
 		return false
-	case u.call < w.op.Return:
+	case u.call < w.ret:
 		return true
 	}
 	for _, a := range u.at {
-		if a.op.Process != w.op.Process || a.pos < w.pos {
+		if a.op.Process != w.process || a.pos < w.pos {
 			return true
 		}
 	}
@@ -331,16 +351,16 @@ func (fw *fenceWriters) finish(key string) []found {
 	for _, f := range fences {
 		r := fw.fences[f]
 		ws := slices.Clone(r.writers)
-		slices.SortFunc(ws, func(a, b *kop) int { return cmp.Compare(a.pos, b.pos) })
-		first := ws[0].op
+		slices.SortFunc(ws, func(a, b opRef) int { return cmp.Compare(a.pos, b.pos) })
+		first := ws[0].op()
 		if len(ws) > 1 {
-			w := ws[1].op
+			w := ws[1].op()
 			out = append(out, newFound(SingleWriterPerFence, key, fmt.Sprintf(
 				"writes under fence %d were accepted from two owners: %s's %q (line %d) and %s's %q (line %d); a fence must belong to one holder",
 				f, first.Owner, first.Value, first.Line, w.Owner, w.Value, w.Line), first, w))
 		}
-		if r.grant == nil {
-			if fw.mayHaveGranted(ws[0]) {
+		if len(r.owners) == 0 {
+			if fw.mayHaveGranted(&ws[0]) {
 				continue // an acquire that never returned may have granted it
 			}
 			out = append(out, newFound(SingleWriterPerFence, key, fmt.Sprintf(
@@ -348,9 +368,9 @@ func (fw *fenceWriters) finish(key string) []found {
 				first.Owner, first.Value, f, first.Line, f, first.Owner), first))
 			continue
 		}
-		for _, wk := range ws {
-			if w := wk.op; !slices.Contains(r.owners, w.Owner) {
-				g := r.grant.op
+		for i := range ws {
+			if w := ws[i].op(); !slices.Contains(r.owners, w.Owner) {
+				g := r.grant.op()
 				out = append(out, newFound(SingleWriterPerFence, key, fmt.Sprintf(
 					"fence %d was granted to %s (line %d), yet %s's write %q under it was accepted (line %d)",
 					f, g.Owner, g.Line, w.Owner, w.Value, w.Line), g, w))

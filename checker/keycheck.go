@@ -49,7 +49,7 @@ func newKeyChecker(key string, hdr model.Header, names *timed.Names, b *budget, 
 func (kc *keyChecker) event(e event) {
 	kc.events++
 	if kc.events&4095 == 0 && kc.stopped == "" && kc.b.expired() {
-		kc.stopped = kc.b.timeReason(fmt.Sprintf("checking key %q", kc.key))
+		kc.stopped = kc.b.reason(fmt.Sprintf("checking key %q", kc.key))
 	}
 	k := e.k
 	switch e.kind {
@@ -117,7 +117,7 @@ func (kc *keyChecker) sweepReason() string {
 		}
 		switch sw.stopped {
 		case stopTime:
-			return kc.b.timeReason(fmt.Sprintf("checking key %q", kc.key))
+			return kc.b.reason(fmt.Sprintf("checking key %q", kc.key))
 		case stopMemory:
 			return kc.b.memReason(fmt.Sprintf("checking key %q", kc.key))
 		case stopWindow:

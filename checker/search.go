@@ -294,8 +294,8 @@ func mustPlace(in timed.Input) bool {
 	return !in.Unknown || in.Hi < timed.Inf
 }
 
-func observedValues(ko *timed.KeyOps) map[int32]bool {
-	seen := map[int32]bool{}
+func observedValues(ko *timed.KeyOps) map[timed.Value]bool {
+	seen := map[timed.Value]bool{}
 	for _, in := range ko.Inputs {
 		if in.Kind == model.Read && in.OK && !in.Unknown && in.Value != timed.NoValue {
 			seen[in.Value] = true
@@ -307,14 +307,14 @@ func observedValues(ko *timed.KeyOps) map[int32]bool {
 // lowestRejectedWrite marks, per unknown write value, whether some completed
 // write with a lower fence was rejected: under fenced storage that rejection
 // may be the unknown write's only trace.
-func lowestRejectedWrite(ko *timed.KeyOps) map[int32]int {
+func lowestRejectedWrite(ko *timed.KeyOps) map[timed.Value]int {
 	minRejected := int64(timed.Inf)
 	for _, in := range ko.Inputs {
 		if in.Kind == model.Write && !in.Unknown && !in.OK {
 			minRejected = min(minRejected, in.Fence)
 		}
 	}
-	out := map[int32]int{}
+	out := map[timed.Value]int{}
 	for _, in := range ko.Inputs {
 		if in.Kind == model.Write && in.Unknown && in.Fence > minRejected {
 			out[in.Value] = 1
@@ -481,7 +481,7 @@ func (ks *keySearch) enter(f *frame) int {
 	ks.steps++
 	if ks.steps&1023 == 0 {
 		if ks.budget.expired() {
-			ks.aborted, ks.reason = true, ks.budget.timeReason("searching for a linearization")
+			ks.aborted, ks.reason = true, ks.budget.reason("searching for a linearization")
 			return enterAbort
 		}
 		want := int64(len(ks.memo)) * memoEntryBytes

@@ -98,7 +98,7 @@ type liveClass struct {
 type classKey struct {
 	kind  model.Kind
 	owner int32
-	value int32
+	value timed.Value
 	ttl   int64
 	fence int64
 }
@@ -163,27 +163,27 @@ type sweepStuck struct {
 // due, each in a slot that configurations' placed sets refer to. The sweeps
 // of a key share it.
 type window struct {
-	slots    [maxPending]*kop
+	slots    []*kop // grown as needed, up to maxPending
 	freeSlot []int
 	pending  slotSet // slots in use
 	retired  int     // completed ops retired (placed in every configuration)
 }
 
-func newWindow() *window {
-	w := &window{}
-	for i := maxPending - 1; i >= 0; i-- {
-		w.freeSlot = append(w.freeSlot, i)
-	}
-	return w
-}
+func newWindow() *window { return &window{} }
 
-// open gives k a slot; false when all are taken.
+// open gives k a slot; false when all are taken. The lowest free slot is
+// reused first, so a key with little concurrency keeps few.
 func (w *window) open(k *kop) bool {
-	if len(w.freeSlot) == 0 {
+	switch {
+	case len(w.freeSlot) > 0:
+		k.slot = w.freeSlot[len(w.freeSlot)-1]
+		w.freeSlot = w.freeSlot[:len(w.freeSlot)-1]
+	case len(w.slots) < maxPending:
+		k.slot = len(w.slots)
+		w.slots = append(w.slots, nil)
+	default:
 		return false
 	}
-	k.slot = w.freeSlot[len(w.freeSlot)-1]
-	w.freeSlot = w.freeSlot[:len(w.freeSlot)-1]
 	w.slots[k.slot] = k
 	w.pending = w.pending.with(k.slot)
 	return true
@@ -198,6 +198,9 @@ func (w *window) close(k *kop) {
 	w.slots[k.slot] = nil
 	w.freeSlot = append(w.freeSlot, k.slot)
 	k.slot, k.retired = -1, true
+	// Placed everywhere, its own predecessor no longer matters: let it go,
+	// or a process's back-to-back ops would hold one another for ever.
+	k.pred = nil
 	w.retired++
 }
 
@@ -469,7 +472,8 @@ type frontierSet struct {
 // other.
 type domKey struct {
 	placed         slotSet
-	holder, data   int32
+	holder         int32
+	data           timed.Value
 	fence, highest int64
 	loose          bool
 }

@@ -2,23 +2,23 @@ package timed
 
 import (
 	"sort"
+	"unique"
 
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// Names interns owners and values: the model compares small integers, and
-// reports turn them back into names. One Names serves a whole history, so
-// that a streaming check compiles op by op exactly as Compile does.
+// Names interns owners: the model compares small integers, and reports turn
+// them back into names. One Names serves a whole history, so that a
+// streaming check compiles op by op exactly as Compile does. (Values are
+// canonical handles instead: there are as many as writes.)
 type Names struct {
 	Owners []string // by interned ID
-	Values []string // by interned ID
 	owners map[string]int32
-	values map[string]int32
 }
 
 // NewNames returns an empty interning table.
 func NewNames() *Names {
-	return &Names{owners: map[string]int32{}, values: map[string]int32{}}
+	return &Names{owners: map[string]int32{}}
 }
 
 func intern(m map[string]int32, list *[]string, s string) int32 {
@@ -51,7 +51,7 @@ func (n *Names) Input(op *model.Op, u int64) Input {
 		Unknown: !op.Returned,
 	}
 	if op.Kind == model.Write || op.Kind == model.Read && op.HasValue {
-		in.Value = intern(n.values, &n.Values, op.Value)
+		in.Value = unique.Make(op.Value)
 	}
 	switch {
 	case op.HasAt:

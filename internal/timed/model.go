@@ -2,6 +2,7 @@ package timed
 
 import (
 	"math"
+	"unique"
 
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -31,12 +32,17 @@ type Rules struct {
 // RulesOf returns the exact model's rules for a history's header.
 func RulesOf(h model.Header) Rules { return Rules{Semantics: h.Semantics, Fences: h.Fences} }
 
-// NoOwner and NoValue are the interned IDs of "no holder" and "nothing
-// written yet".
-const (
-	NoOwner int32 = -1
-	NoValue int32 = -1
-)
+// NoOwner is the interned ID of "no holder".
+const NoOwner int32 = -1
+
+// Value is a value written or read: a canonical handle, so that comparing
+// two is comparing pointers, and a value nobody refers to any more is
+// garbage (a long history's values need not all be held at once). The zero
+// Value, NoValue, is "nothing written yet".
+type Value = unique.Handle[string]
+
+// NoValue is "nothing written yet".
+var NoValue Value
 
 // State is one key's lease state in the timed model (DESIGN.md §3).
 //
@@ -50,7 +56,7 @@ const (
 // State is comparable, so it can key a map directly.
 type State struct {
 	Holder  int32 // interned owner, or NoOwner
-	Data    int32 // interned value, or NoValue
+	Data    Value // the data, or NoValue
 	Fence   int64 // the coordinator's fence counter: grants so far
 	Highest int64 // fenced storage: highest fence the resource accepted
 	NowLo   int64
@@ -74,7 +80,7 @@ func InitialState() State {
 type Input struct {
 	Kind  model.Kind
 	Owner int32
-	Value int32 // write: the value written; read: the value returned (NoValue: nothing)
+	Value Value // write: the value written; read: the value returned (NoValue: nothing)
 	TTL   int64
 	Fence int64 // 0: not presented (renew, release) or unknown (an acquire that never returned)
 	OK    bool

@@ -232,7 +232,7 @@ func describeState(c *Names, sem model.Semantics, s State) string {
 	}
 	data := "nothing"
 	if s.Data != NoValue {
-		data = fmt.Sprintf("%q", c.Values[s.Data])
+		data = fmt.Sprintf("%q", s.Data.Value())
 	}
 	out := fmt.Sprintf("holder=%s fence=%d", holder, s.Fence)
 	if s.Holder != NoOwner {
