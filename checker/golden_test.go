@@ -136,6 +136,15 @@ var goldenWant = map[string]goldenCase{
 	"bad-single-writer-per-fence-foreign-writer-seed":           {violations: []gv{lin(2, 4), swpf(3, 4), swpf(2, 4)}},
 	"bad-fence-monotonic-fence-reused":                          {violations: []gv{lin(2, 4), swpf(3, 5), fm(2, 4)}},
 
+	// A process is sequential: its next call follows its last return even
+	// when the clock reads the same (DESIGN.md §2). p0's write returns at
+	// t=5 and its acquire is called at t=5, so the write came first, when
+	// nobody held the lease (once judged concurrent, and so correct).
+	"bad-linearizable-process-order-at-equal-times": {violations: []gv{lin(2)}},
+	// p0 is granted fence 7, releases and is granted fence 3, all at t=5:
+	// the grants are ordered by p0's own order, and fences must grow.
+	"bad-fence-monotonic-process-order-at-equal-times": {violations: []gv{lin(2, 4), fm(2, 4)}},
+
 	// The culprit is the write accepted after expiry (line 4), concurrent
 	// with a long read that returns its value.
 	"bad-linearizable-write-after-expiry-read-concurrent": {

@@ -111,7 +111,10 @@ func TestPropertyChangedOutcomeIsCaught(t *testing.T) {
 // Porcupine, given the same model, is an independent oracle. Without lost
 // responses the two must agree exactly. With them, ours is the tighter
 // search (it bounds an unknown op's clock by the ops after it), so it may
-// reject what porcupine accepts, never the other way round.
+// reject what porcupine accepts, never the other way round. Porcupine is
+// told each process's order at equal times by a renumbering of the times
+// (timed.PorcupineOperations) that is exact unless two processes of a key
+// both have such a tie at one instant; those histories are skipped.
 func TestPropertyAgreesWithPorcupine(t *testing.T) {
 	for _, m := range genModes {
 		t.Run(m.name, func(t *testing.T) {
@@ -124,6 +127,9 @@ func TestPropertyAgreesWithPorcupine(t *testing.T) {
 					if op.Returned && op.Kind != model.Acquire {
 						op.OK = !op.OK
 					}
+				}
+				if timed.TieConflict(h) {
+					t.Skip("porcupine cannot be told this history's process order at ties")
 				}
 				c := timed.Compile(h)
 				pm := timed.PorcupineModel(c)

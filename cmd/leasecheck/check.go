@@ -7,8 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"runtime/debug"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/model"
@@ -55,7 +59,7 @@ func parseFlagsOnly(fs *flag.FlagSet, args []string, stderr io.Writer) (code int
 }
 
 // checkReport is the --json output: DESIGN.md §4's fields, plus per-property
-// verdicts and the key of each violation.
+// verdicts, the key of each violation, and why a verdict is unknown.
 type checkReport struct {
 	OK         bool                `json:"ok"`
 	Ops        int                 `json:"ops"`
@@ -63,6 +67,46 @@ type checkReport struct {
 	Undecided  bool                `json:"undecided"`
 	Properties map[string]string   `json:"properties"`
 	Violations []checker.Violation `json:"violations"`
+	Reason     string              `json:"reason,omitempty"`
+}
+
+// parseSize reads a byte count: an integer with an optional unit (B, KiB,
+// MiB, GiB, or K, M, G for the same), or "none" for no limit.
+func parseSize(s string) (int64, error) {
+	if s == "none" {
+		return -1, nil
+	}
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = rest, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("want a size such as 512MiB, 2GiB or none")
+	}
+	return n * mult, nil
+}
+
+// sizeFlag is --max-memory.
+type sizeFlag struct{ n int64 }
+
+func (f *sizeFlag) String() string {
+	if f.n < 0 {
+		return "none"
+	}
+	return strconv.FormatInt(f.n>>20, 10) + "MiB"
+}
+
+func (f *sizeFlag) Set(s string) (err error) {
+	f.n, err = parseSize(s)
+	return err
 }
 
 func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -70,9 +114,13 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the verdict as one JSON object")
 	htmlPath := fs.String("html", "", "write porcupine's visualization of the (partial) linearization to `FILE`")
-	timeout := fs.Duration("timeout", checker.DefaultTimeout, "budget for the linearizability search; past it the verdict is unknown (exit 3)")
+	timeout := fs.Duration("timeout", checker.DefaultTimeout, "time budget for the whole check (reading, invariants, search); past it the verdict is unknown (exit 3)")
+	maxMem := &sizeFlag{n: checker.DefaultMaxMemory}
+	fs.Var(maxMem, "max-memory", "memory budget (`SIZE`: 512MiB, 2GiB, none); past it the verdict is unknown (exit 3), never an out-of-memory kill")
+	strict := fs.Bool("strict", false, "refuse fields the format does not know (exit 2) instead of warning about each once")
+	stream := fs.Bool("stream", false, fmt.Sprintf("check the file without holding it, whatever its size (files over %d MiB always are)", checker.DefaultStreamAbove>>20))
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: leasecheck check [--json] [--html FILE] [--timeout D] FILE|-")
+		fmt.Fprintln(stderr, "usage: leasecheck check [--json] [--html FILE] [--timeout D] [--max-memory SIZE] [--strict] [--stream] FILE|-")
 		fmt.Fprintln(stderr, "\nExit status: 0 every property holds, 1 a property is violated,\n2 the input cannot be used, 3 undecided within the budget.")
 		fs.PrintDefaults()
 	}
@@ -87,29 +135,49 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	h, err := readHistoryArg(files[0], stdin)
-	if err != nil {
-		fmt.Fprintf(stderr, "leasecheck: %v\n", err)
-		return exitUsage
-	}
-	opts := checker.Options{Timeout: *timeout}
+	start := time.Now()
+	opts := checker.Options{Timeout: *timeout, MaxMemory: maxMem.n}
 	if *timeout <= 0 {
 		opts.Timeout = -1 // no limit
 	}
-	res, err := checker.Check(context.Background(), h, opts)
+	opts.Read = model.ReadOptions{Strict: *strict, Warn: func(w model.Warning) {
+		fmt.Fprintf(stderr, "leasecheck: warning: %s (--strict refuses it)\n", w)
+	}}
+	switch {
+	case *htmlPath != "":
+		opts.StreamAbove = math.MaxInt64 // the page needs every op
+	case *stream:
+		opts.StreamAbove = -1
+	}
+	if maxMem.n > 0 {
+		// Let the collector work harder as the heap nears the budget; the
+		// checker's own watchdog ends the check past it.
+		debug.SetMemoryLimit(maxMem.n + 64<<20)
+	}
+	var res *checker.Result
+	var h *model.History
+	if files[0] == "-" {
+		res, h, err = checker.CheckReader(context.Background(), stdin, "-", opts)
+	} else {
+		res, h, err = checker.CheckFile(context.Background(), files[0], opts)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "leasecheck: %v\n", err)
 		return exitUsage
 	}
 	if *htmlPath != "" {
-		if err := writeHTMLFile(*htmlPath, h, res); err != nil {
+		budget := 10 * time.Second
+		if *timeout > 0 {
+			budget = min(budget, *timeout-time.Since(start))
+		}
+		if err := writeHTMLFileWithin(*htmlPath, h, res, budget); err != nil {
 			fmt.Fprintf(stderr, "leasecheck: %v\n", err)
 			return exitUsage
 		}
 	}
 	if *asJSON {
 		rep := checkReport{OK: res.OK(), Ops: res.Ops, Keys: res.Keys, Undecided: res.Undecided(),
-			Properties: map[string]string{}, Violations: res.Violations}
+			Properties: map[string]string{}, Violations: res.Violations, Reason: res.Reason}
 		if rep.Violations == nil {
 			rep.Violations = []checker.Violation{}
 		}
@@ -139,19 +207,18 @@ func exitStatus(res *checker.Result) int {
 	return exitOK
 }
 
-func readHistoryArg(path string, stdin io.Reader) (*model.History, error) {
-	if path == "-" {
-		return model.ReadHistory(stdin, "-")
-	}
-	return model.ReadHistoryFile(path)
+// writeHTMLFile writes the HTML report of a check (porcupine's layout
+// search: at most 10 s).
+func writeHTMLFile(path string, h *model.History, res *checker.Result) error {
+	return writeHTMLFileWithin(path, h, res, 10*time.Second)
 }
 
-func writeHTMLFile(path string, h *model.History, res *checker.Result) error {
+func writeHTMLFileWithin(path string, h *model.History, res *checker.Result, budget time.Duration) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := checker.WriteHTML(f, h, res); err != nil {
+	if err := checker.WriteHTMLWithin(f, h, res, budget); err != nil {
 		f.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -179,7 +246,7 @@ func printCheckText(w io.Writer, h *model.History, res *checker.Result) {
 	case res.Violated():
 		fmt.Fprintf(w, "\nFAIL: %d violation(s)\n", len(res.Violations))
 	case res.Undecided():
-		fmt.Fprintf(w, "\nUNDECIDED: the linearizability search ran out of its budget (raise --timeout)\n")
+		fmt.Fprintf(w, "\nUNDECIDED: %s (raise --timeout or --max-memory)\n", res.Reason)
 	default:
 		fmt.Fprintf(w, "\nOK: every property holds\n")
 	}

@@ -1,0 +1,176 @@
+package checker
+
+import (
+	"bytes"
+	"fmt"
+	"runtime/metrics"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/leasecheck/leasecheck/internal/timed"
+	"github.com/leasecheck/leasecheck/model"
+)
+
+// The shapes of issue 12, each a benchmark reporting its time as a ratio to
+// the replay floor measured in the same run ("x-floor": the plain replay of
+// the 100k-op, 100-key exact history, BenchmarkReplayFloor100kExact) and its
+// peak heap ("peak-MiB", sampled while it runs). Targets, as the issue sets
+// them: a wrong 2k-op history with 5% distinct timeouts decided Illegal in
+// <= 1x the floor, with 20% in <= 2x; a wrong 10k interval history with 5%
+// timeouts in <= 2x; everything under 512 MB. No target is a pass/fail test.
+
+var floorOnce sync.Once
+var floorNS float64
+
+// replayFloorNS measures the replay floor once per run: the median of three.
+func replayFloorNS(b *testing.B) float64 {
+	floorOnce.Do(func() {
+		data := encodeHistory(b, workload{ops: 100_000, keys: 100, holders: 3, seed: 1}.history())
+		var ts []time.Duration
+		for range 3 {
+			start := time.Now()
+			replayFloor(b, data)
+			ts = append(ts, time.Since(start))
+		}
+		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+		floorNS = float64(ts[1].Nanoseconds())
+	})
+	return floorNS
+}
+
+// peakSampler samples the heap while a benchmark runs.
+type peakSampler struct {
+	stop chan struct{}
+	done chan struct{}
+	peak uint64
+}
+
+func samplePeak() *peakSampler {
+	p := &peakSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			p.peak = max(p.peak, s[0].Value.Uint64())
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *peakSampler) mib() float64 {
+	close(p.stop)
+	<-p.done
+	return float64(p.peak) / (1 << 20)
+}
+
+// reportFloor reports the ratio of the time per op to the replay floor.
+func reportFloor(b *testing.B, floor float64) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/floor, "x-floor")
+}
+
+var timeoutShapes = []timeoutWorkload{
+	{ops: 2000, procs: 8, lost: 0.05, bad: true, seed: 1},
+	{ops: 2000, procs: 8, lost: 0.05, bad: false, seed: 1},
+	{ops: 2000, procs: 8, lost: 0.20, bad: true, seed: 1},
+	{ops: 2000, procs: 8, lost: 0.20, bad: false, seed: 1},
+	{ops: 2000, procs: 8, lost: 0.05, interval: true, bad: true, seed: 1},
+	{ops: 2000, procs: 8, lost: 0.05, interval: true, bad: false, seed: 1},
+	{ops: 2000, procs: 8, lost: 0.20, interval: true, bad: true, seed: 1},
+	{ops: 2000, procs: 8, lost: 0.20, interval: true, bad: false, seed: 1},
+	{ops: 10000, procs: 8, lost: 0.05, interval: true, bad: true, seed: 1},
+	{ops: 10000, procs: 8, lost: 0.05, interval: true, bad: false, seed: 1},
+}
+
+// BenchmarkTimeouts: distinct timed-out renews (without fences) and writes,
+// 5% and 20%, exact and interval, correct and with one bad write.
+func BenchmarkTimeouts(b *testing.B) {
+	floor := replayFloorNS(b)
+	for _, tw := range timeoutShapes {
+		b.Run(tw.name(), func(b *testing.B) {
+			h := tw.history()
+			want := Holds
+			if tw.bad {
+				want = Violated
+			}
+			peak := samplePeak()
+			for b.Loop() {
+				r := mustCheck(b, h, Options{Timeout: time.Minute})
+				if got := r.Verdict(Linearizable); got != want {
+					b.Fatalf("linearizable = %s, want %s (%s)", got, want, r.Reason)
+				}
+			}
+			b.ReportMetric(peak.mib(), "peak-MiB")
+			reportFloor(b, floor)
+		})
+	}
+}
+
+// BenchmarkPorcupineTimeouts runs plain porcupine, with the same model, on
+// the same histories, for the ratio; within 30 s it decides few of them
+// (each distinct timed-out op doubles its search), and then says unknown.
+func BenchmarkPorcupineTimeouts(b *testing.B) {
+	floor := replayFloorNS(b)
+	for _, tw := range timeoutShapes {
+		b.Run(tw.name(), func(b *testing.B) {
+			c := timed.Compile(tw.history())
+			pm := timed.PorcupineModel(c)
+			ops := timed.PorcupineOperations(c, nil)
+			decided := 0.0
+			for b.Loop() {
+				if porcupine.CheckOperationsTimeout(pm.ToModel(), ops, 30*time.Second) != porcupine.Unknown {
+					decided = 1
+				}
+			}
+			b.ReportMetric(decided, "decided")
+			reportFloor(b, floor)
+		})
+	}
+}
+
+// longKey is one key, correct, ops long: holders cycling through acquire,
+// writes, renews and release, in exact or interval mode.
+func longKey(ops int, interval bool) *model.History {
+	w := workload{ops: ops, keys: 1, holders: 4, seed: 5}
+	if interval {
+		w.interval, w.latency = true, 3
+	}
+	return w.history()
+}
+
+// BenchmarkLongKeyInMemory: one key of 10^5 ops, held in memory.
+func BenchmarkLongKeyInMemory(b *testing.B) {
+	floor := replayFloorNS(b)
+	for _, interval := range []bool{false, true} {
+		name := "exact"
+		if interval {
+			name = "interval"
+		}
+		b.Run(fmt.Sprintf("%s/100000-ops", name), func(b *testing.B) {
+			h := longKey(100_000, interval)
+			data := encodeHistory(b, h)
+			peak := samplePeak()
+			for b.Loop() {
+				h, err := model.ReadHistory(bytes.NewReader(data), "long")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r := mustCheck(b, h, Options{Timeout: time.Minute}); !r.OK() {
+					b.Fatalf("%+v %s", r.Properties, r.Reason)
+				}
+			}
+			b.ReportMetric(peak.mib(), "peak-MiB")
+			reportFloor(b, floor)
+		})
+	}
+}
