@@ -55,8 +55,9 @@ func Info() backend.Info {
 	return backend.Info{
 		Name:           "etcd",
 		FenceSource:    "the create revision of P/lock/K (increasing, with gaps)",
-		FencedWrite:    "Txn: if CreateRevision(P/lock/K) == fence then Put(P/data/K)",
-		Fences:         model.Increasing,
+		FencedWrite:    "Txn: if CreateRevision(P/lock/K) == fence and Value(P/lock/K) == owner then Put(P/data/K)",
+		Fences:         backend.IncreasingFences,
+		FencedWrites:   true,
 		Uncertainty:    Uncertainty,
 		TTLGranularity: time.Second,
 	}
@@ -68,7 +69,8 @@ func MutexInfo() backend.Info {
 		Name:           "etcd-mutex",
 		FenceSource:    "the create revision of the concurrency.Mutex key (increasing, with gaps)",
 		FencedWrite:    "none: a plain Put(P/data/K) (unsafe on purpose)",
-		Fences:         model.Increasing,
+		Fences:         backend.IncreasingFences,
+		FencedWrites:   false, // the point of this backend: Jepsen's etcd 3.4.3 finding
 		Uncertainty:    Uncertainty,
 		TTLGranularity: time.Second,
 	}
