@@ -21,7 +21,7 @@ run:
 
 # Check a sample history with the checker (exit 0: every property holds).
 check:
-	$(GO) run ./cmd/leasecheck check testdata/histories/ok-lease-py-transcript.jsonl
+	$(GO) run ./cmd/leasecheck check checker/testdata/histories/ok-lease-py-transcript.jsonl
 
 vet:
 	$(GO) vet $(PKGS)

@@ -3,7 +3,6 @@ package checker
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"runtime"
 	"sort"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -42,7 +42,7 @@ func BenchmarkCheck100kExact(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if r := Check(context.Background(), h, Options{}); !r.OK() {
+		if r := mustCheck(b, h, Options{}); !r.OK() {
 			b.Fatalf("%d violations, first: %v", len(r.Violations), r.Violations[0])
 		}
 	}
@@ -52,7 +52,7 @@ func BenchmarkCheck100kExact(b *testing.B) {
 func BenchmarkCheckOnly100kExact(b *testing.B) {
 	h := workload{ops: 100_000, keys: 100, holders: 3, seed: 1}.history()
 	for b.Loop() {
-		if r := Check(context.Background(), h, Options{}); !r.OK() {
+		if r := mustCheck(b, h, Options{}); !r.OK() {
 			b.Fatalf("%d violations, first: %v", len(r.Violations), r.Violations[0])
 		}
 	}
@@ -142,7 +142,7 @@ func BenchmarkUnknownOps(b *testing.B) {
 			}
 			nodes := 0
 			for b.Loop() {
-				r := Check(context.Background(), h, Options{Timeout: time.Minute})
+				r := mustCheck(b, h, Options{Timeout: time.Minute})
 				if got := r.Verdict(Linearizable); got != want {
 					b.Fatalf("linearizable = %s, want %s", got, want)
 				}
@@ -197,9 +197,9 @@ func BenchmarkPorcupineUnknownOps(b *testing.B) {
 			continue
 		}
 		b.Run(c.name, func(b *testing.B) {
-			cmp := model.Compile(c.history())
-			pm := model.PorcupineModel(cmp)
-			ops := model.PorcupineOperations(cmp, nil)
+			cmp := timed.Compile(c.history())
+			pm := timed.PorcupineModel(cmp)
+			ops := timed.PorcupineOperations(cmp, nil)
 			for b.Loop() {
 				porcupine.CheckOperationsTimeout(pm.ToModel(), ops, 30*time.Second)
 			}
@@ -215,7 +215,7 @@ func BenchmarkNonLinearizable40k(b *testing.B) {
 	runtime.ReadMemStats(&before)
 	n := 0
 	for b.Loop() {
-		if r := Check(context.Background(), h, Options{Timeout: time.Minute}); r.Verdict(Linearizable) != Violated {
+		if r := mustCheck(b, h, Options{Timeout: time.Minute}); r.Verdict(Linearizable) != Violated {
 			b.Fatalf("linearizable = %s, want violated", r.Verdict(Linearizable))
 		}
 		n++

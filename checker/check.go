@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -19,8 +20,11 @@ const (
 	StopOnRenewFailure   = "stop-on-renew-failure"
 )
 
-// Properties lists the property names in the order they are reported.
-var Properties = []string{Linearizable, SingleWriterPerFence, FenceMonotonic, StopOnRenewFailure}
+// Properties returns the property names in the order they are reported: a
+// new slice each time, so no caller can change what another sees.
+func Properties() []string {
+	return []string{Linearizable, SingleWriterPerFence, FenceMonotonic, StopOnRenewFailure}
+}
 
 // Verdict is a three-valued answer, as porcupine's CheckResult.
 type Verdict int
@@ -44,6 +48,11 @@ func (v Verdict) String() string {
 // DefaultTimeout is the linearizability search budget when Options.Timeout is 0.
 const DefaultTimeout = 60 * time.Second
 
+// DefaultMaxMemory is the memory budget when Options.MaxMemory is 0: well
+// under the RAM of the machines leasecheck runs on, so that a check that
+// would need more ends in Unknown with the reason instead of being killed.
+const DefaultMaxMemory int64 = 1 << 30
+
 // Options tune a check. The zero value means the documented defaults.
 type Options struct {
 	// Timeout bounds the linearizability search over all keys. 0 means
@@ -51,6 +60,11 @@ type Options struct {
 	Timeout time.Duration
 	// Workers is how many keys are searched at once; 0 means GOMAXPROCS.
 	Workers int
+	// MaxMemory bounds, in bytes, what the check holds beyond the history
+	// itself (search frontiers, caches). When it is reached the verdict is
+	// Unknown, with the reason. 0 means DefaultMaxMemory; a negative value
+	// means no limit.
+	MaxMemory int64
 }
 
 // Violation is one counterexample to one property.
@@ -73,7 +87,7 @@ type Result struct {
 	Ops        int
 	Keys       int
 	Properties []PropertyResult // in the order of Properties
-	// Violations, grouped by property in the order of Properties, then by key.
+	// Violations, grouped by property in the order of Properties(), then by key.
 	Violations []Violation
 	// Linearizations holds, per key, the linearization found or the longest
 	// partial one: the input of the HTML report.
@@ -128,10 +142,16 @@ func (r *Result) Verdict(property string) Verdict {
 
 // Check decides every property of a history. Each property is decided on its
 // own: the fast invariants first, then the linearizability search, which
-// never stops early because an invariant already failed. The history must
-// be valid (as model's reader guarantees); Check does not re-validate it.
-func Check(ctx context.Context, h *model.History, opts Options) *Result {
-	c := model.Compile(h)
+// never stops early because an invariant already failed.
+//
+// The history is validated first, by the rules model's reader applies to a
+// file (model.Validate); a malformed one yields a *model.ParseError and no
+// verdict.
+func Check(ctx context.Context, h *model.History, opts Options) (*Result, error) {
+	if err := model.Validate(h); err != nil {
+		return nil, err
+	}
+	c := timed.Compile(h)
 	r := &Result{Ops: len(h.Ops), Keys: len(c.Keys)}
 
 	timeout := opts.Timeout
@@ -166,7 +186,7 @@ func Check(ctx context.Context, h *model.History, opts Options) *Result {
 	for _, v := range inv {
 		byProp[v.Property] = append(byProp[v.Property], v)
 	}
-	for _, name := range Properties {
+	for _, name := range Properties() {
 		vs := byProp[name]
 		verdict := Holds
 		if name == Linearizable {
@@ -178,7 +198,7 @@ func Check(ctx context.Context, h *model.History, opts Options) *Result {
 		r.Properties = append(r.Properties, PropertyResult{Name: name, Verdict: verdict})
 		r.Violations = append(r.Violations, vs...)
 	}
-	return r
+	return r, nil
 }
 
 // keyResult is everything decided about one key.
@@ -187,7 +207,7 @@ type keyResult struct {
 	invariants []Violation
 }
 
-func checkKey(ctx context.Context, c *model.Compiled, k int) keyResult {
+func checkKey(ctx context.Context, c *timed.Compiled, k int) keyResult {
 	return keyResult{
 		invariants:   checkInvariants(c, k),
 		searchResult: searchKey(ctx, c.History, &c.Keys[k]),
@@ -196,7 +216,7 @@ func checkKey(ctx context.Context, c *model.Compiled, k int) keyResult {
 
 // searchAll checks every key, several at once; results are by key index,
 // so the outcome does not depend on scheduling (only Unknown depends on time).
-func searchAll(ctx context.Context, c *model.Compiled, workers int) []keyResult {
+func searchAll(ctx context.Context, c *timed.Compiled, workers int) []keyResult {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -232,7 +252,7 @@ func searchAll(ctx context.Context, c *model.Compiled, workers int) []keyResult 
 	return results
 }
 
-func linearizationOf(c *model.Compiled, k int, res *searchResult) KeyLinearization {
+func linearizationOf(c *timed.Compiled, k int, res *searchResult) KeyLinearization {
 	ko := &c.Keys[k]
 	var rev []*pathNode
 	for p := res.path; p != nil; p = p.parent {

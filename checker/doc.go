@@ -4,7 +4,7 @@
 // its own so one failure never hides another:
 //
 //   - linearizable: some order of the operations, respecting real time,
-//     explains every outcome under the timed lease model (model.Step);
+//     explains every outcome under the timed lease model (internal/timed);
 //   - single-writer-per-fence: a fence's accepted writes come from the one
 //     owner it was granted to;
 //   - fence-monotonic: later grants get larger fences, and a later accepted
@@ -16,7 +16,7 @@
 // time budget, and when the budget runs out the verdict is Unknown, never a
 // guess. The search is leasecheck's own (search.go explains why: plain
 // porcupine's cost doubles with every operation that never returned); the
-// porcupine model in package model is its test oracle and draws the HTML
+// porcupine model in internal/timed is its test oracle and draws the HTML
 // report (WriteHTML).
 //
 // A Violation names the property, the history lines involved and, in plain

@@ -6,13 +6,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
 )
 
 // explainNonLinearizable tells why no order explains a key's history: the
 // longest prefix some order explains, the state it leaves, and why the next
 // operation cannot follow it.
-func explainNonLinearizable(c *model.Compiled, k int, res *searchResult) Violation {
+func explainNonLinearizable(c *timed.Compiled, k int, res *searchResult) Violation {
 	ko := &c.Keys[k]
 	h := c.History
 	placed := map[int]bool{}
@@ -30,7 +31,7 @@ func explainNonLinearizable(c *model.Compiled, k int, res *searchResult) Violati
 	}
 	// The ops that could come next: not placed, completed, called before
 	// the earliest pending return. The culprit is the earliest by clock.
-	minRet := model.Inf
+	minRet := timed.Inf
 	for i, in := range ko.Inputs {
 		if !placed[i] && mustPlace(in) && !in.Unknown {
 			minRet = min(minRet, h.Ops[ko.Index[i]].Return)
@@ -88,17 +89,17 @@ func explainNonLinearizable(c *model.Compiled, k int, res *searchResult) Violati
 	return v
 }
 
-type names struct{ c *model.Compiled }
+type names struct{ c *timed.Compiled }
 
 func (n names) owner(id int32) string {
-	if id == model.NoOwner {
+	if id == timed.NoOwner {
 		return "nobody"
 	}
 	return n.c.Owners[id]
 }
 
 func (n names) value(id int32) string {
-	if id == model.NoValue {
+	if id == timed.NoValue {
 		return "nothing"
 	}
 	return fmt.Sprintf("%q", n.c.Values[id])
@@ -108,17 +109,17 @@ func span(lo, hi int64) string {
 	switch {
 	case lo == hi:
 		return fmt.Sprintf("t=%d", lo)
-	case hi >= model.Inf:
+	case hi >= timed.Inf:
 		return fmt.Sprintf("t>=%d", lo)
-	case lo <= -model.Inf:
+	case lo <= -timed.Inf:
 		return fmt.Sprintf("t<=%d", hi)
 	}
 	return fmt.Sprintf("t in [%d,%d]", lo, hi)
 }
 
-func (n names) state(s model.State, sem model.Semantics) string {
+func (n names) state(s timed.State, sem model.Semantics) string {
 	var b strings.Builder
-	if s.Holder == model.NoOwner {
+	if s.Holder == timed.NoOwner {
 		fmt.Fprintf(&b, "nobody holds the lease (fences granted so far: %d)", s.Fence)
 	} else {
 		fmt.Fprintf(&b, "%s holds fence %d until %s", n.owner(s.Holder), s.Fence, span(s.ExpLo, s.ExpHi))
@@ -127,21 +128,21 @@ func (n names) state(s model.State, sem model.Semantics) string {
 		fmt.Fprintf(&b, ", the resource has accepted fence %d", s.Highest)
 	}
 	fmt.Fprintf(&b, ", the data is %s", n.value(s.Data))
-	if s.NowLo > -model.Inf {
+	if s.NowLo > -timed.Inf {
 		fmt.Fprintf(&b, ", and the coordinator's clock has reached t>=%d", s.NowLo)
 	}
 	return b.String()
 }
 
 // whyNot says in plain words why in cannot follow state s.
-func (n names) whyNot(rules model.Rules, s model.State, in *model.Input, op *model.Op) string {
+func (n names) whyNot(rules model.Rules, s timed.State, in *timed.Input, op *model.Op) string {
 	sem := rules.Semantics
 	lo, hi := max(s.NowLo, in.Lo), in.Hi
 	who := op.Owner
 	if lo > hi {
 		return fmt.Sprintf("The operation's clock window ends at t=%d, but the coordinator's clock never runs backwards.", hi)
 	}
-	owns := s.Holder == in.Owner && s.Holder != model.NoOwner
+	owns := s.Holder == in.Owner && s.Holder != timed.NoOwner
 	holder := n.owner(s.Holder)
 	mustLive := lo < s.ExpHi && hi < s.ExpLo
 	switch in.Kind {
@@ -156,11 +157,11 @@ func (n names) whyNot(rules model.Rules, s model.State, in *model.Input, op *mod
 			if s.Holder == in.Owner && hi < s.ExpLo {
 				return fmt.Sprintf("%s's own lease was still live (until %s) when it was granted a new one at %s; an acquire of a live lease must be refused, even to its holder.", who, span(s.ExpLo, s.ExpHi), span(lo, hi))
 			}
-			if s.Holder != model.NoOwner && hi < s.ExpLo {
+			if s.Holder != timed.NoOwner && hi < s.ExpLo {
 				return fmt.Sprintf("%s's lease was still live (until %s) when %s was granted it at %s: two holders.", holder, span(s.ExpLo, s.ExpHi), who, span(lo, hi))
 			}
 		} else {
-			if s.Holder == model.NoOwner {
+			if s.Holder == timed.NoOwner {
 				return fmt.Sprintf("Nobody held the lease, yet %s's acquire was refused.", who)
 			}
 			if lo >= s.ExpHi {

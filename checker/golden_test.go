@@ -33,7 +33,7 @@ import (
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/histories/*.golden from the current reports")
 
-const goldenDir = "../testdata/histories"
+const goldenDir = "testdata/histories"
 
 // gv is one expected violation: its property and the lines it names.
 type gv struct {
@@ -154,12 +154,12 @@ func expectedFromName(t *testing.T, name string) (property string) {
 	if !ok {
 		t.Fatalf("%s: name must start with ok- or bad-<property>-", name)
 	}
-	for _, p := range checker.Properties {
+	for _, p := range checker.Properties() {
 		if strings.HasPrefix(rest, p+"-") {
 			return p
 		}
 	}
-	t.Fatalf("%s: bad-<property>-<what>, but no property among %v follows bad-", name, checker.Properties)
+	t.Fatalf("%s: bad-<property>-<what>, but no property among %v follows bad-", name, checker.Properties())
 	return ""
 }
 
@@ -210,7 +210,10 @@ func checkGoldenVerdicts(t *testing.T, path, property string, want goldenCase) {
 	if err != nil {
 		t.Fatalf("ReadHistoryFile(%s): %v", path, err)
 	}
-	res := checker.Check(context.Background(), h, checker.Options{})
+	res, err := checker.Check(context.Background(), h, checker.Options{})
+	if err != nil {
+		t.Fatalf("Check(%s): %v", path, err)
+	}
 
 	// What the name promises.
 	if property == "" {
@@ -232,7 +235,7 @@ func checkGoldenVerdicts(t *testing.T, path, property string, want goldenCase) {
 	if property != "" && !violated[property] {
 		t.Fatalf("goldenWant does not list a %s violation for a bad-%s- history", property, property)
 	}
-	for _, p := range checker.Properties {
+	for _, p := range checker.Properties() {
 		wantVerdict := checker.Holds
 		if violated[p] {
 			wantVerdict = checker.Violated
@@ -270,10 +273,10 @@ func formatViolations(vs []checker.Violation) string {
 }
 
 // checkGoldenReport runs `leasecheck check testdata/histories/<name>.jsonl`
-// from the repository root and compares its stdout with <name>.golden.
+// from the package directory and compares its stdout with <name>.golden.
 func checkGoldenReport(t *testing.T, bin, root, name, property string) {
-	cmd := exec.Command(bin, "check", "testdata/histories/"+name+".jsonl")
-	cmd.Dir = root
+	cmd := exec.Command(bin, "check", "testdata/histories/"+name+".jsonl") // from the package directory
+
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -354,7 +357,7 @@ func TestGoldenHistoriesCoverEveryProperty(t *testing.T) {
 		for _, v := range want.violations {
 			violated[v.property] = true
 		}
-		for _, p := range checker.Properties {
+		for _, p := range checker.Properties() {
 			if violated[p] {
 				bad[p]++
 			} else {
@@ -377,7 +380,7 @@ func TestGoldenHistoriesCoverEveryProperty(t *testing.T) {
 		}
 		modes = append(modes, mode)
 	}
-	for _, p := range checker.Properties {
+	for _, p := range checker.Properties() {
 		if bad[p] < 1 || holds[p] < 3 {
 			t.Errorf("%s: violated by %d histories, held by %d; want >= 1 and >= 3", p, bad[p], holds[p])
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -19,7 +20,7 @@ const htmlBudget = 10 * time.Second
 // need are shown as annotations rather than operations, which keeps
 // porcupine's search (whose cost doubles per such op) short.
 func WriteHTML(w io.Writer, h *model.History, r *Result) error {
-	c := model.Compile(h)
+	c := timed.Compile(h)
 	applied := map[int]bool{}
 	for _, kl := range r.Linearizations {
 		for _, st := range kl.Steps {
@@ -29,11 +30,11 @@ func WriteHTML(w io.Writer, h *model.History, r *Result) error {
 		}
 	}
 	keep := func(i int) bool { return h.Ops[i].Returned || applied[i] }
-	pm := model.PorcupineModel(c)
+	pm := timed.PorcupineModel(c)
 	m := pm.ToModel()
-	_, info := porcupine.CheckOperationsVerbose(m, model.PorcupineOperations(c, keep), htmlBudget)
+	_, info := porcupine.CheckOperationsVerbose(m, timed.PorcupineOperations(c, keep), htmlBudget)
 
-	ids := model.ProcessIDs(h)
+	ids := timed.ProcessIDs(h)
 	byLine := map[int]*model.Op{}
 	for i := range h.Ops {
 		byLine[h.Ops[i].Line] = &h.Ops[i]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -15,7 +16,7 @@ import (
 // broken history would otherwise bury the first, most telling one.
 const maxPerKey = 50
 
-func checkInvariants(c *model.Compiled, k int) []Violation {
+func checkInvariants(c *timed.Compiled, k int) []Violation {
 	kv := keyView{c: c, ko: &c.Keys[k]}
 	var out []Violation
 	out = append(out, capped(kv.singleWriterPerFence())...)
@@ -37,8 +38,8 @@ func capped(vs []Violation) []Violation {
 }
 
 type keyView struct {
-	c  *model.Compiled
-	ko *model.KeyOps
+	c  *timed.Compiled
+	ko *timed.KeyOps
 }
 
 func (kv keyView) op(i int) *model.Op { return &kv.c.History.Ops[kv.ko.Index[i]] }

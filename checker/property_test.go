@@ -2,18 +2,35 @@ package checker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
 	"pgregory.net/rapid"
 )
 
 func check(h *model.History) *Result {
-	return Check(context.Background(), h, Options{Timeout: -1})
+	return mustCheck(nil, h, Options{Timeout: -1})
+}
+
+// mustCheck is Check on a history the test built, which must be valid (a
+// nil tb panics instead of failing).
+func mustCheck(tb testing.TB, h *model.History, opts Options) *Result {
+	r, err := Check(context.Background(), h, opts)
+	if err != nil {
+		if tb == nil {
+			panic(fmt.Sprintf("%v\n%s", err, describeHistory(h)))
+		}
+		tb.Helper()
+		tb.Fatalf("Check: %v\n%s", err, describeHistory(h))
+	}
+	return r
 }
 
 func describeHistory(h *model.History) string {
@@ -108,9 +125,9 @@ func TestPropertyAgreesWithPorcupine(t *testing.T) {
 						op.OK = !op.OK
 					}
 				}
-				c := model.Compile(h)
-				pm := model.PorcupineModel(c)
-				want := porcupine.CheckOperationsTimeout(pm.ToModel(), model.PorcupineOperations(c, nil), 20*time.Second)
+				c := timed.Compile(h)
+				pm := timed.PorcupineModel(c)
+				want := porcupine.CheckOperationsTimeout(pm.ToModel(), timed.PorcupineOperations(c, nil), 20*time.Second)
 				if want == porcupine.Unknown {
 					t.Skip("porcupine ran out of time")
 				}
@@ -217,5 +234,22 @@ func TestPropertyInvariantsCatchInjectedBugs(t *testing.T) {
 				t.Fatalf("no %s violation names line %d: %+v", prop, bad.Line, r.Violations)
 			})
 		})
+	}
+}
+
+// Check refuses a malformed history with the reader's error, not a verdict.
+func TestCheckRefusesMalformedHistory(t *testing.T) {
+	h := &model.History{Name: "mem", Header: model.DefaultHeader(), Ops: []model.Op{
+		{Line: 2, Process: "A", Owner: "A", Kind: model.Acquire, TTL: 5, Fence: 1, Call: 0, Return: 1, Returned: true, OK: true},
+		{Line: 3, Process: "A", Owner: "A", Kind: model.Write, Value: "x", HasValue: true, Call: 2, Return: 3, Returned: true, OK: true},
+	}}
+	r, err := Check(context.Background(), h, Options{})
+	var pe *model.ParseError
+	if r != nil || !errors.As(err, &pe) || pe.Line != 3 || !strings.Contains(pe.Reason, `"fence" is required for write`) {
+		t.Fatalf("Check = %v, %v; want no result and mem:3: field \"fence\" is required for write", r, err)
+	}
+	h.Ops[1].Fence = 1
+	if _, err := Check(context.Background(), h, Options{}); err != nil {
+		t.Fatalf("the fixed history: %v", err)
 	}
 }

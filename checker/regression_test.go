@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -18,7 +17,7 @@ import (
 // the cache counted applied ops per class instead of remembering which.
 // checker-hard-3 (142 ops) is the slowest of 6,000 more such histories.
 func TestRegressionHardHistories(t *testing.T) {
-	files, err := filepath.Glob("../testdata/scenarios/checker-hard-*.history.jsonl")
+	files, err := filepath.Glob("testdata/hard/checker-hard-*.history.jsonl")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no checker-hard histories found (%v)", err)
 	}
@@ -28,7 +27,7 @@ func TestRegressionHardHistories(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := Check(context.Background(), h, Options{Timeout: time.Minute})
+			r := mustCheck(t, h, Options{Timeout: time.Minute})
 			if !r.OK() {
 				t.Fatalf("a correct history from the reference implementation: verdicts %+v, violations %+v", r.Properties, r.Violations)
 			}

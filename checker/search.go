@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -49,7 +50,7 @@ func (h hash128) xor(o hash128) hash128 { return hash128{h[0] ^ o[0], h[1] ^ o[1
 
 type memoKey struct {
 	placed, applied hash128
-	state           model.State
+	state           timed.State
 }
 
 // entry is a call or return event in the doubly linked list of not yet
@@ -63,7 +64,7 @@ type entry struct {
 }
 
 type unknownOp struct {
-	in    model.Input
+	in    timed.Input
 	op    int // index in KeyOps
 	call  int64
 	class int // equal ops share a class
@@ -106,7 +107,7 @@ func (a *applied) with(ui, c int, ks *keySearch) *applied {
 type pathNode struct {
 	op      int // index in KeyOps
 	unknown bool
-	state   model.State // after the op
+	state   timed.State // after the op
 	parent  *pathNode
 }
 
@@ -114,7 +115,7 @@ type keySearch struct {
 	ctx     context.Context
 	rules   model.Rules
 	u       int64
-	inputs  []model.Input
+	inputs  []timed.Input
 	calls   []int64 // per input: call time
 	rets    []int64 // per input: return time (completed only)
 	zob     []hash128
@@ -129,7 +130,7 @@ type keySearch struct {
 	aborted bool
 
 	deepest      int
-	deepestState model.State
+	deepestState timed.State
 	deepestPath  *pathNode
 	found        *pathNode
 }
@@ -139,14 +140,14 @@ type searchResult struct {
 	// path is the linearization found (Holds) or the longest partial one
 	// (Violated, Unknown), last op first.
 	path     *pathNode
-	state    model.State // the state after path
+	state    timed.State // the state after path
 	depth    int         // completed ops placed in path
 	complete int         // completed ops in the key
 	nodes    int
 }
 
 // searchKey decides whether one key's operations are linearizable.
-func searchKey(ctx context.Context, h *model.History, ko *model.KeyOps) searchResult {
+func searchKey(ctx context.Context, h *model.History, ko *timed.KeyOps) searchResult {
 	sem := h.Header.Semantics
 	ks := &keySearch{
 		ctx:    ctx,
@@ -167,14 +168,14 @@ func searchKey(ctx context.Context, h *model.History, ko *model.KeyOps) searchRe
 	}
 	observed := observedValues(ko)
 	lowRejected := lowestRejectedWrite(ko)
-	classes := map[model.Input]int{}
+	classes := map[timed.Input]int{}
 	for i := range ko.Inputs {
 		in := ko.Inputs[i]
 		switch {
 		case mustPlace(in):
 			ks.done = append(ks.done, i)
 			if in.Unknown {
-				ks.rets[i] = model.Inf
+				ks.rets[i] = timed.Inf
 			}
 		case in.Kind == model.Read:
 			// A read that failed or never answered observes nothing.
@@ -221,7 +222,7 @@ func searchKey(ctx context.Context, h *model.History, ko *model.KeyOps) searchRe
 	sort.SliceStable(ks.unknown, func(a, b int) bool { return ks.unknown[a].in.Lo < ks.unknown[b].in.Lo })
 	ks.buildList()
 	res := searchResult{complete: len(ks.done)}
-	ok := ks.dfs(model.InitialState(), hash128{}, &applied{counts: make([]int32, len(ks.classes))}, 0, nil)
+	ok := ks.dfs(timed.InitialState(), hash128{}, &applied{counts: make([]int32, len(ks.classes))}, 0, nil)
 	res.nodes = ks.nodes
 	switch {
 	case ok:
@@ -239,17 +240,17 @@ func searchKey(ctx context.Context, h *model.History, ko *model.KeyOps) searchRe
 // but carries `at` — the coordinator did apply it, at that reading, so it
 // took effect with whichever outcome the state gave (exact mode makes that
 // outcome determined, so such ops cost no branching at all).
-func mustPlace(in model.Input) bool {
+func mustPlace(in timed.Input) bool {
 	if in.Kind == model.Read {
 		return !in.Unknown && in.OK
 	}
-	return !in.Unknown || in.Hi < model.Inf
+	return !in.Unknown || in.Hi < timed.Inf
 }
 
-func observedValues(ko *model.KeyOps) map[int32]bool {
+func observedValues(ko *timed.KeyOps) map[int32]bool {
 	seen := map[int32]bool{}
 	for _, in := range ko.Inputs {
-		if in.Kind == model.Read && in.OK && !in.Unknown && in.Value != model.NoValue {
+		if in.Kind == model.Read && in.OK && !in.Unknown && in.Value != timed.NoValue {
 			seen[in.Value] = true
 		}
 	}
@@ -259,8 +260,8 @@ func observedValues(ko *model.KeyOps) map[int32]bool {
 // lowestRejectedWrite marks, per unknown write value, whether some completed
 // write with a lower fence was rejected: under fenced storage that rejection
 // may be the unknown write's only trace.
-func lowestRejectedWrite(ko *model.KeyOps) map[int32]int {
-	minRejected := int64(model.Inf)
+func lowestRejectedWrite(ko *timed.KeyOps) map[int32]int {
+	minRejected := int64(timed.Inf)
 	for _, in := range ko.Inputs {
 		if in.Kind == model.Write && !in.Unknown && !in.OK {
 			minRejected = min(minRejected, in.Fence)
@@ -329,7 +330,7 @@ const maxCandidates = 16
 // chainStride: see the cache comment in dfs.
 const chainStride = 8
 
-func (ks *keySearch) dfs(s model.State, placed hash128, app *applied, depth int, path *pathNode) bool {
+func (ks *keySearch) dfs(s timed.State, placed hash128, app *applied, depth int, path *pathNode) bool {
 	if ks.aborted {
 		return false
 	}
@@ -345,7 +346,7 @@ func (ks *keySearch) dfs(s model.State, placed hash128, app *applied, depth int,
 	// The candidates: every op called before the earliest pending return.
 	var candBuf [maxCandidates]*entry
 	cands := candBuf[:0]
-	minRet := model.Inf
+	minRet := timed.Inf
 	for e := ks.head.next; e != nil; e = e.next {
 		if e.isReturn {
 			minRet = e.time
@@ -389,14 +390,14 @@ func (ks *keySearch) dfs(s model.State, placed hash128, app *applied, depth int,
 		})
 	}
 	bound := minRet
-	if bound < model.Inf {
+	if bound < timed.Inf {
 		bound += ks.u
 	}
-	var next [2]model.State
+	var next [2]timed.State
 	for _, c := range cands {
 		in := &ks.inputs[c.op]
 		bound = min(bound, in.Hi)
-		for _, ns := range model.StepAnyOutcome(ks.rules, s, in, next[:0]) {
+		for _, ns := range timed.StepAnyOutcome(ks.rules, s, in, next[:0]) {
 			lift(c)
 			ok := ks.dfs(ns, placed.xor(ks.zob[c.op]), app, depth+1, ks.node(pathNode{op: c.op, state: ns, parent: path}))
 			unlift(c)
@@ -428,7 +429,7 @@ outer:
 		tried = append(tried, u.class)
 		in := u.in
 		in.Hi = min(in.Hi, bound)
-		for _, ns := range model.StepApplied(ks.rules, s, &in, next[:0]) {
+		for _, ns := range timed.StepApplied(ks.rules, s, &in, next[:0]) {
 			if sameButTime(ns, s) {
 				continue // changed nothing: not applying it is at least as good
 			}
@@ -454,7 +455,7 @@ func (ks *keySearch) node(n pathNode) *pathNode {
 }
 
 // dead reports whether ops of that death fence can no longer apply.
-func (ks *keySearch) dead(s model.State, deathFence int64, resource bool) bool {
+func (ks *keySearch) dead(s timed.State, deathFence int64, resource bool) bool {
 	if deathFence < 0 {
 		return false
 	}
@@ -466,7 +467,7 @@ func (ks *keySearch) dead(s model.State, deathFence int64, resource bool) bool {
 
 // canonicalApplied counts a dead class as wholly applied: how many of it
 // took effect makes no difference to anything that can still happen.
-func (ks *keySearch) canonicalApplied(s model.State, app *applied) hash128 {
+func (ks *keySearch) canonicalApplied(s timed.State, app *applied) hash128 {
 	h := app.hash
 	for ci := range ks.classes {
 		c := &ks.classes[ci]
@@ -477,7 +478,7 @@ func (ks *keySearch) canonicalApplied(s model.State, app *applied) hash128 {
 	return h
 }
 
-func sameButTime(a, b model.State) bool {
+func sameButTime(a, b timed.State) bool {
 	a.NowLo = b.NowLo
 	return a == b
 }

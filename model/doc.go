@@ -1,23 +1,21 @@
-// Package model is leasecheck's vocabulary and its specification.
+// Package model is leasecheck's vocabulary: an operation (Op) on a lease —
+// acquire, renew, release, write, read — and a History of them, with the
+// streaming Reader and the Writer for history format v1 (DESIGN.md §4), the
+// public interchange contract that users record from their own systems.
 //
-// The vocabulary: an operation (Op) on a lease — acquire, renew, release,
-// write, read — and a History of them, with the streaming Reader and the
-// Writer for history format v1 (DESIGN.md §4), the public interchange
-// contract that users record from their own systems.
+// The format's rules are enforced in one place: the Reader applies them to
+// every line it decodes, and Validate applies the same rules, with the same
+// messages, to a history built in memory. A rule broken is a *ParseError
+// naming the line and the reason.
 //
-// The specification: the lease semantics of reference/lease.py (DESIGN.md
-// §1), for the coordinator alone ("seed") or with a separate fenced resource
-// ("fenced-storage"), extended with time: the coordinator's clock at an
-// operation is either known ("exact" mode, the op's `at`) or only bounded by
-// the history's clock uncertainty ("interval" mode). State and Step are that
-// timed model (DESIGN.md §3); it over-approximates inside the uncertainty
-// window, so it may accept a history that is wrong only there, but never
-// rejects a right one.
+// The timed lease model that judges a history (DESIGN.md §3) is not part of
+// this API: it lives in internal/timed, and package checker is its public
+// face.
 //
 // Index:
-//   - op.go: Op, Kind, Semantics, Header, History.
-//   - history_read.go, history_write.go: format v1 in and out.
-//   - timed.go: State, Input, Step, StepApplied — the timed semantics.
-//   - compile.go: Compile interns a history and splits it by key.
-//   - porcupine.go: the same model for porcupine (HTML reports, test oracle).
+//   - op.go: Op, Kind, Semantics, FenceOrder, Header, History, FaultRecord.
+//   - history_read.go: Reader, ReadHistory, ParseError.
+//   - jsonfast.go: the allocation-free line decoder and its encoding/json fallback.
+//   - validate.go: the value rules, shared by the Reader and Validate.
+//   - history_write.go: Writer, WriteHistory.
 package model

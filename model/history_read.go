@@ -36,7 +36,12 @@ type ParseError struct {
 	Reason string // what is wrong, in words a person understands
 }
 
-func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.Name, e.Line, e.Reason) }
+func (e *ParseError) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %s", e.Name, e.Reason)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.Name, e.Line, e.Reason)
+}
 
 // Bounds on the Reader's string interning tables. Process, owner, key and
 // error strings repeat on nearly every line, so interning them saves one
@@ -51,7 +56,8 @@ const (
 // next operation may be called.
 type procState struct {
 	bound    int64 // the previous op's return, or its call when it never returned
-	line     int   // the previous op's line
+	line     int   // the previous op's line (0: not read from a file)
+	seq      int   // the previous op's position among the ops checked, from 1
 	returned bool  // whether the previous op returned
 }
 
@@ -60,25 +66,31 @@ type procState struct {
 // process.
 type orderChecker struct {
 	procs map[string]*procState
+	seq   int // ops checked so far
 }
 
 func newOrderChecker() orderChecker { return orderChecker{procs: make(map[string]*procState)} }
 
 // check checks op against its process's previous op and records it.
 func (c *orderChecker) check(op *Op) string {
+	c.seq++
 	st := c.procs[op.Process]
 	if st == nil {
 		st = new(procState)
 		c.procs[op.Process] = st
 	} else if op.Call < st.bound {
-		if st.returned {
-			return fmt.Sprintf("process %q: call %d is before the return %d of its previous operation (line %d); a process's operations must not overlap",
-				op.Process, op.Call, st.bound, st.line)
+		where := fmt.Sprintf("line %d", st.line)
+		if st.line == 0 {
+			where = fmt.Sprintf("operation %d", st.seq)
 		}
-		return fmt.Sprintf("process %q: call %d is before the call %d of its previous operation (line %d, which never returned); a process's operations must appear in the order it issued them",
-			op.Process, op.Call, st.bound, st.line)
+		if st.returned {
+			return fmt.Sprintf("process %q: call %d is before the return %d of its previous operation (%s); a process's operations must not overlap",
+				op.Process, op.Call, st.bound, where)
+		}
+		return fmt.Sprintf("process %q: call %d is before the call %d of its previous operation (%s, which never returned); a process's operations must appear in the order it issued them",
+			op.Process, op.Call, st.bound, where)
 	}
-	*st = procState{bound: op.Call, line: op.Line, returned: op.Returned}
+	*st = procState{bound: op.Call, line: op.Line, seq: c.seq, returned: op.Returned}
 	if op.Returned {
 		st.bound = op.Return
 	}
@@ -442,8 +454,8 @@ func (d *decoder) buildOp(op *Op) string {
 	if reason != "" {
 		return reason
 	}
-	if op.Returned && op.Return < op.Call {
-		return fmt.Sprintf("field \"return\": %d is before call %d", op.Return, op.Call)
+	if reason := ruleReturn(op); reason != "" {
+		return reason
 	}
 
 	// ok is ignored when the op never returned: its outcome is unknown.
@@ -463,11 +475,8 @@ func (d *decoder) buildOp(op *Op) string {
 		if reason != "" {
 			return reason
 		}
-		if !present {
-			return fmt.Sprintf("field \"ttl\" is required for %s", kind)
-		}
-		if op.TTL <= 0 {
-			return fmt.Sprintf("field \"ttl\": must be > 0, got %d", op.TTL)
+		if reason := ruleTTL(op, present); reason != "" {
+			return reason
 		}
 	}
 
@@ -475,16 +484,8 @@ func (d *decoder) buildOp(op *Op) string {
 	if reason != "" {
 		return reason
 	}
-	if present && op.Fence < 1 {
-		return fmt.Sprintf("field \"fence\": must be >= 1, got %d", op.Fence)
-	}
-	if !present {
-		switch {
-		case kind == Write:
-			return `field "fence" is required for write`
-		case kind == Acquire && op.Returned && op.OK:
-			return `field "fence" is required for an acquire that succeeded (ok true): the token it was granted`
-		}
+	if reason := ruleFence(op, present); reason != "" {
+		return reason
 	}
 
 	// value belongs to write and read; on other ops it is ignored.
@@ -493,12 +494,12 @@ func (d *decoder) buildOp(op *Op) string {
 		if reason != "" {
 			return reason
 		}
-		if !present && kind == Write {
-			return `field "value" is required for write`
-		}
 		if present {
 			op.Value = intern(d.vals, b, maxInternedValues)
 			op.HasValue = true
+		}
+		if reason := ruleValue(op, present); reason != "" {
+			return reason
 		}
 	}
 
@@ -506,19 +507,8 @@ func (d *decoder) buildOp(op *Op) string {
 	if reason != "" {
 		return reason
 	}
-	if op.HasAt {
-		u := d.hdr.ClockUncertainty
-		lo := satSub(op.Call, u)
-		if op.Returned {
-			hi := satAdd(op.Return, u)
-			if op.At < lo || op.At > hi {
-				return fmt.Sprintf("field \"at\": %d is outside [call - u, return + u] = [%d, %d] (call %d, return %d, clock_uncertainty u = %d)",
-					op.At, lo, hi, op.Call, op.Return, u)
-			}
-		} else if op.At < lo {
-			return fmt.Sprintf("field \"at\": %d is before call - u = %d (call %d, clock_uncertainty u = %d; the op never returned, so there is no upper bound)",
-				op.At, lo, op.Call, u)
-		}
+	if reason := ruleAt(op, d.hdr.ClockUncertainty); reason != "" {
+		return reason
 	}
 
 	b, present, reason = raw.str(fError)

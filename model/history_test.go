@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -614,5 +615,64 @@ func TestParallelMatchesSequential(t *testing.T) {
 				t.Fatalf("ReadHistory: %v, want %v", err2, err)
 			}
 		})
+	}
+}
+
+// Validate refuses a history built in memory exactly as the reader refuses
+// the same history written to a file: same line, same reason.
+func TestValidateMatchesReader(t *testing.T) {
+	mutations := []func(h *History, op *Op){
+		func(h *History, op *Op) { op.Return, op.Returned = op.Call-1, true },
+		func(h *History, op *Op) { op.Kind, op.TTL = Acquire, -1 },
+		func(h *History, op *Op) { op.Kind, op.TTL = Renew, 0 },
+		func(h *History, op *Op) { op.Fence = -2 },
+		func(h *History, op *Op) { op.Kind, op.Fence, op.HasValue = Write, 0, true },
+		func(h *History, op *Op) {
+			op.Kind, op.Returned, op.Return, op.OK, op.Fence, op.TTL = Acquire, true, op.Call+1, true, 0, 5
+		},
+		func(h *History, op *Op) { op.At, op.HasAt = op.Call-h.Header.ClockUncertainty-1, true },
+		func(h *History, op *Op) { op.Process = "" },
+		func(h *History, op *Op) { // before its process's previous op
+			for i := len(h.Ops) - 1; i >= 0; i-- {
+				if prev := &h.Ops[i]; prev != op && prev.Process == op.Process && prev.Call <= op.Call {
+					op.Call = prev.Call - 1
+					op.Return = max(op.Return, op.Call)
+					op.At = op.Call
+					return
+				}
+			}
+			op.Process = "" // a process of one op: break something else
+		},
+		func(h *History, op *Op) { h.Header.ClockUncertainty = -1 },
+		func(h *History, op *Op) { h.Header.TimeUnit = "days" },
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range 400 {
+		h := genHistory(30, 3, 2, uint64(i))
+		m := mutations[i%len(mutations)]
+		m(h, &h.Ops[rng.IntN(len(h.Ops))])
+		for j := range h.Ops {
+			h.Ops[j].Line = j + 2
+		}
+		verr := Validate(h)
+		var buf bytes.Buffer
+		if err := WriteHistory(&buf, h); err != nil {
+			t.Fatal(err)
+		}
+		_, rerr := ReadHistory(&buf, h.Name)
+		if verr == nil || errString(verr) != errString(rerr) {
+			t.Fatalf("mutation %d: Validate = %v, reading it back = %v", i%len(mutations), verr, rerr)
+		}
+		// Without lines, the op is named by its position instead.
+		for j := range h.Ops {
+			h.Ops[j].Line = 0
+		}
+		var pe *ParseError
+		if err := Validate(h); !errors.As(err, &pe) || pe.Line != 0 || (pe.Reason != rerr.(*ParseError).Reason && !strings.Contains(pe.Reason, "History.Ops[") && !strings.HasPrefix(pe.Reason, "header")) {
+			t.Fatalf("mutation %d without lines: %v (the reader: %v)", i%len(mutations), err, rerr)
+		}
+	}
+	if err := Validate(genHistory(200, 4, 3, 1)); err != nil {
+		t.Fatalf("a valid history: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package realrun
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/leasecheck/leasecheck/checker"
@@ -17,6 +18,9 @@ func RunAndCheck(ctx context.Context, t Target, cfg Config, budget time.Duration
 	if budget == 0 {
 		budget = 30 * time.Second
 	}
-	cr := checker.Check(ctx, res.History, checker.Options{Timeout: budget})
+	cr, err := checker.Check(ctx, res.History, checker.Options{Timeout: budget})
+	if err != nil {
+		return res, nil, fmt.Errorf("the recorded history is malformed: %w", err)
+	}
 	return res, cr, nil
 }

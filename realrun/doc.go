@@ -34,6 +34,6 @@
 // backend's declared Uncertainty, e.g. etcd's late expiry).
 //
 // Index: run.go (Target, Config, Run), holder.go, plan.go, recorder.go,
-// proxy.go (Proxy), server.go (Process, StartRedis, StartPostgres),
-// check.go (RunAndCheck). realruntest/ has helpers for tests.
+// proxy.go (Proxy), server.go (Server, Restarter: what a controlled server offers),
+// check.go (RunAndCheck). internal/servers starts real servers for tests.
 package realrun

@@ -49,7 +49,10 @@ func BenchmarkScenarioChecked(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		res := checker.Check(context.Background(), r.History, checker.Options{Workers: 1})
+		res, err := checker.Check(context.Background(), r.History, checker.Options{Workers: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
 		if !res.OK() {
 			b.Fatalf("seed %d failed", sc.Seed)
 		}

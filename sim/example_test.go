@@ -24,7 +24,10 @@ func ExampleRun() {
 	if err := model.WriteHistory(io.Discard, r.History); err != nil { // a file, os.Stdout, ...
 		panic(err)
 	}
-	res := checker.Check(context.Background(), r.History, checker.Options{})
+	res, err := checker.Check(context.Background(), r.History, checker.Options{})
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println("ok:", res.OK(), "same again:", mustRun(sc).Hash == r.Hash)
 	// Output: ok: true same again: true
 }

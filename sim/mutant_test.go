@@ -25,7 +25,10 @@ func TestMutantsAreCaught(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res := checker.Check(context.Background(), r.History, checker.Options{Workers: 1, Timeout: 5 * time.Second})
+				res, err := checker.Check(context.Background(), r.History, checker.Options{Workers: 1, Timeout: 5 * time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
 				for _, v := range res.Violations {
 					caught[v.Property]++
 				}

@@ -45,7 +45,10 @@ func checkRun(t *rapid.T, name string, sc *scenario.Scenario, opts *sim.Options)
 	if err != nil {
 		t.Fatalf("generated an invalid scenario: %v\n%s", err, sc.Marshal())
 	}
-	res := checker.Check(context.Background(), r.History, checker.Options{Workers: 1, Timeout: checkBudget})
+	res, err := checker.Check(context.Background(), r.History, checker.Options{Workers: 1, Timeout: checkBudget})
+	if err != nil {
+		t.Fatalf("the simulator recorded a malformed history: %v\n%s", err, replay(t, name, sc))
+	}
 	if res.Undecided() {
 		// No verdict is not a pass: the checker must decide what the
 		// simulator writes (keep the history as testdata/scenarios/checker-hard-*).
@@ -141,7 +144,10 @@ func TestPropertyIntervalModeHolds(t *testing.T) {
 		for i := range h.Ops {
 			h.Ops[i].At, h.Ops[i].HasAt = 0, false
 		}
-		res := checker.Check(context.Background(), &h, checker.Options{Workers: 1, Timeout: checkBudget})
+		res, err := checker.Check(context.Background(), &h, checker.Options{Workers: 1, Timeout: checkBudget})
+		if err != nil {
+			rt.Fatal(err)
+		}
 		if !res.OK() {
 			rt.Fatalf("interval mode: verdicts %+v violations %+v\n%s", res.Properties, res.Violations, replay(rt, "TestPropertyIntervalModeHolds", sc))
 		}

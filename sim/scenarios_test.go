@@ -32,7 +32,10 @@ func TestScenarioFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := checker.Check(context.Background(), r.History, checker.Options{Workers: 1, Timeout: checkBudget})
+			res, err := checker.Check(context.Background(), r.History, checker.Options{Workers: 1, Timeout: checkBudget})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if !res.OK() {
 				t.Fatalf("%s: %+v (undecided=%v)\nreplay: go run ./cmd/leasecheck repro %s", name, res.Violations, res.Undecided(), f)
 			}

@@ -96,7 +96,11 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *timeout <= 0 {
 		opts.Timeout = -1 // no limit
 	}
-	res := checker.Check(context.Background(), h, opts)
+	res, err := checker.Check(context.Background(), h, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "leasecheck: %v\n", err)
+		return exitUsage
+	}
 	if *htmlPath != "" {
 		if err := writeHTMLFile(*htmlPath, h, res); err != nil {
 			fmt.Fprintf(stderr, "leasecheck: %v\n", err)

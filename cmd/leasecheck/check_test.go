@@ -90,8 +90,8 @@ func runCheckCLI(t *testing.T, bin, dir string, stdin []byte, args ...string) ch
 	return r
 }
 
-// historiesDir is testdata/histories at the repository root.
-const historiesDir = "../../testdata/histories"
+// historiesDir holds the checker's golden histories, beside the checker.
+const historiesDir = "../../checker/testdata/histories"
 
 func history(name string) string { return filepath.Join(historiesDir, name+".jsonl") }
 

@@ -78,7 +78,10 @@ func runOne(sc *scenario.Scenario, budget time.Duration) (*seedOutcome, error) {
 	if budget <= 0 {
 		budget = -1 // the checker's "no limit"
 	}
-	res := checker.Check(context.Background(), r.History, checker.Options{Timeout: budget, Workers: 1})
+	res, err := checker.Check(context.Background(), r.History, checker.Options{Timeout: budget, Workers: 1})
+	if err != nil {
+		return nil, fmt.Errorf("seed %d: the simulator recorded a history the checker refuses: %w", sc.Seed, err)
+	}
 	return &seedOutcome{seed: sc.Seed, sim: r, check: res}, nil
 }
 
@@ -135,7 +138,7 @@ func newSeedSummary(first uint64, kinds []faults.Kind) seedSummary {
 	for _, k := range kinds {
 		s.Faults[string(k)] = 0
 	}
-	for _, p := range checker.Properties {
+	for _, p := range checker.Properties() {
 		s.Violations[p] = 0
 	}
 	return s
@@ -387,7 +390,7 @@ func printSummary(w io.Writer, s *runSummary, kinds []faults.Kind, wall time.Dur
 		fmt.Fprintf(w, "  %-24s %d\n", k, s.Faults[string(k)])
 	}
 	fmt.Fprintln(w, "\nseeds violating")
-	for _, p := range checker.Properties {
+	for _, p := range checker.Properties() {
 		fmt.Fprintf(w, "  %-24s %d\n", p, s.Violations[p])
 	}
 	for _, p := range mutants.RunProperties {

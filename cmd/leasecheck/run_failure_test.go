@@ -31,7 +31,10 @@ func TestSaveFailure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := checker.Check(context.Background(), r.History, checker.Options{Workers: 1})
+		res, err := checker.Check(context.Background(), r.History, checker.Options{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if res.Violated() {
 			o = &seedOutcome{seed: seed, sim: r, check: res}
 		}
@@ -53,8 +56,8 @@ func TestSaveFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := checker.Check(context.Background(), h, checker.Options{}); !res.Violated() {
-		t.Error("the saved history does not fail")
+	if res, err := checker.Check(context.Background(), h, checker.Options{}); err != nil || !res.Violated() {
+		t.Errorf("the saved history does not fail (%v)", err)
 	}
 	if _, err := scenario.Load(base + ".scenario.json"); err != nil {
 		t.Error(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/leasecheck/leasecheck/impl/etcd"
 	"github.com/leasecheck/leasecheck/impl/postgres"
 	"github.com/leasecheck/leasecheck/impl/redis"
+	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/realrun"
 )
@@ -190,7 +191,7 @@ func printVerify(w io.Writer, s *verifySummary, shown string, kinds []faults.Kin
 		fmt.Fprintf(w, "  %-24s %d\n", k, s.Faults[string(k)])
 	}
 	fmt.Fprintln(w, "\nseeds violating")
-	for _, p := range checker.Properties {
+	for _, p := range checker.Properties() {
 		fmt.Fprintf(w, "  %-24s %d\n", p, s.Violations[p])
 	}
 	fmt.Fprintf(w, "  %-24s %d\n", "(undecided)", s.Undecided)
@@ -245,7 +246,7 @@ func openTarget(ctx context.Context, spec, prefix string) (tg realrun.Target, sh
 		tg = etcdTarget(spec == "etcd-mutex", s.Addr, prefix)
 		return tg, spec + " (embedded, " + s.Addr + ")", func() { s.Close() }, nil
 	case spec == "redis":
-		p, err := realrun.StartRedis(ctx)
+		p, err := servers.StartRedis(ctx)
 		if err != nil {
 			return tg, spec, stop, err
 		}
@@ -253,7 +254,7 @@ func openTarget(ctx context.Context, spec, prefix string) (tg realrun.Target, sh
 		tg.Server = p
 		return tg, "redis (started here, " + p.Addr + ")", func() { p.Close() }, err
 	case spec == "postgres":
-		p, url, err := realrun.StartPostgres(ctx)
+		p, url, err := servers.StartPostgres(ctx)
 		if err != nil {
 			return tg, spec, stop, err
 		}

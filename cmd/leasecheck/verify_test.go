@@ -15,8 +15,9 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/etcd"
+	"github.com/leasecheck/leasecheck/internal/servers"
+	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 	"github.com/leasecheck/leasecheck/realrun"
-	"github.com/leasecheck/leasecheck/realrun/realruntest"
 )
 
 type verifyJSON struct {
@@ -72,22 +73,22 @@ func TestVerifyEtcd(t *testing.T) {
 func TestVerifyRedis(t *testing.T) {
 	t.Parallel()
 	// Prefer a server verify starts itself, and may stop: every fault applies.
-	if p, err := realrun.StartRedis(context.Background()); err == nil {
+	if p, err := servers.StartRedis(context.Background()); err == nil {
 		p.Close()
 		verifyAll(t, "redis", append(holderAndNet, faults.CoordinatorCrash))
 		return
 	}
-	url, _ := realruntest.Redis(t)
+	url, _ := serverstest.Redis(t)
 	verifyAll(t, url, holderAndNet)
 }
 
 func TestVerifyPostgres(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(realrun.PostgresBinDir + "/postgres"); err == nil {
+	if _, err := os.Stat(servers.PostgresBinDir() + "/postgres"); err == nil {
 		verifyAll(t, "postgres", append(holderAndNet, faults.CoordinatorCrash))
 		return
 	}
-	url, _ := realruntest.Postgres(t)
+	url, _ := serverstest.Postgres(t)
 	verifyAll(t, url, holderAndNet)
 }
 
@@ -177,11 +178,11 @@ func TestVerifyNoFalseAlarm(t *testing.T) {
 			return func(p string) realrun.Target { return etcdTarget(false, es.Addr, p) }
 		}},
 		{"redis", time.Second, func(t *testing.T) func(string) realrun.Target {
-			url, srv := realruntest.Redis(t)
+			url, srv := serverstest.Redis(t)
 			return fromURL(t, url, srv)
 		}},
 		{"postgres", time.Second, func(t *testing.T) func(string) realrun.Target {
-			url, srv := realruntest.Postgres(t)
+			url, srv := serverstest.Postgres(t)
 			return fromURL(t, url, srv)
 		}},
 	}

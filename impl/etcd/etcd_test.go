@@ -13,9 +13,9 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/impl/etcd"
+	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 	"github.com/leasecheck/leasecheck/leasetest"
 	"github.com/leasecheck/leasecheck/realrun"
-	"github.com/leasecheck/leasecheck/realrun/realruntest"
 )
 
 func embedded(t *testing.T) *etcd.Embedded {
@@ -29,7 +29,7 @@ func embedded(t *testing.T) *etcd.Embedded {
 }
 
 func target(s *etcd.Embedded, mutex bool) realrun.Target {
-	p := "/leasecheck/" + realruntest.Prefix()
+	p := "/leasecheck/" + serverstest.Prefix()
 	if mutex {
 		return realrun.Target{Info: etcd.MutexInfo(), Addr: s.Addr, Open: func(ctx context.Context, addr string) (backend.Backend, error) {
 			return etcd.OpenMutex(ctx, addr, p)
@@ -44,15 +44,15 @@ func target(s *etcd.Embedded, mutex bool) realrun.Target {
 // applicable fault kind injected.
 func TestEtcdAllFaults(t *testing.T) {
 	tg := target(embedded(t), false)
-	_, cr := realruntest.Check(t, tg, realrun.Config{Seed: 1, Duration: 8 * time.Second, Faults: realrun.ApplicableKinds(tg, faults.AllKinds)})
-	realruntest.ExpectOK(t, cr)
+	_, cr := serverstest.Check(t, tg, realrun.Config{Seed: 1, Duration: 8 * time.Second, Faults: realrun.ApplicableKinds(tg, faults.AllKinds)})
+	serverstest.ExpectOK(t, cr)
 }
 
 // TestEtcdMutexPauseCaught: concurrency.Mutex with a plain write lets a
 // holder paused past its TTL write after the next holder: two writers.
 func TestEtcdMutexPauseCaught(t *testing.T) {
 	tg := target(embedded(t), true)
-	_, cr := realruntest.Check(t, tg, realrun.Config{Seed: 1, Duration: 8 * time.Second, Faults: []faults.Kind{faults.Pause}})
+	_, cr := serverstest.Check(t, tg, realrun.Config{Seed: 1, Duration: 8 * time.Second, Faults: []faults.Kind{faults.Pause}})
 	if !cr.Violated() {
 		t.Fatalf("etcd-mutex under a holder pause: no violation found")
 	}
@@ -70,7 +70,7 @@ func TestEtcdMutexPauseCaught(t *testing.T) {
 func TestEtcdConformance(t *testing.T) {
 	s := embedded(t)
 	leasetest.Run(t, func() (backend.Backend, func(), error) {
-		b, err := etcd.Open(context.Background(), s.Addr, "/leasecheck/"+realruntest.Prefix())
+		b, err := etcd.Open(context.Background(), s.Addr, "/leasecheck/"+serverstest.Prefix())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -81,7 +81,7 @@ func TestEtcdConformance(t *testing.T) {
 func TestEtcdMutexNonConformance(t *testing.T) {
 	s := embedded(t)
 	err := leasetest.Check(context.Background(), func() (backend.Backend, func(), error) {
-		b, err := etcd.OpenMutex(context.Background(), s.Addr, "/leasecheck/"+realruntest.Prefix())
+		b, err := etcd.OpenMutex(context.Background(), s.Addr, "/leasecheck/"+serverstest.Prefix())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -108,7 +108,7 @@ func TestEtcdExpiryLateness(t *testing.T) {
 	late := make(chan time.Duration, n)
 	for i := 0; i < n; i++ {
 		go func() {
-			key := fmt.Sprintf("/leasecheck/%s/late/%d", realruntest.Prefix(), i)
+			key := fmt.Sprintf("/leasecheck/%s/late/%d", serverstest.Prefix(), i)
 			before := time.Now()
 			g, err := cli.Grant(ctx, 1)
 			if err != nil {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/leasecheck/leasecheck/internal/servers"
 )
 
 // Embedded is an etcd server started in-process: the zero-setup backend.
@@ -28,11 +30,11 @@ func StartEmbedded(ctx context.Context) (*Embedded, error) {
 	if err != nil {
 		return nil, err
 	}
-	cport, err := freePort()
+	cport, err := servers.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	pport, err := freePort()
+	pport, err := servers.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -76,13 +78,4 @@ func StartEmbedded(ctx context.Context) (*Embedded, error) {
 func (s *Embedded) Close() error {
 	s.e.Close()
 	return os.RemoveAll(s.dir)
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }

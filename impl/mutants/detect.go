@@ -2,6 +2,7 @@ package mutants
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -53,7 +54,10 @@ func JudgeWithin(sc *scenario.Scenario, opts *sim.Options, budget time.Duration)
 	if err != nil {
 		return nil, err
 	}
-	res := checker.Check(context.Background(), r.History, checker.Options{Workers: 1, Timeout: budget})
+	res, err := checker.Check(context.Background(), r.History, checker.Options{Workers: 1, Timeout: budget})
+	if err != nil {
+		return nil, fmt.Errorf("the simulator recorded a history the checker refuses: %w", err)
+	}
 	o := &Outcome{Run: r, Check: res}
 	for _, v := range res.Violations {
 		if !o.Fails(v.Property) {

@@ -28,7 +28,7 @@ type Mutant struct {
 	Article string `json:"article"`
 	English string `json:"english"`
 	// Property is the property expected to catch it: a checker property
-	// (checker.Properties) or one of the run properties (RunProperties).
+	// (checker.Properties()) or one of the run properties (RunProperties).
 	Property string `json:"property"`
 	// Faults are the fault kinds the detection search injects: the ones
 	// that expose this bug soonest. The reference passes the same scenarios.

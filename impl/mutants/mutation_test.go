@@ -20,7 +20,7 @@ const counterexampleDir = "../../testdata/scenarios/mutants"
 // TestMutantsList: names are unique kebab-case, every field is filled, the
 // expected property is one the harness judges, and there are at least twelve.
 func TestMutantsList(t *testing.T) {
-	props := append(slices.Clone(checker.Properties), RunProperties...)
+	props := append(checker.Properties(), RunProperties...)
 	seen := map[string]bool{}
 	for _, m := range All() {
 		if seen[m.Name] || m.Name != strings.ToLower(m.Name) || strings.ContainsAny(m.Name, " _") {

@@ -8,18 +8,18 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/impl/postgres"
+	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 	"github.com/leasecheck/leasecheck/leasetest"
 	"github.com/leasecheck/leasecheck/realrun"
-	"github.com/leasecheck/leasecheck/realrun/realruntest"
 )
 
 func target(t *testing.T) realrun.Target {
-	url, srv := realruntest.PostgresControlled(t)
+	url, srv := serverstest.PostgresControlled(t)
 	addr, err := postgres.Addr(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := realruntest.Prefix()
+	p := serverstest.Prefix()
 	return realrun.Target{
 		Info: postgres.Info(), Addr: addr, Server: srv,
 		Open: func(ctx context.Context, addr string) (backend.Backend, error) {
@@ -32,15 +32,15 @@ func target(t *testing.T) realrun.Target {
 // applicable fault kind injected.
 func TestPostgresAllFaults(t *testing.T) {
 	tg := target(t)
-	_, cr := realruntest.Check(t, tg, realrun.Config{Seed: 1, Duration: 8 * time.Second, Faults: realrun.ApplicableKinds(tg, faults.AllKinds)})
-	realruntest.ExpectOK(t, cr)
+	_, cr := serverstest.Check(t, tg, realrun.Config{Seed: 1, Duration: 8 * time.Second, Faults: realrun.ApplicableKinds(tg, faults.AllKinds)})
+	serverstest.ExpectOK(t, cr)
 }
 
 // TestPostgresConformance runs the leasetest suite against PostgreSQL.
 func TestPostgresConformance(t *testing.T) {
-	url, _ := realruntest.Postgres(t)
+	url, _ := serverstest.Postgres(t)
 	leasetest.Run(t, func() (backend.Backend, func(), error) {
-		b, err := postgres.Open(context.Background(), url, "", realruntest.Prefix())
+		b, err := postgres.Open(context.Background(), url, "", serverstest.Prefix())
 		if err != nil {
 			return nil, nil, err
 		}

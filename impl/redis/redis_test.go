@@ -8,18 +8,18 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/impl/redis"
+	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 	"github.com/leasecheck/leasecheck/leasetest"
 	"github.com/leasecheck/leasecheck/realrun"
-	"github.com/leasecheck/leasecheck/realrun/realruntest"
 )
 
 func target(t *testing.T) realrun.Target {
-	url, srv := realruntest.RedisControlled(t)
+	url, srv := serverstest.RedisControlled(t)
 	addr, err := redis.Addr(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := "leasecheck:" + realruntest.Prefix() + ":"
+	p := "leasecheck:" + serverstest.Prefix() + ":"
 	return realrun.Target{
 		Info: redis.Info(), Addr: addr, Server: srv,
 		Open: func(ctx context.Context, addr string) (backend.Backend, error) {
@@ -32,15 +32,15 @@ func target(t *testing.T) realrun.Target {
 // applicable fault kind injected.
 func TestRedisAllFaults(t *testing.T) {
 	tg := target(t)
-	_, cr := realruntest.Check(t, tg, realrun.Config{Seed: 1, Duration: 8 * time.Second, Faults: realrun.ApplicableKinds(tg, faults.AllKinds)})
-	realruntest.ExpectOK(t, cr)
+	_, cr := serverstest.Check(t, tg, realrun.Config{Seed: 1, Duration: 8 * time.Second, Faults: realrun.ApplicableKinds(tg, faults.AllKinds)})
+	serverstest.ExpectOK(t, cr)
 }
 
 // TestRedisConformance runs the leasetest suite against Redis.
 func TestRedisConformance(t *testing.T) {
-	url, _ := realruntest.Redis(t)
+	url, _ := serverstest.Redis(t)
 	leasetest.Run(t, func() (backend.Backend, func(), error) {
-		b, err := redis.Open(context.Background(), url, "", "leasecheck:"+realruntest.Prefix()+":")
+		b, err := redis.Open(context.Background(), url, "", "leasecheck:"+serverstest.Prefix()+":")
 		if err != nil {
 			return nil, nil, err
 		}

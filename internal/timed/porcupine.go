@@ -1,6 +1,8 @@
-package model
+package timed
 
 import (
+	"github.com/leasecheck/leasecheck/model"
+
 	"fmt"
 	"hash/maphash"
 	"sort"
@@ -104,7 +106,7 @@ func PorcupineOperations(c *Compiled, keep func(op int) bool) []porcupine.Operat
 
 // ProcessIDs numbers the processes 0, 1, ... in order of first appearance:
 // porcupine's ClientId.
-func ProcessIDs(h *History) map[string]int {
+func ProcessIDs(h *model.History) map[string]int {
 	ids := map[string]int{}
 	for i := range h.Ops {
 		if _, ok := ids[h.Ops[i].Process]; !ok {
@@ -134,7 +136,7 @@ func DescribeState(c *Compiled, s State) string {
 			out += fmt.Sprintf(" expiry∈[%d,%d]", s.ExpLo, s.ExpHi)
 		}
 	}
-	if c.History.Header.Semantics == FencedStorage {
+	if c.History.Header.Semantics == model.FencedStorage {
 		out += fmt.Sprintf(" resource-fence=%d", s.Highest)
 	}
 	return out + " data=" + data

@@ -1,7 +1,11 @@
-// Package realruntest holds helpers for tests that run against real
-// servers: finding or starting Redis and PostgreSQL, and running a verify
-// round with a test's logging.
-package realruntest
+// Package serverstest finds or starts the real servers a test runs
+// against, and runs a verify round with the test's logging. Each finder
+// prefers a server named by an environment variable (.ci/services.sh
+// exports them), else starts one of its own (package servers), else skips
+// the test with the reason — except under CI=true, where a missing server
+// is a missing install step and fails the test: a skipped check must not
+// pass for a done one.
+package serverstest
 
 import (
 	"context"
@@ -13,6 +17,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/realrun"
 )
@@ -24,10 +29,9 @@ func Prefix() string {
 	return "lc" + hex.EncodeToString(b)
 }
 
-// skipOrFail skips a test whose server is missing on a developer's machine,
-// but fails it under CI (CI is set): there a missing server is a missing
-// install step, and a skipped check must not pass for a done one.
-func skipOrFail(t testing.TB, format string, args ...any) {
+// SkipOrFail skips a test whose server is missing on a developer's
+// machine, but fails it under CI (CI is set).
+func SkipOrFail(t testing.TB, format string, args ...any) {
 	t.Helper()
 	if os.Getenv("CI") != "" {
 		t.Fatalf(format+" (CI is set: .ci/run must provide it)", args...)
@@ -37,15 +41,15 @@ func skipOrFail(t testing.TB, format string, args ...any) {
 
 // Redis returns the URL of a Redis to test against: LEASECHECK_REDIS_URL,
 // else a redis-server started for this test (its Server is then
-// controllable), else the test is skipped with the reason.
+// controllable), else the test is skipped (failed under CI) with the reason.
 func Redis(t testing.TB) (string, realrun.Server) {
 	t.Helper()
 	if u := os.Getenv("LEASECHECK_REDIS_URL"); u != "" {
 		return u, nil
 	}
-	p, err := realrun.StartRedis(context.Background())
+	p, err := servers.StartRedis(context.Background())
 	if err != nil {
-		skipOrFail(t, "no Redis: LEASECHECK_REDIS_URL is unset and %v", err)
+		SkipOrFail(t, "no Redis: LEASECHECK_REDIS_URL is unset and %v", err)
 	}
 	t.Cleanup(func() { p.Close() })
 	return "redis://" + p.Addr, p
@@ -57,12 +61,34 @@ func Postgres(t testing.TB) (string, realrun.Server) {
 	if u := os.Getenv("LEASECHECK_POSTGRES_URL"); u != "" {
 		return u, nil
 	}
-	p, url, err := realrun.StartPostgres(context.Background())
+	p, url, err := servers.StartPostgres(context.Background())
 	if err != nil {
-		skipOrFail(t, "no PostgreSQL: LEASECHECK_POSTGRES_URL is unset and %v", err)
+		SkipOrFail(t, "no PostgreSQL: LEASECHECK_POSTGRES_URL is unset and %v", err)
 	}
 	t.Cleanup(func() { p.Close() })
 	return url, p
+}
+
+// RedisControlled is Redis for tests of the coordinator-crash fault: it
+// prefers a redis-server of its own, which it may stop and resume, and
+// falls back to LEASECHECK_REDIS_URL (without that fault).
+func RedisControlled(t testing.TB) (string, realrun.Server) {
+	t.Helper()
+	if p, err := servers.StartRedis(context.Background()); err == nil {
+		t.Cleanup(func() { p.Close() })
+		return "redis://" + p.Addr, p
+	}
+	return Redis(t)
+}
+
+// PostgresControlled is RedisControlled for PostgreSQL.
+func PostgresControlled(t testing.TB) (string, realrun.Server) {
+	t.Helper()
+	if p, url, err := servers.StartPostgres(context.Background()); err == nil {
+		t.Cleanup(func() { p.Close() })
+		return url, p
+	}
+	return Postgres(t)
 }
 
 // Check runs cfg against tg and checks the history; it returns the checker's
@@ -80,8 +106,7 @@ func Check(t testing.TB, tg realrun.Target, cfg realrun.Config) (*realrun.Result
 		tg.Info.Name, res.Ops, res.Faults, res.History.Header.ClockUncertainty, res.CalibrationError, res.Drift)
 	t.Cleanup(func() {
 		if t.Failed() {
-			dir := os.TempDir()
-			path := filepath.Join(dir, "leasecheck-"+tg.Info.Name+"-"+Prefix()+".history.jsonl")
+			path := filepath.Join(os.TempDir(), "leasecheck-"+tg.Info.Name+"-"+Prefix()+".history.jsonl")
 			if f, err := os.Create(path); err == nil {
 				model.WriteHistory(f, res.History)
 				f.Close()
@@ -101,26 +126,4 @@ func ExpectOK(t testing.TB, cr *checker.Result) {
 	if cr.Undecided() {
 		t.Errorf("linearizability undecided within the budget")
 	}
-}
-
-// RedisControlled is Redis for tests of the coordinator-crash fault: it
-// prefers a redis-server of its own, which it may stop and resume, and
-// falls back to LEASECHECK_REDIS_URL (without that fault).
-func RedisControlled(t testing.TB) (string, realrun.Server) {
-	t.Helper()
-	if p, err := realrun.StartRedis(context.Background()); err == nil {
-		t.Cleanup(func() { p.Close() })
-		return "redis://" + p.Addr, p
-	}
-	return Redis(t)
-}
-
-// PostgresControlled is RedisControlled for PostgreSQL.
-func PostgresControlled(t testing.TB) (string, realrun.Server) {
-	t.Helper()
-	if p, url, err := realrun.StartPostgres(context.Background()); err == nil {
-		t.Cleanup(func() { p.Close() })
-		return url, p
-	}
-	return Postgres(t)
 }

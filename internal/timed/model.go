@@ -1,6 +1,10 @@
-package model
+package timed
 
-import "math"
+import (
+	"math"
+
+	"github.com/leasecheck/leasecheck/model"
+)
 
 // Inf stands for "no bound" on a clock reading. It is far from MaxInt64 so
 // that adding a TTL to it cannot overflow.
@@ -45,7 +49,7 @@ func InitialState() State {
 // Input is an operation compiled for the model: owners and values interned,
 // and the window in which the coordinator's clock may have read `now`.
 type Input struct {
-	Kind  Kind
+	Kind  model.Kind
 	Owner int32
 	Value int32 // write: the value written; read: the value returned (NoValue: nothing)
 	TTL   int64
@@ -64,8 +68,8 @@ type Input struct {
 // explained from s. An unknown-outcome op yields s itself (it never took
 // effect) plus whatever its success would yield. Failure of an unknown op
 // has no effect, so it is the same as not applying it.
-func Step(r Rules, s State, in *Input, out []State) []State {
-	if in.Kind == Read && !in.OK || in.Kind == Read && in.Unknown {
+func Step(r model.Rules, s State, in *Input, out []State) []State {
+	if in.Kind == model.Read && !in.OK || in.Kind == model.Read && in.Unknown {
 		return append(out, s) // an unanswered or failed read observes nothing
 	}
 	if in.Unknown {
@@ -80,7 +84,7 @@ func Step(r Rules, s State, in *Input, out []State) []State {
 // StepAnyOutcome is StepApplied for an op that was applied but whose
 // outcome nobody heard (it never returned, yet carries `at`): it succeeded
 // or failed, whichever the state allows. A completed op steps as recorded.
-func StepAnyOutcome(r Rules, s State, in *Input, out []State) []State {
+func StepAnyOutcome(r model.Rules, s State, in *Input, out []State) []State {
 	if !in.Unknown {
 		return StepApplied(r, s, in, out)
 	}
@@ -93,7 +97,7 @@ func StepAnyOutcome(r Rules, s State, in *Input, out []State) []State {
 
 // StepApplied is Step for an op whose outcome in.OK is known (for an
 // unknown op the search passes OK=true: it took effect and succeeded).
-func StepApplied(r Rules, s State, in *Input, out []State) []State {
+func StepApplied(r model.Rules, s State, in *Input, out []State) []State {
 	lo, hi := max(s.NowLo, in.Lo), in.Hi
 	if lo > hi {
 		return out // the coordinator's clock would have to go backwards
@@ -109,18 +113,18 @@ func StepApplied(r Rules, s State, in *Input, out []State) []State {
 		matched.Fence, matched.Loose = in.Fence, false
 	}
 	switch in.Kind {
-	case Acquire:
+	case model.Acquire:
 		if in.OK {
 			next := s
 			switch {
-			case r.Fences == Sequential && in.Fence != 0 && in.Fence != s.Fence+1:
+			case r.Fences == model.Sequential && in.Fence != 0 && in.Fence != s.Fence+1:
 				return out // fences are granted 1, 2, 3, ...
 			case in.Fence != 0 && in.Fence <= s.Fence:
 				return out // fences only grow
 			case in.Fence != 0:
 				next.Fence, next.Loose = in.Fence, false
 			default: // unknown: whatever it was granted
-				next.Fence, next.Loose = s.Fence+1, r.Fences == Increasing
+				next.Fence, next.Loose = s.Fence+1, r.Fences == model.Increasing
 			}
 			if s.Holder == NoOwner {
 				return append(out, grant(next, in, lo, hi))
@@ -137,7 +141,7 @@ func StepApplied(r Rules, s State, in *Input, out []State) []State {
 			out = append(out, l)
 		}
 		return out
-	case Renew:
+	case model.Renew:
 		if in.OK {
 			if !owns || !match {
 				return out
@@ -151,7 +155,7 @@ func StepApplied(r Rules, s State, in *Input, out []State) []State {
 			return out
 		}
 		return refused(s, matched, owns, match, differ, lo, hi, out)
-	case Release:
+	case model.Release:
 		if in.OK {
 			if !owns || !match {
 				return out
@@ -164,8 +168,8 @@ func StepApplied(r Rules, s State, in *Input, out []State) []State {
 		}
 		s.NowLo = lo
 		return append(out, s)
-	case Write:
-		if r.Semantics == FencedStorage {
+	case model.Write:
+		if r.Semantics == model.FencedStorage {
 			fresh := in.Fence >= 1 && in.Fence >= s.Highest
 			granted, notGranted := in.Fence <= s.Fence, in.Fence > s.Fence
 			if s.Loose {
@@ -191,7 +195,7 @@ func StepApplied(r Rules, s State, in *Input, out []State) []State {
 			return out
 		}
 		return refused(s, matched, owns, match, differ, lo, hi, out)
-	case Read:
+	case model.Read:
 		if s.Data != in.Value {
 			return out
 		}

@@ -1,11 +1,15 @@
-package model
+package timed
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/leasecheck/leasecheck/model"
+)
 
 // Compiled is a history prepared for the model: owners and values interned,
 // operations grouped by key, each op's clock window computed.
 type Compiled struct {
-	History *History
+	History *model.History
 	Owners  []string // by interned ID
 	Values  []string // by interned ID
 	Keys    []KeyOps // sorted by key
@@ -21,7 +25,7 @@ type KeyOps struct {
 }
 
 // Compile interns a history and splits it by key.
-func Compile(h *History) *Compiled {
+func Compile(h *model.History) *Compiled {
 	c := &Compiled{History: h}
 	owners := map[string]int32{}
 	values := map[string]int32{}
@@ -53,7 +57,7 @@ func Compile(h *History) *Compiled {
 			OK:      op.OK && op.Returned,
 			Unknown: !op.Returned,
 		}
-		if op.Kind == Write || op.Kind == Read && op.HasValue {
+		if op.Kind == model.Write || op.Kind == model.Read && op.HasValue {
 			in.Value = intern(values, &c.Values, op.Value)
 		}
 		switch {
@@ -64,7 +68,7 @@ func Compile(h *History) *Compiled {
 		default:
 			in.Lo, in.Hi = op.Call-u, Inf
 		}
-		if in.Unknown && in.Kind == Acquire {
+		if in.Unknown && in.Kind == model.Acquire {
 			in.Fence = 0 // whatever it was granted, nobody heard
 		}
 		c.Keys[k].Index = append(c.Keys[k].Index, i)

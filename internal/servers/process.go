@@ -1,0 +1,222 @@
+package servers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Process is a server process started here.
+type Process struct {
+	Name string
+	Addr string // 127.0.0.1:port, where clients connect
+	Dir  string // its data directory, removed by Close
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	done   chan struct{}
+	log    bytes.Buffer
+	newCmd func() *exec.Cmd // the command line, for restarts
+	// ready waits, after the port answers, until the server takes requests;
+	// logFrom is where this start's output begins in Log().
+	ready func(ctx context.Context, logFrom int) error
+	term  syscall.Signal // clean shutdown signal (SIGTERM; PostgreSQL: SIGINT, "fast")
+
+	restartMu sync.Mutex // one restart at a time (runs may share a server)
+}
+
+// Stop freezes the process (SIGSTOP): its connections stay open, nothing
+// answers.
+func (p *Process) Stop() error { return p.signal(syscall.SIGSTOP) }
+
+// Cont resumes it (SIGCONT).
+func (p *Process) Cont() error { return p.signal(syscall.SIGCONT) }
+
+func (p *Process) signal(s syscall.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return errors.New(p.Name + ": not running")
+	}
+	// The whole process group: PostgreSQL's backends are children of the
+	// postmaster, and a stopped server must stop answering on every one.
+	return syscall.Kill(-p.cmd.Process.Pid, s)
+}
+
+// Restart kills the server (SIGKILL to its process group: a crash, no
+// clean shutdown), keeps it down for down, and starts it again on the same
+// port and data, waiting until it takes requests. What each server keeps
+// across the crash is its own business: Redis is started with an
+// append-only file fsynced on every write, PostgreSQL recovers from its
+// WAL, ZooKeeper from its snapshot and transaction log (and restores its
+// sessions with a fresh timeout), etcd from its WAL (and extends its
+// leases on recovery).
+func (p *Process) Restart(ctx context.Context, down time.Duration) error {
+	p.restartMu.Lock()
+	defer p.restartMu.Unlock()
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	if cmd != nil && cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGCONT)
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(down):
+	}
+	from := len(p.Log())
+	if err := p.start(p.newCmd()); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return p.waitReady(wctx, from)
+}
+
+// Close stops the process (SIGCONT first, in case it was frozen, then its
+// shutdown signal; SIGKILL after 10s) and removes its directory.
+func (p *Process) Close() error {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	if cmd != nil && cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGCONT)
+		term := p.term
+		if term == 0 {
+			term = syscall.SIGTERM
+		}
+		cmd.Process.Signal(term)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	}
+	if p.Dir != "" {
+		return os.RemoveAll(p.Dir)
+	}
+	return nil
+}
+
+// Log returns what the process printed (for error messages), at most 1 MiB.
+func (p *Process) Log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// launch starts the first incarnation and waits (up to wait) until it takes
+// requests; on failure the process is stopped and its directory removed.
+func (p *Process) launch(ctx context.Context, wait time.Duration) error {
+	if err := p.start(p.newCmd()); err != nil {
+		if p.Dir != "" {
+			os.RemoveAll(p.Dir)
+		}
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := p.waitReady(wctx, 0); err != nil {
+		p.Close()
+		return err
+	}
+	return nil
+}
+
+func (p *Process) start(cmd *exec.Cmd) error {
+	cmd.Stdout, cmd.Stderr = &lockedWriter{p}, &lockedWriter{p}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%s: %w", p.Name, err)
+	}
+	done := make(chan struct{})
+	p.mu.Lock()
+	p.cmd, p.done = cmd, done
+	p.mu.Unlock()
+	go func() { cmd.Wait(); close(done) }()
+	return nil
+}
+
+type lockedWriter struct{ p *Process }
+
+func (w *lockedWriter) Write(b []byte) (int, error) {
+	w.p.mu.Lock()
+	defer w.p.mu.Unlock()
+	if w.p.log.Len() < 1<<20 {
+		w.p.log.Write(b)
+	}
+	return len(b), nil
+}
+
+func (p *Process) waitReady(ctx context.Context, logFrom int) error {
+	if err := p.waitListening(ctx); err != nil {
+		return err
+	}
+	if p.ready != nil {
+		return p.ready(ctx, logFrom)
+	}
+	return nil
+}
+
+// waitListening waits until Addr accepts connections, the process exits or
+// the deadline passes.
+func (p *Process) waitListening(ctx context.Context) error {
+	return p.poll(ctx, func() bool {
+		c, err := net.DialTimeout("tcp", p.Addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, "listen on "+p.Addr)
+}
+
+// poll calls ok every 50ms until it returns true; it fails when the process
+// exits or ctx ends first, with the process's output in the message.
+func (p *Process) poll(ctx context.Context, ok func() bool, what string) error {
+	p.mu.Lock()
+	done := p.done
+	p.mu.Unlock()
+	for !ok() {
+		select {
+		case <-done:
+			return fmt.Errorf("%s exited during start-up:\n%s", p.Name, tail(p.Log()))
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not %s: %v\n%s", p.Name, what, ctx.Err(), tail(p.Log()))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// tail keeps the end of a long log for an error message.
+func tail(s string) string {
+	const n = 4000
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}

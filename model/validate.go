@@ -1,0 +1,163 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// The rules of format v1 (DESIGN.md §4) that concern values rather than
+// JSON types. The reader applies them to every line as it decodes it, and
+// Validate applies them to a history built in memory, so a Go caller's
+// malformed history is refused with the same message a file's line would
+// get. Each rule returns the reason the op breaks it, or "".
+
+// ruleReturn: an op cannot return before it was called.
+func ruleReturn(op *Op) string {
+	if op.Returned && op.Return < op.Call {
+		return fmt.Sprintf("field \"return\": %d is before call %d", op.Return, op.Call)
+	}
+	return ""
+}
+
+// ruleTTL: acquire and renew carry a positive ttl. present says whether the
+// field was given (in memory: whether it is non-zero).
+func ruleTTL(op *Op, present bool) string {
+	if op.Kind != Acquire && op.Kind != Renew {
+		return ""
+	}
+	if !present {
+		return fmt.Sprintf("field \"ttl\" is required for %s", op.Kind)
+	}
+	if op.TTL <= 0 {
+		return fmt.Sprintf("field \"ttl\": must be > 0, got %d", op.TTL)
+	}
+	return ""
+}
+
+// ruleFence: a fence is >= 1; a write presents one, and an acquire that
+// succeeded names the one it was granted.
+func ruleFence(op *Op, present bool) string {
+	if present && op.Fence < 1 {
+		return fmt.Sprintf("field \"fence\": must be >= 1, got %d", op.Fence)
+	}
+	if !present {
+		switch {
+		case op.Kind == Write:
+			return `field "fence" is required for write`
+		case op.Kind == Acquire && op.Returned && op.OK:
+			return `field "fence" is required for an acquire that succeeded (ok true): the token it was granted`
+		}
+	}
+	return ""
+}
+
+// ruleValue: a write says what it wrote.
+func ruleValue(op *Op, present bool) string {
+	if op.Kind == Write && !present {
+		return `field "value" is required for write`
+	}
+	return ""
+}
+
+// ruleAt: the coordinator applied the op between its call and its return,
+// within the clock uncertainty u.
+func ruleAt(op *Op, u int64) string {
+	if !op.HasAt {
+		return ""
+	}
+	lo := satSub(op.Call, u)
+	if op.Returned {
+		hi := satAdd(op.Return, u)
+		if op.At < lo || op.At > hi {
+			return fmt.Sprintf("field \"at\": %d is outside [call - u, return + u] = [%d, %d] (call %d, return %d, clock_uncertainty u = %d)",
+				op.At, lo, hi, op.Call, op.Return, u)
+		}
+	} else if op.At < lo {
+		return fmt.Sprintf("field \"at\": %d is before call - u = %d (call %d, clock_uncertainty u = %d; the op never returned, so there is no upper bound)",
+			op.At, lo, op.Call, u)
+	}
+	return ""
+}
+
+// validateHeader checks a header built in memory. A zero Version and an
+// empty TimeUnit mean the defaults, as for the Writer.
+func validateHeader(h Header) string {
+	if h.Version != 0 && h.Version != 1 {
+		return fmt.Sprintf("unsupported history version %d (this leasecheck reads version 1)", h.Version)
+	}
+	switch h.TimeUnit {
+	case "", "ns", "us", "ms", "s":
+	default:
+		return fmt.Sprintf("header field \"time_unit\": want one of ns, us, ms, s, got %s", quoteShort(h.TimeUnit))
+	}
+	if h.ClockUncertainty < 0 {
+		return fmt.Sprintf("header field \"clock_uncertainty\": must be >= 0, got %d", h.ClockUncertainty)
+	}
+	if h.Semantics != Seed && h.Semantics != FencedStorage {
+		return fmt.Sprintf("header field \"semantics\": want \"seed\" or \"fenced-storage\", got %s", h.Semantics)
+	}
+	if h.Fences > NoFences {
+		return fmt.Sprintf("header field \"fences\": want \"sequential\" or \"increasing\", got %s", h.Fences)
+	}
+	return ""
+}
+
+// Validate checks a history built in memory against every rule of format
+// v1 that the reader enforces, with the same messages. It returns nil or a
+// *ParseError: Line is the offending op's Line when it has one (0 for the
+// header, or for an op not read from a file, whose position in h.Ops the
+// reason then names).
+//
+// In memory an optional field is absent when it is zero (Fence 0: no
+// fence), as the Writer omits it; so Validate(h) reports what reading
+// WriteHistory(h) back would report, at the same line when the ops' Lines
+// are those the Writer gives them.
+func Validate(h *History) error {
+	fail := func(line int, reason string) error {
+		return &ParseError{Name: h.Name, Line: line, Reason: reason}
+	}
+	if reason := validateHeader(h.Header); reason != "" {
+		line := 0
+		if len(h.Ops) > 0 && h.Ops[0].Line > 0 {
+			line = 1 // where the Writer puts it
+		}
+		return fail(line, reason)
+	}
+	order := newOrderChecker()
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		reason := validateOp(h.Header, op)
+		if reason == "" {
+			reason = order.check(op)
+		}
+		if reason != "" {
+			if op.Line == 0 {
+				reason = "operation " + strconv.Itoa(i+1) + " (History.Ops[" + strconv.Itoa(i) + "]): " + reason
+			}
+			return fail(op.Line, reason)
+		}
+	}
+	return nil
+}
+
+// validateOp applies the per-op rules in the reader's order.
+func validateOp(hdr Header, op *Op) string {
+	if op.Process == "" {
+		return `field "process": must not be empty`
+	}
+	if op.Kind < Acquire || op.Kind > Read {
+		return fmt.Sprintf("field \"op\": unknown operation %s (want acquire, renew, release, write or read)", op.Kind)
+	}
+	for _, rule := range [...]func() string{
+		func() string { return ruleReturn(op) },
+		func() string { return ruleTTL(op, true) }, // the Writer always writes it
+		func() string { return ruleFence(op, op.Fence != 0) },
+		func() string { return ruleValue(op, true) }, // the Writer always writes a write's value
+		func() string { return ruleAt(op, hdr.ClockUncertainty) },
+	} {
+		if reason := rule(); reason != "" {
+			return reason
+		}
+	}
+	return ""
+}
