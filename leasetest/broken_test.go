@@ -62,6 +62,7 @@ var brokenCases = []brokenCase{
 	{"release-any-owner", "release-not-holder", "NotHolder", seqExact},
 	{"release-ignores-fence", "release-wrong-fence", "StaleFence", incInterval},
 	{"release-twice-frees", "release-twice", "Release", seqExact},
+	{"release-twice-frees", "release-earlier-term", "NotHolder", incInterval},
 	{"release-noop", "release-mine-live", "Release", seqExact},
 	{"release-after-expiry-refused", "release-mine-expired", "Release", seqExact},
 	{"write-any-owner", "write-not-holder", "NotHolder", seqExact},

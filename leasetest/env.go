@@ -255,6 +255,18 @@ func (e *env) wantOKOrUnknown(r reply, id, why string) bool {
 	return true
 }
 
+// wantRefusedOrUnknown checks a refusal or an error, never an ok.
+func (e *env) wantRefusedOrUnknown(r reply, reason, id, why string) bool {
+	if r.granted() {
+		e.fail("%s = %s, want refused (%s) or an error (outcome unknown), never ok: %s%s", r.call(), r.got(), reason, why, rule(id))
+		return false
+	}
+	if r.refused() && r.Reason != reason {
+		e.note("%s = %s: the contract's reason is %s (reasons are informative: not a failure)%s", r.call(), r.got(), reason, rule(id))
+	}
+	return true
+}
+
 // wantRead checks a read's value; v "" with !has means nothing written.
 func (e *env) wantRead(r reply, v string, has bool, why string) bool {
 	switch {

@@ -2,63 +2,29 @@ package backend
 
 import "github.com/leasecheck/leasecheck/model"
 
-// The adapter contract: what Do must answer for every op in every lease
-// state (DESIGN.md §1's seed semantics, reference/lease.py; DESIGN.md §8).
-// Contract is the table; README.md in this directory renders it (a test
-// keeps the two equal: go test ./impl/backend -update rewrites it), and
-// leasetest is tested against a broken backend for every row.
+// Contract is the adapter contract: what Do must answer for every op in
+// every lease state (DESIGN.md §1's seed semantics, reference/lease.py;
+// DESIGN.md §8). README.md in this directory renders the table (a test
+// keeps the two equal: go test ./impl/backend -update rewrites it) and says
+// how to adapt a lock or election library; leasetest is tested against a
+// broken backend for every row, and names the row in each failure line.
 //
-// Three rules stand above the table:
+// Above the table stand three rules:
 //
 //   - A Response is a definite answer: the op took effect exactly as it
 //     says (OK), or not at all (OK false, with a Reason). An error means
 //     the outcome is unknown — the request may or may not have taken
-//     effect: a timeout, a connection lost after sending, a reply that
-//     cannot be parsed, or a state the backend cannot tell apart (the
-//     rows that allow it say so). Never an error for a definite refusal,
-//     and never a refusal or an ok that is a guess: the checker accepts an
-//     error anywhere, but judges every answer.
-//   - One Do is at most one effect. Turn off the client's silent retries
-//     (go-redis: MaxRetries = -1; a retried INCR grants twice; an election
-//     library's campaign loop must not re-campaign inside one acquire), and
-//     do not retry inside Do; the runner decides what to send again.
-//   - Do honours ctx: it returns by ctx's deadline (go-redis:
-//     ContextTimeoutEnabled; pgx and etcd's clientv3 honour it), so an op
-//     the runner gave up on is recorded as unknown, not as a late answer.
+//     effect, now or later: a timeout, a connection lost after sending, a
+//     reply that cannot be parsed, or one of the states the rows name that
+//     a backend may be unable to tell apart. Never an error for a definite
+//     refusal, never an answer that is a guess.
+//   - One Do is at most one effect: turn off the client's silent retries
+//     (go-redis: MaxRetries = -1) and do not retry inside Do.
+//   - Do honours ctx: it returns by ctx's deadline, so an op the runner
+//     gave up on is recorded as unknown, not as a late answer.
 //
 // Reasons are informative (the history's "error" field): the checker
-// ignores them and leasetest logs a mismatch without failing, because many
-// libraries cannot tell "expired" from "not the holder". Write them as the
-// table says when the backend knows.
-//
-// Adapting an election or lock library:
-//
-//   - Release after the lease expired: reference/lease.py's release checks
-//     the owner only, so the expired holder may still release until someone
-//     else acquires. A library that has already forgotten the lease (the key
-//     expired, or its Unlock/Resign says "not held") cannot tell "expired,
-//     nobody since" (ok would be right) from "someone acquired since"
-//     (refused would be right): return an error, the unknown outcome. etcd's
-//     adapter does (ErrGone).
-//   - An election's Resign that returns nil when no longer leader must not
-//     become OK: compare leadership in the same step (a transaction on the
-//     leader key's create revision and value) and answer not-holder when
-//     someone else leads, or an error when the key is gone; an ok for a
-//     lease that is not the requester's is a linearizability violation.
-//   - Owner identity: every request names its owner; a lock object kept
-//     per owner in the adapter is fine (requests by an owner that holds no
-//     lock object are then refused locally, definitely: not-holder). Do
-//     not reuse the owner's name as the library's lock token where the
-//     library re-grants a lock to the same token (bsm/redislock does): the
-//     live holder's second acquire must be refused.
-//   - No fences: answer Fence 0, declare Info.Fences NoFences; renew,
-//     release and write then present none. Writes that go to a plain key
-//     are not fenced: declare Info.FencedWrites false. The suite reports
-//     the consequence once instead of failing everything that presupposes
-//     a fence.
-//   - TTL: round it as the service does and report what was granted in
-//     Response.TTL; At, when the service can tell, is the clock the
-//     decision read, in the same atomic step.
+// ignores them and leasetest notes a different one without failing.
 var Contract = []Rule{
 	{ID: "acquire-free", Op: model.Acquire, State: Free, Answer: OK,
 		Effect: "the requester holds the lease until now + TTL; a fresh fence larger than every earlier one on the key (sequential: the previous one + 1; none: 0)"},
@@ -90,6 +56,8 @@ var Contract = []Rule{
 		Effect: "ok frees the key (the owner check is all reference/lease.py's release does); an error when the backend has forgotten the lease and cannot tell whether someone acquired since; never a refusal"},
 	{ID: "release-not-holder", Op: model.Release, State: NotMine, Fence: AnyFence, Answer: Refused, Reason: ReasonNotHolder,
 		Effect: "nothing: the holder keeps its lease, whatever fence is presented"},
+	{ID: "release-earlier-term", Op: model.Release, State: EarlierTerm, Fence: AnyFence, Answer: RefusedOrError, Reason: ReasonNotHolder,
+		Effect: "nothing: the new holder keeps its lease; an error when the backend has forgotten the old lease and cannot tell this from release-mine-expired"},
 	{ID: "release-twice", Op: model.Release, State: Released, Fence: CurrentFence, Answer: Refused, Reason: ReasonNotHolder,
 		Effect: "nothing: a second release frees nobody, in particular not the next holder's lease (the article's failure mode 5)"},
 
@@ -142,8 +110,10 @@ const (
 	OtherExpired
 	// Released: the requester held it and released it; nobody since.
 	Released
-	// NotMine: Free, OtherLive, OtherExpired, or held by the requester in
-	// an earlier term and taken by someone else since.
+	// EarlierTerm: the requester held it, its deadline passed, and someone
+	// else acquired it since.
+	EarlierTerm
+	// NotMine: Free, OtherLive, OtherExpired or EarlierTerm.
 	NotMine
 	// AnyState: whatever the lease's state.
 	AnyState
@@ -151,6 +121,7 @@ const (
 
 var stateNames = [...]string{Free: "free (never held)", MineLive: "held by me, live", MineExpired: "held by me, expired, nobody since",
 	OtherLive: "held by another, live", OtherExpired: "held by another, expired, nobody since", Released: "released by me, nobody since",
+	EarlierTerm: "mine in an earlier term, another acquired since",
 	NotMine: "not mine (free, another's live or expired, or mine in an earlier term)", AnyState: "any"}
 
 func (s State) String() string {
@@ -196,6 +167,8 @@ const (
 	Refused
 	// OKOrError: OK true, or an error (outcome unknown); never a refusal.
 	OKOrError
+	// RefusedOrError: a refusal, or an error (outcome unknown); never OK.
+	RefusedOrError
 )
 
 func (a Answer) String() string {
@@ -206,6 +179,8 @@ func (a Answer) String() string {
 		return "refused"
 	case OKOrError:
 		return "ok, or an error (unknown); never refused"
+	case RefusedOrError:
+		return "refused, or an error (unknown); never ok"
 	}
 	return "Answer(?)"
 }
