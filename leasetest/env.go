@@ -234,7 +234,10 @@ func (e *env) wantOK(r reply, id, why string) bool {
 // checker ignores it too): a different one is noted, not failed.
 func (e *env) wantRefused(r reply, reason, id, why string) bool {
 	if !r.refused() {
-		if !r.answered {
+		switch {
+		case !r.answered && errors.Is(r.err, context.DeadlineExceeded):
+			why += fmt.Sprintf("; no answer within OpTimeout (%v)", e.opts.OpTimeout)
+		case !r.answered:
 			why += "; an error means the outcome is unknown, and this one is known"
 		}
 		e.fail("%s = %s, want refused (%s): %s%s", r.call(), r.got(), reason, why, rule(id))

@@ -225,7 +225,7 @@ func outDir(dir, name string) string {
 	if dir == "" {
 		return ""
 	}
-	parent, _, _ := strings.Cut(name, "/")
+	parent := name
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		parent = name[:i]
 	}

@@ -21,13 +21,13 @@ import (
 // crashed, renewals dropped and a drifting holder clock; beside them
 // adversarial clients send renews, releases and writes they have no lease
 // for, with no fence, a stale, the current and a future one; and every
-// fifth request of a holder is delivered twice, as a network that
-// duplicates would. The history must be linearizable and keep the fencing
+// third acquire, renew, release and write of the holders is delivered
+// twice, as a network that duplicates would. The history must be linearizable and keep the fencing
 // invariants. For a backend whose writes are not fenced the lock's own ops
 // are judged (writes and reads removed): what its writes cost, Zombie
 // reports once.
 func testLinearizable(e *env) {
-	w := &workload{Backend: e.b, every: 5}
+	w := &workload{Backend: e.b, every: 3}
 	var mu sync.Mutex
 	var injected []string
 	tg := realrun.Target{Info: e.info, Open: func(context.Context, string) (backend.Backend, error) { return w, nil }}
@@ -38,7 +38,7 @@ func testLinearizable(e *env) {
 			injected = append(injected, strings.TrimSpace(fmt.Sprintf(format, args...)))
 			mu.Unlock()
 		},
-		Extra: w.adversary(e.opts, e.fences, e.fenced)}
+		Extra: w.adversary(e.key, e.opts, e.fences, e.fenced)}
 	res, err := realrun.Run(e.ctx, tg, cfg)
 	mu.Lock()
 	for _, s := range injected {
@@ -58,12 +58,12 @@ func testLinearizable(e *env) {
 }
 
 // workload is the backend every client of the Linearizable run shares: it
-// duplicates every few holder requests and remembers the latest fence
+// duplicates every few holder requests of each kind and remembers the latest fence
 // granted (the adversaries' "current" fence).
 type workload struct {
 	backend.Backend
 	every       uint64
-	n           atomic.Uint64
+	n           [model.Read + 1]atomic.Uint64 // requests so far, by kind
 	fence       atomic.Int64
 	duplicated  atomic.Int64
 	adversarial atomic.Int64
@@ -78,7 +78,7 @@ const adversaryPrefix = "x-"
 func (w *workload) Do(ctx context.Context, req backend.Request) (backend.Response, error) {
 	resp, err := w.Backend.Do(ctx, req)
 	w.saw(req, resp, err)
-	if req.Kind == model.Read || strings.HasPrefix(req.Owner, adversaryPrefix) || w.n.Add(1)%w.every != 0 {
+	if req.Kind == model.Read || req.Kind > model.Read || strings.HasPrefix(req.Owner, adversaryPrefix) || w.n[req.Kind].Add(1)%w.every != 0 {
 		return resp, err
 	}
 	// The duplicate arrives right after the original, inside the op's
@@ -121,7 +121,7 @@ func (w *workload) ServerNow(ctx context.Context) (time.Time, error) {
 // release or (when writes are fenced) a write by an owner that holds no
 // lease, with no fence, a stale, the current or a future one (none
 // without fences). Deterministic choices from a fixed seed.
-func (w *workload) adversary(opts Options, fences, fenced bool) func(context.Context, *realrun.Recorder, backend.Backend, time.Duration) {
+func (w *workload) adversary(key string, opts Options, fences, fenced bool) func(context.Context, *realrun.Recorder, backend.Backend, time.Duration) {
 	return func(ctx context.Context, rec *realrun.Recorder, b backend.Backend, end time.Duration) {
 		rng := rand.New(rand.NewPCG(1, 0xad7e))
 		kinds := []model.Kind{model.Renew, model.Release}
@@ -135,7 +135,7 @@ func (w *workload) adversary(opts Options, fences, fenced bool) func(context.Con
 			}
 			k := kinds[i%len(kinds)]
 			owner := adversaryPrefix + k.String()
-			req := backend.Request{Kind: k, Key: opts.Key + "/Linearizable", Owner: owner}
+			req := backend.Request{Kind: k, Key: key, Owner: owner}
 			if fences {
 				// None (not for a write: format v1 wants its fence), the
 				// stale, the current or a future one.

@@ -122,7 +122,7 @@ const (
 var stateNames = [...]string{Free: "free (never held)", MineLive: "held by me, live", MineExpired: "held by me, expired, nobody since",
 	OtherLive: "held by another, live", OtherExpired: "held by another, expired, nobody since", Released: "released by me, nobody since",
 	EarlierTerm: "mine in an earlier term, another acquired since",
-	NotMine: "not mine (free, another's live or expired, or mine in an earlier term)", AnyState: "any"}
+	NotMine:     "not mine (free, another's live or expired, or mine in an earlier term)", AnyState: "any"}
 
 func (s State) String() string {
 	if int(s) < len(stateNames) && stateNames[s] != "" {
