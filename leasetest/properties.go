@@ -85,10 +85,10 @@ func (e *env) grantChain(early bool) {
 			panic(failNow{}) // P holds the lease now: the chain is broken
 		}
 	}
-	// next waits out g's lease (and TTL/2 more, so that "the old expiry +
+	// next waits out g's lease (and TTL/4 more, so that "the old expiry +
 	// TTL" and "now + TTL" differ) and acquires as owner.
 	next := func(g reply, holder, owner, what, id string) reply {
-		e.sleepUntil(e.lateAt(g) + int64(e.opts.TTL/2/time.Microsecond))
+		e.sleepUntil(e.lateAt(g) + int64(e.opts.TTL/4/time.Microsecond))
 		p := e.acquire(owner)
 		judged := e.surelyExpired(g, p)
 		switch {
