@@ -93,7 +93,7 @@ func (e *env) grantChain(early bool) {
 		judged := e.surelyExpired(g, p)
 		switch {
 		case !early && judged:
-			e.wantGrant(p, id, fmt.Sprintf("%s's lease (TTL %v) ended %v after its grant: %s", holder, e.ttl(), since(g, p), what))
+			e.wantGrant(p, id, fmt.Sprintf("%s's lease (TTL %v), granted %s before, has expired: this is %s", holder, e.ttl(), since(g, p), what))
 		case !p.granted() && !judged:
 			e.note("not judged: %s = %s %s after %s's grant: not surely expired for the checker", p.call(), p.got(), since(g, p), holder)
 		case !p.granted():
