@@ -134,10 +134,22 @@ func unrecovered(r *sim.Result) string {
 		}
 	}
 	bound, _ := r.Bounds()
-	if last < 0 || r.Scenario.Horizon-last <= bound {
+	if last < 0 || r.Scenario.Horizon-last <= bound || !askedAfter(r.History, last) {
 		return ""
 	}
 	return fmt.Sprintf("the holder crashed at t=%d and nobody acquired the lease by the horizon t=%d (bound %dms)", last, r.Scenario.Horizon, bound)
+}
+
+// askedAfter reports whether some process asked for the lease after t: a
+// run whose holders all finished (or died) owes no recovery (the rule of
+// sim.Result.Liveness).
+func askedAfter(h *model.History, t int64) bool {
+	for i := range h.Ops {
+		if op := &h.Ops[i]; op.Kind == model.Acquire && op.Call > t {
+			return true
+		}
+	}
+	return false
 }
 
 func renewalApplies(sc *scenario.Scenario) bool {

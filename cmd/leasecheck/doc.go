@@ -4,25 +4,29 @@
 // Usage:
 //
 //	leasecheck check [--json] [--html FILE] [--timeout D] FILE|-
-//	leasecheck run [--seeds N | --seed S] [--faults LIST] [--out DIR] [--json]
-//	leasecheck repro SEED|SCENARIO.json [--history FILE]
-//	leasecheck run --mutant NAME [--seeds N]
+//	leasecheck run [--seeds N [--first S] [--shard I/N] | --seed S] [--faults LIST] [--mutant NAME] [--out DIR] [--fail-fast] [--json]
+//	leasecheck repro SEED|SCENARIO.json [--mutant NAME] [--faults LIST] [--history FILE] [--trace] [--json]
+//	leasecheck merge [--out DIR] [--text] SUMMARY.json...
 //	leasecheck mutants [--json]
 //	leasecheck verify --backend etcd|etcd-mutex|redis://HOST:PORT|postgres://... [--duration D] [--faults LIST] [--out DIR] [--json]
+//	leasecheck help [COMMAND]
+//	leasecheck version
 //
 // check judges a recorded history (format v1, DESIGN.md §4) for the four
-// properties: linearizable, single-writer-per-fence, fence-monotonic and
-// stop-on-renew-failure. run generates scenarios with faults and runs them
-// against the reference lease implementation in the deterministic
-// simulator, checking every history; repro replays one run exactly.
-// mutants lists the planted bugs (impl/mutants) and run --mutant runs one.
-// verify runs the same workload and faults for real against a lease
-// backend (embedded etcd by default, Redis, PostgreSQL) and checks it.
+// history properties. run generates scenarios with faults, runs them
+// against the reference implementation (or a planted bug, --mutant) in the
+// deterministic simulator and judges every property of every run (package
+// campaign); failing seeds are shrunk and saved so that repro replays them
+// with no other flag. --shard runs one part of a sweep; merge combines the
+// parts' --json summaries into the whole's, byte for byte. mutants lists
+// the planted bugs. verify runs the workload and faults for real against a
+// lease backend (embedded etcd by default, Redis, PostgreSQL) and checks it.
 //
 // Exit status: 0 every property holds, 1 a property is violated, 2 the
 // input or command line cannot be used (the message names the file, line
-// and reason), 3 the linearizability search ran out of its budget.
+// and reason), 3 a search ran out of its budget.
 //
-// Files: main.go dispatches; each subcommand lives in its own file and
-// registers itself.
+// Files: main.go dispatches, prints help and the examples; each subcommand
+// lives in its own file and registers itself. The work is in package
+// campaign; this command keeps flags and printing.
 package main

@@ -52,7 +52,8 @@ func TestMutantsListCommand(t *testing.T) {
 }
 
 // TestMutantRunFlag: run --mutant catches a mutant (a checker property and
-// a run property), prints the replay line, and refuses an unknown name.
+// a run property), prints the replay line of the saved scenario, and
+// refuses an unknown name.
 func TestMutantRunFlag(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct {
@@ -77,7 +78,7 @@ func TestMutantRunFlag(t *testing.T) {
 		if sum.Violations[tc.prop] == 0 || len(sum.FailedSeeds) == 0 {
 			t.Errorf("run --mutant %s: violations %v, want %s", tc.name, sum.Violations, tc.prop)
 		}
-		if !strings.Contains(errOut, "replay: leasecheck run --mutant "+tc.name+" --seed ") {
+		if !strings.Contains(errOut, "replay: leasecheck repro "+dir+"/seed-") {
 			t.Errorf("run --mutant %s: no replay line in\n%s", tc.name, errOut)
 		}
 	}

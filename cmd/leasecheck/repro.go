@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,14 +11,16 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/mutants"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/scenario"
 )
 
 func init() {
 	register("repro", command{
-		summary: "replay one simulated run exactly (a seed or a scenario file) and write its history",
+		summary: "replay one simulated run exactly (a seed or a saved scenario file), judge it and write its history",
 		run:     runRepro,
 	})
 }
@@ -24,14 +28,16 @@ func init() {
 func runRepro(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	histPath := fs.String("history", "", "write the history to `FILE` (default: standard output)")
+	histPath := fs.String("history", "", "write the history to `FILE` (default: standard output, unless --json)")
 	faultList := fs.String("faults", "all", "fault kinds, as given to run, when replaying a seed")
+	mutantName := fs.String("mutant", "", "replay against planted-bug mutant `NAME` (a seed: as run --mutant generates it; a file: instead of the implementation it records)")
 	scOut := fs.String("scenario", "", "also write the scenario as JSON to `FILE`")
 	traceOut := fs.Bool("trace", false, "print the trace (faults, grants, beliefs) on standard error")
-	budget := fs.Duration("timeout", defaultCheckBudget, "linearizability search budget")
+	asJSON := fs.Bool("json", false, "print the verdict as one JSON object on standard output")
+	budget := fs.Duration("timeout", defaultCheckBudget, "linearizability search budget (0: no limit)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: leasecheck repro SEED|SCENARIO.json [--history FILE] [--faults LIST] [--scenario FILE] [--trace]")
-		fmt.Fprintln(stderr, "\nReplays one run exactly, writes its history (format v1) and checks it.\nExit status as for check: 0 holds, 1 violated, 2 bad input, 3 undecided.")
+		fmt.Fprintln(fs.Output(), "usage: leasecheck repro SEED|SCENARIO.json [--mutant NAME] [--faults LIST] [--history FILE] [--scenario FILE] [--trace] [--json]")
+		fmt.Fprintln(fs.Output(), "\nReplays one run exactly, writes its history (format v1) and judges every\nproperty. A saved scenario replays against the implementation it records\n(reference or mutant:NAME) with no other flag, and is compared with the\nproperties it expects to violate. Exit status: 0 holds, 1 violated, 2 bad\ninput, 3 undecided.")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -42,61 +48,118 @@ func runRepro(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if len(pos) != 1 {
-		fs.Usage()
-		return exitUsage
+		return argError(stderr, "repro", pos, "one SEED or SCENARIO file", fs.Usage)
 	}
-	sc, err := loadScenarioArg(pos[0], *faultList)
-	if err != nil {
+	fail := func(err error) int {
 		fmt.Fprintf(stderr, "leasecheck repro: %v\n", err)
 		return exitUsage
 	}
-	o, err := runOne(sc, *budget)
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var m *mutants.Mutant
+	if *mutantName != "" {
+		if m = mutants.ByName(*mutantName); m == nil {
+			return fail(fmt.Errorf("unknown mutant %q (known: %s)", *mutantName, strings.Join(mutants.Names(), ", ")))
+		}
+	}
+	sc, fromFile, err := loadScenarioArg(pos[0], *faultList, set["faults"], m)
 	if err != nil {
-		fmt.Fprintf(stderr, "leasecheck repro: %v\n", err)
-		return exitUsage
+		return fail(err)
+	}
+	if fromFile && m != nil {
+		if sc.Implementation != "mutant:"+m.Name {
+			fmt.Fprintf(stderr, "leasecheck repro: replaying against mutant:%s instead of the file's %s\n", m.Name, orReference(sc.Implementation))
+		}
+		sc.Implementation = "mutant:" + m.Name
+	}
+	if fromFile && set["faults"] {
+		fmt.Fprintln(stderr, "leasecheck repro: --faults applies to a seed; the file holds its own fault plan")
+	}
+	target, err := campaign.ParseTarget(sc.Implementation)
+	if err != nil { // a real backend's scenario included: verify replays those
+		return fail(fmt.Errorf("%s: %w", pos[0], err))
+	}
+	if *budget <= 0 {
+		*budget = -1
+	}
+	o, err := campaign.Judge(context.Background(), target, sc, campaign.JudgeOptions{Budget: *budget})
+	if err != nil {
+		return fail(err)
 	}
 	if *scOut != "" {
 		if err := sc.Save(*scOut); err != nil {
-			fmt.Fprintf(stderr, "leasecheck repro: %v\n", err)
-			return exitUsage
+			return fail(err)
 		}
 	}
-	if *histPath != "" {
-		err = writeHistoryFile(*histPath, o.sim.History)
-	} else {
-		err = model.WriteHistory(stdout, o.sim.History)
+	switch {
+	case *histPath != "":
+		err = writeHistoryFile(*histPath, o.History)
+	case !*asJSON:
+		err = model.WriteHistory(stdout, o.History)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "leasecheck repro: %v\n", err)
-		return exitUsage
+		return fail(err)
 	}
 	if *traceOut {
-		for _, e := range o.sim.Trace {
-			fmt.Fprintln(stderr, e)
+		for _, l := range o.TraceLines() {
+			fmt.Fprintln(stderr, l)
 		}
 	}
-	st := o.sim.Stats
-	fmt.Fprintf(stderr, "seed %d: %d ops, %d events, %dms simulated, trace hash %016x\n", sc.Seed, st.Ops, st.Events, st.End, o.sim.Hash)
-	printCheckText(stderr, o.sim.History, o.check)
-	return exitStatus(o.check)
+	st := o.Sim.Stats
+	fmt.Fprintf(stderr, "seed %d against %s: %d operations, %d events, %dms simulated, trace hash %016x\n",
+		sc.Seed, target.Implementation(), st.Ops, st.Events, st.End, o.Sim.Hash)
+	campaign.WriteVerdicts(stderr, o)
+	campaign.WriteOutcome(stderr, o)
+	if fromFile {
+		if err := campaign.CheckExpect(o); err != nil {
+			fmt.Fprintf(stderr, "NOT AS SAVED: %v\n", err)
+		} else if len(sc.Expect) > 0 {
+			fmt.Fprintf(stderr, "as saved: the scenario expects exactly %s violated\n", strings.Join(sc.Expect, ", "))
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(campaign.ReportOf(o)); err != nil {
+			return fail(err)
+		}
+	}
+	return o.Status()
+}
+
+func orReference(impl string) string {
+	if impl == "" {
+		return campaign.ImplReference
+	}
+	return impl
 }
 
 // loadScenarioArg reads a scenario file, or generates the scenario of a seed
-// (a decimal number) with the given fault kinds.
-func loadScenarioArg(arg, kindList string) (*scenario.Scenario, error) {
+// (a decimal number) as run does: the same fault kinds (for a mutant
+// without --faults, its own) and the same mutant.
+func loadScenarioArg(arg, kindList string, kindsSet bool, m *mutants.Mutant) (sc *scenario.Scenario, fromFile bool, err error) {
 	if seed, err := strconv.ParseUint(arg, 10, 64); err == nil {
 		if _, statErr := os.Stat(arg); statErr != nil {
 			kinds, err := faults.ParseKinds(kindList)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			return scenario.FromSeed(seed, scenario.Options{Kinds: kinds}), nil
+			t := campaign.Reference()
+			if m != nil {
+				t = campaign.Mutant(m)
+				if !kindsSet {
+					kinds = nil // the mutant's own
+				}
+			}
+			return t.Generator(kinds)(seed), false, nil
 		}
 	}
 	if !strings.HasSuffix(arg, ".json") {
 		if _, err := os.Stat(arg); err != nil {
-			return nil, fmt.Errorf("%q is neither a seed nor a scenario file", arg)
+			return nil, false, fmt.Errorf("%q is neither a seed nor a scenario file", arg)
 		}
 	}
-	return scenario.Load(arg)
+	sc, err = scenario.Load(arg)
+	return sc, true, err
 }

@@ -9,6 +9,10 @@ import (
 	"github.com/leasecheck/leasecheck/sim"
 )
 
+// DefaultBudget is the seed budget of a mutant's detection search: every
+// mutant must be caught within it (campaign.Detect, TestMutantsCaught).
+const DefaultBudget = 500
+
 // Components a mutant replaces.
 const (
 	Coordinator = "coordinator"
@@ -28,7 +32,7 @@ type Mutant struct {
 	Article string `json:"article"`
 	English string `json:"english"`
 	// Property is the property expected to catch it: a checker property
-	// (checker.Properties()) or one of the run properties (RunProperties).
+	// (checker.Properties) or a run property (runprop.Properties).
 	Property string `json:"property"`
 	// Faults are the fault kinds the detection search injects: the ones
 	// that expose this bug soonest. The reference passes the same scenarios.

@@ -1,6 +1,7 @@
-package mutants
+package campaign
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -10,10 +11,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/leasecheck/leasecheck/impl/mutants"
 	"github.com/leasecheck/leasecheck/scenario"
 )
 
-var report = flag.Bool("report", false, "print the mutation report (make bench)")
+var mutationReport = flag.Bool("report", false, "print the mutation report (make bench)")
 
 // ReportBases is how many base seeds the report searches from.
 const ReportBases = 20
@@ -23,12 +25,12 @@ const ReportBases = 20
 // ordinary lossy network), no shrinking, the same seed budget and the same
 // judge. It reports the seeds to the first failure of m's property, or
 // budget+1 when there was none.
-func naiveDetect(m *Mutant, base uint64, budget int) (int, time.Duration) {
+func naiveDetect(m *mutants.Mutant, base uint64, budget int) (int, time.Duration) {
 	start := time.Now()
-	opts := m.Options()
+	t := Mutant(m)
 	for i := 0; i < budget; i++ {
 		sc := scenario.FromSeed(base+uint64(i), scenario.Options{})
-		o, err := Judge(sc, opts)
+		o, err := Judge(context.Background(), t, sc, JudgeOptions{Budget: DetectCheckBudget})
 		if err == nil && o.Fails(m.Property) {
 			return i + 1, time.Since(start)
 		}
@@ -47,18 +49,18 @@ func median[T int | time.Duration](xs []T) T {
 // shrunk counterexample in testdata, and the naive tester's seeds to
 // detection with the ratio naive/ours. Run with -report (make bench).
 func TestMutantReport(t *testing.T) {
-	if !*report {
+	if !*mutationReport {
 		t.Skip("run with -report (make bench)")
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "mutant\tproperty\tcaught\tseeds med\tmax\ttime med\tmax\tshrunk proc/ops/faults\tref false alarms\tnaive caught\tnaive seeds med\tratio\t\n")
-	for _, m := range All() {
+	for _, m := range mutants.All() {
 		var seeds, naive []int
 		var times []time.Duration
 		caught, naiveCaught, falseAlarms := 0, 0, 0
 		for i := range ReportBases {
-			base := 1 + uint64(i)*DefaultBudget
-			d, err := Detect(m, base, DefaultBudget, true)
+			base := 1 + uint64(i)*mutants.DefaultBudget
+			d, err := Detect(context.Background(), m, base, mutants.DefaultBudget, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,18 +69,18 @@ func TestMutantReport(t *testing.T) {
 				caught++
 				seeds = append(seeds, d.Seeds)
 			} else {
-				seeds = append(seeds, DefaultBudget+1)
+				seeds = append(seeds, mutants.DefaultBudget+1)
 			}
 			times = append(times, d.Elapsed)
-			n, _ := naiveDetect(m, base, DefaultBudget)
-			if n <= DefaultBudget {
+			n, _ := naiveDetect(m, base, mutants.DefaultBudget)
+			if n <= mutants.DefaultBudget {
 				naiveCaught++
 			}
 			naive = append(naive, n)
 		}
 		size := "-"
 		if sc, err := scenario.Load(filepath.Join(counterexampleDir, m.Name+".scenario.json")); err == nil {
-			if o, err := Judge(sc, m.Options()); err == nil {
+			if o, err := Replay(context.Background(), sc, JudgeOptions{Budget: DetectCheckBudget}); err == nil {
 				sz := SizeOf(o)
 				size = fmt.Sprintf("%d/%d/%d", sz.Processes, sz.Ops, sz.Faults)
 			}
@@ -86,8 +88,8 @@ func TestMutantReport(t *testing.T) {
 		ours, theirs := median(seeds), median(naive)
 		ratio := fmt.Sprintf("%.1fx", float64(theirs)/float64(ours))
 		naiveMed := fmt.Sprint(theirs)
-		if theirs > DefaultBudget {
-			ratio, naiveMed = fmt.Sprintf(">%.0fx", float64(DefaultBudget)/float64(ours)), fmt.Sprintf(">%d", DefaultBudget)
+		if theirs > mutants.DefaultBudget {
+			ratio, naiveMed = fmt.Sprintf(">%.0fx", float64(mutants.DefaultBudget)/float64(ours)), fmt.Sprintf(">%d", mutants.DefaultBudget)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%d\t%v\t%v\t%s\t%d\t%d/%d\t%s\t%s\t\n", m.Name, m.Property, caught, ReportBases,
 			ours, slices.Max(seeds), median(times).Round(time.Microsecond), slices.Max(times).Round(time.Microsecond),
@@ -107,5 +109,5 @@ func TestMutantReport(t *testing.T) {
 		"detection (generate + simulate + check), excluding the reference, which is run and judged on every seed\n"+
 		"searched (its failures are the false alarms). Naive: no faults, no tuning, same budget and judge; ratio =\n"+
 		"naive median seeds / ours (\">\" when the naive tester found nothing within the budget).\n",
-		DefaultBudget, 1+DefaultBudget, ReportBases)
+		mutants.DefaultBudget, 1+mutants.DefaultBudget, ReportBases)
 }

@@ -1,0 +1,244 @@
+package campaign
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/runprop"
+)
+
+// Violation is one counterexample to one property, history or run property
+// alike: the one shape every command renders, as text (WriteViolation) and
+// as JSON.
+type Violation struct {
+	Property string `json:"property"`
+	// Kind is "history" (judged by the checker on the history) or "run"
+	// (judged on the simulator's result, package runprop).
+	Kind string `json:"kind"`
+	// Key is the lease key (history properties).
+	Key string `json:"key,omitempty"`
+	// Lines are the history lines involved, ascending.
+	Lines []int `json:"lines"`
+	// TraceLines are the 1-based lines of the run's trace that show it
+	// (run properties), ascending.
+	TraceLines []int `json:"trace_lines,omitempty"`
+	// From and To bound when it happened, in the history's time unit (run
+	// properties; both 0 when unknown).
+	From int64 `json:"from,omitempty"`
+	To   int64 `json:"to,omitempty"`
+	// Explanation tells what happened, in plain words.
+	Explanation string `json:"explanation"`
+}
+
+// Kinds of Violation.
+const (
+	HistoryProperty = "history"
+	RunProperty     = "run"
+)
+
+// FromChecker converts the checker's violation.
+func FromChecker(v checker.Violation) Violation {
+	return Violation{Property: v.Property, Kind: HistoryProperty, Key: v.Key, Lines: nonNil(v.Lines), Explanation: v.Explanation}
+}
+
+// FromFinding converts a run property's finding.
+func FromFinding(f runprop.Finding) Violation {
+	return Violation{Property: f.Property, Kind: RunProperty, Lines: nonNil(f.Lines), TraceLines: f.TraceLines,
+		From: f.From, To: f.To, Explanation: f.Explanation}
+}
+
+func nonNil(xs []int) []int {
+	if xs == nil {
+		return []int{}
+	}
+	return xs
+}
+
+// Violations lists every violation of the outcome: the checker's in its
+// order, then the run properties' in theirs.
+func (o *Outcome) Violations() []Violation {
+	var out []Violation
+	for _, v := range o.Check.Violations {
+		out = append(out, FromChecker(v))
+	}
+	for _, f := range o.Findings {
+		out = append(out, FromFinding(f))
+	}
+	return out
+}
+
+// WriteViolation renders v as text, the one way every command does: a
+// headline with the property and where, the explanation indented, and for a
+// run property the trace lines it cites (trace may be nil).
+//
+//	VIOLATION linearizable (key "k", lines 3, 5)
+//	  no order of the operations explains line 5: ...
+//	VIOLATION exclusive-belief (run property, t=120..340, lines 4, trace lines 2, 7)
+//	  h1 still believed it held fence 1 at t=120 ...
+//	     trace 2:      120 h1  believes fence=1
+func WriteViolation(w io.Writer, v Violation, trace []string) {
+	var where []string
+	if v.Kind == RunProperty {
+		where = append(where, "run property")
+		if v.From != 0 || v.To != 0 {
+			where = append(where, fmt.Sprintf("t=%d..%d", v.From, v.To))
+		}
+	} else {
+		where = append(where, fmt.Sprintf("key %q", v.Key))
+	}
+	if len(v.Lines) > 0 {
+		where = append(where, plural(len(v.Lines), "line", "lines")+" "+joinInts(v.Lines))
+	}
+	if len(v.TraceLines) > 0 {
+		where = append(where, plural(len(v.TraceLines), "trace line", "trace lines")+" "+joinInts(v.TraceLines))
+	}
+	fmt.Fprintf(w, "VIOLATION %s (%s)\n", v.Property, strings.Join(where, ", "))
+	for _, l := range strings.Split(strings.TrimSpace(v.Explanation), "\n") {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	for _, n := range v.TraceLines {
+		if n >= 1 && n <= len(trace) {
+			fmt.Fprintf(w, "    trace %d: %s\n", n, strings.TrimSpace(trace[n-1]))
+		}
+	}
+}
+
+// WriteOutcome renders every violation of o as text, then a verdict line:
+// FAIL with the properties violated, UNDECIDED, or OK.
+func WriteOutcome(w io.Writer, o *Outcome) {
+	trace := o.TraceLines()
+	for _, v := range o.Violations() {
+		fmt.Fprintln(w)
+		WriteViolation(w, v, trace)
+	}
+	switch {
+	case o.Violated():
+		fmt.Fprintf(w, "\nFAIL: %s violated\n", strings.Join(o.Failed(), ", "))
+	case o.Undecided():
+		fmt.Fprintf(w, "\nUNDECIDED: the linearizability search ran out of its budget (raise --timeout)\n")
+	default:
+		fmt.Fprintf(w, "\nOK: every property holds (%d judged)\n", len(o.Judged))
+	}
+}
+
+// TraceLines returns the run's trace as text lines (nil for a real run).
+func (o *Outcome) TraceLines() []string {
+	if o.Sim == nil {
+		return nil
+	}
+	out := make([]string, len(o.Sim.Trace))
+	for i, e := range o.Sim.Trace {
+		out[i] = e.String()
+	}
+	return out
+}
+
+// OpString renders one history operation on a line, as the stories quote it.
+func OpString(op *model.Op) string {
+	s := fmt.Sprintf("%-6s %-7s", op.Process, op.Kind)
+	if op.Owner != "" && op.Owner != op.Process {
+		s += " owner=" + op.Owner
+	}
+	if op.Fence != 0 {
+		s += fmt.Sprintf(" fence=%d", op.Fence)
+	}
+	if op.Value != "" {
+		s += fmt.Sprintf(" %q", op.Value)
+	}
+	if op.Returned {
+		s += fmt.Sprintf(" [%d,%d]", op.Call, op.Return)
+		if op.HasAt {
+			s += fmt.Sprintf(" at=%d", op.At)
+		}
+		s += fmt.Sprintf(" ok=%v", op.OK)
+	} else {
+		s += fmt.Sprintf(" [%d,-] (no answer)", op.Call)
+	}
+	if op.Error != "" {
+		s += " " + op.Error
+	}
+	return s
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// plural picks the singular or the plural form for n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Count renders "1 seed", "2 seeds": n and the noun, singular or plural.
+func Count(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// Report is one judged run as JSON (`repro --json`): the verdict on every
+// property judged, the violations, and whether the replay shows what its
+// scenario expects.
+type Report struct {
+	Implementation string `json:"implementation"`
+	Seed           uint64 `json:"seed"`
+	Ops            int    `json:"ops"`
+	OK             bool   `json:"ok"`
+	Undecided      bool   `json:"undecided"`
+	// Properties maps every property judged to holds, violated or unknown.
+	Properties map[string]string `json:"properties"`
+	// Violated lists the properties violated, in report order.
+	Violated   []string    `json:"violated"`
+	Violations []Violation `json:"violations"`
+	// Expect is the scenario's expect; AsExpected whether exactly those
+	// properties are violated (CheckExpect).
+	Expect     []string `json:"expect"`
+	AsExpected bool     `json:"as_expected"`
+}
+
+// ReportOf builds o's report.
+func ReportOf(o *Outcome) Report {
+	impl := o.Scenario.Implementation
+	if impl == "" {
+		impl = ImplReference
+	}
+	r := Report{Implementation: impl, Seed: o.Scenario.Seed, Ops: o.Ops(), OK: !o.Violated() && !o.Undecided(), Undecided: o.Undecided(),
+		Properties: map[string]string{}, Violated: o.Failed(), Violations: o.Violations(), Expect: o.Scenario.Expect,
+		AsExpected: CheckExpect(o) == nil}
+	for _, p := range o.Judged {
+		r.Properties[p] = o.Verdict(p)
+	}
+	if r.Violated == nil {
+		r.Violated = []string{}
+	}
+	if r.Violations == nil {
+		r.Violations = []Violation{}
+	}
+	if r.Expect == nil {
+		r.Expect = []string{}
+	}
+	return r
+}
+
+// WriteVerdicts renders the verdict on every property judged, one a line,
+// run properties marked.
+func WriteVerdicts(w io.Writer, o *Outcome) {
+	for _, p := range o.Judged {
+		kind := ""
+		if IsRunProperty(p) {
+			kind = "  (run property)"
+		}
+		fmt.Fprintf(w, "  %-24s %s%s\n", p, o.Verdict(p), kind)
+	}
+}

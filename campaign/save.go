@@ -1,0 +1,232 @@
+package campaign
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/report"
+	"github.com/leasecheck/leasecheck/scenario"
+)
+
+// DefaultMaxSaved is how many failing seeds a campaign saves (and shrinks)
+// when SaveOptions.Max is 0: the first ones, in seed order.
+const DefaultMaxSaved = 10
+
+// SaveOptions say what a campaign keeps of its failing seeds.
+type SaveOptions struct {
+	// Dir is where failures are saved ("": nowhere).
+	Dir string
+	// Max is how many failing seeds are saved, the first in seed order (0:
+	// DefaultMaxSaved; negative: all).
+	Max int
+	// NoShrink saves failures as generated instead of shrunk.
+	NoShrink bool
+	// Shrink tunes the shrinking (its Keep and Exact are set by SaveFailure).
+	Shrink ShrinkOptions
+}
+
+func (o SaveOptions) max() int {
+	if o.Max == 0 {
+		return DefaultMaxSaved
+	}
+	return o.Max
+}
+
+// Saved names the files of one saved failure.
+type Saved struct {
+	// Scenario is the scenario file: `leasecheck repro Scenario` reproduces
+	// the violation with no other flag (it records the implementation, the
+	// fault kinds and the properties it must violate, Expect).
+	Scenario string
+	// History is the history (format v1, with fault records when the run
+	// has them); Page its lease timeline (WritePage), Porcupine porcupine's
+	// view of the linearization, linked from it; Story a Markdown account;
+	// Trace the simulator's trace (empty for a real run).
+	History, Page, Porcupine, Story, Trace string
+	// Outcome is the saved scenario's outcome; From the generated one's
+	// size when it was shrunk (nil: saved as generated).
+	Outcome *Outcome
+	From    *Size
+}
+
+// Files lists the saved files.
+func (s *Saved) Files() []string {
+	fs := []string{s.Scenario, s.History, s.Page, s.Porcupine, s.Story}
+	if s.Trace != "" {
+		fs = append(fs, s.Trace)
+	}
+	return fs
+}
+
+// SaveFailure shrinks o (unless opts.NoShrink), keeping exactly the
+// properties it violates, and saves it under opts.Dir as name.scenario.json,
+// name.history.jsonl, name.html (the timeline), name.porcupine.html, name.md
+// and name.trace.txt.
+func SaveFailure(ctx context.Context, t Target, o *Outcome, name string, opts SaveOptions) (*Saved, error) {
+	small := o
+	var from *Size
+	if !opts.NoShrink {
+		so := opts.Shrink
+		so.Keep, so.Exact = o.Failed(), true
+		if so.Judge == (JudgeOptions{}) {
+			so.Judge = JudgeOptions{Budget: -1}
+		}
+		s, err := Shrink(ctx, t, o, so)
+		if err != nil {
+			return nil, fmt.Errorf("shrinking %s: %w", name, err)
+		}
+		sz := SizeOf(o)
+		small, from = s, &sz
+	}
+	return WriteFailure(opts.Dir, name, small, from)
+}
+
+// WriteFailure saves outcome o under dir (created if need be) as name.*:
+// the scenario with Implementation, FaultKinds and Expect filled in, the
+// history, the timeline page (WritePage) and porcupine's, the story
+// (WriteStory) and the trace. from
+// is the size before shrinking (nil: not shrunk).
+func WriteFailure(dir, name string, o *Outcome, from *Size) (*Saved, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	base := filepath.Join(dir, name)
+	s := &Saved{Scenario: base + ".scenario.json", History: base + ".history.jsonl", Page: base + ".html",
+		Porcupine: base + ".porcupine.html", Story: base + ".md", Outcome: o, From: from}
+	sc := Expecting(o)
+	if err := sc.Save(s.Scenario); err != nil {
+		return nil, err
+	}
+	if err := writeFile(s.History, func(w io.Writer) error { return model.WriteHistory(w, o.History) }); err != nil {
+		return nil, err
+	}
+	page := PageInfo{Title: name, Replay: "leasecheck repro " + s.Scenario, Secondary: filepath.Base(s.Porcupine)}
+	if err := writeFile(s.Page, func(w io.Writer) error { return WritePage(w, o, page) }); err != nil {
+		return nil, err
+	}
+	if err := writeFile(s.Porcupine, func(w io.Writer) error { return checker.WriteHTML(w, o.History, o.Check) }); err != nil {
+		return nil, err
+	}
+	info := StoryInfo{Title: name, ScenarioFile: s.Scenario, From: from}
+	if err := writeFile(s.Story, func(w io.Writer) error { WriteStory(w, o, info); return nil }); err != nil {
+		return nil, err
+	}
+	if o.Sim != nil {
+		s.Trace = base + ".trace.txt"
+		if err := writeFile(s.Trace, func(w io.Writer) error {
+			for _, l := range o.TraceLines() {
+				if _, err := fmt.Fprintln(w, l); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Expecting returns a copy of o's scenario that records what replaying it
+// must show: the implementation stays, Expect lists the properties o
+// violates.
+func Expecting(o *Outcome) *scenario.Scenario {
+	sc := o.Scenario.Clone()
+	sc.Expect = o.Failed()
+	return sc
+}
+
+// PageInfo is what a failure's page says beyond the outcome.
+type PageInfo struct {
+	// Title heads the page (default: the history's name).
+	Title string
+	// Replay is the command that replays the failure.
+	Replay string
+	// Secondary links another view of the same history (a relative URL).
+	Secondary string
+}
+
+// WritePage writes the HTML page of a failure: the lease timeline
+// (report.WriteTimeline) with the checker's violations, the run
+// properties' findings, and the holders' beliefs from the simulator's
+// trace. It is the one place that chooses the page of a saved failure.
+func WritePage(w io.Writer, o *Outcome, info PageInfo) error {
+	in := report.Input{Title: info.Title, History: o.History, Check: o.Check, Replay: info.Replay, Secondary: info.Secondary}
+	if o.Sim != nil {
+		trace := make([]report.TraceLine, len(o.Sim.Trace))
+		for i, e := range o.Sim.Trace {
+			trace[i] = report.TraceLine{T: e.T, Node: e.Node, What: e.What, Detail: e.Detail}
+		}
+		in.Beliefs = report.BeliefsFromTrace(trace, o.Sim.Stats.End)
+	}
+	for _, f := range o.Findings {
+		in.Extra = append(in.Extra, report.Finding{Property: f.Property, Explanation: f.Explanation, Lines: f.Lines, From: f.From, To: f.To})
+	}
+	return report.WriteTimeline(w, in, report.Options{})
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// Replay runs a saved scenario against the implementation it records and
+// judges it: what `leasecheck repro FILE` does, and what a regression test
+// calls (with CheckExpect).
+func Replay(ctx context.Context, sc *scenario.Scenario, opts JudgeOptions) (*Outcome, error) {
+	t, err := ParseTarget(sc.Implementation)
+	if err != nil {
+		return nil, err
+	}
+	return Judge(ctx, t, sc, opts)
+}
+
+// CheckExpect compares a replay with its scenario's Expect: nil when the
+// properties violated are exactly the expected ones (none, for an empty
+// Expect), else an error naming the difference.
+func CheckExpect(o *Outcome) error {
+	want := slices.Clone(o.Scenario.Expect)
+	slices.Sort(want)
+	got := o.Failed()
+	sorted := slices.Clone(got)
+	slices.Sort(sorted)
+	if slices.Equal(want, sorted) {
+		return nil
+	}
+	var missing, extra []string
+	for _, p := range want {
+		if !slices.Contains(got, p) {
+			missing = append(missing, p)
+		}
+	}
+	for _, p := range got {
+		if !slices.Contains(want, p) {
+			extra = append(extra, p)
+		}
+	}
+	var parts []string
+	if len(missing) > 0 {
+		parts = append(parts, "no longer violates "+strings.Join(missing, ", "))
+	}
+	if len(extra) > 0 {
+		parts = append(parts, "also violates "+strings.Join(extra, ", "))
+	}
+	if o.Undecided() {
+		parts = append(parts, "the linearizability search ran out of its budget")
+	}
+	return fmt.Errorf("expected violations [%s], got [%s]: %s", strings.Join(o.Scenario.Expect, ", "), strings.Join(got, ", "), strings.Join(parts, "; "))
+}

@@ -1,0 +1,188 @@
+package campaign
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/leasecheck/leasecheck/impl/mutants"
+)
+
+// StoryInfo is what a story says beyond the outcome.
+type StoryInfo struct {
+	// Title heads the story (a seed's file name, a mutant's name).
+	Title string
+	// ScenarioFile is where the scenario is saved, for the replay command.
+	ScenarioFile string
+	// From is the size before shrinking (nil: not shrunk).
+	From *Size
+	// GoTest, when set, is a `go test` command that replays it too.
+	GoTest string
+}
+
+// storyLines caps the history and trace lines a story quotes.
+const storyLines = 200
+
+// WriteStory writes a person's account of a failing outcome in Markdown:
+// what ran (for a planted bug, the article's sentence it breaks), what
+// happened in plain words with the lines involved, the history and the
+// trace, the command that replays it and how to keep it as a regression
+// test. It is the story `run` saves beside every failure, and the one of
+// the mutants' counterexamples (testdata/scenarios/mutants/).
+func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
+	sc := o.Scenario
+	var m *mutants.Mutant
+	if t, err := ParseTarget(sc.Implementation); err == nil {
+		m = t.Mutant()
+	}
+	failed := o.Failed()
+	impl := sc.Implementation
+	if impl == "" {
+		impl = ImplReference
+	}
+	if m != nil {
+		fmt.Fprintf(w, "# %s: %s\n\n", info.Title, m.Failure)
+		fmt.Fprintf(w, "- implementation: `%s` (a planted bug in the %s; the rest is the reference)\n", impl, m.Component)
+		fmt.Fprintf(w, "- caught by: `%s`", m.Property)
+		if others := without(failed, m.Property); len(others) > 0 {
+			fmt.Fprintf(w, " (this run also violates: %s)", strings.Join(others, ", "))
+		}
+		fmt.Fprintf(w, "\n- article: %s\n  (%s)\n", m.Article, m.English)
+	} else {
+		fmt.Fprintf(w, "# %s: %s violated\n\n", info.Title, orNone(failed))
+		fmt.Fprintf(w, "- implementation: `%s`\n", impl)
+		fmt.Fprintf(w, "- violated: %s\n", code(failed))
+	}
+	if len(sc.FaultKinds) > 0 {
+		kinds := make([]string, len(sc.FaultKinds))
+		for i, k := range sc.FaultKinds {
+			kinds[i] = string(k)
+		}
+		fmt.Fprintf(w, "- fault kinds drawn from: %s\n", strings.Join(kinds, ", "))
+	}
+
+	fmt.Fprintf(w, "\n## At a glance\n\n")
+	if m != nil {
+		fmt.Fprintf(w, "%s\n", m.Story)
+	} else if vs := o.Violations(); len(vs) > 0 {
+		fmt.Fprintf(w, "%s\n", firstParagraph(vs[0].Explanation))
+	}
+
+	fmt.Fprintf(w, "\n## The scenario\n\n")
+	if info.From != nil && *info.From != SizeOf(o) {
+		fmt.Fprintf(w, "Shrunk from %s to %s; ", info.From, SizeOf(o))
+	} else {
+		fmt.Fprintf(w, "%s; ", SizeOf(o))
+	}
+	fmt.Fprintf(w, "TTL %dms, network delay %d-%dms (loss %dppm, duplication %dppm), horizon %dms, %s semantics, seed %d.\n",
+		sc.TTL, sc.Network.MinDelay, sc.Network.MaxDelay, sc.Network.DropPPM, sc.Network.DupPPM, sc.Horizon, sc.Semantics, sc.Seed)
+	for _, p := range sc.Holders {
+		fmt.Fprintf(w, "- holder %s starts at %dms, work %v\n", p.Name, p.Start, p.Work)
+	}
+	if sc.ReadEvery > 0 {
+		fmt.Fprintf(w, "- reader r1 reads every %dms\n", sc.ReadEvery)
+	}
+	for _, f := range sc.Faults {
+		fmt.Fprintf(w, "- fault %s\n", f)
+	}
+	if len(sc.Faults) == 0 {
+		fmt.Fprintf(w, "- no faults\n")
+	}
+
+	fmt.Fprintf(w, "\n## What happened\n\n")
+	trace := o.TraceLines()
+	for _, v := range o.Violations() {
+		var where []string
+		if v.Kind == RunProperty {
+			where = append(where, "run property")
+		} else {
+			where = append(where, fmt.Sprintf("key %q", v.Key))
+		}
+		if len(v.Lines) > 0 {
+			where = append(where, plural(len(v.Lines), "line ", "lines ")+joinInts(v.Lines))
+		}
+		if len(v.TraceLines) > 0 {
+			where = append(where, plural(len(v.TraceLines), "trace line ", "trace lines ")+joinInts(v.TraceLines))
+		}
+		fmt.Fprintf(w, "`%s` (%s): %s\n\n", v.Property, strings.Join(where, ", "), strings.TrimSpace(v.Explanation))
+		if len(v.TraceLines) > 0 {
+			fmt.Fprintf(w, "```\n")
+			for _, n := range v.TraceLines {
+				if n >= 1 && n <= len(trace) {
+					fmt.Fprintln(w, trace[n-1])
+				}
+			}
+			fmt.Fprintf(w, "```\n\n")
+		}
+	}
+	if m != nil {
+		fmt.Fprintf(w, "The reference coordinator, resource and holder pass this same scenario.\n\n")
+	}
+
+	fmt.Fprintf(w, "## History\n\n```\n")
+	for i := range o.History.Ops {
+		if i == storyLines {
+			fmt.Fprintf(w, "... %d more operations (see the history file)\n", len(o.History.Ops)-i)
+			break
+		}
+		op := &o.History.Ops[i]
+		fmt.Fprintf(w, "%3d %s\n", op.Line, OpString(op))
+	}
+	fmt.Fprintf(w, "```\n")
+	if len(trace) > 0 {
+		fmt.Fprintf(w, "\n## Trace\n\n```\n")
+		for i, l := range trace {
+			if i == storyLines {
+				fmt.Fprintf(w, "... %d more trace lines (see the trace file)\n", len(trace)-i)
+				break
+			}
+			fmt.Fprintln(w, l)
+		}
+		fmt.Fprintf(w, "```\n")
+	}
+
+	fmt.Fprintf(w, "\n## Replay\n\n```sh\nleasecheck repro %s\n```\n\n", info.ScenarioFile)
+	fmt.Fprintf(w, "It exits 1 and reports %s violated: the scenario records its implementation (`%s`), its fault kinds and the properties it must violate (`expect`).\n", code(failed), impl)
+	if info.GoTest != "" {
+		fmt.Fprintf(w, "Also: `%s`.\n", info.GoTest)
+	}
+	fmt.Fprintf(w, "\n## Keep it as a regression test\n\n")
+	fmt.Fprintf(w, "Copy the scenario into `testdata/regressions/`: `go test ./campaign -run TestRegressions` replays every scenario there and fails unless exactly the properties of its `expect` are violated. In a test of your own:\n\n")
+	fmt.Fprintf(w, "```go\nsc, err := scenario.Load(%q)\nif err != nil {\n\tt.Fatal(err)\n}\no, err := campaign.Replay(context.Background(), sc, campaign.JudgeOptions{})\nif err != nil {\n\tt.Fatal(err)\n}\nif err := campaign.CheckExpect(o); err != nil {\n\tt.Error(err)\n}\n```\n", info.ScenarioFile)
+}
+
+func without(xs []string, not string) []string {
+	var out []string
+	for _, x := range xs {
+		if x != not {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func code(xs []string) string {
+	if len(xs) == 0 {
+		return "no property"
+	}
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = "`" + x + "`"
+	}
+	return strings.Join(s, ", ")
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "no property"
+	}
+	return strings.Join(xs, ", ")
+}
+
+func firstParagraph(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, "\n\n"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,350 @@
+package campaign
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/leasecheck/leasecheck/faults"
+)
+
+// MaxFailedSeeds caps Summary.FailedSeeds: it keeps the smallest failing
+// seeds, so a summary's size does not grow with a campaign's failures, and
+// merged parts keep exactly the seeds the unsharded run keeps.
+const MaxFailedSeeds = 1000
+
+// Summary is what a campaign found: counts, and exact histograms for the
+// latency percentiles. It is a mergeable value: Add one outcome at a time
+// (memory does not grow with the number of seeds), Merge the summaries of
+// disjoint parts into the summary of their union, byte for byte in JSON.
+// Nothing in it depends on the number of workers, the order in which seeds
+// finished or the wall clock (only an undecided verdict depends on the
+// machine's speed; a negative budget removes that).
+type Summary struct {
+	// Implementation is the target's name (Target.Implementation).
+	Implementation string `json:"implementation,omitempty"`
+	Seeds          int    `json:"seeds"`
+	FirstSeed      uint64 `json:"first_seed"`
+	Ops            int64  `json:"ops"`
+	// Faults counts the faults injected, for every kind of the campaign.
+	Faults map[string]int `json:"faults"`
+	// Violations counts the seeds that violate each property judged.
+	Violations map[string]int `json:"violations"`
+	// Undecided counts seeds with no violation whose linearizability search
+	// ran out of budget.
+	Undecided int `json:"undecided"`
+	// Failed counts the seeds with a violation; FailedSeeds lists the
+	// smallest MaxFailedSeeds of them, ascending.
+	Failed      int      `json:"failed"`
+	FailedSeeds []uint64 `json:"failed_seeds"`
+	// SimStats are the simulator's measurements (nil for a real backend).
+	*SimStats
+}
+
+// SimStats are the measurements of simulated runs, summed over seeds.
+type SimStats struct {
+	Events      int64 `json:"events"`
+	SimulatedMs int64 `json:"simulated_ms"`
+	Dropped     int64 `json:"messages_dropped"`
+	Duplicated  int64 `json:"messages_duplicated"`
+	// Recovery: ms from the crash of the lease's holder (while another
+	// waited) to the next grant; Unrecovered: such crashes never recovered.
+	Recovery    Latency `json:"recovery_ms"`
+	Unrecovered int     `json:"unrecovered"`
+	// Handoff: ms from a release (while another waited) to the next grant.
+	Handoff Latency `json:"handoff_ms"`
+	// DoubleBeliefMs is the total time two holders believed they held the
+	// lease at once, in DoubleBeliefN seeds.
+	DoubleBeliefMs int64 `json:"double_belief_ms"`
+	DoubleBeliefN  int   `json:"double_belief_seeds"`
+	// Truncated counts runs stopped by the event bound.
+	Truncated int `json:"truncated"`
+}
+
+// NewSummary returns the empty summary of a campaign against the target
+// named impl from seed first, listing every fault kind in kinds and every
+// property in props at zero.
+func NewSummary(impl string, first uint64, kinds []faults.Kind, props []string, simulated bool) *Summary {
+	s := &Summary{Implementation: impl, FirstSeed: first, Faults: map[string]int{}, Violations: map[string]int{}, FailedSeeds: []uint64{}}
+	for _, k := range kinds {
+		s.Faults[string(k)] = 0
+	}
+	for _, p := range props {
+		s.Violations[p] = 0
+	}
+	if simulated {
+		s.SimStats = &SimStats{}
+	}
+	return s
+}
+
+// Add counts one judged seed.
+func (s *Summary) Add(seed uint64, o *Outcome) {
+	s.Seeds++
+	s.Ops += int64(o.Ops())
+	for k, n := range o.Faults {
+		s.Faults[string(k)] += n
+	}
+	for _, p := range o.Failed() {
+		s.Violations[p]++ // seeds, not counterexamples
+	}
+	if o.Undecided() {
+		s.Undecided++
+	}
+	if o.Violated() {
+		s.Failed++
+		s.FailedSeeds = insertCapped(s.FailedSeeds, seed)
+	}
+	if o.Sim != nil && s.SimStats != nil {
+		st := &o.Sim.Stats
+		m := s.SimStats
+		m.Events += st.Events
+		m.SimulatedMs += st.End
+		m.Dropped += int64(st.Dropped)
+		m.Duplicated += int64(st.Duplicated)
+		for _, d := range st.Recoveries {
+			m.Recovery.Observe(d)
+		}
+		for _, d := range st.Handoffs {
+			m.Handoff.Observe(d)
+		}
+		m.Unrecovered += st.Unrecovered
+		m.DoubleBeliefMs += st.DoubleBelief
+		if st.DoubleBelief > 0 {
+			m.DoubleBeliefN++
+		}
+		if st.Truncated {
+			m.Truncated++
+		}
+	}
+}
+
+// insertCapped inserts seed into the ascending list xs, keeping the
+// smallest MaxFailedSeeds.
+func insertCapped(xs []uint64, seed uint64) []uint64 {
+	i, found := slices.BinarySearch(xs, seed)
+	if found || i >= MaxFailedSeeds {
+		return xs
+	}
+	xs = slices.Insert(xs, i, seed)
+	if len(xs) > MaxFailedSeeds {
+		xs = xs[:MaxFailedSeeds]
+	}
+	return xs
+}
+
+// Violated reports whether some seed violated a property.
+func (s *Summary) Violated() bool { return s.Failed > 0 }
+
+// Status is the campaign's exit status (Status).
+func (s *Summary) Status() int { return Status(s.Violated(), s.Undecided > 0) }
+
+// Merge combines the summaries of disjoint parts of one campaign (shards,
+// or consecutive seed ranges) into the summary of their union: the same
+// value, and the same JSON bytes, as one run over the union. The parts must
+// be of the same target, fault kinds and properties, and their seed ranges
+// must tile one range without gap or overlap.
+func Merge(parts ...*Summary) (*Summary, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("merge: no summaries")
+	}
+	ps := slices.Clone(parts)
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].FirstSeed < ps[j].FirstSeed })
+	a := ps[0]
+	out := &Summary{Implementation: a.Implementation, FirstSeed: a.FirstSeed, Faults: map[string]int{}, Violations: map[string]int{}, FailedSeeds: []uint64{}}
+	if a.SimStats != nil {
+		out.SimStats = &SimStats{}
+	}
+	next := a.FirstSeed
+	for i, p := range ps {
+		switch {
+		case p.Implementation != a.Implementation:
+			return nil, fmt.Errorf("merge: implementation %q and %q: not one campaign", a.Implementation, p.Implementation)
+		case !sameKeys(p.Faults, a.Faults):
+			return nil, fmt.Errorf("merge: fault kinds %v and %v: not one campaign", sortedKeys(a.Faults), sortedKeys(p.Faults))
+		case !sameKeys(p.Violations, a.Violations):
+			return nil, fmt.Errorf("merge: properties %v and %v: not one campaign", sortedKeys(a.Violations), sortedKeys(p.Violations))
+		case (p.SimStats == nil) != (a.SimStats == nil):
+			return nil, fmt.Errorf("merge: a simulated and a real campaign")
+		case i > 0 && p.FirstSeed < next:
+			return nil, fmt.Errorf("merge: seeds %s and %s overlap", ps[i-1].seedRange(), p.seedRange())
+		case i > 0 && p.FirstSeed > next:
+			return nil, fmt.Errorf("merge: seeds %d..%d are in no summary (between %s and %s; a shard stopped early, or one is missing)",
+				next, p.FirstSeed-1, ps[i-1].seedRange(), p.seedRange())
+		}
+		next = p.FirstSeed + uint64(p.Seeds)
+		out.Seeds += p.Seeds
+		out.Ops += p.Ops
+		for k, n := range p.Faults {
+			out.Faults[k] += n
+		}
+		for k, n := range p.Violations {
+			out.Violations[k] += n
+		}
+		out.Undecided += p.Undecided
+		out.Failed += p.Failed
+		for _, seed := range p.FailedSeeds {
+			out.FailedSeeds = insertCapped(out.FailedSeeds, seed)
+		}
+		if m, q := out.SimStats, p.SimStats; m != nil {
+			m.Events += q.Events
+			m.SimulatedMs += q.SimulatedMs
+			m.Dropped += q.Dropped
+			m.Duplicated += q.Duplicated
+			m.Recovery.Merge(&q.Recovery)
+			m.Handoff.Merge(&q.Handoff)
+			m.Unrecovered += q.Unrecovered
+			m.DoubleBeliefMs += q.DoubleBeliefMs
+			m.DoubleBeliefN += q.DoubleBeliefN
+			m.Truncated += q.Truncated
+		}
+	}
+	return out, nil
+}
+
+func (s *Summary) seedRange() string {
+	if s.Seeds == 0 {
+		return fmt.Sprintf("none from %d", s.FirstSeed)
+	}
+	return fmt.Sprintf("%d..%d", s.FirstSeed, s.FirstSeed+uint64(s.Seeds)-1)
+}
+
+func sameKeys(a, b map[string]int) bool {
+	return slices.Equal(sortedKeys(a), sortedKeys(b))
+}
+
+func sortedKeys(m map[string]int) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// WriteJSON writes s as one line of JSON: the bytes `run --json` prints
+// and `merge` reproduces.
+func (s *Summary) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(s)
+}
+
+// ReadSummary parses a summary written by WriteJSON; unknown fields are
+// errors (a file that is not a campaign summary).
+func ReadSummary(r io.Reader) (*Summary, error) {
+	d := json.NewDecoder(r)
+	d.DisallowUnknownFields()
+	var s Summary
+	if err := d.Decode(&s); err != nil {
+		return nil, err
+	}
+	if s.Faults == nil || s.Violations == nil || s.FailedSeeds == nil {
+		return nil, fmt.Errorf("not a campaign summary (no faults, violations or failed_seeds)")
+	}
+	if s.Seeds < 0 || s.Failed < len(s.FailedSeeds) || !slices.IsSorted(s.FailedSeeds) {
+		return nil, fmt.Errorf("inconsistent summary (seeds %d, failed %d, failed_seeds %d)", s.Seeds, s.Failed, len(s.FailedSeeds))
+	}
+	return &s, nil
+}
+
+// WriteText renders s as the table `run` prints for people; wall is the
+// campaign's wall time (0: not shown), the only thing in it that is not a
+// function of the seeds.
+func (s *Summary) WriteText(w io.Writer, wall time.Duration) {
+	row := func(name, format string, args ...any) {
+		fmt.Fprintf(w, "%-26s %s\n", name, fmt.Sprintf(format, args...))
+	}
+	if s.Implementation != "" {
+		row("implementation", "%s", s.Implementation)
+	}
+	if s.Seeds > 0 {
+		row("seeds", "%d (%d..%d)", s.Seeds, s.FirstSeed, s.FirstSeed+uint64(s.Seeds)-1)
+	} else {
+		row("seeds", "0")
+	}
+	row("operations", "%d", s.Ops)
+	if m := s.SimStats; m != nil {
+		simSec := float64(m.SimulatedMs) / 1000
+		row("simulated events", "%d", m.Events)
+		row("simulated time", "%.1fs", simSec)
+		if wall > 0 {
+			row("wall time", "%.2fs (%.0f simulated s per wall s)", wall.Seconds(), simSec/max(wall.Seconds(), 1e-9))
+		}
+		row("messages", "%d dropped, %d duplicated", m.Dropped, m.Duplicated)
+	} else if wall > 0 {
+		row("wall time", "%.2fs", wall.Seconds())
+	}
+	fmt.Fprintln(w, "\nfaults injected")
+	for _, k := range orderedKinds(s.Faults) {
+		fmt.Fprintf(w, "  %-24s %d\n", k, s.Faults[k])
+	}
+	fmt.Fprintln(w, "\nseeds violating")
+	for _, p := range orderedProps(s.Violations) {
+		kind := ""
+		if IsRunProperty(p) {
+			kind = "  (run property)"
+		}
+		fmt.Fprintf(w, "  %-24s %d%s\n", p, s.Violations[p], kind)
+	}
+	fmt.Fprintf(w, "  %-24s %d\n", "(undecided)", s.Undecided)
+	if m := s.SimStats; m != nil {
+		fmt.Fprintln(w, "\nliveness (simulated ms)")
+		fmt.Fprintf(w, "  %-24s %s, %d never recovered\n", "recovery after a crash", m.Recovery.Text(), m.Unrecovered)
+		fmt.Fprintf(w, "  %-24s %s\n", "handoff after a release", m.Handoff.Text())
+		fmt.Fprintf(w, "  %-24s %dms total, in %s\n", "double-belief windows", m.DoubleBeliefMs, Count(int64(m.DoubleBeliefN), "seed", "seeds"))
+		if m.Truncated > 0 {
+			fmt.Fprintf(w, "  %-24s %s hit the event bound\n", "truncated", Count(int64(m.Truncated), "seed", "seeds"))
+		}
+	}
+	switch {
+	case s.Failed > 0:
+		shown := s.FailedSeeds
+		more := ""
+		if len(shown) > 20 {
+			shown, more = shown[:20], fmt.Sprintf(" and %d more", s.Failed-20)
+		} else if s.Failed > len(shown) {
+			more = fmt.Sprintf(" and %d more", s.Failed-len(shown))
+		}
+		fmt.Fprintf(w, "\nFAIL: %s of %d: %v%s\n", Count(int64(s.Failed), "seed", "seeds"), s.Seeds, shown, more)
+	case s.Undecided > 0:
+		fmt.Fprintf(w, "\nUNDECIDED: %s of %d ran out of the search budget (raise --timeout)\n", Count(int64(s.Undecided), "seed", "seeds"), s.Seeds)
+	default:
+		fmt.Fprintf(w, "\nOK: every property held on every seed\n")
+	}
+}
+
+// orderedKinds lists a summary's fault kinds in the vocabulary's order,
+// unknown names after them sorted.
+func orderedKinds(m map[string]int) []string {
+	var out []string
+	for _, k := range faults.AllKinds {
+		if _, ok := m[string(k)]; ok {
+			out = append(out, string(k))
+		}
+	}
+	for _, k := range sortedKeys(m) {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func orderedProps(m map[string]int) []string {
+	var out []string
+	for _, p := range Properties() {
+		if _, ok := m[p]; ok {
+			out = append(out, p)
+		}
+	}
+	for _, p := range sortedKeys(m) {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

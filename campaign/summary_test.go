@@ -1,0 +1,241 @@
+package campaign
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/mutants"
+)
+
+func TestLatencyPercentiles(t *testing.T) {
+	var l Latency
+	for i := 100; i >= 1; i-- {
+		l.Observe(int64(i))
+	}
+	if l.N() != 100 || l.Percentile(50) != 50 || l.Percentile(99) != 99 || l.Max() != 100 || l.Percentile(100) != 100 || l.Percentile(1) != 1 {
+		t.Errorf("1..100: n=%d p50=%d p99=%d max=%d", l.N(), l.Percentile(50), l.Percentile(99), l.Max())
+	}
+	var empty Latency
+	if empty.Percentile(50) != 0 || empty.Max() != 0 || empty.Text() != "none (n=0)" {
+		t.Errorf("empty: %d %d %q", empty.Percentile(50), empty.Max(), empty.Text())
+	}
+	var one Latency
+	one.Observe(7)
+	if one.Percentile(50) != 7 || one.Percentile(99) != 7 {
+		t.Errorf("one value: p50 %d p99 %d", one.Percentile(50), one.Percentile(99))
+	}
+}
+
+// TestLatencyMergeIsExact: merging the histograms of any split of a sample
+// gives the percentiles of the whole sample, computed by sorting it.
+func TestLatencyMergeIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		n := 1 + r.IntN(300)
+		xs := make([]int64, n)
+		for i := range xs {
+			xs[i] = r.Int64N(50) * int64(1+trial%3)
+		}
+		var a, b, whole Latency
+		cut := r.IntN(n + 1)
+		for i, x := range xs {
+			whole.Observe(x)
+			if i < cut {
+				a.Observe(x)
+			} else {
+				b.Observe(x)
+			}
+		}
+		a.Merge(&b)
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		for _, p := range []int{50, 90, 99} {
+			want := s[min(len(s)-1, (len(s)*p+99)/100-1)]
+			if got := a.Percentile(p); got != want || whole.Percentile(p) != want {
+				t.Fatalf("trial %d: p%d = %d (merged) %d (whole), want %d", trial, p, got, whole.Percentile(p), want)
+			}
+		}
+		ja, _ := json.Marshal(a)
+		jw, _ := json.Marshal(whole)
+		if !bytes.Equal(ja, jw) {
+			t.Fatalf("merged JSON %s != whole %s", ja, jw)
+		}
+		var back Latency
+		if err := json.Unmarshal(ja, &back); err != nil {
+			t.Fatal(err)
+		}
+		if jb, _ := json.Marshal(back); !bytes.Equal(jb, ja) {
+			t.Fatalf("round trip %s != %s", jb, ja)
+		}
+	}
+}
+
+func TestLatencyRejectsInconsistentJSON(t *testing.T) {
+	for _, s := range []string{
+		`{"n":2,"p50":1,"p99":1,"max":1,"histogram":[[1,1]]}`,
+		`{"n":1,"p50":1,"p99":1,"max":9,"histogram":[[1,1]]}`,
+		`{"n":1,"p50":1,"p99":1,"max":1,"histogram":[[1,0]]}`,
+	} {
+		var l Latency
+		if err := json.Unmarshal([]byte(s), &l); err == nil {
+			t.Errorf("%s: accepted", s)
+		}
+	}
+}
+
+// TestShardsTile: the N shards of a range are disjoint, consecutive and
+// cover it, for any sizes.
+func TestShardsTile(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		for parts := 1; parts <= max(n, 1)+2; parts++ {
+			next := uint64(10)
+			for i := 1; i <= parts; i++ {
+				f, k := Shard{i, parts}.Of(10, n)
+				if f != next || k < 0 {
+					t.Fatalf("n=%d shard %d/%d = %d+%d, want first %d", n, i, parts, f, k, next)
+				}
+				next += uint64(k)
+			}
+			if next != 10+uint64(n) {
+				t.Fatalf("n=%d, %d shards cover up to %d", n, parts, next)
+			}
+		}
+	}
+	for _, bad := range []string{"0/4", "5/4", "1/0", "x", "1/", "-1/3", "2"} {
+		if _, err := ParseShard(bad); err == nil {
+			t.Errorf("ParseShard(%q) accepted", bad)
+		}
+	}
+	if s, err := ParseShard("3/4"); err != nil || s != (Shard{3, 4}) {
+		t.Errorf("ParseShard(3/4) = %v, %v", s, err)
+	}
+}
+
+func sweep(t *testing.T, cfg Config) (*Summary, []byte) {
+	t.Helper()
+	s, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := s.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	return s, b.Bytes()
+}
+
+func mutantConfig(name string, seeds int) Config {
+	tg := Mutant(mutants.ByName(name))
+	return Config{Target: tg, Scenario: tg.Generator(nil), Kinds: tg.Mutant().Faults, First: 1, Seeds: seeds, Judge: JudgeOptions{Budget: -1}}
+}
+
+// TestRunIndependentOfWorkers: the summary's bytes, the failing seeds
+// reported and where FailFast stops are the same on 1 and 8 workers.
+func TestRunIndependentOfWorkers(t *testing.T) {
+	for _, failFast := range []bool{false, true} {
+		var want []byte
+		var wantFailed []uint64
+		for _, w := range []int{1, 8} {
+			cfg := mutantConfig("write-after-failed-renew", 300)
+			cfg.Workers, cfg.FailFast = w, failFast
+			var failed []uint64
+			cfg.OnFailure = func(f *Failure) { failed = append(failed, f.Seed) }
+			s, b := sweep(t, cfg)
+			if s.Failed == 0 {
+				t.Fatal("the mutant never failed: the test shows nothing")
+			}
+			if failFast && (s.Failed != 1 || s.FailedSeeds[0] != s.FirstSeed+uint64(s.Seeds)-1) {
+				t.Errorf("fail-fast: %d failures in %d seeds, failing %v: did not stop at the first", s.Failed, s.Seeds, s.FailedSeeds)
+			}
+			if want == nil {
+				want, wantFailed = b, failed
+				continue
+			}
+			if !bytes.Equal(b, want) || !slices.Equal(failed, wantFailed) {
+				t.Errorf("fail-fast=%v: workers 1 and %d differ:\n%s\n%s\nfailures %v vs %v", failFast, w, want, b, wantFailed, failed)
+			}
+		}
+	}
+}
+
+// TestMergeOfShardsIsTheWhole: the shards' summaries merge into the bytes
+// of the unsharded summary, with failures in the parts; merging refuses
+// parts that do not fit together.
+func TestMergeOfShardsIsTheWhole(t *testing.T) {
+	whole := mutantConfig("renew-loop-dies", 240)
+	_, want := sweep(t, whole)
+	var parts []*Summary
+	for i := 4; i >= 1; i-- { // any order
+		cfg := whole
+		cfg.Shard = Shard{i, 4}
+		s, _ := sweep(t, cfg)
+		parts = append(parts, s)
+	}
+	m, err := Merge(parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	m.WriteJSON(&got)
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("merge of 4 shards:\n%s\nunsharded:\n%s", got.Bytes(), want)
+	}
+	if m.Failed == 0 {
+		t.Fatal("no failures: the merge of failed_seeds is untested")
+	}
+	// Round trip through the JSON, as merge reads files.
+	var back []*Summary
+	for _, p := range parts {
+		var b bytes.Buffer
+		p.WriteJSON(&b)
+		s, err := ReadSummary(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back = append(back, s)
+	}
+	m2, err := Merge(back...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Reset()
+	m2.WriteJSON(&got)
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("merge of the parts read back:\n%s\nunsharded:\n%s", got.Bytes(), want)
+	}
+
+	ref := Config{Target: Reference(), Scenario: Reference().Generator([]faults.Kind{faults.Crash}), Kinds: []faults.Kind{faults.Crash}, First: 1, Seeds: 60}
+	refSum, _ := sweep(t, ref)
+	bad := map[string][]*Summary{
+		"overlap":        {parts[0], parts[0]},
+		"gap":            {parts[3], parts[1]},
+		"implementation": {parts[3], refSum},
+	}
+	for name, ps := range bad {
+		if _, err := Merge(ps...); err == nil {
+			t.Errorf("%s: merged", name)
+		} else if !strings.Contains(err.Error(), "merge:") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestFailedSeedsCapped: a summary keeps the smallest MaxFailedSeeds
+// failing seeds whatever the order they are added in, and counts them all.
+func TestFailedSeedsCapped(t *testing.T) {
+	var xs []uint64
+	r := rand.New(rand.NewPCG(3, 4))
+	perm := r.Perm(3 * MaxFailedSeeds)
+	for _, p := range perm {
+		xs = insertCapped(xs, uint64(p+1))
+	}
+	if len(xs) != MaxFailedSeeds || xs[0] != 1 || xs[len(xs)-1] != MaxFailedSeeds || !slices.IsSorted(xs) {
+		t.Errorf("kept %d seeds, %d..%d", len(xs), xs[0], xs[len(xs)-1])
+	}
+}

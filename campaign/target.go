@@ -1,0 +1,148 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/mutants"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/sim"
+)
+
+// A Target is what scenarios run against: the reference implementation, a
+// planted bug, or (package realrun, through verify) a real backend. The seed
+// loop, the shrinker and the saver are written against it, so a third party
+// plugs in its own by implementing these two methods.
+type Target interface {
+	// Implementation is the name a scenario records for it (the scenario's
+	// "implementation" field): "reference", "mutant:NAME", "backend:SPEC".
+	Implementation() string
+	// Run runs one scenario. A caller mistake or an unusable scenario is an
+	// error; a misbehaving implementation is not (Judge decides that).
+	Run(ctx context.Context, sc *scenario.Scenario) (*Execution, error)
+}
+
+// Execution is what running one scenario produced, whatever ran it.
+type Execution struct {
+	Scenario *scenario.Scenario
+	// History is the recorded history (format v1, with fault records where
+	// the runner provides them).
+	History *model.History
+	// Sim is the simulator's result (trace, liveness measurements, stats)
+	// when the simulator ran it; nil for a real backend. The run properties
+	// (package runprop) are judged only when it is set.
+	Sim *sim.Result
+	// Faults counts the faults injected, by kind.
+	Faults map[faults.Kind]int
+}
+
+// Ops is how many operations the run recorded.
+func (r *Execution) Ops() int { return len(r.History.Ops) }
+
+// Simulated runs scenarios in the deterministic simulator (package sim)
+// against the reference implementation or one planted bug.
+type Simulated struct {
+	mutant *mutants.Mutant // nil: the reference
+}
+
+// Reference is the reference coordinator, resource and holder in the
+// simulator.
+func Reference() *Simulated { return &Simulated{} }
+
+// Mutant is planted bug m in the simulator (the rest is the reference).
+func Mutant(m *mutants.Mutant) *Simulated { return &Simulated{mutant: m} }
+
+// Implementation implements Target: "reference" or "mutant:NAME".
+func (s *Simulated) Implementation() string {
+	if s.mutant == nil {
+		return ImplReference
+	}
+	return mutantPrefix + s.mutant.Name
+}
+
+// Mutant returns the planted bug, or nil for the reference.
+func (s *Simulated) Mutant() *mutants.Mutant { return s.mutant }
+
+// Run implements Target.
+func (s *Simulated) Run(_ context.Context, sc *scenario.Scenario) (*Execution, error) {
+	var opts *sim.Options
+	if s.mutant != nil {
+		opts = s.mutant.Options()
+	}
+	r, err := sim.Run(sc, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Execution{Scenario: sc, History: r.History, Sim: r, Faults: r.Stats.Faults}, nil
+}
+
+// Control returns the target a counterexample must pass for the failure to
+// be the planted bug's and not the scenario's: the reference for a mutant,
+// nil for the reference itself.
+func (s *Simulated) Control() Target {
+	if s.mutant == nil {
+		return nil
+	}
+	return Reference()
+}
+
+// Generator returns the scenario generator of a campaign against s with
+// fault kinds kinds: scenario.FromSeed, and for a mutant its generator
+// options (per-kind cap, quiet network) and environment (mutants.Mutant.Adapt).
+// For a mutant, nil kinds means the mutant's own fault kinds. Each scenario
+// records the implementation and the fault kinds, so a saved one replays
+// with no other flag.
+func (s *Simulated) Generator(kinds []faults.Kind) func(seed uint64) *scenario.Scenario {
+	opts := scenario.Options{Kinds: kinds}
+	if m := s.mutant; m != nil {
+		opts = m.ScenarioOptions()
+		if kinds != nil {
+			opts.Kinds = kinds
+		}
+	}
+	impl := s.Implementation()
+	return func(seed uint64) *scenario.Scenario {
+		sc := scenario.FromSeed(seed, opts)
+		if s.mutant != nil {
+			s.mutant.Adapt(sc)
+		}
+		sc.Implementation = impl
+		sc.FaultKinds = opts.Kinds
+		return sc
+	}
+}
+
+// Names of implementations in a scenario's "implementation" field.
+const (
+	ImplReference = "reference"
+	mutantPrefix  = "mutant:"
+	backendPrefix = "backend:"
+)
+
+// ErrBackend is wrapped by ParseTarget for "backend:SPEC": a real backend is
+// replayed by verify (leasecheck verify --scenario FILE), not here.
+var ErrBackend = errors.New("a real backend is replayed by leasecheck verify --scenario")
+
+// ParseTarget returns the simulated target a scenario's implementation
+// field names: "" or "reference", or "mutant:NAME". "backend:SPEC" is an
+// error wrapping ErrBackend; anything else an error naming the known forms.
+func ParseTarget(impl string) (*Simulated, error) {
+	switch {
+	case impl == "" || impl == ImplReference:
+		return Reference(), nil
+	case strings.HasPrefix(impl, mutantPrefix):
+		name := strings.TrimPrefix(impl, mutantPrefix)
+		m := mutants.ByName(name)
+		if m == nil {
+			return nil, fmt.Errorf("implementation %q: unknown mutant %q (known: %s)", impl, name, strings.Join(mutants.Names(), ", "))
+		}
+		return Mutant(m), nil
+	case strings.HasPrefix(impl, backendPrefix):
+		return nil, fmt.Errorf("implementation %q: %w", impl, ErrBackend)
+	}
+	return nil, fmt.Errorf("implementation %q: want \"reference\", \"mutant:NAME\" or \"backend:SPEC\"", impl)
+}
