@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -71,8 +72,14 @@ func (r *Result) Report() string {
 	for _, f := range r.Failures {
 		line("%s", f)
 	}
+	// The checker's violations, rendered the one way every command renders
+	// them (package campaign).
 	for _, v := range r.Violations {
-		line("the checker: %s violated (history lines %s): %s", v.Property, joinInts(v.Lines), v.Explanation)
+		var vb strings.Builder
+		campaign.WriteViolation(&vb, campaign.FromChecker(v), nil)
+		for _, l := range strings.Split(strings.TrimRight(vb.String(), "\n"), "\n") {
+			line("%s", l)
+		}
 	}
 	if r.Undecided {
 		line("the checker: linearizability undecided within the budget (Options.CheckTimeout)")
@@ -103,14 +110,6 @@ func (r *Result) Report() string {
 		}
 	}
 	return b.String()
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
 }
 
 // judge has the checker decide every property on the history, once it
