@@ -22,7 +22,8 @@ import (
 // adversarial clients send renews, releases and writes they have no lease
 // for, with no fence, a stale, the current and a future one; and every
 // third acquire, renew, release and write of the holders is delivered
-// twice, as a network that duplicates would. The history must be linearizable and keep the fencing
+// twice, as a network that duplicates would (a duplicated acquire is the
+// live holder's second acquire, which must grant nothing). The history must be linearizable and keep the fencing
 // invariants. For a backend whose writes are not fenced the lock's own ops
 // are judged (writes and reads removed): what its writes cost, Zombie
 // reports once.
