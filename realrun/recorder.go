@@ -214,7 +214,7 @@ func (r *Recorder) Finish(ctx context.Context) (*model.History, error) {
 	return &model.History{
 		Name: r.info.Name,
 		Header: model.Header{Version: 1, TimeUnit: "us", ClockUncertainty: u, Semantics: model.Seed,
-			Fences: r.info.Fences},
+			Fences: r.info.Fences.Order()},
 		Ops: ops,
 	}, nil
 }

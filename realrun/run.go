@@ -42,6 +42,11 @@ type Config struct {
 	OpTimeout time.Duration
 	// Log, when set, receives a line per injected fault.
 	Log func(format string, args ...any)
+	// Extra, when set, runs beside the holders and readers on a client of
+	// its own until the workload ends (end, on rec's timeline), recording
+	// its requests into the run's history through rec; Run waits for it.
+	// leasetest's adversarial clients use it.
+	Extra func(ctx context.Context, rec *Recorder, b backend.Backend, end time.Duration)
 }
 
 func (c *Config) defaults() {
@@ -94,6 +99,9 @@ func Run(ctx context.Context, t Target, cfg Config) (*Result, error) {
 	r := &runner{t: t, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)), faults: map[faults.Kind]int{}}
 	defer r.closeAll()
 	nproc := cfg.Holders + cfg.Readers
+	if cfg.Extra != nil {
+		nproc++
+	}
 	for i := 0; i < nproc; i++ {
 		if err := r.open(ctx); err != nil {
 			return nil, err
@@ -124,6 +132,11 @@ func Run(ctx context.Context, t Target, cfg Config) (*Result, error) {
 		rd := &reader{r: r, name: fmt.Sprintf("r%d", i+1), cl: r.clients[cfg.Holders+i]}
 		wg.Add(1)
 		go func() { defer wg.Done(); rd.run(runCtx) }()
+	}
+	if cfg.Extra != nil {
+		c := r.clients[nproc-1]
+		wg.Add(1)
+		go func() { defer wg.Done(); cfg.Extra(runCtx, rec, c.b, r.end) }()
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); r.serverFaults(runCtx) }()
