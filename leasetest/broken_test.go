@@ -140,7 +140,14 @@ func TestBrokenBackends(t *testing.T) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[i] = outcome{c, leasetest.Evaluate(context.Background(), userFactory(c.cfg, c.bug), userOpts(c.cfg, c.bug))}
+			// A scripted check that came too late to be judged (a loaded
+			// machine) is inconclusive, not a pass: try again, a few times.
+			for attempt := 0; attempt < 4; attempt++ {
+				out[i] = outcome{c, leasetest.Evaluate(context.Background(), userFactory(c.cfg, c.bug), userOpts(c.cfg, c.bug))}
+				if !inconclusive(out[i].results, c.caughtBy) {
+					break
+				}
+			}
 		}()
 	}
 	wg.Wait()
@@ -170,6 +177,22 @@ func TestBrokenBackends(t *testing.T) {
 		}
 	}
 	t.Log("\n" + table.String())
+}
+
+// inconclusive reports whether property passed only because some of its
+// checks could not be judged (they ran too late to tell).
+func inconclusive(results []*leasetest.Result, property string) bool {
+	for _, r := range results {
+		if r.Property != property || r.Failed() {
+			continue
+		}
+		for _, n := range r.Notes {
+			if strings.HasPrefix(n, "not judged") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // TestCorrectUserLock: the correct service, in every configuration, passes
