@@ -73,6 +73,10 @@ type Info struct {
 	Uncertainty time.Duration
 	// TTLGranularity: TTLs are rounded up to a multiple of it (etcd: 1s).
 	TTLGranularity time.Duration
+	// MinTTL is the shortest TTL the backend grants as asked (etcd: 2s, its
+	// minimum lease TTL with the default election timeout); 0 means none.
+	// The real runner never maps a scenario's TTL below it.
+	MinTTL time.Duration
 }
 
 // Clock is an optional capability: a backend that reports its server's

@@ -59,6 +59,7 @@ func Info() backend.Info {
 		Fences:         model.Increasing,
 		Uncertainty:    Uncertainty,
 		TTLGranularity: time.Second,
+		MinTTL:         2 * time.Second,
 	}
 }
 
@@ -71,6 +72,7 @@ func MutexInfo() backend.Info {
 		Fences:         model.Increasing,
 		Uncertainty:    Uncertainty,
 		TTLGranularity: time.Second,
+		MinTTL:         2 * time.Second,
 	}
 }
 
