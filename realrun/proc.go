@@ -324,7 +324,7 @@ func (p *proc) endStops(now int64) {
 		return
 	}
 	if p.cl.proxy != nil {
-		p.cl.proxy.Freeze(false)
+		p.cl.proxy.Freeze(false) // a pause froze it
 	}
 	p.queue = append(p.queue, p.held...)
 	p.held = nil
@@ -408,6 +408,8 @@ func (p *proc) fenceNote() string {
 	return ""
 }
 
+func isHolder(m machine.Holder) bool { _, ok := m.(*holder.Holder); return ok }
+
 func sendsWrite(send []machine.Request) bool {
 	for i := range send {
 		if send[i].Kind == model.Write {
@@ -437,13 +439,7 @@ func (p *proc) send(ctx context.Context, now int64, req machine.Request) {
 	drop := req.Kind == model.Renew && now < p.dropUntil
 	breq := backend.Request{Kind: req.Kind, Key: req.Key, Owner: req.Owner, TTL: time.Duration(req.TTL) * time.Microsecond,
 		Fence: req.Fence, Value: req.Value}
-	var mt int64
-	if h, ok := p.m.(*holder.Holder); ok {
-		mt = h.Config().Timeout
-	} else {
-		mt = p.r.ttl / 3
-	}
-	timeout := p.r.opTimeout(mt)
+	timeout := p.r.opTimeout(now)
 	cctx, cancel := context.WithCancel(ctx)
 	out := &inflight{id: req.ID, cancel: cancel, done: make(chan struct{})}
 	p.out = out
@@ -501,10 +497,9 @@ func (p *proc) apply(ctx context.Context, now int64, f faults.Fault) {
 		if p.freezeUntil == 0 {
 			p.clock.Freeze(now) // one freeze depth: a second one only extends it
 		}
+		// What is in flight travels on (the simulator's rule): the machine
+		// sees its replies when it runs again.
 		p.freezeUntil = max(p.freezeUntil, now+d)
-		if p.cl.proxy != nil {
-			p.cl.proxy.Freeze(true)
-		}
 		rec.Detail = fmt.Sprintf("%s%s frozen for %v, its monotonic clock too (a suspended machine: CLOCK_MONOTONIC does not count the suspension)", p.process, p.fenceNote(), us2d(d))
 		p.freezeRec = r.count(f.Kind, rec)
 	case faults.Overrun:
@@ -551,8 +546,13 @@ func (p *proc) apply(ctx context.Context, now int64, f faults.Fault) {
 		p.clock.Step(step)
 		rec.Amount = step
 		who := "harmless to a holder that measures its lease on the monotonic clock"
-		if _, ok := p.m.(machine.WallClockUser); ok {
-			who = "read by a holder machine that reads the wall clock"
+		if h, ok := p.m.(*holder.Holder); ok && h.Config().Bugs&holder.BugTrustWallClock != 0 {
+			who = "this holder measures its lease on the wall clock: its deadline now comes sooner"
+			if step < 0 {
+				who = "this holder measures its lease on the wall clock: it now believes that much longer"
+			}
+		} else if _, ok := p.m.(machine.WallClockUser); ok && !isHolder(p.m) {
+			who = "handed to a machine that reads the wall clock"
 		}
 		rec.Detail = fmt.Sprintf("%s%s's wall clock stepped by %v (%s)", p.process, p.fenceNote(), us2d(step), who)
 		r.count(f.Kind, rec)

@@ -35,9 +35,12 @@ type Options struct {
 	// hit the holder that matters. The fault records and Result.Scenario
 	// name the holder struck. A replay leaves it off.
 	Retarget bool
-	// OpTimeout bounds every backend call in real time; past it the outcome
-	// is unknown. Default: the holder's timeout (TTL/3 unless the scenario
-	// says).
+	// OpTimeout, when set, bounds every backend call in real time; past it
+	// the outcome is unknown. By default a call lasts until its machine
+	// gives up on it (its own timeout, on its own clock: TTL/3 unless the
+	// scenario says) or the run ends: a reply that arrives while its holder
+	// is paused or frozen is handed to it when it runs again, as in the
+	// simulator.
 	OpTimeout time.Duration
 	// NewHolder builds the holder machines; nil is holder.New, the
 	// reference. A holder mutant's switch plugs in here, as in sim.Options.
@@ -270,12 +273,13 @@ func (r *runner) holderConfig(p scenario.Process, process, owner string) holder.
 		Timeout: r.us(p.Timeout), RetryMax: r.us(p.RetryMax), Work: work}
 }
 
-// opTimeout is the hard bound on one backend call.
-func (r *runner) opTimeout(machineTimeout int64) time.Duration {
+// opTimeout is the hard bound on one backend call: OpTimeout, or the rest
+// of the run.
+func (r *runner) opTimeout(now int64) time.Duration {
 	if r.opt.OpTimeout > 0 {
 		return r.opt.OpTimeout
 	}
-	return time.Duration(max(machineTimeout, 1)) * time.Microsecond
+	return time.Duration(max(r.end-now, 0))*time.Microsecond + time.Second
 }
 
 func (r *runner) closeAll() {

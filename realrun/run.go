@@ -75,8 +75,9 @@ type Config struct {
 	Readers  int           // default 1; negative: none (one reader at most)
 	Key      string        // the lease name; default "k"
 	Faults   []faults.Kind // injected; must be Applicable
-	// OpTimeout bounds every request; past it the outcome is unknown.
-	// Default TTL/3 (the holder's own timeout).
+	// OpTimeout, when set, bounds every request; past it the outcome is
+	// unknown. Default: a request lasts until the holder gives up on it
+	// (its timeout, TTL/3).
 	OpTimeout time.Duration
 	// NewHolder builds the holders' machines; nil is the reference
 	// (holder.New). A planted holder bug plugs in here, as in sim.Options.
