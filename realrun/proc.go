@@ -266,12 +266,12 @@ func (p *proc) advance(ctx context.Context, now int64) {
 		// A retargeted fault goes to a holder that believes it holds the
 		// lease and is running, one at a time: a pause still armed or a
 		// freeze in progress takes the next one elsewhere.
-		for _, pf := range p.r.board.take(p.node, now, p.believes && !p.stopped() && p.armed == 0) {
+		for _, pf := range p.r.board.take(p.node, now, p.believes && !p.stopped() && p.armed == 0, false) {
 			if p.crashed {
 				p.dropOne(pf)
 				continue
 			}
-			p.apply(ctx, now, pf.f)
+			p.apply(now, pf.f)
 		}
 		if p.crashed {
 			return
@@ -294,7 +294,7 @@ func (p *proc) dropDue(now int64) {
 	if p.r.opt.Retarget {
 		return // a retargeted fault waits for a live holder
 	}
-	for _, pf := range p.r.board.take(p.node, now, false) {
+	for _, pf := range p.r.board.take(p.node, now, false, false) {
 		p.dropOne(pf)
 	}
 }
@@ -380,6 +380,13 @@ func (p *proc) step(now int64, rep *machine.Reply) {
 		if rd.Believes != p.believes || rd.Believes && rd.Fence != p.fence {
 			p.believes, p.fence = rd.Believes, rd.Fence
 			p.r.believe(p, rd.Believes, rd.Fence, now)
+		}
+	}
+	if p.r.opt.Retarget && !p.reader && p.believes && p.armed == 0 && sendsWrite(send) {
+		// The faults that matter at a write strike the lease holder there:
+		// after its re-check, before its send.
+		for _, pf := range p.r.board.take(p.node, now, true, true) {
+			p.apply(now, pf.f)
 		}
 	}
 	if p.armed > 0 && (sendsWrite(send) || now >= p.armedAt+p.r.ttl) {
@@ -478,7 +485,7 @@ func (p *proc) cancelOut() {
 }
 
 // apply injects a holder fault at true time now.
-func (p *proc) apply(ctx context.Context, now int64, f faults.Fault) {
+func (p *proc) apply(now int64, f faults.Fault) {
 	r := p.r
 	rec := model.FaultRecord{Kind: string(f.Kind), Target: p.process, Start: now}
 	d := r.us(f.Duration)

@@ -488,9 +488,11 @@ type planned struct {
 	struck string // the node it struck
 }
 
-// take returns the holder faults due at now for node: its own, or (when
-// retargeting) any due one, while it believes it holds the lease.
-func (b *board) take(node string, now int64, believes bool) []*planned {
+// take returns the holder faults due at now for node: its own; or, when
+// retargeting, one due fault, while node believes it holds the lease —
+// where writing says whether node is about to write, since the faults that
+// strike at a write (atWrite) wait for one.
+func (b *board) take(node string, now int64, believes, writing bool) []*planned {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []*planned
@@ -498,7 +500,7 @@ func (b *board) take(node string, now int64, believes bool) []*planned {
 		if pf.taken || pf.at > now {
 			continue
 		}
-		if b.retarget && !believes || !b.retarget && pf.f.Target != node {
+		if b.retarget && (!believes || atWrite(pf.f.Kind) != writing) || !b.retarget && pf.f.Target != node {
 			continue
 		}
 		pf.taken, pf.struck = true, node
@@ -508,6 +510,17 @@ func (b *board) take(node string, now int64, believes bool) []*planned {
 		}
 	}
 	return out
+}
+
+// atWrite lists the faults a retargeted plan strikes at the lease holder's
+// next write, between its re-check and its send: the moment a stop or a
+// clock that lies turns a checked write into a zombie's.
+func atWrite(k faults.Kind) bool {
+	switch k {
+	case faults.Pause, faults.Freeze, faults.ClockStep, faults.ClockDrift:
+		return true
+	}
+	return false
 }
 
 // next is the earliest due time after now of a fault node may take, or -1.

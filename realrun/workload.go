@@ -15,9 +15,9 @@ const WorkloadRhoPPM = 1000
 
 // Workload is the scenario Run runs for cfg (with cfg's defaults applied):
 // cfg.Holders holders, started an eighth of a TTL apart, each with a
-// program of short work items and writes and one item that outlasts the
-// TTL (renewals go on while it works), sized so the holders take the lease
-// in turn for about cfg.Duration; one reader; one fault per kind of
+// program of short work items and writes (half of them with one item that
+// outlasts the TTL: renewals go on while it works), sized so the holders
+// take the lease in turn for about cfg.Duration; one reader; one fault per kind of
 // cfg.Faults, struck in [15%, 55%] of the run (Run retargets holder faults
 // at whoever holds the lease then). Durations are in TTLs, because what
 // matters is how they compare to the lease: a pause past the TTL, a
@@ -34,16 +34,16 @@ func Workload(t Target, cfg Config) *scenario.Scenario {
 	budget := D / int64(cfg.Holders) // each holder's share of the lease
 	for i := 0; i < cfg.Holders; i++ {
 		p := scenario.Process{Name: "h" + strconv.Itoa(i+1), Start: int64(i) * T / 8}
-		long := holder.Item{Work: c.Int64(T, T*3/2, "long-work"), Writes: 1}
-		at := c.Int64(0, 3, "long-at")
+		long := int64(-1) // half the holders have an item that outlasts the TTL
+		if c.Int64(0, 1, "long?") == 1 {
+			long = c.Int64(0, 3, "long-at")
+		}
 		var sum int64
-		for j := int64(0); sum < budget-long.Work || j <= at; j++ {
-			if j == at {
-				p.Work = append(p.Work, long)
-				sum += long.Work
-				continue
-			}
+		for j := int64(0); sum < budget || j <= long; j++ {
 			it := holder.Item{Work: c.Int64(T/20, T/8, "work"), Writes: int(c.Int64(1, 3, "writes"))}
+			if j == long {
+				it = holder.Item{Work: c.Int64(T, T*3/2, "long-work"), Writes: 1}
+			}
 			p.Work = append(p.Work, it)
 			sum += it.Work
 		}
