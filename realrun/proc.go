@@ -666,7 +666,7 @@ func (p *proc) restart(ctx context.Context, now int64) {
 	p.done, p.started = false, true
 	p.m = p.r.opt.NewHolder(p.r.holderConfig(p.prog, p.process, p.owner))
 	p.wakeLocal = machine.Never
-	p.step(p.r.now(), nil)
+	p.step(now, nil)
 }
 
 func us2d(us int64) time.Duration {
