@@ -54,11 +54,10 @@ type sent struct {
 // spy records the readings a holder machine is stepped with.
 type spy struct {
 	*holder.Holder
-	h      *harness
-	true_  []int64 // the true time of each step
-	local  []int64 // the reading the machine got
-	walls  []int64 // SetWall's reading
-	rejoin bool
+	h     *harness
+	true_ []int64 // the true time of each step
+	local []int64 // the reading the machine got
+	walls []int64 // SetWall's reading
 }
 
 func (s *spy) Tick(now int64) {
