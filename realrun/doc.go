@@ -23,7 +23,7 @@
 // faults. Run, the generated workload `leasecheck verify` uses by default,
 // is Workload(cfg) run through RunScenario with Retarget set: each holder
 // fault strikes whichever holder holds the lease when it falls due (at its
-// next write for a pause, a freeze and the clock faults). So a shrunk
+// next write for a pause and a freeze). So a shrunk
 // simulator counterexample replays against etcd, Redis or PostgreSQL
 // (`leasecheck verify --scenario FILE`), and a failing real run saves the
 // scenario as run.

@@ -264,9 +264,10 @@ func (p *proc) advance(ctx context.Context, now int64) {
 	}
 	if !p.reader {
 		// A retargeted fault goes to a holder that believes it holds the
-		// lease and is running, one at a time: a pause still armed or a
-		// freeze in progress takes the next one elsewhere.
-		for _, pf := range p.r.board.take(p.node, now, p.believes && !p.stopped() && p.armed == 0, false) {
+		// lease and is running; one that stops or ends it waits for one with
+		// no pause armed.
+		run := p.believes && !p.stopped()
+		for _, pf := range p.r.board.take(p.node, now, run, run && p.armed == 0, false) {
 			if p.crashed {
 				p.dropOne(pf)
 				continue
@@ -294,7 +295,7 @@ func (p *proc) dropDue(now int64) {
 	if p.r.opt.Retarget {
 		return // a retargeted fault waits for a live holder
 	}
-	for _, pf := range p.r.board.take(p.node, now, false, false) {
+	for _, pf := range p.r.board.take(p.node, now, false, false, false) {
 		p.dropOne(pf)
 	}
 }
@@ -385,7 +386,7 @@ func (p *proc) step(now int64, rep *machine.Reply) {
 	if p.r.opt.Retarget && !p.reader && p.believes && p.armed == 0 && sendsWrite(send) {
 		// The faults that matter at a write strike the lease holder there:
 		// after its re-check, before its send.
-		for _, pf := range p.r.board.take(p.node, now, true, true) {
+		for _, pf := range p.r.board.take(p.node, now, true, true, true) {
 			p.apply(now, pf.f)
 		}
 	}

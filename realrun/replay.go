@@ -202,7 +202,7 @@ func (r *runner) now() int64 { return int64(r.rec.Now() / time.Microsecond) }
 // setup opens a client (and a proxy) per process and lays out the plan.
 func (r *runner) setup(ctx context.Context) error {
 	sc := r.sc
-	r.board = &board{retarget: r.opt.Retarget}
+	r.board = &board{retarget: r.opt.Retarget, ttl: r.ttl}
 	for _, hp := range sc.Holders {
 		p := r.newProc(hp.Name, false)
 		p.start = r.us(hp.Start)
@@ -475,6 +475,7 @@ func sleepFor(ctx context.Context, d time.Duration) {
 type board struct {
 	mu       sync.Mutex
 	retarget bool
+	ttl      int64
 	holder   []*planned // holder faults, by At
 	server   []*planned // coordinator and resource faults, by At
 }
@@ -489,10 +490,12 @@ type planned struct {
 }
 
 // take returns the holder faults due at now for node: its own; or, when
-// retargeting, one due fault, while node believes it holds the lease —
-// where writing says whether node is about to write, since the faults that
-// strike at a write (atWrite) wait for one.
-func (b *board) take(node string, now int64, believes, writing bool) []*planned {
+// retargeting, those due while node believes it holds the lease and runs
+// (believes) — every due one that leaves it running, and at most one that
+// stops or ends it (exclusive), which needs it free as well (no pause
+// armed). writing says whether node is about to write: the faults that
+// strike at a write (atWrite) wait for one, for a TTL at most.
+func (b *board) take(node string, now int64, believes, free, writing bool) []*planned {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []*planned
@@ -500,28 +503,43 @@ func (b *board) take(node string, now int64, believes, writing bool) []*planned 
 		if pf.taken || pf.at > now {
 			continue
 		}
-		if b.retarget && (!believes || atWrite(pf.f.Kind) != writing) || !b.retarget && pf.f.Target != node {
+		if !b.retarget {
+			if pf.f.Target == node {
+				pf.taken, pf.struck = true, node
+				out = append(out, pf)
+			}
+			continue
+		}
+		// An at-write fault overdue by a TTL (no free holder wrote) strikes at
+		// any step, as the simulator's pause does.
+		waits := atWrite(pf.f.Kind) && !writing && now < pf.at+b.ttl
+		ex := exclusive(pf.f.Kind)
+		if !believes || waits || ex && !free {
 			continue
 		}
 		pf.taken, pf.struck = true, node
 		out = append(out, pf)
-		if b.retarget {
-			break // one at a time: the holder takes the next when it is free again
+		if ex {
+			break // it stops or ends the holder: the rest go elsewhere
 		}
 	}
 	return out
 }
 
-// atWrite lists the faults a retargeted plan strikes at the lease holder's
-// next write, between its re-check and its send: the moment a stop or a
-// clock that lies turns a checked write into a zombie's.
-func atWrite(k faults.Kind) bool {
+// exclusive lists the faults that stop or end a holder.
+func exclusive(k faults.Kind) bool {
 	switch k {
-	case faults.Pause, faults.Freeze, faults.ClockStep, faults.ClockDrift:
+	case faults.Pause, faults.Freeze, faults.Crash, faults.OwnerReuse:
 		return true
 	}
 	return false
 }
+
+// atWrite lists the faults a retargeted plan strikes at the lease holder's
+// next write, between its re-check and its send: the moment a stop (and,
+// for a freeze, a clock that stops with it) turns a checked write into a
+// zombie's.
+func atWrite(k faults.Kind) bool { return k == faults.Pause || k == faults.Freeze }
 
 // next is the earliest due time after now of a fault node may take, or -1.
 func (b *board) next(node string, now int64) int64 {

@@ -17,9 +17,9 @@ const WorkloadRhoPPM = 1000
 // cfg.Holders holders, started an eighth of a TTL apart, each with a
 // program of short work items and writes (half of them with one item that
 // outlasts the TTL: renewals go on while it works), sized so the holders
-// take the lease in turn for about cfg.Duration; one reader; one fault per kind of
-// cfg.Faults, struck in [15%, 55%] of the run (Run retargets holder faults
-// at whoever holds the lease then). Durations are in TTLs, because what
+// take the lease in turn for about cfg.Duration; one reader; one fault per
+// kind of cfg.Faults, each due in a slot of its own in [10%, 60%] of the run
+// (Run retargets holder faults at whoever holds the lease then). Durations are in TTLs, because what
 // matters is how they compare to the lease: a pause past the TTL, a
 // partition as long as it. Times are ms, as in every scenario; every choice
 // comes from cfg.Seed.
@@ -54,9 +54,20 @@ func Workload(t Target, cfg Config) *scenario.Scenario {
 	}
 	names := sc.Names()
 	target := func() string { return names[c.Int64(0, int64(len(names)-1), "target")] }
-	at := func() int64 { return D*15/100 + c.Int64(0, D*40/100, "at") }
-	for _, k := range cfg.Faults {
-		f := faults.Fault{Kind: k, Target: target(), At: at()}
+	// The faults fall due spread over [10%, 60%] of the run, one slot each
+	// in a drawn order, so that they do not queue up for the same holder.
+	order := make([]int, len(cfg.Faults))
+	for i := range order {
+		order[i] = i
+	}
+	for i := len(order) - 1; i > 0; i-- {
+		j := c.Int64(0, int64(i), "order")
+		order[i], order[j] = order[j], order[i]
+	}
+	slot := D * 50 / 100 / int64(max(len(order), 1))
+	at := func(i int) int64 { return D*10/100 + int64(order[i])*slot + c.Int64(0, slot, "at") }
+	for i, k := range cfg.Faults {
+		f := faults.Fault{Kind: k, Target: target(), At: at(i)}
 		switch k {
 		case faults.Pause:
 			// Past the TTL, so the lease moves on while the holder is stopped
@@ -94,7 +105,6 @@ func Workload(t Target, cfg Config) *scenario.Scenario {
 			f.Duration = T * 3 / 2
 		case faults.CoordinatorCrash:
 			f.Target = faults.Coordinator
-			f.At = D*10/100 + c.Int64(0, D*20/100, "at")
 			f.Duration = max(T/2, 1)
 		case faults.DoubleRelease:
 			f.Amount = T / 4
@@ -103,7 +113,7 @@ func Workload(t Target, cfg Config) *scenario.Scenario {
 		if k == faults.ClockStep && t.Clock != nil {
 			// The coordinator's clock too, forward: a lease clock that trusts
 			// the wall expires the live lease early (Kleppmann's Redlock case).
-			sc.Faults = append(sc.Faults, faults.Fault{Kind: k, Target: faults.Coordinator, At: at(), Amount: 2 * T})
+			sc.Faults = append(sc.Faults, faults.Fault{Kind: k, Target: faults.Coordinator, At: at(i), Amount: 2 * T})
 		}
 	}
 	sc.Faults = sc.Faults.Sorted()
