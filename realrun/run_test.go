@@ -15,6 +15,7 @@ import (
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/realrun"
 	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/sim"
 )
 
 // These tests run the real runner on real time against in-process
@@ -216,5 +217,69 @@ func TestClockFaultsBite(t *testing.T) {
 				t.Errorf("faults %v: want the scenario's one", res.Faults)
 			}
 		})
+	}
+}
+
+// TestWorkload: the generated workload is a valid scenario, the same for
+// the same seed, with one fault of every kind asked for, each due in
+// [10%, 60%] of the run, and programs that keep every holder writing.
+func TestWorkload(t *testing.T) {
+	tg := inProcess(memstore.New(), &realrun.SteppableClock{})
+	for seed := uint64(1); seed <= 50; seed++ {
+		cfg := realrun.Config{Seed: seed, Faults: faults.AllKinds}
+		sc := realrun.Workload(tg, cfg)
+		if err := sc.Validate(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if again := realrun.Workload(tg, cfg); string(again.Marshal()) != string(sc.Marshal()) {
+			t.Fatalf("seed %d: two workloads differ", seed)
+		}
+		counts := sc.Faults.Counts()
+		for _, k := range faults.AllKinds {
+			want := 1
+			if k == faults.ClockStep {
+				want = 2 // a holder's and, with Target.Clock, the coordinator's
+			}
+			if counts[k] != want {
+				t.Errorf("seed %d: %d faults of kind %s, want %d", seed, counts[k], k, want)
+			}
+		}
+		for _, f := range sc.Faults {
+			if f.Kind != faults.ClockOffset && (f.At < 1000 || f.At > 6000) {
+				t.Errorf("seed %d: %s due at %dms, outside [10%%, 60%%] of 10s", seed, f, f.At)
+			}
+		}
+		for _, p := range sc.Holders {
+			writes := 0
+			for _, it := range p.Work {
+				writes += it.Writes
+			}
+			if writes < 10 {
+				t.Errorf("seed %d: %s writes %d times, want a program that keeps writing", seed, p.Name, writes)
+			}
+		}
+	}
+}
+
+// TestClockScenariosInSimulator: the clock scenarios of testdata/ are
+// ordinary scenarios: the simulator runs them against the reference and
+// finds nothing (fences refuse the late writes there too).
+func TestClockScenariosInSimulator(t *testing.T) {
+	for _, name := range []string{"frozen-clock", "wall-clock-step-back"} {
+		sc, err := scenario.Load("testdata/" + name + ".scenario.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := sim.Run(sc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cr := checker.Check(context.Background(), r.History, checker.Options{Timeout: 30 * time.Second})
+		if !cr.OK() {
+			t.Errorf("%s: the reference fails in the simulator: %+v", name, cr.Violations)
+		}
+		if r.Stats.Faults[sc.Faults[0].Kind] != 1 {
+			t.Errorf("%s: faults %v", name, r.Stats.Faults)
+		}
 	}
 }

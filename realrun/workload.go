@@ -38,14 +38,18 @@ func Workload(t Target, cfg Config) *scenario.Scenario {
 		if c.Int64(0, 1, "long?") == 1 {
 			long = c.Int64(0, 3, "long-at")
 		}
+		// The long item counts for half its length, so a holder that has
+		// one still writes for most of its share.
 		var sum int64
 		for j := int64(0); sum < budget || j <= long; j++ {
 			it := holder.Item{Work: c.Int64(T/20, T/8, "work"), Writes: int(c.Int64(1, 3, "writes"))}
+			n := it.Work
 			if j == long {
 				it = holder.Item{Work: c.Int64(T, T*3/2, "long-work"), Writes: 1}
+				n = it.Work / 2
 			}
 			p.Work = append(p.Work, it)
-			sum += it.Work
+			sum += n
 		}
 		sc.Holders = append(sc.Holders, p)
 	}
