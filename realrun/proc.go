@@ -3,6 +3,7 @@ package realrun
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/leasecheck/leasecheck/faults"
@@ -89,6 +90,7 @@ type lift struct {
 	at  int64
 	rec int
 	fn  func()
+	cut bool // a partition: the connection stays cut until it lifts
 }
 
 func (p *proc) connect(ctx context.Context) error {
@@ -589,7 +591,7 @@ func (p *proc) apply(now int64, f faults.Fault) {
 			rec.Detail += "; the resource is the backend itself, so the whole connection is cut"
 		}
 		px.Blackhole(true)
-		p.lifts = append(p.lifts, lift{at: now + d, rec: r.count(f.Kind, rec), fn: func() { px.Blackhole(false) }})
+		p.lifts = append(p.lifts, lift{at: now + d, rec: r.count(f.Kind, rec), fn: func() { px.Blackhole(false) }, cut: true})
 	case faults.Crash, faults.OwnerReuse:
 		p.crash(now, f, rec)
 	default:
@@ -628,6 +630,13 @@ func (p *proc) crash(now int64, f faults.Fault, rec model.FaultRecord) {
 		p.r.partialf(faults.Pause, model.FaultRecord{Kind: string(faults.Pause), Target: old, Start: now,
 			Detail: fmt.Sprintf("not applied: %s crashed before the pause of %v struck", old, us2d(p.armed))})
 	}
+	if p.pauseUntil > 0 {
+		p.r.ended(p.pauseRec, now)
+	}
+	if p.freezeUntil > 0 {
+		p.clock.Unfreeze(now) // the next incarnation's clock runs
+		p.r.ended(p.freezeRec, now)
+	}
 	p.crashed = true
 	p.queue, p.held, p.inbox = nil, nil, nil
 	p.armed, p.pauseUntil, p.freezeUntil = 0, 0, 0
@@ -656,8 +665,8 @@ func (p *proc) restart(ctx context.Context, now int64) {
 	if p.restartKind != faults.OwnerReuse {
 		p.owner = p.process
 	}
-	if p.cl.proxy != nil {
-		p.cl.proxy.Blackhole(false)
+	if p.cl.proxy != nil && !slices.ContainsFunc(p.lifts, func(l lift) bool { return l.cut }) {
+		p.cl.proxy.Blackhole(false) // unless a partition still cuts it
 	}
 	if err := p.reconnect(ctx); err != nil {
 		p.r.logf("%8.3fs %s could not reconnect after its restart: %v", float64(now)/1e6, p.process, err)
