@@ -19,11 +19,15 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/impl/etcd"
+	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/impl/mutants"
 	"github.com/leasecheck/leasecheck/impl/postgres"
 	"github.com/leasecheck/leasecheck/impl/redis"
 	"github.com/leasecheck/leasecheck/internal/servers"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/realrun"
+	"github.com/leasecheck/leasecheck/scenario"
 )
 
 func init() {
@@ -43,34 +47,57 @@ type verifySummary struct {
 	FenceSource      string   `json:"fence_source"`
 	FencedWrite      string   `json:"fenced_write"`
 	Histories        []string `json:"histories,omitempty"`
+	// FaultsPartial counts faults applied in part or not at all (a server
+	// that could only be stopped, not restarted), by kind: not in Faults.
+	FaultsPartial map[string]int `json:"faults_partial,omitempty"`
 }
 
 func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	spec := fs.String("backend", "etcd", "etcd | etcd-mutex (embedded) | redis | postgres (a local server started here) | etcd://HOST:PORT | redis://[user:pass@]HOST:PORT[/db] | postgres://USER[:PASS]@HOST:PORT/DB")
-	duration := fs.Duration("duration", 10*time.Second, "workload time per seed (faulted runs end a few seconds later)")
-	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL (etcd rounds up to whole seconds, at least 2s)")
+	spec := fs.String("backend", "etcd", "etcd | etcd-mutex (embedded) | redis | postgres (a local server started here) | etcd://HOST:PORT | etcd-mutex://HOST:PORT | redis://[user:pass@]HOST:PORT[/db] | postgres://USER[:PASS]@HOST:PORT/DB")
+	duration := fs.Duration("duration", 10*time.Second, "workload time per seed (faulted runs end up to 3 TTLs later)")
+	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL (raised to the backend's minimum: etcd whole seconds, at least 2s); with --scenario, the real TTL the scenario's TTL maps onto (default: chosen for the backend)")
 	faultList := fs.String("faults", "all", "comma-separated fault kinds, \"all\" (every kind applicable to the backend) or \"none\"")
-	seeds := fs.Int("seeds", 1, "rounds to run (seeds first, first+1, ...); each draws its own fault times")
+	seeds := fs.Int("seeds", 1, "rounds to run (seeds first, first+1, ...); each draws its own workload and fault times (with --scenario: replays of it)")
 	first := fs.Uint64("first", 1, "the first seed")
-	out := fs.String("out", "leasecheck-failures", "where failing rounds' histories (and HTML reports) are saved")
+	scenarioFile := fs.String("scenario", "", "replay this simulator scenario (a saved failure, a shrunk mutant counterexample) against the backend instead of the generated workload")
+	mutantName := fs.String("mutant", "", "run the holders with a planted holder bug `NAME` (leasecheck mutants; holder mutants only: the backend is the coordinator)")
+	out := fs.String("out", "leasecheck-failures", "where failing rounds' histories, scenarios (and HTML reports) are saved")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	budget := fs.Duration("timeout", 60*time.Second, "linearizability search budget per history")
 	quiet := fs.Bool("quiet", false, "do not log injected faults on standard error")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: leasecheck verify [--backend etcd|etcd-mutex|redis://HOST:PORT|postgres://...] [--duration D] [--faults LIST] [--out DIR] [--json]")
-		fmt.Fprintln(stderr, "\nRuns holders and a reader against a real lease backend, injects real faults\n(holder pauses, clock offset and drift, dropped renewals, a TCP proxy that\ndelays or blackholes, holder crashes, a stopped server where verify started it),\nrecords the history and checks it. Keys live under a unique prefix, removed at\nthe end. Exit status: 0 all hold, 1 a violation, 2 bad usage or an unusable\nbackend, 3 undecided within the budget.")
+		fmt.Fprintln(stderr, "usage: leasecheck verify [--backend etcd|etcd-mutex|redis|postgres|URL] [--duration D] [--faults LIST] [--scenario FILE] [--mutant NAME] [--out DIR] [--json]")
+		fmt.Fprintln(stderr, "\nRuns holders and a reader — the protocol machines the simulator runs — against a\nreal lease backend, injects real faults (holder pauses and freezes, clock drift\nand steps, dropped renewals, a TCP proxy that delays or blackholes, holder\ncrashes, a stopped or restarted server where verify started it), records the\nhistory and checks it. --scenario replays a simulator scenario instead, its\ntimes scaled onto the backend's TTL. Keys live under a unique prefix, removed\nat the end. Exit status: 0 all hold, 1 a violation, 2 bad usage or an unusable\nbackend, 3 undecided within the budget.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlagsOnly(fs, args, stderr); !ok {
 		return code
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *seeds < 1 || *duration <= 0 || *ttl <= 0 {
 		fmt.Fprintln(stderr, "leasecheck verify: --seeds, --duration and --ttl must be positive")
 		return exitUsage
 	}
 	kinds, err := faults.ParseKinds(*faultList)
+	if err != nil {
+		fmt.Fprintf(stderr, "leasecheck verify: %v\n", err)
+		return exitUsage
+	}
+	var sc *scenario.Scenario
+	if *scenarioFile != "" {
+		if set["faults"] || set["duration"] {
+			fmt.Fprintln(stderr, "leasecheck verify: --scenario brings its own fault plan and horizon: drop --faults and --duration")
+			return exitUsage
+		}
+		if sc, err = scenario.Load(*scenarioFile); err != nil {
+			fmt.Fprintf(stderr, "leasecheck verify: %v\n", err)
+			return exitUsage
+		}
+	}
+	newHolder, holderNote, err := verifyHolder(*mutantName, sc)
 	if err != nil {
 		fmt.Fprintf(stderr, "leasecheck verify: %v\n", err)
 		return exitUsage
@@ -83,31 +110,63 @@ func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "leasecheck verify: %s\n", scrub(err.Error(), *spec))
 		return exitUsage
 	}
-	if *faultList == "all" || *faultList == "" {
-		kinds = realrun.ApplicableKinds(tg, kinds)
-	}
-	for _, k := range kinds {
-		if !realrun.Applicable(tg, k) {
-			fmt.Fprintf(stderr, "leasecheck verify: fault %q is not applicable to %s (applicable: %s)\n", k, shown, kindList(realrun.ApplicableKinds(tg, faults.AllKinds)))
-			return exitUsage
+	if sc != nil {
+		kinds = planKinds(sc.Faults)
+	} else {
+		if *faultList == "all" || *faultList == "" {
+			kinds = realrun.ApplicableKinds(tg, kinds)
+		}
+		for _, k := range kinds {
+			if !realrun.Applicable(tg, k) {
+				fmt.Fprintf(stderr, "leasecheck verify: fault %q is not applicable to %s (applicable: %s)\n", k, shown, kindList(realrun.ApplicableKinds(tg, faults.AllKinds)))
+				return exitUsage
+			}
 		}
 	}
-	fmt.Fprintf(stderr, "leasecheck verify: %s, seeds %d..%d, %v each, TTL %v, faults %s\n", shown, *first, *first+uint64(*seeds)-1, *duration, *ttl, kindList(kinds))
+	if sc != nil {
+		realTTL := realrun.AutoTTL(tg.Info, sc.TTL)
+		if set["ttl"] {
+			realTTL = *ttl
+		}
+		fmt.Fprintf(stderr, "leasecheck verify: %s, scenario %s (%d holders, TTL %dms, %d faults: %s) replayed %d time(s) at TTL %v%s\n",
+			shown, *scenarioFile, len(sc.Holders), sc.TTL, len(sc.Faults), kindList(kinds), *seeds, realTTL, holderNote)
+	} else {
+		fmt.Fprintf(stderr, "leasecheck verify: %s, seeds %d..%d, %v each, TTL %v, faults %s%s\n", shown, *first, *first+uint64(*seeds)-1, *duration, *ttl, kindList(kinds), holderNote)
+	}
 
 	sum := &verifySummary{Backend: tg.Info.Name, seedSummary: newSeedSummary(*first, kinds),
-		TimeUnit: "us", FenceSource: tg.Info.FenceSource, FencedWrite: tg.Info.FencedWrite}
+		TimeUnit: "us", FenceSource: tg.Info.FenceSource, FencedWrite: tg.Info.FencedWrite, FaultsPartial: map[string]int{}}
 	var failures []string
 	for i := 0; i < *seeds; i++ {
 		seed := *first + uint64(i)
-		// A key of its own per seed: nothing a seed left (a late answer, a
+		// A key of its own per round: nothing a round left (a late answer, a
 		// grant) can leak into the next one's history.
-		cfg := realrun.Config{Seed: seed, Duration: *duration, TTL: *ttl, Faults: kinds, Key: fmt.Sprintf("k%d", seed)}
+		key := fmt.Sprintf("k%d", seed)
+		var logf func(string, ...any)
 		if !*quiet {
-			cfg.Log = func(format string, args ...any) {
+			logf = func(format string, args ...any) {
+				// realrun serializes its calls; stderr is only written here
+				// while a round runs.
 				fmt.Fprintf(stderr, "  seed %d %s\n", seed, fmt.Sprintf(format, args...))
 			}
 		}
-		res, cr, err := realrun.RunAndCheck(ctx, tg, cfg, *budget)
+		var res *realrun.Result
+		if sc != nil {
+			round := *sc
+			round.Key = key
+			opt := realrun.Options{NewHolder: newHolder, Log: logf}
+			if set["ttl"] {
+				opt.TTL = *ttl
+			}
+			res, err = realrun.RunScenario(ctx, tg, &round, opt)
+		} else {
+			cfg := realrun.Config{Seed: seed, Duration: *duration, TTL: *ttl, Faults: kinds, Key: key, NewHolder: newHolder, Log: logf}
+			res, err = realrun.Run(ctx, tg, cfg)
+		}
+		var cr *checker.Result
+		if err == nil {
+			cr = checker.Check(ctx, res.History, checker.Options{Timeout: *budget})
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "leasecheck verify: seed %d: %s\n", seed, scrub(err.Error(), *spec))
 			return exitUsage
@@ -117,6 +176,9 @@ func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		sum.ClockUncertainty = max(sum.ClockUncertainty, res.History.Header.ClockUncertainty)
 		for k, n := range res.Faults {
 			sum.Faults[string(k)] += n
+		}
+		for k, n := range res.Partial {
+			sum.FaultsPartial[string(k)] += n
 		}
 		seen := map[string]bool{}
 		for _, v := range cr.Violations {
@@ -130,7 +192,7 @@ func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		if !cr.OK() {
 			sum.FailedSeeds = append(sum.FailedSeeds, seed)
-			path, err := saveVerifyFailure(*out, tg.Info.Name, seed, res.History, cr)
+			path, scPath, err := saveVerifyFailure(*out, tg.Info.Name, seed, res, cr)
 			if err != nil {
 				fmt.Fprintf(stderr, "leasecheck verify: %v\n", err)
 			} else {
@@ -146,6 +208,7 @@ func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			}
 			if path != "" {
 				fmt.Fprintf(&b, "history: %s (re-check: leasecheck check %s)\n", path, path)
+				fmt.Fprintf(&b, "replay: leasecheck verify --backend %s --scenario %s\n", redact(*spec), scPath)
 			}
 			failures = append(failures, b.String())
 		}
@@ -175,6 +238,44 @@ func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// verifyHolder is the holder machine verify runs: the reference, or the
+// holder mutant named by --mutant (or by the scenario's implementation). A
+// coordinator or resource mutant has no place against a real backend: the
+// backend is the coordinator and the store.
+func verifyHolder(name string, sc *scenario.Scenario) (func(holder.Config) machine.Holder, string, error) {
+	from := "--mutant"
+	if name == "" && sc != nil {
+		if n, ok := strings.CutPrefix(sc.Implementation, "mutant:"); ok {
+			if m := mutants.ByName(n); m != nil && m.Component == mutants.Holder {
+				name, from = n, "the scenario's implementation"
+			}
+		}
+	}
+	if name == "" {
+		return nil, "", nil
+	}
+	m := mutants.ByName(name)
+	if m == nil {
+		return nil, "", fmt.Errorf("unknown mutant %q (see leasecheck mutants)", name)
+	}
+	if m.Component != mutants.Holder {
+		return nil, "", fmt.Errorf("mutant %q is a %s bug; against a real backend the backend is the %s (holder mutants only)", name, m.Component, m.Component)
+	}
+	return m.Options().NewHolder, fmt.Sprintf(", holders with planted bug %s (from %s)", name, from), nil
+}
+
+// planKinds lists the kinds a plan holds, in AllKinds' order.
+func planKinds(p faults.Plan) []faults.Kind {
+	c := p.Counts()
+	var out []faults.Kind
+	for _, k := range faults.AllKinds {
+		if c[k] > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 func printVerify(w io.Writer, s *verifySummary, shown string, kinds []faults.Kind, info backend.Info) {
 	fmt.Fprintf(w, "%-26s %s\n", "backend", shown)
 	fmt.Fprintf(w, "%-26s %s\n", "fence source", info.FenceSource)
@@ -188,7 +289,11 @@ func printVerify(w io.Writer, s *verifySummary, shown string, kinds []faults.Kin
 	fmt.Fprintf(w, "%-26s %d\n", "operations", s.Ops)
 	fmt.Fprintln(w, "\nfaults injected")
 	for _, k := range kinds {
-		fmt.Fprintf(w, "  %-24s %d\n", k, s.Faults[string(k)])
+		fmt.Fprintf(w, "  %-24s %d", k, s.Faults[string(k)])
+		if n := s.FaultsPartial[string(k)]; n > 0 {
+			fmt.Fprintf(w, " (+%d applied in part or not at all: see the fault log)", n)
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w, "\nseeds violating")
 	for _, p := range checker.Properties() {
@@ -202,26 +307,32 @@ func printVerify(w io.Writer, s *verifySummary, shown string, kinds []faults.Kin
 	}
 }
 
-func saveVerifyFailure(dir, name string, seed uint64, h *model.History, cr *checker.Result) (string, error) {
+// saveVerifyFailure saves a failing round: its history, the scenario as run
+// (replayable with verify --scenario) and the HTML report. It returns the
+// history's and the scenario's paths.
+func saveVerifyFailure(dir, name string, seed uint64, res *realrun.Result, cr *checker.Result) (string, string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+		return "", "", err
 	}
 	base := filepath.Join(dir, fmt.Sprintf("verify-%s-seed-%d", name, seed))
 	f, err := os.Create(base + ".history.jsonl")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	if err := model.WriteHistory(f, h); err != nil {
+	if err := model.WriteHistory(f, res.History); err != nil {
 		f.Close()
-		return "", err
+		return "", "", err
 	}
 	if err := f.Close(); err != nil {
-		return "", err
+		return "", "", err
 	}
-	if err := writeHTMLFile(base+".html", h, cr); err != nil {
-		return "", err
+	if err := res.Scenario.Save(base + ".scenario.json"); err != nil {
+		return "", "", err
 	}
-	return base + ".history.jsonl", nil
+	if err := writeHTMLFile(base+".html", res.History, cr); err != nil {
+		return "", "", err
+	}
+	return base + ".history.jsonl", base + ".scenario.json", nil
 }
 
 // newPrefix is the run's unique key prefix.

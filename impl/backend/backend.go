@@ -88,6 +88,10 @@ type Info struct {
 	Uncertainty time.Duration
 	// TTLGranularity: TTLs are rounded up to a multiple of it (etcd: 1s).
 	TTLGranularity time.Duration
+	// MinTTL is the shortest TTL the backend grants as asked (etcd: 2s, its
+	// minimum lease TTL with the default election timeout); 0 means none.
+	// The real runner never maps a scenario's TTL below it.
+	MinTTL time.Duration
 }
 
 // Fences says what fencing token a backend's grants carry.

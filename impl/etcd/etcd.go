@@ -64,6 +64,7 @@ func Info() backend.Info {
 		FencedWrites:   true,
 		Uncertainty:    Uncertainty,
 		TTLGranularity: time.Second,
+		MinTTL:         2 * time.Second,
 	}
 }
 
@@ -77,6 +78,7 @@ func MutexInfo() backend.Info {
 		FencedWrites:   false, // the point of this backend: Jepsen's etcd 3.4.3 finding
 		Uncertainty:    Uncertainty,
 		TTLGranularity: time.Second,
+		MinTTL:         2 * time.Second,
 	}
 }
 
