@@ -118,7 +118,7 @@
 // Index: run.go (Target, Config, Result, Run, Applicable), workload.go
 // (Workload), replay.go (Options, RunScenario, AutoTTL, the server faults),
 // proc.go (the driver of one process), recorder.go, proxy.go (Proxy),
-// server.go (Process, StartRedis, StartPostgres), check.go (RunAndCheck).
-// testdata/ holds the clock scenarios that bite. realruntest/ has helpers
-// for tests.
+// server.go (Server, Restarter: what a controlled server offers), check.go
+// (RunAndCheck). testdata/ holds the clock scenarios that bite;
+// internal/servers starts real servers for verify and the tests.
 package realrun

@@ -45,7 +45,10 @@ func inProcess(c backend.Clocked, clk *realrun.SteppableClock) realrun.Target {
 
 func check(t *testing.T, res *realrun.Result) *checker.Result {
 	t.Helper()
-	cr := checker.Check(context.Background(), res.History, checker.Options{Timeout: 30 * time.Second})
+	cr, err := checker.Check(context.Background(), res.History, checker.Options{Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("the recorded history is not valid: %v", err)
+	}
 	if cr.Undecided() {
 		t.Fatalf("undecided")
 	}
@@ -298,7 +301,10 @@ func TestClockScenariosInSimulator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cr := checker.Check(context.Background(), r.History, checker.Options{Timeout: 30 * time.Second})
+		cr, err := checker.Check(context.Background(), r.History, checker.Options{Timeout: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !cr.OK() {
 			t.Errorf("%s: the reference fails in the simulator: %+v", name, cr.Violations)
 		}

@@ -356,10 +356,10 @@ func verifyScenario(t *testing.T, spec, file string, extra ...string) (int, stri
 func TestVerifyScenarioCounterexample(t *testing.T) {
 	file := scenarioPath("testdata/scenarios/mutants", "write-without-fence-check")
 	redisSpec := "redis" // a redis-server verify starts itself, when there is one
-	if p, err := realrun.StartRedis(context.Background()); err == nil {
+	if p, err := servers.StartRedis(context.Background()); err == nil {
 		p.Close()
 	} else {
-		redisSpec, _ = realruntest.Redis(t)
+		redisSpec, _ = serverstest.Redis(t)
 	}
 	for _, c := range []struct {
 		spec   string
@@ -396,10 +396,10 @@ func TestVerifyScenarioCounterexample(t *testing.T) {
 // lapsed: caught against etcd-mutex, refused by etcd and Redis.
 func TestVerifyClockFaultsBite(t *testing.T) {
 	redisSpec := "redis" // a redis-server verify starts itself, when there is one
-	if p, err := realrun.StartRedis(context.Background()); err == nil {
+	if p, err := servers.StartRedis(context.Background()); err == nil {
 		p.Close()
 	} else {
-		redisSpec, _ = realruntest.Redis(t)
+		redisSpec, _ = serverstest.Redis(t)
 	}
 	frozen := scenarioPath("realrun/testdata", "frozen-clock")
 	step := scenarioPath("realrun/testdata", "wall-clock-step-back")
