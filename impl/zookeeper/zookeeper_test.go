@@ -1,0 +1,341 @@
+package zookeeper_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/impl/zookeeper"
+	"github.com/leasecheck/leasecheck/internal/servers"
+	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
+	"github.com/leasecheck/leasecheck/leasetest"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/realrun"
+)
+
+func root() string { return "/leasecheck/" + serverstest.Prefix() }
+
+func target(addr string, srv realrun.Server, fenced bool) realrun.Target {
+	r := root()
+	tg := realrun.Target{Info: zookeeper.Info(), Addr: addr, Server: srv,
+		Open: func(ctx context.Context, a string) (backend.Backend, error) { return zookeeper.Open(ctx, a, r) }}
+	if !fenced {
+		tg.Info = zookeeper.UnfencedInfo()
+		tg.Open = func(ctx context.Context, a string) (backend.Backend, error) { return zookeeper.OpenUnfenced(ctx, a, r) }
+	}
+	return tg
+}
+
+func open(t *testing.T, addr string) *zookeeper.Backend {
+	t.Helper()
+	b, err := zookeeper.Open(context.Background(), addr, root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Cleanup(context.Background()); b.Close() })
+	return b
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+// raw is a plain go-zookeeper client, to look at the server's znodes.
+func raw(t *testing.T, addr string) *zk.Conn {
+	t.Helper()
+	c, _, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogger(quiet{}), zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// tree lists every znode under p (p included), sorted.
+func tree(c *zk.Conn, p string) ([]string, error) {
+	children, _, err := c.Children(p)
+	if err == zk.ErrNoNode {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := []string{p}
+	for _, ch := range children {
+		sub, err := tree(c, strings.TrimSuffix(p, "/")+"/"+ch)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub...)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func do(t *testing.T, b backend.Backend, req backend.Request) (backend.Response, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if req.Key == "" {
+		req.Key = "k"
+	}
+	return b.Do(ctx, req)
+}
+
+// TestContract walks the contract table of the package doc against a real
+// server: each op in each lease state, the answer it must give.
+func TestContract(t *testing.T) {
+	addr, _ := serverstest.ZooKeeper(t)
+	b := open(t, addr)
+	const ttl = 2 * time.Second
+	acq := func(owner string) (backend.Response, error) {
+		return do(t, b, backend.Request{Kind: model.Acquire, Owner: owner, TTL: ttl})
+	}
+	want := func(what string, r backend.Response, err error, ok bool, reason string) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: error %v, want ok=%v %q", what, err, ok, reason)
+		}
+		if r.OK != ok || !ok && reason != "" && r.Reason != reason {
+			t.Errorf("%s = %+v, want ok=%v %q", what, r, ok, reason)
+		}
+	}
+	ra, err := acq("A")
+	want("Acquire(A) on a free key", ra, err, true, "")
+	if ra.Fence < 1 || ra.TTL != ttl {
+		t.Errorf("Acquire(A) = fence %d, TTL %v; want a fence >= 1 and the TTL asked for (%v)", ra.Fence, ra.TTL, ttl)
+	}
+	fa := ra.Fence
+	r, err := acq("B")
+	want("Acquire(B) while A holds", r, err, false, backend.ReasonHeld)
+	r, err = acq("A")
+	want("Acquire(A) again while A holds", r, err, false, backend.ReasonHeld)
+	r, err = do(t, b, backend.Request{Kind: model.Write, Owner: "A", Fence: fa, Value: "a1"})
+	want("Write(A, fa)", r, err, true, "")
+	r, err = do(t, b, backend.Request{Kind: model.Write, Owner: "B", Fence: fa, Value: "b-steals"})
+	want("Write(B, fa): not B's fence", r, err, false, backend.ReasonNotHolder)
+	r, err = do(t, b, backend.Request{Kind: model.Write, Owner: "A", Fence: fa + 1, Value: "a-future"})
+	want("Write(A, fa+1): a fence never granted", r, err, false, "")
+	r, err = do(t, b, backend.Request{Kind: model.Renew, Owner: "B", Fence: fa, TTL: ttl})
+	want("Renew(B, fa)", r, err, false, backend.ReasonNotHolder)
+	r, err = do(t, b, backend.Request{Kind: model.Renew, Owner: "A", Fence: fa, TTL: ttl})
+	want("Renew(A, fa)", r, err, true, "")
+	r, err = do(t, b, backend.Request{Kind: model.Release, Owner: "B", Fence: fa})
+	want("Release(B, fa)", r, err, false, "")
+	r, err = do(t, b, backend.Request{Kind: model.Read})
+	want("Read", r, err, true, "")
+	if !r.HasValue || r.Value != "a1" {
+		t.Errorf("Read = %+v, want a1", r)
+	}
+	r, err = do(t, b, backend.Request{Kind: model.Release, Owner: "A", Fence: fa})
+	want("Release(A, fa)", r, err, true, "")
+	rb, err := acq("B")
+	want("Acquire(B) after A's release", rb, err, true, "")
+	if rb.Fence <= fa {
+		t.Errorf("Acquire(B) = fence %d, want > %d", rb.Fence, fa)
+	}
+	r, err = do(t, b, backend.Request{Kind: model.Release, Owner: "A", Fence: fa})
+	want("Release(A, fa) again, B holding", r, err, false, backend.ReasonNotHolder)
+	r, err = do(t, b, backend.Request{Kind: model.Write, Owner: "A", Fence: fa, Value: "zombie"})
+	want("Write(A, fa) after B's grant", r, err, false, "")
+	r, err = do(t, b, backend.Request{Kind: model.Renew, Owner: "A", Fence: fa, TTL: ttl})
+	want("Renew(A, fa) after A's release", r, err, false, "")
+	r, err = do(t, b, backend.Request{Kind: model.Release, Owner: "B", Fence: rb.Fence})
+	want("Release(B, fb)", r, err, true, "")
+	if _, err := do(t, b, backend.Request{Kind: model.Release, Owner: "B", Fence: rb.Fence}); err == nil {
+		t.Errorf("Release(B, fb) twice, nobody since: want an unknown outcome (expired or released twice)")
+	}
+	r, err = do(t, b, backend.Request{Kind: model.Read, Key: "never-written"})
+	want("Read of a key never written", r, err, true, "")
+	if r.HasValue {
+		t.Errorf("Read of a key never written = %+v, want no value", r)
+	}
+}
+
+// TestExpiry: a lease nobody renews ends with its session, a tick or so
+// after its TTL, although the lease's client stays connected: its library
+// pings would keep the session alive (package doc); and renewals keep it.
+func TestExpiry(t *testing.T) {
+	addr, _ := serverstest.ZooKeeper(t)
+	b := open(t, addr)
+	const ttl = 600 * time.Millisecond
+	ra, err := do(t, b, backend.Request{Kind: model.Acquire, Owner: "A", TTL: ttl})
+	if err != nil || !ra.OK {
+		t.Fatalf("Acquire(A) = %+v, %v", ra, err)
+	}
+	rr, err := do(t, b, backend.Request{Kind: model.Acquire, Owner: "R", TTL: ttl, Key: "renewed"})
+	if err != nil || !rr.OK {
+		t.Fatalf("Acquire(R) = %+v, %v", rr, err)
+	}
+	start := time.Now()
+	for time.Since(start) < 3*ttl {
+		time.Sleep(ttl / 3)
+		if r, err := do(t, b, backend.Request{Kind: model.Renew, Owner: "R", Fence: rr.Fence, TTL: ttl, Key: "renewed"}); err != nil || !r.OK {
+			t.Fatalf("Renew(R) after %v = %+v, %v; want ok (renewed every TTL/3)", time.Since(start), r, err)
+		}
+	}
+	r, err := do(t, b, backend.Request{Kind: model.Acquire, Owner: "B", TTL: ttl})
+	if err != nil || !r.OK || r.Fence <= ra.Fence {
+		t.Errorf("Acquire(B) %v after A's unrenewed grant (TTL %v) = %+v, %v; want ok with a larger fence", time.Since(start), ttl, r, err)
+	}
+	if r, err := do(t, b, backend.Request{Kind: model.Renew, Owner: "A", Fence: ra.Fence, TTL: ttl}); err == nil && r.OK {
+		t.Errorf("Renew(A) after its session expired = ok, want refused")
+	}
+	if r, err := do(t, b, backend.Request{Kind: model.Acquire, Owner: "C", TTL: ttl, Key: "renewed"}); err != nil || r.OK {
+		t.Errorf("Acquire(C) of the renewed lease = %+v, %v; want refused (held)", r, err)
+	}
+}
+
+// TestSessionExpiryLateness measures how late the server ends an
+// unrenewed lease: from the acquire's answer plus the granted TTL to the
+// moment another client sees its lock node gone. Uncertainty must cover
+// it; the lease must never end early.
+func TestSessionExpiryLateness(t *testing.T) {
+	addr, _ := serverstest.ZooKeeper(t)
+	b := open(t, addr)
+	c := raw(t, addr)
+	const n, ttl = 8, 500 * time.Millisecond
+	var wg sync.WaitGroup
+	late := make([]time.Duration, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := fmt.Sprintf("late%d", i)
+			r, err := do(t, b, backend.Request{Kind: model.Acquire, Owner: "A", TTL: ttl, Key: key})
+			answered := time.Now()
+			if err != nil || !r.OK {
+				t.Errorf("Acquire = %+v, %v", r, err)
+				return
+			}
+			dir := b.Root() + "/locks/" + key
+			for {
+				children, _, err := c.Children(dir)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(children) == 0 {
+					late[i] = time.Since(answered) - r.TTL
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	var worst time.Duration
+	for _, d := range late {
+		if d < -5*time.Millisecond {
+			t.Errorf("a lease ended %v before its TTL", -d)
+		}
+		worst = max(worst, d)
+	}
+	t.Logf("ZooKeeper session expiry: worst %v late of %d leases (TTL %v, tick %v); declared %v",
+		worst, n, ttl, servers.ZooKeeperTick, zookeeper.Uncertainty)
+	if worst > zookeeper.Uncertainty {
+		t.Errorf("a lease ended %v late, more than the declared %v", worst, zookeeper.Uncertainty)
+	}
+}
+
+// TestCleanup: after a run with every fault, nothing is left under the
+// run's root, nor /leasecheck when no other run uses it.
+func TestCleanup(t *testing.T) {
+	addr, srv := serverstest.ZooKeeperControlled(t)
+	tg := target(addr, srv, true)
+	r := ""
+	open := tg.Open
+	tg.Open = func(ctx context.Context, a string) (backend.Backend, error) {
+		b, err := open(ctx, a)
+		if err == nil {
+			r = b.(*zookeeper.Backend).Root()
+		}
+		return b, err
+	}
+	_, cr := serverstest.Check(t, tg, realrun.Config{Seed: 3, Duration: 4 * time.Second, TTL: time.Second,
+		Faults: []faults.Kind{faults.Pause, faults.Crash, faults.Partition}})
+	serverstest.ExpectOK(t, cr)
+	c := raw(t, addr)
+	left, err := tree(c, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("left under %s after the run: %v", r, left)
+	}
+	if ok, _, err := c.Exists("/leasecheck"); err != nil || ok {
+		t.Errorf("/leasecheck exists after the only run that used it ended (%v)", err)
+	}
+}
+
+// TestAllFaults: the fenced backend is judged correct with every fault
+// kind that applies to a server started here, SIGSTOP and restart
+// included.
+func TestAllFaults(t *testing.T) {
+	addr, srv := serverstest.ZooKeeperControlled(t)
+	tg := target(addr, srv, true)
+	// 12 s: a restart restores a crashed holder's session with a fresh
+	// timeout, and the lock may stay taken for seconds; the pause waits for
+	// a holder that writes.
+	res, cr := serverstest.Check(t, tg, realrun.Config{Seed: 1, Duration: 12 * time.Second, Faults: realrun.ApplicableKinds(tg, faults.AllKinds)})
+	serverstest.ExpectOK(t, cr)
+	for _, k := range realrun.ApplicableKinds(tg, faults.AllKinds) {
+		if res.Faults[k] == 0 {
+			t.Errorf("fault %s was not injected: %v", k, res.Faults)
+		}
+	}
+}
+
+// TestUnfencedPauseCaught: the same lock with a plain setData lets a
+// holder paused past its TTL write after the next holder took the lock.
+func TestUnfencedPauseCaught(t *testing.T) {
+	addr, _ := serverstest.ZooKeeper(t)
+	tg := target(addr, nil, false)
+	_, cr := serverstest.Check(t, tg, realrun.Config{Seed: 1, Duration: 8 * time.Second, Faults: []faults.Kind{faults.Pause}})
+	if !cr.Violated() {
+		t.Fatalf("zookeeper-unfenced under a holder pause: no violation found")
+	}
+	for _, v := range cr.Violations {
+		t.Logf("caught %s (lines %v): %s", v.Property, v.Lines, v.Explanation)
+	}
+	if cr.Verdict(checker.Linearizable) != checker.Violated {
+		t.Errorf("linearizable = %v, want violated", cr.Verdict(checker.Linearizable))
+	}
+}
+
+// TestConformance runs the leasetest suite against the fenced backend.
+func TestConformance(t *testing.T) {
+	addr, _ := serverstest.ZooKeeper(t)
+	leasetest.Run(t, func() (backend.Backend, func(), error) {
+		b, err := zookeeper.Open(context.Background(), addr, root())
+		if err != nil {
+			return nil, nil, err
+		}
+		return b, func() { b.Cleanup(context.Background()); b.Close() }, nil
+	}, leasetest.Options{Info: zookeeper.Info(), TTL: time.Second})
+}
+
+// TestUnfencedNonConformance: the suite catches the unfenced write.
+func TestUnfencedNonConformance(t *testing.T) {
+	addr, _ := serverstest.ZooKeeper(t)
+	err := leasetest.Check(context.Background(), func() (backend.Backend, func(), error) {
+		b, err := zookeeper.OpenUnfenced(context.Background(), addr, root())
+		if err != nil {
+			return nil, nil, err
+		}
+		return b, func() { b.Cleanup(context.Background()); b.Close() }, nil
+	}, leasetest.Options{Info: zookeeper.UnfencedInfo(), TTL: time.Second, Skip: []string{"Linearizable"}})
+	if err == nil || !strings.Contains(err.Error(), "Zombie: ") {
+		t.Fatalf("leasetest.Check(zookeeper-unfenced) = %v, want a Zombie failure", err)
+	}
+	t.Logf("zookeeper-unfenced fails the suite as it should:\n%.2000s", err)
+}
