@@ -24,6 +24,9 @@
 //   - coordinator-crash: the server SIGSTOPped for 0.75 TTL and resumed,
 //     then, two TTLs later, killed (SIGKILL) and restarted on its data
 //     after 0.5 TTL — only when the harness started it (Target.Server).
+//     A backend whose server restores leases with a fresh TTL after a
+//     restart (Info.LeasesRestart: ZooKeeper, etcd) gets the run's clock
+//     uncertainty widened by the outage, a TTL and its RestartGrace.
 //
 // Recorder (recorder.go) turns requests into history lines: call and
 // return on the client's monotonic clock, no return when the outcome is

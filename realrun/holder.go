@@ -227,12 +227,16 @@ func (r *runner) serverFaults(ctx context.Context) {
 				continue
 			}
 			r.injected(f.Kind, "server killed (SIGKILL), restarted after %v", f.Duration)
-			if err := rs.Restart(ctx, f.Duration); err != nil {
+			start := r.now()
+			err := rs.Restart(ctx, f.Duration)
+			r.mu.Lock()
+			if err != nil {
 				r.cfg.Log("restart: %v", err)
-				r.mu.Lock()
 				r.serverErr = err
-				r.mu.Unlock()
+			} else {
+				r.outage = max(r.outage, r.now()-start)
 			}
+			r.mu.Unlock()
 			continue
 		}
 		r.injected(f.Kind, "server stopped (SIGSTOP) for %v", f.Duration)

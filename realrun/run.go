@@ -138,6 +138,11 @@ func Run(ctx context.Context, t Target, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d := r.restartSlack(h); d > 0 {
+		h.Header.ClockUncertainty += int64(d / unit)
+		cfg.Log("%8.3fs %-17s %s restores its leases with a fresh TTL: clock uncertainty +%v for this run",
+			r.now().Seconds(), faults.CoordinatorCrash, t.Info.Name, d.Round(time.Millisecond))
+	}
 	return &Result{History: h, Ops: len(h.Ops), Faults: r.faults, CalibrationError: rec.CalibrationError, Drift: rec.Drift}, nil
 }
 
@@ -185,6 +190,26 @@ type runner struct {
 	seq    atomic.Int64 // unique write values
 	// serverErr: the harness could not bring the server back.
 	serverErr error
+	// outage is the longest restart, from the kill until the server took
+	// requests again.
+	outage time.Duration
+}
+
+// restartSlack is how much longer than their deadlines leases may have
+// lived because the server restarted (Info.LeasesRestart): the outage, the
+// longest TTL granted, and the backend's RestartGrace.
+func (r *runner) restartSlack(h *model.History) time.Duration {
+	r.mu.Lock()
+	outage := r.outage
+	r.mu.Unlock()
+	if !r.t.Info.LeasesRestart || outage == 0 {
+		return 0
+	}
+	var ttl int64
+	for _, op := range h.Ops {
+		ttl = max(ttl, op.TTL)
+	}
+	return outage + time.Duration(ttl)*unit + r.t.Info.RestartGrace
 }
 
 func (r *runner) now() time.Duration { return r.rec.Now() }

@@ -50,6 +50,11 @@ import (
 // Uncertainty is the clock uncertainty declared for etcd histories.
 const Uncertainty = time.Second
 
+// ElectionTimeout is etcd's default election timeout. A member that
+// becomes leader (after a restart, say) refreshes every lease to its full
+// TTL plus this (the lessor's Promote), so leases outlive a restart.
+const ElectionTimeout = time.Second
+
 // Info describes Backend.
 func Info() backend.Info {
 	return backend.Info{
@@ -59,6 +64,8 @@ func Info() backend.Info {
 		Fences:         model.Increasing,
 		Uncertainty:    Uncertainty,
 		TTLGranularity: time.Second,
+		LeasesRestart:  true,
+		RestartGrace:   ElectionTimeout,
 	}
 }
 
@@ -71,6 +78,8 @@ func MutexInfo() backend.Info {
 		Fences:         model.Increasing,
 		Uncertainty:    Uncertainty,
 		TTLGranularity: time.Second,
+		LeasesRestart:  true,
+		RestartGrace:   ElectionTimeout,
 	}
 }
 

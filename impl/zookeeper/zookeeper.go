@@ -45,6 +45,9 @@ func info(fenced bool, u time.Duration) backend.Info {
 		Fences:         model.Increasing,
 		Uncertainty:    u,
 		TTLGranularity: time.Millisecond,
+		// A restarted server restores sessions from its log with a fresh
+		// timeout from when it loaded them.
+		LeasesRestart: true,
 	}
 	if !fenced {
 		i.Name = "zookeeper-unfenced"
@@ -54,14 +57,16 @@ func info(fenced bool, u time.Duration) backend.Info {
 }
 
 // ServerInfo describes a backend on the ZooKeeper server at addr. It asks
-// for a session of 1 ms: the server grants its minSessionTimeout, by
-// default two ticks. Sessions expire up to a tick late, so the declared
-// uncertainty is the larger of Uncertainty and that minimum (it assumes
-// the default minSessionTimeout of two ticks or more).
+// for a session of 100 ms: the server grants at least its
+// minSessionTimeout, by default two ticks. Sessions expire up to a tick
+// late, so the declared uncertainty is the larger of Uncertainty and what
+// was granted (it assumes the default minSessionTimeout of two ticks or
+// more). Shorter asks would tell more but do not matter: Uncertainty is
+// larger, and go-zookeeper gives the handshake only 6.7 session timeouts.
 func ServerInfo(ctx context.Context, addr string, fenced bool) (backend.Info, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	s, err := dialSession(ctx, addr, time.Millisecond, true)
+	s, err := dialSession(ctx, addr, 100*time.Millisecond, true)
 	if err != nil {
 		return backend.Info{}, err
 	}
