@@ -228,7 +228,9 @@ func (r *runner) serverFaults(ctx context.Context) {
 			}
 			r.injected(f.Kind, "server killed (SIGKILL), restarted after %v", f.Duration)
 			start := r.now()
+			r.serverDown(true)
 			err := rs.Restart(ctx, f.Duration)
+			r.serverDown(false)
 			r.mu.Lock()
 			if err != nil {
 				r.cfg.Log("restart: %v", err)
@@ -240,11 +242,14 @@ func (r *runner) serverFaults(ctx context.Context) {
 			continue
 		}
 		r.injected(f.Kind, "server stopped (SIGSTOP) for %v", f.Duration)
+		r.serverDown(true)
 		if err := r.t.Server.Stop(); err != nil {
 			r.cfg.Log("stop: %v", err)
+			r.serverDown(false)
 			continue
 		}
 		sleep(context.Background(), f.Duration)
 		r.t.Server.Cont()
+		r.serverDown(false)
 	}
 }

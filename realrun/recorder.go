@@ -33,6 +33,9 @@ type Recorder struct {
 
 	off0, err0 int64 // server − client offset (us) at start, and its error bound
 
+	lastAnswer time.Duration // when a request last got an answer (under mu)
+	lastErr    string        // the last error (under mu)
+
 	// Set by Finish.
 	CalibrationError, Drift time.Duration
 }
@@ -136,9 +139,17 @@ func (r *Recorder) Do(ctx context.Context, b backend.Backend, process, owner str
 		if !errors.Is(err, context.DeadlineExceeded) {
 			op.Error = trimErr(err)
 		}
+		r.mu.Lock()
+		if !drop {
+			r.lastErr = op.Error
+		}
+		r.mu.Unlock()
 		r.record(op)
 		return backend.Response{}, false
 	}
+	r.mu.Lock()
+	r.lastAnswer = max(r.lastAnswer, ret)
+	r.mu.Unlock()
 	op.Return, op.Returned, op.OK = int64(ret/unit), true, resp.OK
 	if resp.TTL > 0 {
 		op.TTL = int64(resp.TTL / unit)
@@ -160,6 +171,14 @@ func (r *Recorder) Do(ctx context.Context, b backend.Backend, process, owner str
 	}
 	r.record(op)
 	return resp, true
+}
+
+// Silence is how long ago a request last got an answer (since the start
+// when none has), and the last error a request got.
+func (r *Recorder) Silence() (time.Duration, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Now() - r.lastAnswer, r.lastErr
 }
 
 func (r *Recorder) record(op model.Op) {

@@ -82,8 +82,9 @@ type Result struct {
 }
 
 // Run runs the workload against t and records the history. Errors are
-// about the run itself (no server, no clock); what the backend did wrong is
-// in the history, for the checker.
+// about the run itself (no server, no clock, a backend that stopped
+// answering mid-run: then the Result holds the partial history); what the
+// backend did wrong is in the history, for the checker.
 func Run(ctx context.Context, t Target, cfg Config) (*Result, error) {
 	cfg.defaults()
 	for _, k := range cfg.Faults {
@@ -127,7 +128,21 @@ func Run(ctx context.Context, t Target, cfg Config) (*Result, error) {
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); r.serverFaults(runCtx) }()
+	watched := make(chan struct{})
+	go func() { defer close(watched); r.watch(runCtx, cancel) }()
 	wg.Wait()
+	cancel()
+	<-watched
+	if r.deadErr != nil {
+		// The partial history, for the user to look at; without an end
+		// calibration when the server's clock cannot be read any more.
+		fctx, fcancel := context.WithTimeout(ctx, 2*time.Second)
+		defer fcancel()
+		if h, err := rec.Finish(fctx); err == nil {
+			return &Result{History: h, Ops: len(h.Ops), Faults: r.faults}, r.deadErr
+		}
+		return nil, r.deadErr
+	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -193,6 +208,63 @@ type runner struct {
 	// outage is the longest restart, from the kill until the server took
 	// requests again.
 	outage time.Duration
+	// down counts the server faults in progress; quietFrom is when the
+	// last one ended (silence before it is the harness's doing).
+	down      int
+	quietFrom time.Duration
+	// deadErr: the backend stopped answering during the workload.
+	deadErr error
+}
+
+// deadAfter is how long every client may go without an answer before the
+// backend is declared dead or hung: holders and the reader send something
+// every TTL/12 to TTL/3, so a live backend answers someone much sooner.
+func (c *Config) deadAfter() time.Duration { return max(5*time.Second, c.TTL) }
+
+// watch ends the run when no request has been answered for deadAfter
+// during the workload, outside the server faults the harness injects: a
+// backend that died or hangs gives a clear error within seconds instead of
+// a history of unknowns.
+func (r *runner) watch(ctx context.Context, cancel context.CancelFunc) {
+	limit := r.cfg.deadAfter()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if r.now() >= r.end {
+			return // the workload is over: paused holders finish in silence
+		}
+		since, last := r.rec.Silence()
+		r.mu.Lock()
+		down, from := r.down, r.quietFrom
+		r.mu.Unlock()
+		if down > 0 || min(since, r.now()-from) < limit {
+			continue
+		}
+		if last == "" {
+			last = "none"
+		}
+		r.deadErr = fmt.Errorf("%s stopped answering: no client got a reply for %v (last error: %s)",
+			r.t.Info.Name, limit, last)
+		cancel()
+		return
+	}
+}
+
+// serverDown brackets a server fault for the watchdog.
+func (r *runner) serverDown(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if on {
+		r.down++
+		return
+	}
+	r.down--
+	r.quietFrom = r.now()
 }
 
 // restartSlack is how much longer than their deadlines leases may have
@@ -246,20 +318,33 @@ func (r *runner) open(ctx context.Context) error {
 	return nil
 }
 
+// closeAll cleans up through the first client and closes every client,
+// all at once: a dead backend's clients may each take seconds to give up.
 func (r *runner) closeAll() {
-	for i, c := range r.clients {
-		if i == 0 {
-			if cl, ok := c.b.(backend.Cleaner); ok {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				cl.Cleanup(ctx)
-				cancel()
-			}
-		}
-		c.b.Close()
-		if c.proxy != nil {
-			c.proxy.Close()
-		}
+	if len(r.clients) == 0 {
+		return
 	}
+	if cl, ok := r.clients[0].b.(backend.Cleaner); ok {
+		d := 10 * time.Second
+		if r.deadErr != nil {
+			d = 2 * time.Second
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		cl.Cleanup(ctx)
+		cancel()
+	}
+	var wg sync.WaitGroup
+	for _, c := range r.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.b.Close()
+			if c.proxy != nil {
+				c.proxy.Close()
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func (r *runner) injected(k faults.Kind, format string, args ...any) {

@@ -111,6 +111,11 @@ func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		res, cr, err := realrun.RunAndCheck(ctx, tg, cfg, *budget)
 		if err != nil {
 			fmt.Fprintf(stderr, "leasecheck verify: seed %d: %s\n", seed, scrub(err.Error(), *spec))
+			if res != nil && res.History != nil {
+				if path, err := savePartial(*out, tg.Info.Name, seed, res.History); err == nil {
+					fmt.Fprintf(stderr, "leasecheck verify: the partial history: %s\n", path)
+				}
+			}
 			return exitUsage
 		}
 		sum.Seeds++
@@ -223,6 +228,23 @@ func saveVerifyFailure(dir, name string, seed uint64, h *model.History, cr *chec
 		return "", err
 	}
 	return base + ".history.jsonl", nil
+}
+
+// savePartial saves the history of a run that could not finish.
+func savePartial(dir, name string, seed uint64, h *model.History) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, fmt.Sprintf("verify-%s-seed-%d.partial.history.jsonl", name, seed))
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	if err := model.WriteHistory(f, h); err != nil {
+		f.Close()
+		return "", err
+	}
+	return path, f.Close()
 }
 
 // newPrefix is the run's unique key prefix.

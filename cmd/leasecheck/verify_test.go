@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -313,4 +314,112 @@ func listen(t *testing.T, serve func(net.Conn)) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// TestVerifyBackendStopsMidRun: a backend verify did not start that dies
+// (SIGKILL) or hangs (SIGSTOP) a few seconds into a 30-second run ends the
+// run within seconds, with a clear message, exit 2 and the partial
+// history saved.
+func TestVerifyBackendStopsMidRun(t *testing.T) {
+	t.Parallel()
+	type server struct {
+		p    *servers.Process
+		spec string
+	}
+	zookeeper := func(t *testing.T) server {
+		p, err := servers.StartZooKeeper(context.Background())
+		if err != nil {
+			serverstest.SkipOrFail(t, "%v", err)
+		}
+		return server{p, "zk://" + p.Addr}
+	}
+	etcd34 := func(t *testing.T) server {
+		p, _, err := servers.StartEtcd(context.Background())
+		if err != nil {
+			serverstest.SkipOrFail(t, "%v", err)
+		}
+		return server{p, "etcd://" + p.Addr}
+	}
+	cases := []struct {
+		name  string
+		start func(*testing.T) server
+		hang  bool
+	}{
+		{"zookeeper-dies", zookeeper, false},
+		{"zookeeper-hangs", zookeeper, true},
+		{"etcd34-dies", etcd34, false},
+		{"etcd34-hangs", etcd34, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := c.start(t)
+			defer s.p.Close()
+			stopped := make(chan time.Time, 1)
+			se := &signalWriter{on: ", seeds ", seen: make(chan struct{})}
+			go func() {
+				<-se.seen // the run has started
+				time.Sleep(2 * time.Second)
+				if c.hang {
+					s.p.Stop()
+				} else {
+					s.p.Kill()
+				}
+				stopped <- time.Now()
+			}()
+			out := t.TempDir()
+			var so bytes.Buffer
+			code := run([]string{"verify", "--out", out, "--backend", s.spec, "--duration", "30s", "--faults", "none", "--quiet"}, nil, &so, se)
+			var took time.Duration
+			select {
+			case at := <-stopped:
+				took = time.Since(at)
+			default:
+				close(se.seen) // let the stopper go (it stops the server now)
+				t.Fatalf("exit %d before the run started or the server was stopped: %s%s", code, so.String(), se.String())
+			}
+			t.Logf("exit %d, %v after the server stopped: %s%s", code, took.Round(time.Millisecond), so.String(), se.String())
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if !strings.Contains(se.String(), "stopped answering") {
+				t.Errorf("stderr does not say the backend stopped answering")
+			}
+			// Declared dead after 5s of silence; cleanup and closing the
+			// clients give up within seconds more.
+			if took > 15*time.Second {
+				t.Errorf("verify ended %v after the server stopped, want within 15s", took)
+			}
+			partial, _ := filepath.Glob(filepath.Join(out, "*.partial.history.jsonl"))
+			if len(partial) != 1 || !strings.Contains(se.String(), partial[0]) {
+				t.Errorf("partial history: files %v, not named on stderr", partial)
+			}
+		})
+	}
+}
+
+// signalWriter is a buffer that closes seen once something written to it
+// contains on.
+type signalWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	on   string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *signalWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(b)
+	if strings.Contains(w.buf.String(), w.on) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(b), nil
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }

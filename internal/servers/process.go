@@ -50,6 +50,21 @@ func (p *Process) signal(s syscall.Signal) error {
 	return syscall.Kill(-p.cmd.Process.Pid, s)
 }
 
+// Kill crashes the server for good (SIGKILL to its process group, no
+// restart); Close still removes its directory.
+func (p *Process) Kill() error {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return errors.New(p.Name + ": not running")
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGCONT)
+	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-done
+	return err
+}
+
 // Restart kills the server (SIGKILL to its process group: a crash, no
 // clean shutdown), keeps it down for down, and starts it again on the same
 // port and data, waiting until it takes requests. What each server keeps
