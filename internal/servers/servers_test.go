@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -192,4 +194,39 @@ func TestServers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNoOrphans: a server outlives no test binary killed by its timeout.
+// A child copy of this test binary starts redis-server, prints its pid
+// and exits without closing it; the server must be gone soon after.
+func TestNoOrphans(t *testing.T) {
+	if os.Getenv("LEASECHECK_ORPHAN_CHILD") != "" {
+		p, err := servers.StartRedis(context.Background())
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(2)
+		}
+		fmt.Println("pid", p.Pid(), p.Dir)
+		os.Exit(0) // no Close: as if killed
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		serverstest.SkipOrFail(t, "%v", err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNoOrphans$")
+	cmd.Env = append(os.Environ(), "LEASECHECK_ORPHAN_CHILD=1")
+	out, err := cmd.Output()
+	var pid int
+	var dir string
+	if _, serr := fmt.Sscanf(string(out), "pid %d %s", &pid, &dir); err != nil || serr != nil {
+		t.Fatalf("child: %v, %q", err, out)
+	}
+	defer os.RemoveAll(dir)
+	for i := 0; i < 50; i++ {
+		if syscall.Kill(pid, 0) != nil {
+			return // gone
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	t.Errorf("redis-server (pid %d) outlived the test binary that started it by 5s", pid)
 }
