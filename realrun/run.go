@@ -40,7 +40,7 @@ type Config struct {
 	// OpTimeout bounds every request; past it the outcome is unknown.
 	// Default TTL/3.
 	OpTimeout time.Duration
-	// Log, when set, receives a line per injected fault.
+	// Log, when set, receives a line per injected fault, one call at a time.
 	Log func(format string, args ...any)
 }
 
@@ -67,6 +67,15 @@ func (c *Config) defaults() {
 	}
 	if c.Log == nil {
 		c.Log = func(string, ...any) {}
+	} else {
+		// Holders, the server faults and the watchdog log from their own
+		// goroutines; the caller's Log need not be safe for that.
+		log, mu := c.Log, new(sync.Mutex)
+		c.Log = func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			log(format, args...)
+		}
 	}
 }
 
