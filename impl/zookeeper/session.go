@@ -39,9 +39,9 @@ type session struct {
 	established chan struct{}
 	estOnce     sync.Once
 	lost        atomic.Bool // lease session: its one connection ended
-	dialErr     atomic.Value
+	dialErr     atomic.Pointer[error]
+	assigned    chan struct{} // closed once conn is set
 	closeOnce   sync.Once
-	closed      chan struct{} // closed when conn.Close has returned
 
 	// Set for a grant (immutable once granted).
 	key, owner, path string
@@ -55,7 +55,7 @@ const libraryTimeout = 24 * time.Hour
 // dialSession connects a new session to addr with the given timeout and
 // waits until the server has granted it.
 func dialSession(ctx context.Context, addr string, timeout time.Duration, lease bool) (*session, error) {
-	s := &session{lease: lease, established: make(chan struct{}), closed: make(chan struct{})}
+	s := &session{lease: lease, established: make(chan struct{}), assigned: make(chan struct{})}
 	var dials atomic.Int32
 	dial := func(network, address string, t time.Duration) (net.Conn, error) {
 		if lease && dials.Add(1) > 1 {
@@ -67,7 +67,7 @@ func dialSession(ctx context.Context, addr string, timeout time.Duration, lease 
 		}
 		c, err := net.DialTimeout(network, address, t)
 		if err != nil {
-			s.dialErr.Store(err)
+			s.dialErr.Store(&err)
 			return nil, err
 		}
 		if lease {
@@ -81,13 +81,14 @@ func dialSession(ctx context.Context, addr string, timeout time.Duration, lease 
 		return nil, fmt.Errorf("zookeeper: %w", err)
 	}
 	s.conn = conn
+	close(s.assigned)
 	select {
 	case <-s.established:
 		return s, nil
 	case <-ctx.Done():
 		go s.close()
-		if e, ok := s.dialErr.Load().(error); ok {
-			return nil, fmt.Errorf("zookeeper: no session with %s: %w", addr, e)
+		if e := s.dialErr.Load(); e != nil {
+			return nil, fmt.Errorf("zookeeper: no session with %s: %w", addr, *e)
 		}
 		return nil, fmt.Errorf("zookeeper: no session with %s within the deadline (%w); is it a ZooKeeper server?", addr, ctx.Err())
 	}
@@ -124,12 +125,8 @@ func (s *session) event(e zk.Event) {
 // and from any goroutine; the first caller waits for conn.Close (at most
 // about three seconds when the server does not answer).
 func (s *session) close() {
-	s.closeOnce.Do(func() {
-		if s.conn != nil {
-			s.conn.Close()
-		}
-		close(s.closed)
-	})
+	<-s.assigned
+	s.closeOnce.Do(s.conn.Close)
 }
 
 // TTL is the negotiated session timeout.
