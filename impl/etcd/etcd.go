@@ -178,6 +178,9 @@ func (c *common) read(ctx context.Context, key string) (backend.Response, error)
 	return resp, nil
 }
 
+// Prefix is the key prefix the backend keeps everything under.
+func (c *common) Prefix() string { return c.prefix }
+
 // Cleanup deletes every key under the prefix.
 func (c *common) Cleanup(ctx context.Context) error {
 	_, err := c.cli.Delete(ctx, c.prefix+"/", clientv3.WithPrefix())
