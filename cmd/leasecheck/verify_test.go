@@ -16,6 +16,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/etcd"
+	"github.com/leasecheck/leasecheck/impl/zookeeper"
 	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 	"github.com/leasecheck/leasecheck/realrun"
@@ -91,6 +92,69 @@ func TestVerifyPostgres(t *testing.T) {
 	}
 	url, _ := serverstest.Postgres(t)
 	verifyAll(t, url, holderAndNet)
+}
+
+// needZooKeeper skips (fails under CI) a test that needs ZooKeeper
+// installed; needEtcd34 one that needs an etcd 3.4 server binary.
+func needZooKeeper(t *testing.T) {
+	if _, err := servers.ZooKeeperClasspath(); err != nil {
+		serverstest.SkipOrFail(t, "%v", err)
+	}
+}
+
+func needEtcd34(t *testing.T) {
+	bin, err := servers.EtcdBin()
+	if err == nil {
+		var v string
+		if v, err = servers.EtcdVersion(bin); err == nil && !strings.HasPrefix(v, "3.4.") {
+			err = fmt.Errorf("%s is etcd %s, not 3.4", bin, v)
+		}
+	}
+	if err != nil {
+		serverstest.SkipOrFail(t, "%v", err)
+	}
+}
+
+// TestVerifyZooKeeper: verify starts a ZooKeeper and injects the faults
+// that matter for it: a holder paused past its TTL, a partition through
+// the proxy, SIGSTOP and a restart of the server.
+func TestVerifyZooKeeper(t *testing.T) {
+	t.Parallel()
+	needZooKeeper(t)
+	kinds := []faults.Kind{faults.Pause, faults.Partition, faults.CoordinatorCrash}
+	verifyAll(t, "zookeeper", kinds, "--faults", kindList(kinds))
+}
+
+// TestVerifyEtcd34 is TestVerifyZooKeeper for an etcd 3.4 server process.
+func TestVerifyEtcd34(t *testing.T) {
+	t.Parallel()
+	needEtcd34(t)
+	kinds := []faults.Kind{faults.Pause, faults.Partition, faults.CoordinatorCrash}
+	verifyAll(t, "etcd34", kinds, "--faults", kindList(kinds))
+}
+
+// TestVerifyUnfencedCaught: the lock recipes without a fenced write —
+// ZooKeeper's with a plain setData, etcd 3.4's concurrency.Mutex with a
+// plain Put (Jepsen's 2020 finding) — are caught under a holder pause.
+func TestVerifyUnfencedCaught(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		spec string
+		need func(*testing.T)
+	}{{"zookeeper-unfenced", needZooKeeper}, {"etcd34-mutex", needEtcd34}} {
+		t.Run(c.spec, func(t *testing.T) {
+			t.Parallel()
+			c.need(t)
+			code, out, errOut, took := verify(t, "--backend", c.spec, "--faults", "pause", "--duration", "8s")
+			t.Logf("exit %d in %v\n%s%s", code, took.Round(time.Millisecond), out, errOut)
+			if code != exitViolation {
+				t.Fatalf("exit %d, want %d", code, exitViolation)
+			}
+			if !strings.Contains(out, "'s write was accepted, but the lease was held by") && !strings.Contains(out, "under the older fence") {
+				t.Errorf("no violation tells of a former holder's write accepted after the lock moved on")
+			}
+		})
+	}
 }
 
 // TestVerifyEtcdExternal: etcd://HOST:PORT verifies an etcd verify did not
@@ -186,12 +250,39 @@ func TestVerifyNoFalseAlarm(t *testing.T) {
 			url, srv := serverstest.Postgres(t)
 			return fromURL(t, url, srv)
 		}},
+		{"zookeeper", time.Second, func(t *testing.T) func(string) realrun.Target {
+			addr, srv := serverstest.ZooKeeper(t)
+			return func(p string) realrun.Target {
+				tg := zkTarget(true, zookeeper.Info(), addr, p)
+				if srv != nil {
+					tg.Server = stopOnly{srv}
+				}
+				return tg
+			}
+		}},
+		{"etcd34", 2 * time.Second, func(t *testing.T) func(string) realrun.Target {
+			addr, srv := serverstest.Etcd34(t)
+			return func(p string) realrun.Target {
+				tg := etcdTarget(false, addr, p)
+				if srv != nil {
+					tg.Server = stopOnly{srv}
+				}
+				return tg
+			}
+		}},
 	}
+	// The servers added since the first three get a few runs, not a
+	// soak, unless LEASECHECK_REPEAT asks (CI time).
+	few := map[string]bool{"zookeeper": true, "etcd34": true}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			mk := b.open(t)
 			kinds := realrun.ApplicableKinds(mk("probe"), faults.AllKinds)
+			n := n
+			if few[b.name] && os.Getenv("LEASECHECK_REPEAT") == "" {
+				n = min(n, 5)
+			}
 			sem := make(chan struct{}, 10)
 			var wg sync.WaitGroup
 			var mu sync.Mutex
@@ -265,6 +356,10 @@ func TestVerifyUnusableBackends(t *testing.T) {
 		{"etcd-down", "etcd://" + down, "etcd"},
 		{"etcd-hang", "etcd://" + hang, "etcd"},
 		{"etcd-garbage", "etcd://" + garbage, "etcd"},
+		{"zk-down", "zk://" + down, "zookeeper"},
+		{"zk-hang", "zk://" + hang, "zookeeper"},
+		{"zk-garbage", "zk://" + garbage, "zookeeper"},
+		{"zk-credentials", "zk://u:s3cret@" + down, "bad ZooKeeper address"},
 		{"unknown", "zookeeper://" + down, "unknown backend"},
 	}
 	for _, c := range cases {
