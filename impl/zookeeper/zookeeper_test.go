@@ -342,3 +342,37 @@ func TestUnfencedNonConformance(t *testing.T) {
 	}
 	t.Logf("zookeeper-unfenced fails the suite as it should:\n%.2000s", err)
 }
+
+// TestConcurrentRuns: runs sharing a server open, work and clean up at the
+// same time; one run's cleanup (which removes /leasecheck when it is
+// empty) never breaks another's start.
+func TestConcurrentRuns(t *testing.T) {
+	t.Parallel()
+	addr, _ := serverstest.ZooKeeper(t)
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 40; j++ {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				b, err := zookeeper.Open(ctx, addr, root())
+				if err != nil {
+					t.Errorf("run %d.%d: open: %v", i, j, err)
+					cancel()
+					return
+				}
+				r, err := b.Do(ctx, backend.Request{Kind: model.Acquire, Key: "k", Owner: "A", TTL: time.Second})
+				if err != nil || !r.OK {
+					t.Errorf("run %d.%d: acquire = %+v, %v", i, j, r, err)
+				}
+				if err := b.Cleanup(ctx); err != nil {
+					t.Errorf("run %d.%d: cleanup: %v", i, j, err)
+				}
+				b.Close()
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+}

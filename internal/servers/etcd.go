@@ -19,7 +19,11 @@ import (
 // PATH (Debian's etcd-server package installs /usr/bin/etcd).
 func EtcdBin() (string, error) {
 	if b := os.Getenv("LEASECHECK_ETCD_BIN"); b != "" {
-		return exec.LookPath(b)
+		p, err := exec.LookPath(b)
+		if err != nil {
+			return "", fmt.Errorf("etcd server not found at LEASECHECK_ETCD_BIN=%s: %w", b, err)
+		}
+		return p, nil
 	}
 	b, err := exec.LookPath("etcd")
 	if err != nil {
