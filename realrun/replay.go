@@ -429,7 +429,10 @@ func (r *runner) holderConfig(p scenario.Process, process, owner string) holder.
 		work[i] = holder.Item{Work: r.us(it.Work), Writes: it.Writes}
 	}
 	return holder.Config{Key: r.sc.Key, Owner: owner, Name: process, TTL: r.ttl, RhoPPM: r.sc.RhoPPM,
-		Timeout: r.us(p.Timeout), RetryMax: r.us(p.RetryMax), Work: work}
+		Timeout: r.us(p.Timeout), RetryMax: r.us(p.RetryMax), Work: work,
+		// A lock library grants no fence: its holders write without one (and
+		// only a fenced write could refuse a late one).
+		NoFences: r.t.Info.Fences == backend.NoFences}
 }
 
 // opTimeout is the hard bound on one backend call: OpTimeout, or the rest

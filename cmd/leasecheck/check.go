@@ -207,12 +207,6 @@ func exitStatus(res *checker.Result) int {
 	return exitOK
 }
 
-// writeHTMLFile writes the HTML report of a check (porcupine's layout
-// search: at most 10 s).
-func writeHTMLFile(path string, h *model.History, res *checker.Result) error {
-	return writeHTMLFileWithin(path, h, res, 10*time.Second)
-}
-
 func writeHTMLFileWithin(path string, h *model.History, res *checker.Result, budget time.Duration) error {
 	f, err := os.Create(path)
 	if err != nil {
