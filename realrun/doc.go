@@ -103,7 +103,20 @@
 //     data after Duration where the harness started it and it is a
 //     Restarter. A server it can only stop is SIGSTOPped and resumed:
 //     requests are delayed, not lost, so that is recorded Partial. Without
-//     a controlled server the fault is not applicable.
+//     a controlled server the fault is not applicable. A backend whose
+//     server restores leases with a fresh TTL after a restart
+//     (Info.LeasesRestart: ZooKeeper, etcd) gets the run's clock
+//     uncertainty widened by the outage, a TTL and its RestartGrace, and
+//     the log says so.
+//
+// # A backend that dies
+//
+// A watchdog ends the run when no client has had an answer for max(5 s,
+// TTL) during the workload, outside the server faults the harness injects
+// itself: RunScenario then returns an error that says so (ErrStopped) and,
+// with it, the partial history recorded so far. Clients are closed in
+// parallel, and the cleanup gets a short deadline, so a dead backend ends
+// the run within seconds.
 //
 // # Time and the history
 //

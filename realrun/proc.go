@@ -591,6 +591,7 @@ func (p *proc) apply(now int64, f faults.Fault) {
 			rec.Detail += "; the resource is the backend itself, so the whole connection is cut"
 		}
 		px.Blackhole(true)
+		r.excuse(now + d) // the watchdog does not count a silence of our making
 		p.lifts = append(p.lifts, lift{at: now + d, rec: r.count(f.Kind, rec), fn: func() { px.Blackhole(false) }, cut: true})
 	case faults.Crash, faults.OwnerReuse:
 		p.crash(now, f, rec)

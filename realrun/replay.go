@@ -2,9 +2,11 @@ package realrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasecheck/leasecheck/faults"
@@ -69,12 +71,28 @@ func realTTL(info backend.Info, d time.Duration) time.Duration {
 	return max(d, time.Microsecond)
 }
 
+// ErrStopped is the error (wrapped) of a run whose backend stopped
+// answering mid-run (see Stopped): the watchdog ended it.
+var ErrStopped = errors.New("the backend stopped answering")
+
+// DeadAfter is how long the clients of a run may all go without an answer
+// while some of them are asking before the backend is declared dead or
+// hung: max(5 s, TTL). A live backend answers much sooner: holders and the
+// reader send something every TTL/12 to TTL/3.
+func DeadAfter(ttl time.Duration) time.Duration { return max(5*time.Second, ttl) }
+
 // RunScenario runs sc against t: its holders (the machines of impl/holder,
 // the simulator's own) and its reader as goroutines against the backend,
 // its times scaled onto real time, its fault plan applied for real (see the
 // package doc for what each fault does), and records the history. Network
 // loss and duplication in sc are not reproduced (TCP retransmits, nothing is
 // duplicated); its minimum delay is added to every request and reply.
+//
+// Errors are about the run itself (no server, no clock). When the run
+// started but could not finish — the backend stopped answering (ErrStopped,
+// within DeadAfter), a server the harness restarted did not come back — the
+// Result is returned with the error: the partial history, for the user to
+// look at, never to be judged.
 func RunScenario(ctx context.Context, t Target, sc *scenario.Scenario, opt Options) (*Result, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
@@ -154,17 +172,49 @@ func RunScenario(ctx context.Context, t Target, sc *scenario.Scenario, opt Optio
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); r.serverLoop(runCtx) }()
+	watched := make(chan struct{})
+	go func() { defer close(watched); r.watch(runCtx, stop) }()
 	wg.Wait()
+	stop()
+	<-watched
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	if r.serverErr != nil {
-		return nil, fmt.Errorf("%s: restarting the server: %w", t.Info.Name, r.serverErr)
+	var runErr error
+	r.mu.Lock()
+	switch {
+	case r.deadErr != nil:
+		runErr = r.deadErr
+	case r.serverErr != nil:
+		runErr = fmt.Errorf("%s: restarting the server: %w", t.Info.Name, r.serverErr)
+	}
+	r.mu.Unlock()
+	if runErr != nil {
+		r.dead.Store(true) // the cleanup gets a short deadline
+		// The partial history; its end calibration may fail on a dead
+		// server, and then the start's alone maps `at`.
+		fctx, fcancel := context.WithTimeout(ctx, 2*time.Second)
+		defer fcancel()
+		h, err := r.rec.FinishPartial(fctx)
+		if err != nil {
+			return nil, runErr
+		}
+		return r.result(h, ttl), runErr
 	}
 	h, err := r.rec.Finish(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if d := r.restartSlack(h); d > 0 {
+		h.Header.ClockUncertainty += int64(d / unit)
+		r.logf("%8.3fs %-17s %s restores its leases with a fresh TTL after a restart: clock uncertainty +%v for this run",
+			float64(r.now())/1e6, faults.CoordinatorCrash, t.Info.Name, d.Round(time.Millisecond))
+	}
+	return r.result(h, ttl), nil
+}
+
+// result assembles the Result from the recorded history h.
+func (r *runner) result(h *model.History, ttl time.Duration) *Result {
 	end := r.now()
 	r.mu.Lock()
 	for i := range r.beliefs {
@@ -178,7 +228,91 @@ func RunScenario(ctx context.Context, t Target, sc *scenario.Scenario, opt Optio
 		Scenario: r.asRun(), TTL: ttl, Scale: float64(r.num) / float64(r.den),
 		CalibrationError: r.rec.CalibrationError, Drift: r.rec.Drift}
 	r.mu.Unlock()
-	return res, nil
+	return res
+}
+
+// watch ends the run (stop) when the backend stops answering during the
+// workload: some client has been asking for DeadAfter and no client got
+// an answer in that time, outside the faults that cut clients off on
+// purpose (a stopped or restarting server, a partition) and the DeadAfter
+// after each of them. A backend that died or hangs gives a clear error
+// within seconds instead of a history of unknowns.
+func (r *runner) watch(ctx context.Context, stop context.CancelFunc) {
+	limit := DeadAfter(time.Duration(r.ttl) * time.Microsecond)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.holdersDone:
+			return // the workload is over: nobody asks any more
+		case <-t.C:
+		}
+		now := r.rec.Now()
+		if now >= time.Duration(r.end)*time.Microsecond {
+			return
+		}
+		asking, last := r.rec.Silence()
+		r.mu.Lock()
+		cut, from := r.cut, r.quietFrom
+		r.mu.Unlock()
+		if asking < 0 || cut > 0 || min(asking, now-from) < limit {
+			continue
+		}
+		if last == "" {
+			last = "none"
+		}
+		r.mu.Lock()
+		r.deadErr = fmt.Errorf("%s: %w: no client got a reply for %v while they kept asking (last error: %s); the run was ended, its partial history kept",
+			r.t.Info.Name, ErrStopped, limit, last)
+		r.mu.Unlock()
+		stop()
+		return
+	}
+}
+
+// cutOff brackets a fault that cuts clients off on purpose, for the
+// watchdog: a stopped or restarting server, a partition.
+func (r *runner) cutOff(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if on {
+		r.cut++
+		return
+	}
+	r.cut--
+	r.quietFrom = max(r.quietFrom, time.Duration(r.now())*time.Microsecond)
+}
+
+// excuse tells the watchdog that a fault cuts a client off on purpose
+// until until (µs): silence before then, and for DeadAfter after, is the
+// harness's doing.
+func (r *runner) excuse(until int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.quietFrom = max(r.quietFrom, time.Duration(until)*time.Microsecond)
+}
+
+// restartSlack is how much longer than their deadlines leases may have
+// lived because the server restarted and restores its leases with a fresh
+// TTL (Info.LeasesRestart): the longest outage, the longest TTL granted,
+// and the backend's RestartGrace. Nobody could renew while the server was
+// down, so by design a lease outlives its deadline that much: the lease
+// clock lagged true time, and the run declares it (DESIGN.md §5: a run is
+// never flagged for the clock it was given).
+func (r *runner) restartSlack(h *model.History) time.Duration {
+	r.mu.Lock()
+	outage := r.outage
+	r.mu.Unlock()
+	if !r.t.Info.LeasesRestart || outage == 0 {
+		return 0
+	}
+	var ttl int64
+	for _, op := range h.Ops {
+		ttl = max(ttl, op.TTL)
+	}
+	return outage + time.Duration(ttl)*unit + r.t.Info.RestartGrace
 }
 
 // runner is one run: the processes, the fault plan and what was recorded.
@@ -205,7 +339,17 @@ type runner struct {
 	partial   map[faults.Kind]int
 	records   []model.FaultRecord
 	beliefs   []Belief
-	serverErr error
+	serverErr error // the harness could not bring the server back
+	deadErr   error // the watchdog ended the run
+	// outage is the longest restart, from the kill until the server took
+	// requests again.
+	outage time.Duration
+	// cut counts the faults in progress that cut clients off on purpose;
+	// quietFrom is when the last one ended (on the recorder's clock).
+	cut       int
+	quietFrom time.Duration
+
+	dead atomic.Bool // the run ended on an error: clean up in a hurry
 }
 
 // us scales a scenario time (ms) to real µs.
@@ -297,13 +441,24 @@ func (r *runner) opTimeout(now int64) time.Duration {
 	return time.Duration(max(r.end-now, 0))*time.Microsecond + time.Second
 }
 
+// closeAll closes every client, all at once (a dead backend's clients may
+// each take seconds to give up), then removes what the run stored through
+// the admin client: within 10 s, or 2 s when the run ended on an error (a
+// dead backend will not answer the cleanup either).
 func (r *runner) closeAll() {
+	var wg sync.WaitGroup
 	for _, p := range r.procs {
-		p.disconnect()
+		wg.Add(1)
+		go func() { defer wg.Done(); p.disconnect() }()
 	}
+	wg.Wait()
 	if r.admin != nil {
 		if cl, ok := r.admin.(backend.Cleaner); ok {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			d := 10 * time.Second
+			if r.dead.Load() {
+				d = 2 * time.Second
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), d)
 			cl.Cleanup(ctx)
 			cancel()
 		}
@@ -407,12 +562,21 @@ func (r *runner) serverFault(ctx context.Context, f faults.Fault) {
 		down := time.Duration(r.us(f.Duration)) * time.Microsecond
 		if rs, ok := r.t.Server.(Restarter); ok && f.Kind == faults.CoordinatorCrash {
 			rec.Detail = fmt.Sprintf("%s killed (SIGKILL), restarted on its data after %v", name, down.Round(time.Millisecond))
-			i := r.count(f.Kind, rec)
-			if err := rs.Restart(ctx, down); err != nil && ctx.Err() == nil {
-				r.mu.Lock()
-				r.serverErr = err
-				r.mu.Unlock()
+			if r.t.Info.LeasesRestart {
+				rec.Detail += fmt.Sprintf("; it restores its leases with a fresh TTL, so the run's clock uncertainty grows by the outage, a TTL and %v", r.t.Info.RestartGrace)
 			}
+			i := r.count(f.Kind, rec)
+			begin := r.rec.Now()
+			r.cutOff(true)
+			err := rs.Restart(ctx, down)
+			r.cutOff(false)
+			r.mu.Lock()
+			if err != nil && ctx.Err() == nil {
+				r.serverErr = err
+			} else if err == nil {
+				r.outage = max(r.outage, r.rec.Now()-begin)
+			}
+			r.mu.Unlock()
 			r.ended(i, r.now())
 			return
 		}
@@ -431,12 +595,15 @@ func (r *runner) serverFault(ctx context.Context, f faults.Fault) {
 			rec.Detail = fmt.Sprintf("%s stopped (SIGSTOP) for %v and resumed, not crashed: it cannot be restarted here, so requests were delayed, not lost", name, down.Round(time.Millisecond))
 			i = r.partialf(f.Kind, rec)
 		}
+		r.cutOff(true)
 		if err := r.t.Server.Stop(); err != nil {
+			r.cutOff(false)
 			r.logf("stop: %v", err)
 			return
 		}
 		sleepFor(ctx, down)
 		r.t.Server.Cont()
+		r.cutOff(false)
 		r.ended(i, r.now())
 	case faults.ClockStep, faults.ClockOffset:
 		amt := time.Duration(r.us(f.Amount)) * time.Microsecond

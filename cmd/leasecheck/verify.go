@@ -23,6 +23,7 @@ import (
 	"github.com/leasecheck/leasecheck/impl/mutants"
 	"github.com/leasecheck/leasecheck/impl/postgres"
 	"github.com/leasecheck/leasecheck/impl/redis"
+	"github.com/leasecheck/leasecheck/impl/zookeeper"
 	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
@@ -55,7 +56,7 @@ type verifySummary struct {
 func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	spec := fs.String("backend", "etcd", "etcd | etcd-mutex (embedded) | redis | postgres (a local server started here) | etcd://HOST:PORT | etcd-mutex://HOST:PORT | redis://[user:pass@]HOST:PORT[/db] | postgres://USER[:PASS]@HOST:PORT/DB")
+	spec := fs.String("backend", "etcd", "etcd | etcd-mutex (embedded etcd 3.7) | redis | postgres | zookeeper | zookeeper-unfenced | etcd34 | etcd34-mutex (a local server started here) | etcd://HOST:PORT | etcd-mutex://HOST:PORT | zk://HOST:PORT | zk-unfenced://HOST:PORT | redis://[user:pass@]HOST:PORT[/db] | postgres://USER[:PASS]@HOST:PORT/DB")
 	duration := fs.Duration("duration", 10*time.Second, "workload time per seed (faulted runs end up to 3 TTLs later)")
 	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL (raised to the backend's minimum: etcd whole seconds, at least 2s); with --scenario, the real TTL the scenario's TTL maps onto (default: chosen for the backend)")
 	faultList := fs.String("faults", "all", "comma-separated fault kinds, \"all\" (every kind applicable to the backend) or \"none\"")
@@ -68,7 +69,7 @@ func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	budget := fs.Duration("timeout", 60*time.Second, "linearizability search budget per history")
 	quiet := fs.Bool("quiet", false, "do not log injected faults on standard error")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: leasecheck verify [--backend etcd|etcd-mutex|redis|postgres|URL] [--duration D] [--faults LIST] [--scenario FILE] [--mutant NAME] [--out DIR] [--json]")
+		fmt.Fprintln(stderr, "usage: leasecheck verify [--backend etcd|etcd-mutex|redis|postgres|zookeeper|etcd34|URL] [--duration D] [--faults LIST] [--scenario FILE] [--mutant NAME] [--out DIR] [--json]")
 		fmt.Fprintln(stderr, "\nRuns holders and a reader — the protocol machines the simulator runs — against a\nreal lease backend, injects real faults (holder pauses and freezes, clock drift\nand steps, dropped renewals, a TCP proxy that delays or blackholes, holder\ncrashes, a stopped or restarted server where verify started it), records the\nhistory and checks it. --scenario replays a simulator scenario instead, its\ntimes scaled onto the backend's TTL. Keys live under a unique prefix, removed\nat the end. Exit status: 0 all hold, 1 a violation, 2 bad usage or an unusable\nbackend, 3 undecided within the budget.")
 		fs.PrintDefaults()
 	}
@@ -163,12 +164,18 @@ func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			cfg := realrun.Config{Seed: seed, Duration: *duration, TTL: *ttl, Faults: kinds, Key: key, NewHolder: newHolder, Log: logf}
 			res, err = realrun.Run(ctx, tg, cfg)
 		}
-		var cr *checker.Result
-		if err == nil {
-			// A recorded history the checker refuses is a bug of the runner
-			// or the adapter: reported as such (exit 2), never judged.
-			cr, err = checker.Check(ctx, res.History, checker.Options{Timeout: *budget})
+		if err != nil {
+			fmt.Fprintf(stderr, "leasecheck verify: seed %d: %s\n", seed, scrub(err.Error(), *spec))
+			if res != nil && res.History != nil {
+				if path, err := savePartial(*out, tg.Info.Name, seed, res.History); err == nil {
+					fmt.Fprintf(stderr, "leasecheck verify: the partial history: %s\n", path)
+				}
+			}
+			return exitUsage
 		}
+		// A recorded history the checker refuses is a bug of the runner or
+		// the adapter: reported as such (exit 2), never judged.
+		cr, err := checker.Check(ctx, res.History, checker.Options{Timeout: *budget})
 		if err != nil {
 			fmt.Fprintf(stderr, "leasecheck verify: seed %d: %s\n", seed, scrub(err.Error(), *spec))
 			return exitUsage
@@ -337,6 +344,23 @@ func saveVerifyFailure(dir, name string, seed uint64, res *realrun.Result, cr *c
 	return base + ".history.jsonl", base + ".scenario.json", nil
 }
 
+// savePartial saves the history of a run that could not finish.
+func savePartial(dir, name string, seed uint64, h *model.History) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, fmt.Sprintf("verify-%s-seed-%d.partial.history.jsonl", name, seed))
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	if err := model.WriteHistory(f, h); err != nil {
+		f.Close()
+		return "", err
+	}
+	return path, f.Close()
+}
+
 // newPrefix is the run's unique key prefix.
 func newPrefix() string {
 	b := make([]byte, 6)
@@ -345,9 +369,11 @@ func newPrefix() string {
 }
 
 // openTarget makes the backend named by spec: it starts an embedded etcd
-// for "etcd" and "etcd-mutex", and a local redis-server or PostgreSQL for
-// "redis" and "postgres" (which verify may then stop and resume: the
-// coordinator-crash fault). shown is spec without credentials.
+// for "etcd" and "etcd-mutex", and a local redis-server, PostgreSQL,
+// ZooKeeper or etcd server process for "redis", "postgres", "zookeeper"
+// ("zookeeper-unfenced") and "etcd34" ("etcd34-mutex"), which verify may
+// then stop and restart (the coordinator-crash fault). shown is spec
+// without credentials.
 func openTarget(ctx context.Context, spec, prefix string) (tg realrun.Target, shown string, stop func(), err error) {
 	stop = func() {}
 	switch {
@@ -374,6 +400,41 @@ func openTarget(ctx context.Context, spec, prefix string) (tg realrun.Target, sh
 		tg, shown, _, err = openTarget(ctx, url, prefix)
 		tg.Server = p
 		return tg, "postgres (started here, " + p.Addr + ")", func() { p.Close() }, err
+	case spec == "zookeeper" || spec == "zookeeper-unfenced":
+		p, err := servers.StartZooKeeper(ctx)
+		if err != nil {
+			return tg, spec, stop, err
+		}
+		info := zookeeper.Info()
+		if spec != "zookeeper" {
+			info = zookeeper.UnfencedInfo()
+		}
+		tg = zkTarget(spec == "zookeeper", info, p.Addr, prefix)
+		tg.Server = p
+		return tg, spec + " (ZooKeeper started here, " + p.Addr + ")", func() { p.Close() }, checkReachable(ctx, tg)
+	case spec == "etcd34" || spec == "etcd34-mutex":
+		p, version, err := servers.StartEtcd(ctx)
+		if err != nil {
+			return tg, spec, stop, err
+		}
+		if !strings.HasPrefix(version, "3.4.") {
+			p.Close()
+			return tg, spec, stop, fmt.Errorf("%s: the etcd server installed is %s, not 3.4 (apt-get install -y etcd-server on Debian 12, or set LEASECHECK_ETCD_BIN)", spec, version)
+		}
+		tg = etcdTarget(spec == "etcd34-mutex", p.Addr, prefix)
+		tg.Server = p
+		return tg, spec + " (etcd " + version + " started here, " + p.Addr + ")", func() { p.Close() }, checkReachable(ctx, tg)
+	case strings.HasPrefix(spec, "zk://") || strings.HasPrefix(spec, "zk-unfenced://"):
+		u, err := url.Parse(spec)
+		if err != nil || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
+			return tg, redact(spec), stop, errors.New("bad ZooKeeper address: want zk://HOST:PORT")
+		}
+		info, err := zookeeper.ServerInfo(ctx, u.Host, u.Scheme == "zk")
+		if err != nil {
+			return tg, redact(spec), stop, fmt.Errorf("zookeeper at %s is not usable: %w", u.Host, err)
+		}
+		tg = zkTarget(u.Scheme == "zk", info, u.Host, prefix)
+		return tg, redact(spec), stop, checkReachable(ctx, tg)
 	case strings.HasPrefix(spec, "etcd://") || strings.HasPrefix(spec, "etcd-mutex://"):
 		u, err := url.Parse(spec)
 		if err != nil || u.Host == "" {
@@ -401,7 +462,22 @@ func openTarget(ctx context.Context, spec, prefix string) (tg realrun.Target, sh
 		}}
 		return tg, redact(spec), stop, checkReachable(ctx, tg)
 	}
-	return tg, redact(spec), stop, fmt.Errorf("unknown backend %q: want etcd, etcd-mutex, etcd://HOST:PORT, redis://HOST:PORT or postgres://...", redact(spec))
+	return tg, redact(spec), stop, fmt.Errorf("unknown backend %q: want etcd, etcd-mutex, redis, postgres, zookeeper, zookeeper-unfenced, etcd34, etcd34-mutex, etcd://HOST:PORT, etcd-mutex://HOST:PORT, zk://HOST:PORT, zk-unfenced://HOST:PORT, redis://HOST:PORT or postgres://USER@HOST:PORT/DB", redact(spec))
+}
+
+// zkTarget is the ZooKeeper backend at addr, its znodes under
+// /leasecheck/PREFIX.
+func zkTarget(fenced bool, info backend.Info, addr, prefix string) realrun.Target {
+	root := "/leasecheck/" + prefix
+	tg := realrun.Target{Info: info, Addr: addr, Open: func(ctx context.Context, a string) (backend.Backend, error) {
+		return zookeeper.Open(ctx, a, root)
+	}}
+	if !fenced {
+		tg.Open = func(ctx context.Context, a string) (backend.Backend, error) {
+			return zookeeper.OpenUnfenced(ctx, a, root)
+		}
+	}
+	return tg
 }
 
 func etcdTarget(mutex bool, addr, prefix string) realrun.Target {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/etcd"
+	"github.com/leasecheck/leasecheck/impl/zookeeper"
 	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 	"github.com/leasecheck/leasecheck/realrun"
@@ -94,6 +95,69 @@ func TestVerifyPostgres(t *testing.T) {
 	}
 	url, _ := serverstest.Postgres(t)
 	verifyAll(t, url, holderAndNet)
+}
+
+// needZooKeeper skips (fails under CI) a test that needs ZooKeeper
+// installed; needEtcd34 one that needs an etcd 3.4 server binary.
+func needZooKeeper(t *testing.T) {
+	if _, err := servers.ZooKeeperClasspath(); err != nil {
+		serverstest.SkipOrFail(t, "%v", err)
+	}
+}
+
+func needEtcd34(t *testing.T) {
+	bin, err := servers.EtcdBin()
+	if err == nil {
+		var v string
+		if v, err = servers.EtcdVersion(bin); err == nil && !strings.HasPrefix(v, "3.4.") {
+			err = fmt.Errorf("%s is etcd %s, not 3.4", bin, v)
+		}
+	}
+	if err != nil {
+		serverstest.SkipOrFail(t, "%v", err)
+	}
+}
+
+// TestVerifyZooKeeper: verify starts a ZooKeeper and injects the faults
+// that matter for it: a holder paused past its TTL, a partition through
+// the proxy, SIGSTOP and a restart of the server.
+func TestVerifyZooKeeper(t *testing.T) {
+	t.Parallel()
+	needZooKeeper(t)
+	kinds := []faults.Kind{faults.Pause, faults.Partition, faults.CoordinatorCrash}
+	verifyAll(t, "zookeeper", kinds, "--faults", kindList(kinds))
+}
+
+// TestVerifyEtcd34 is TestVerifyZooKeeper for an etcd 3.4 server process.
+func TestVerifyEtcd34(t *testing.T) {
+	t.Parallel()
+	needEtcd34(t)
+	kinds := []faults.Kind{faults.Pause, faults.Partition, faults.CoordinatorCrash}
+	verifyAll(t, "etcd34", kinds, "--faults", kindList(kinds))
+}
+
+// TestVerifyUnfencedCaught: the lock recipes without a fenced write —
+// ZooKeeper's with a plain setData, etcd 3.4's concurrency.Mutex with a
+// plain Put (Jepsen's 2020 finding) — are caught under a holder pause.
+func TestVerifyUnfencedCaught(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		spec string
+		need func(*testing.T)
+	}{{"zookeeper-unfenced", needZooKeeper}, {"etcd34-mutex", needEtcd34}} {
+		t.Run(c.spec, func(t *testing.T) {
+			t.Parallel()
+			c.need(t)
+			code, out, errOut, took := verify(t, "--backend", c.spec, "--faults", "pause", "--duration", "8s")
+			t.Logf("exit %d in %v\n%s%s", code, took.Round(time.Millisecond), out, errOut)
+			if code != exitViolation {
+				t.Fatalf("exit %d, want %d", code, exitViolation)
+			}
+			if !strings.Contains(out, "'s write was accepted, but the lease was held by") && !strings.Contains(out, "under the older fence") {
+				t.Errorf("no violation tells of a former holder's write accepted after the lock moved on")
+			}
+		})
+	}
 }
 
 // TestVerifyEtcdExternal: etcd://HOST:PORT verifies an etcd verify did not
@@ -189,12 +253,39 @@ func TestVerifyNoFalseAlarm(t *testing.T) {
 			url, srv := serverstest.Postgres(t)
 			return fromURL(t, url, srv)
 		}},
+		{"zookeeper", time.Second, func(t *testing.T) func(string) realrun.Target {
+			addr, srv := serverstest.ZooKeeper(t)
+			return func(p string) realrun.Target {
+				tg := zkTarget(true, zookeeper.Info(), addr, p)
+				if srv != nil {
+					tg.Server = stopOnly{srv}
+				}
+				return tg
+			}
+		}},
+		{"etcd34", 2 * time.Second, func(t *testing.T) func(string) realrun.Target {
+			addr, srv := serverstest.Etcd34(t)
+			return func(p string) realrun.Target {
+				tg := etcdTarget(false, addr, p)
+				if srv != nil {
+					tg.Server = stopOnly{srv}
+				}
+				return tg
+			}
+		}},
 	}
+	// The servers added since the first three get a few runs, not a
+	// soak, unless LEASECHECK_REPEAT asks (CI time).
+	few := map[string]bool{"zookeeper": true, "etcd34": true}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			mk := b.open(t)
 			kinds := realrun.ApplicableKinds(mk("probe"), faults.AllKinds)
+			n := n
+			if few[b.name] && os.Getenv("LEASECHECK_REPEAT") == "" {
+				n = min(n, 5)
+			}
 			sem := make(chan struct{}, 10)
 			var wg sync.WaitGroup
 			var mu sync.Mutex
@@ -282,6 +373,10 @@ func TestVerifyUnusableBackends(t *testing.T) {
 		{"etcd-down", "etcd://" + down, "etcd"},
 		{"etcd-hang", "etcd://" + hang, "etcd"},
 		{"etcd-garbage", "etcd://" + garbage, "etcd"},
+		{"zk-down", "zk://" + down, "zookeeper"},
+		{"zk-hang", "zk://" + hang, "zookeeper"},
+		{"zk-garbage", "zk://" + garbage, "zookeeper"},
+		{"zk-credentials", "zk://u:s3cret@" + down, "bad ZooKeeper address"},
 		{"unknown", "zookeeper://" + down, "unknown backend"},
 	}
 	for _, c := range cases {
@@ -460,4 +555,112 @@ func TestVerifyScenarioUsage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestVerifyBackendStopsMidRun: a backend verify did not start that dies
+// (SIGKILL) or hangs (SIGSTOP) a few seconds into a 30-second run ends the
+// run within seconds, with a clear message, exit 2 and the partial
+// history saved.
+func TestVerifyBackendStopsMidRun(t *testing.T) {
+	t.Parallel()
+	type server struct {
+		p    *servers.Process
+		spec string
+	}
+	zookeeper := func(t *testing.T) server {
+		p, err := servers.StartZooKeeper(context.Background())
+		if err != nil {
+			serverstest.SkipOrFail(t, "%v", err)
+		}
+		return server{p, "zk://" + p.Addr}
+	}
+	etcd34 := func(t *testing.T) server {
+		p, _, err := servers.StartEtcd(context.Background())
+		if err != nil {
+			serverstest.SkipOrFail(t, "%v", err)
+		}
+		return server{p, "etcd://" + p.Addr}
+	}
+	cases := []struct {
+		name  string
+		start func(*testing.T) server
+		hang  bool
+	}{
+		{"zookeeper-dies", zookeeper, false},
+		{"zookeeper-hangs", zookeeper, true},
+		{"etcd34-dies", etcd34, false},
+		{"etcd34-hangs", etcd34, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := c.start(t)
+			defer s.p.Close()
+			stopped := make(chan time.Time, 1)
+			se := &signalWriter{on: ", seeds ", seen: make(chan struct{})}
+			go func() {
+				<-se.seen // the run has started
+				time.Sleep(2 * time.Second)
+				if c.hang {
+					s.p.Stop()
+				} else {
+					s.p.Kill()
+				}
+				stopped <- time.Now()
+			}()
+			out := t.TempDir()
+			var so bytes.Buffer
+			code := run([]string{"verify", "--out", out, "--backend", s.spec, "--duration", "30s", "--faults", "none", "--quiet"}, nil, &so, se)
+			var took time.Duration
+			select {
+			case at := <-stopped:
+				took = time.Since(at)
+			default:
+				close(se.seen) // let the stopper go (it stops the server now)
+				t.Fatalf("exit %d before the run started or the server was stopped: %s%s", code, so.String(), se.String())
+			}
+			t.Logf("exit %d, %v after the server stopped: %s%s", code, took.Round(time.Millisecond), so.String(), se.String())
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if !strings.Contains(se.String(), "stopped answering") {
+				t.Errorf("stderr does not say the backend stopped answering")
+			}
+			// Declared dead after 5s of silence; cleanup and closing the
+			// clients give up within seconds more.
+			if took > 15*time.Second {
+				t.Errorf("verify ended %v after the server stopped, want within 15s", took)
+			}
+			partial, _ := filepath.Glob(filepath.Join(out, "*.partial.history.jsonl"))
+			if len(partial) != 1 || !strings.Contains(se.String(), partial[0]) {
+				t.Errorf("partial history: files %v, not named on stderr", partial)
+			}
+		})
+	}
+}
+
+// signalWriter is a buffer that closes seen once something written to it
+// contains on.
+type signalWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	on   string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *signalWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(b)
+	if strings.Contains(w.buf.String(), w.on) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(b), nil
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }

@@ -92,6 +92,19 @@ type Info struct {
 	// minimum lease TTL with the default election timeout); 0 means none.
 	// The real runner never maps a scenario's TTL below it.
 	MinTTL time.Duration
+	// LeasesRestart: after a crash and restart the server restores every
+	// lease with a fresh TTL counted from its recovery, plus RestartGrace
+	// (ZooKeeper sessions; etcd leases, which the new leader also extends
+	// by an election timeout). A lease whose holder could not renew during
+	// the outage then outlives its deadline by up to the outage, a TTL and
+	// RestartGrace: by design, since nobody could renew while the server
+	// was down. The lease clock lagged true time that much, so a run that
+	// restarts such a server declares that much more clock uncertainty
+	// (DESIGN.md §5: a run is never flagged for the clock it was given).
+	// False: deadlines survive a restart (Redis and PostgreSQL keep an
+	// absolute expiry on the server's clock).
+	LeasesRestart bool
+	RestartGrace  time.Duration
 }
 
 // Fences says what fencing token a backend's grants carry.

@@ -54,6 +54,11 @@ import (
 // Uncertainty is the clock uncertainty declared for etcd histories.
 const Uncertainty = time.Second
 
+// ElectionTimeout is etcd's default election timeout. A member that
+// becomes leader (after a restart, say) refreshes every lease to its full
+// TTL plus this (the lessor's Promote), so leases outlive a restart.
+const ElectionTimeout = time.Second
+
 // Info describes Backend.
 func Info() backend.Info {
 	return backend.Info{
@@ -65,6 +70,8 @@ func Info() backend.Info {
 		Uncertainty:    Uncertainty,
 		TTLGranularity: time.Second,
 		MinTTL:         2 * time.Second,
+		LeasesRestart:  true,
+		RestartGrace:   ElectionTimeout,
 	}
 }
 
@@ -79,6 +86,8 @@ func MutexInfo() backend.Info {
 		Uncertainty:    Uncertainty,
 		TTLGranularity: time.Second,
 		MinTTL:         2 * time.Second,
+		LeasesRestart:  true,
+		RestartGrace:   ElectionTimeout,
 	}
 }
 
@@ -199,6 +208,9 @@ func (c *common) read(ctx context.Context, key string) (backend.Response, error)
 	}
 	return resp, nil
 }
+
+// Prefix is the key prefix the backend keeps everything under.
+func (c *common) Prefix() string { return c.prefix }
 
 // Cleanup deletes every key under the prefix.
 func (c *common) Cleanup(ctx context.Context) error {
