@@ -130,6 +130,14 @@ func (kc *keyChecker) sweepReason() string {
 	return fmt.Sprintf("key %q: the exact search had to drop configurations past its budget and found no linearization, and no order refutes it even if the unanswered operations took effect any number of times", kc.key)
 }
 
+// release gives back what the sweeps hold, when a key's check is abandoned.
+func (kc *keyChecker) release() {
+	kc.exact.release()
+	if kc.relaxed != nil {
+		kc.relaxed.release()
+	}
+}
+
 // keyOutcome is what the sweeps decided about a key's linearizability.
 type keyOutcome struct {
 	verdict Verdict

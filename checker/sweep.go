@@ -132,7 +132,8 @@ type sweep struct {
 	next    frontierSet
 	visited keySet
 	stack   []config
-	links   []link // a slab for recorded linearizations
+	cbuf    []appliedState // closure's, reused
+	links   []link         // a slab for recorded linearizations
 
 	classes map[classKey]*liveClass
 	live    []*liveClass // in order of creation
@@ -729,7 +730,8 @@ const maxClosure = 1 << 15
 // closure returns the states d can reach by unknown ops taking effect, d's
 // own first; each reads the clock at most hi.
 func (sw *sweep) closure(d config, hi int64) []appliedState {
-	out := []appliedState{{d.s, d.app, d.path, d.last, d.grant}}
+	out := append(sw.cbuf[:0], appliedState{d.s, d.app, d.path, d.last, d.grant})
+	defer func() { sw.cbuf = out[:0] }()
 	if len(sw.live) == 0 {
 		return out
 	}
