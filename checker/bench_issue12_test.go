@@ -120,10 +120,10 @@ func BenchmarkTimeouts(b *testing.B) {
 	}
 }
 
-// BenchmarkPorcupineTimeouts runs plain porcupine, with the same model, on
-// the same histories, for the ratio; within 30 s it decides few of them
+// BenchmarkSlowPorcupineTimeouts runs plain porcupine, with the same model, on
+// the same histories, for the ratio; within 10 s it decides few of them
 // (each distinct timed-out op doubles its search), and then says unknown.
-func BenchmarkPorcupineTimeouts(b *testing.B) {
+func BenchmarkSlowPorcupineTimeouts(b *testing.B) {
 	floor := replayFloorNS(b)
 	for _, tw := range timeoutShapes {
 		b.Run(tw.name(), func(b *testing.B) {
@@ -132,7 +132,7 @@ func BenchmarkPorcupineTimeouts(b *testing.B) {
 			ops := timed.PorcupineOperations(c, nil)
 			decided := 0.0
 			for b.Loop() {
-				if porcupine.CheckOperationsTimeout(pm.ToModel(), ops, 30*time.Second) != porcupine.Unknown {
+				if porcupine.CheckOperationsTimeout(pm.ToModel(), ops, 10*time.Second) != porcupine.Unknown {
 					decided = 1
 				}
 			}
@@ -228,12 +228,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// BenchmarkLongKeyStream: one key of 10^6 and 10^7 correct ops, checked
+// BenchmarkSlowLongKeyStream: one key of 10^6 and 10^7 correct ops, checked
 // from its file without holding it. For 10^6 exact ops it also reports the
 // ratio to that file's own replay ("x-own-replay": decode every line with
 // encoding/json, sort, re-apply; the target is <= 0.5). Run with
 // -benchtime 1x: a 10^7-op file is a gigabyte.
-func BenchmarkLongKeyStream(b *testing.B) {
+func BenchmarkSlowLongKeyStream(b *testing.B) {
 	floor := replayFloorNS(b)
 	for _, tc := range []struct {
 		ops      int
