@@ -127,7 +127,7 @@ func newInvariants(key string, hdr model.Header) *invariants {
 	iv.mono[1] = monotone{keep: acceptedWrite, tails: map[string][]*model.Op{}}
 	iv.fenced1 = newFenceWriters()
 	iv.unfenced = fenceLessWriters{owners: map[string]*ownerAcquires{}, pending: map[*kop]*model.Op{}, tails: map[string][]*model.Op{}}
-	iv.stop = renewRule{owners: map[string]*renewOwner{}}
+	iv.stop = renewRule{fenced: iv.fenced, owners: map[string]*renewOwner{}}
 	return iv
 }
 
@@ -590,7 +590,12 @@ func (fl *fenceLessWriters) ret(key string, k *kop) {
 // O's called after the renew returned — violates the rule, whatever its
 // outcome, until O acquires again. One violation per failed renew: its
 // first such write in file order.
+//
+// In a fence-less history (DESIGN.md §8) no op names a fence, so the term is
+// the owner's latest successful acquire before the renew: every later write
+// by O counts, until O acquires again.
 type renewRule struct {
+	fenced bool
 	owners map[string]*renewOwner
 	out    sortedFinds
 }
@@ -643,7 +648,7 @@ func (rr *renewRule) call(key string, k *kop) {
 		}
 	case grantedAcquire(op):
 		ro := rr.owner(op.Owner)
-		ro.sameProc[op.Process] = max(ro.sameProc[op.Process], op.Fence)
+		ro.sameProc[op.Process] = max(ro.sameProc[op.Process], rr.term(op))
 		for _, sr := range ro.stops {
 			if sr.after(k) {
 				if sr.cleared == nil {
@@ -658,7 +663,7 @@ func (rr *renewRule) call(key string, k *kop) {
 			return
 		}
 		for _, sr := range ro.stops {
-			if sr.fence != op.Fence || sr.all || sr.cleared[op.Process] {
+			if rr.fenced && sr.fence != op.Fence || sr.all || sr.cleared[op.Process] {
 				continue
 			}
 			if (op.Process == sr.r.op.Process && k.pos > sr.r.pos || op.Process != sr.r.op.Process && sr.returned) &&
@@ -683,7 +688,7 @@ func (rr *renewRule) ret(k *kop) {
 			}
 		}
 	case grantedAcquire(op):
-		ro.returned = max(ro.returned, op.Fence)
+		ro.returned = max(ro.returned, rr.term(op))
 		kept := ro.stops[:0]
 		for _, sr := range ro.stops {
 			if sr.after(k) {
@@ -716,9 +721,24 @@ func (rr *renewRule) done(sr *stopRecord) {
 	} else if !w.Returned {
 		outcome = "The write's outcome is unknown"
 	}
+	if !rr.fenced {
+		rr.out.add(r.Owner, sr.r.pos, newFound(StopOnRenewFailure, r.Key, fmt.Sprintf(
+			"%s's renew %s (line %d), yet %s wrote %q afterwards (line %d) without acquiring again. %s: a failed renewal must stop all writing.",
+			r.Owner, how, r.Line, w.Owner, w.Value, w.Line, outcome), r, w))
+		return
+	}
 	rr.out.add(r.Owner, sr.r.pos, newFound(StopOnRenewFailure, r.Key, fmt.Sprintf(
 		"%s's renew of fence %d %s (line %d), yet %s wrote %q under fence %d afterwards (line %d) without acquiring again. %s: a failed renewal must stop all writing.",
 		r.Owner, sr.fence, how, r.Line, w.Owner, w.Value, sr.fence, w.Line, outcome), r, w))
+}
+
+// term names the term a grant starts: its fence, or in a fence-less
+// history just "a grant" (1), as no fence tells terms apart.
+func (rr *renewRule) term(op *model.Op) int64 {
+	if rr.fenced {
+		return op.Fence
+	}
+	return 1
 }
 
 // finishStops files what the stop records still open found.

@@ -57,6 +57,8 @@ var genModes = []struct {
 	{"increasing-exact", genOptions{exact: true, unknown: true, increasing: true}},
 	{"increasing-interval", genOptions{unknown: true, uncertainty: 2, increasing: true}},
 	{"increasing-fenced", genOptions{semantics: model.FencedStorage, unknown: true, uncertainty: 1, increasing: true}},
+	{"fence-less", genOptions{noFences: true, unknown: true, uncertainty: 2}},
+	{"fence-less-exact", genOptions{noFences: true, exact: true, unknown: true, keys: 2}},
 }
 
 // A correct coordinator's history is never flagged, whatever the clock

@@ -137,7 +137,11 @@ func TestPropertyRelaxedRefutesWhatNoUnknownOpExplains(t *testing.T) {
 				h := genHistory(t, o)
 				key := h.Ops[0].Key
 				if rapid.Bool().Draw(t, "stranger writes") && o.semantics == model.Seed {
-					appendOp(h, model.Op{Owner: "stranger", Key: key, Kind: model.Write, Fence: 1, Value: "s", HasValue: true, OK: true})
+					fence := int64(1)
+					if o.noFences {
+						fence = 0
+					}
+					appendOp(h, model.Op{Owner: "stranger", Key: key, Kind: model.Write, Fence: fence, Value: "s", HasValue: true, OK: true})
 				} else {
 					appendOp(h, model.Op{Key: key, Kind: model.Read, Value: "never written", HasValue: true, OK: true})
 				}
