@@ -149,7 +149,7 @@ var goldenWant = map[string]goldenCase{
 	// tokens. A clean handoff; a holder paused past its TTL whose write is
 	// accepted after the lease moved on (the pause is a fault record, and
 	// the stories name it); a write attempted after a failed renew.
-	"ok-fence-less-handoff": {},
+	"ok-fence-less-handoff":                         {},
 	"bad-single-writer-per-fence-fence-less-zombie": {violations: []gv{lin(4, 6), swpf(4, 6)}},
 	"bad-stop-on-renew-failure-fence-less":          {violations: []gv{sorf(3, 4)}},
 	// Fault records change no verdict; a story names those that overlap
