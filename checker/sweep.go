@@ -91,7 +91,7 @@ type liveClass struct {
 	settled    int    // members no configuration has applied start here
 	touched    bool   // in sweep.touched
 	members    []*kop // called, in call order
-	deathFence int64  // -1: never dies
+	deathFence int64  // -1: never dies; -2: its window has ended (observed)
 	resource   bool   // its death is the resource's highest fence's doing
 }
 
@@ -145,6 +145,10 @@ type sweep struct {
 	// At death, what the explanation needs.
 	dead  bool
 	stuck *sweepStuck
+
+	// unique reports whether one write alone writes a value (keyFacts);
+	// nil: not known.
+	unique func(string) bool
 
 	steps   int
 	charged int64
@@ -302,6 +306,9 @@ func (sw *sweep) call(k *kop) {
 
 // isDead reports whether ops of that class can no longer take effect in s.
 func (c *liveClass) isDead(s *timed.State) bool {
+	if c.deathFence == -2 {
+		return true // its window ended (sweep.observed)
+	}
 	if c.deathFence < 0 {
 		return false
 	}
@@ -366,7 +373,24 @@ func (sw *sweep) due(k *kop) {
 	if sw.cap > 0 && len(sw.frontier) > sw.cap {
 		sw.prune()
 	}
+	if op := k.op; sw.unique != nil && op.Kind == model.Read && op.Returned && op.OK && op.HasValue && sw.unique(op.Value) {
+		sw.observed(k.in.Value)
+	}
 	sw.forget()
+}
+
+// observed ends the window of the unknown write of v, the only write of v:
+// a read of v is now placed in every configuration. It must have taken
+// effect before that read — nothing else could have made the data v — and
+// in any real behaviour it took effect once, so never again after it. (In
+// the exact sweep it is applied everywhere already; in the relaxed one this
+// keeps every real behaviour and drops only repeats.)
+func (sw *sweep) observed(v timed.Value) {
+	for _, c := range sw.live {
+		if c.key.kind == model.Write && c.key.value == v {
+			c.deathFence, c.resource = -2, false // dead: see isDead
+		}
+	}
 }
 
 // forget drops the unknown ops that can no longer take effect in any
