@@ -106,6 +106,9 @@ func CheckReader(ctx context.Context, r io.Reader, name string, opts Options) (*
 	if _, err := io.Copy(tmp, r); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, err
+	}
 	return checkStream(b, tmp, name, opts)
 }
 
@@ -340,9 +343,9 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 	if sv != nil {
 		lag = sv.lag
 	}
-	total := "?"
+	of := ""
 	if sv != nil {
-		total = fmt.Sprint(sv.lines)
+		of = fmt.Sprintf(" of %d", sv.lines)
 	}
 	n := 0
 	for stopped == "" {
@@ -359,7 +362,7 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 		}
 		if n&4095 == 0 {
 			if b.expired() {
-				stopped = b.reason(fmt.Sprintf("checking the history (line %d of %s)", rd.Line(), total))
+				stopped = b.reason(fmt.Sprintf("checking the history, at line %d%s", rd.Line(), of))
 				break
 			}
 			want := int64(len(events)) * kopBytes

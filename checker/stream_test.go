@@ -220,3 +220,27 @@ func TestFaultsNamedInStories(t *testing.T) {
 		t.Errorf("eight faults: %s", got)
 	}
 }
+
+// CheckReader holds a small input in memory and spools a large one to a
+// file it streams: the same verdicts either way.
+func TestCheckReaderSpools(t *testing.T) {
+	h := workload{ops: 3000, keys: 3, holders: 3, lostRenews: 5, lostWrites: 5, seed: 4}.history()
+	breakAt(h, 2500)
+	var buf bytes.Buffer
+	if err := model.WriteHistory(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	want := verdicts(check(h))
+	for _, above := range []int64{0, 100, -1} {
+		r, got, err := CheckReader(context.Background(), bytes.NewReader(buf.Bytes()), "-", Options{StreamAbove: above})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(verdicts(r), want) || got.Name != "-" || got.Header != h.Header {
+			t.Errorf("StreamAbove %d: %v (history %q %+v), want %v", above, verdicts(r), got.Name, got.Header, want)
+		}
+		if above == 0 && len(got.Ops) != len(h.Ops) || above != 0 && got.Ops != nil {
+			t.Errorf("StreamAbove %d: the history comes back with %d ops", above, len(got.Ops))
+		}
+	}
+}
