@@ -254,15 +254,16 @@ type slab struct {
 	ops  []model.Op
 }
 
-func (s *slab) next(op *model.Op) (*kop, *model.Op) {
+// next returns the next free kop and op; take claims them (until then the
+// same ones are returned again).
+func (s *slab) next() (*kop, *model.Op) {
 	if len(s.kops) == 0 {
 		s.kops, s.ops = make([]kop, 256), make([]model.Op, 256)
 	}
-	k, o := &s.kops[0], &s.ops[0]
-	s.kops, s.ops = s.kops[1:], s.ops[1:]
-	*o = *op
-	return k, o
+	return &s.kops[0], &s.ops[0]
 }
+
+func (s *slab) take() { s.kops, s.ops = s.kops[1:], s.ops[1:] }
 
 // streamKey is one key being checked as the file streams by.
 type streamKey struct {
@@ -349,7 +350,8 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 	}
 	n := 0
 	for stopped == "" {
-		op, err := rd.Next()
+		k, op := kops.next()
+		err := rd.NextInto(op)
 		if err == io.EOF {
 			break
 		}
@@ -389,8 +391,8 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 			sk = &streamKey{kc: newKeyChecker(op.Key, h.Header, names, b, false, true), prep: newPreparer(h.Header, names, facts)}
 			keys[op.Key] = sk
 		}
-		k, opc := kops.next(&op)
-		sk.prep.prepare(opc, nil, k)
+		sk.prep.prepare(op, nil, k)
+		kops.take()
 		for _, e := range eventsOf(k, evbuf[:0]) {
 			events.push(e)
 		}

@@ -131,8 +131,9 @@ type sweep struct {
 	spare   []config
 	next    frontierSet
 	visited keySet
-	stack   []config
-	cbuf    []appliedState // closure's, reused
+	stack    []config
+	unplaced []*kop
+	cbuf     []appliedState // closure's, reused
 	links   []link         // a slab for recorded linearizations
 
 	classes map[classKey]*liveClass
@@ -341,7 +342,7 @@ func (sw *sweep) due(k *kop) {
 	next := &sw.next
 	next.reset(sw.spare, sw.app)
 	sw.visited.reset()
-	ex := explorer{sw: sw, x: k, next: next, visited: &sw.visited, stack: sw.stack[:0]}
+	ex := explorer{sw: sw, x: k, next: next, visited: &sw.visited, stack: sw.stack[:0], unplaced: sw.unplaced[:0]}
 	for i := range sw.frontier {
 		c := sw.frontier[i]
 		if c.placed.has(k.slot) {
@@ -353,7 +354,10 @@ func (sw *sweep) due(k *kop) {
 			return
 		}
 	}
-	sw.charge(-int64(len(sw.frontier))*configBytes - ex.charged)
+	sw.unplaced = ex.unplaced[:0]
+	// What the event held (its visited set, the frontier it replaced) goes;
+	// the new frontier stays.
+	sw.charge(int64(next.alive-len(sw.frontier))*configBytes - ex.charged)
 	if next.alive == 0 {
 		sw.dead = true
 		st := &sweepStuck{c: ex.best, placed: sw.w.retired + ex.bestN, due: k}
@@ -652,9 +656,7 @@ type explorer struct {
 func (ex *explorer) emit(c config) {
 	c.placed = c.placed.minus(ex.x.slot)
 	c.app = ex.sw.app.canon(c.app, &c.s, ex.sw.byID)
-	if ex.next.add(c) {
-		ex.sw.charge(configBytes)
-	}
+	ex.next.add(c)
 }
 
 // explore finds every configuration reachable from c in which x is placed.
@@ -719,9 +721,11 @@ func (ex *explorer) explore(c config) {
 					if !ex.visited.add(n.configKey) {
 						continue
 					}
-					ex.charged += configBytes
-					if !sw.charge(configBytes) {
-						return
+					if ex.visited.len()&1023 == 0 {
+						ex.charged += 1024 * configBytes
+						if !sw.charge(1024 * configBytes) {
+							return
+						}
 					}
 					ex.stack = append(ex.stack, n)
 				}

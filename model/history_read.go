@@ -363,10 +363,17 @@ func (r *Reader) Line() int { return r.line }
 // other error when reading fails. After an error, Next keeps returning it.
 func (r *Reader) Next() (Op, error) {
 	var op Op
-	if err := r.next(&op); err != nil {
+	if err := r.NextInto(&op); err != nil {
 		return Op{}, err
 	}
 	return op, nil
+}
+
+// NextInto is Next into *op, which it overwrites: a reader of millions of
+// ops that keeps them in its own storage saves a copy of each.
+func (r *Reader) NextInto(op *Op) error {
+	*op = Op{}
+	return r.next(op)
 }
 
 var utf8BOM = []byte("\xef\xbb\xbf")
