@@ -128,13 +128,13 @@ type sweep struct {
 	frontier []config
 	w        *window
 	// Reused from event to event.
-	spare   []config
-	next    frontierSet
-	visited keySet
+	spare    []config
+	next     frontierSet
+	visited  keySet
 	stack    []config
 	unplaced []*kop
 	cbuf     []appliedState // closure's, reused
-	links   []link         // a slab for recorded linearizations
+	links    []link         // a slab for recorded linearizations
 
 	classes map[classKey]*liveClass
 	live    []*liveClass // in order of creation
