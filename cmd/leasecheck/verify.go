@@ -28,6 +28,7 @@ import (
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/realrun"
+	"github.com/leasecheck/leasecheck/report"
 	"github.com/leasecheck/leasecheck/scenario"
 )
 
@@ -338,7 +339,8 @@ func saveVerifyFailure(dir, name string, seed uint64, res *realrun.Result, cr *c
 	if err := res.Scenario.Save(base + ".scenario.json"); err != nil {
 		return "", "", err
 	}
-	if err := writeHTMLFile(base+".html", res.History, cr); err != nil {
+	page := report.Input{History: res.History, Check: cr}
+	if err := writeFileWith(base+".html", func(w io.Writer) error { return report.WriteTimeline(w, page, report.Options{}) }); err != nil {
 		return "", "", err
 	}
 	return base + ".history.jsonl", base + ".scenario.json", nil
