@@ -2,7 +2,11 @@ package checker
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"runtime/metrics"
 	"sort"
 	"sync"
@@ -116,10 +120,10 @@ func BenchmarkTimeouts(b *testing.B) {
 	}
 }
 
-// BenchmarkPorcupineTimeouts runs plain porcupine, with the same model, on
-// the same histories, for the ratio; within 30 s it decides few of them
+// BenchmarkSlowPorcupineTimeouts runs plain porcupine, with the same model, on
+// the same histories, for the ratio; within 10 s it decides few of them
 // (each distinct timed-out op doubles its search), and then says unknown.
-func BenchmarkPorcupineTimeouts(b *testing.B) {
+func BenchmarkSlowPorcupineTimeouts(b *testing.B) {
 	floor := replayFloorNS(b)
 	for _, tw := range timeoutShapes {
 		b.Run(tw.name(), func(b *testing.B) {
@@ -128,7 +132,7 @@ func BenchmarkPorcupineTimeouts(b *testing.B) {
 			ops := timed.PorcupineOperations(c, nil)
 			decided := 0.0
 			for b.Loop() {
-				if porcupine.CheckOperationsTimeout(pm.ToModel(), ops, 30*time.Second) != porcupine.Unknown {
+				if porcupine.CheckOperationsTimeout(pm.ToModel(), ops, 10*time.Second) != porcupine.Unknown {
 					decided = 1
 				}
 			}
@@ -171,6 +175,104 @@ func BenchmarkLongKeyInMemory(b *testing.B) {
 			}
 			b.ReportMetric(peak.mib(), "peak-MiB")
 			reportFloor(b, floor)
+		})
+	}
+}
+
+// longKeyFile writes longKey's history, ops long, to a file in dir as it is
+// generated (a 10^7-op history is never held), once per run.
+var longFiles sync.Map
+
+func longKeyFile(b *testing.B, ops int, interval bool) string {
+	name := fmt.Sprintf("long-%d-%v.jsonl", ops, interval)
+	if p, ok := longFiles.Load(name); ok {
+		return p.(string)
+	}
+	dir, err := os.MkdirTemp("", "leasecheck-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchDirs = append(benchDirs, dir)
+	path := filepath.Join(dir, name)
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := workload{ops: ops, keys: 1, holders: 4, seed: 5}
+	if interval {
+		w.interval, w.latency = true, 3
+	}
+	wr := model.NewWriter(f, model.DefaultHeader())
+	w.generate(func(op *model.Op) {
+		if err := wr.Write(op); err != nil {
+			b.Fatal(err)
+		}
+	})
+	if err := wr.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	longFiles.Store(name, path)
+	return path
+}
+
+var benchDirs []string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, d := range benchDirs {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
+}
+
+// BenchmarkSlowLongKeyStream: one key of 10^6 and 10^7 correct ops, checked
+// from its file without holding it. For 10^6 exact ops it also reports the
+// ratio to that file's own replay ("x-own-replay": decode every line with
+// encoding/json, sort, re-apply; the target is <= 0.5). Run with
+// -benchtime 1x: a 10^7-op file is a gigabyte.
+func BenchmarkSlowLongKeyStream(b *testing.B) {
+	floor := replayFloorNS(b)
+	for _, tc := range []struct {
+		ops      int
+		interval bool
+	}{{1_000_000, false}, {1_000_000, true}, {10_000_000, false}, {10_000_000, true}} {
+		mode := "exact"
+		if tc.interval {
+			mode = "interval"
+		}
+		b.Run(fmt.Sprintf("%s/%d-ops", mode, tc.ops), func(b *testing.B) {
+			path := longKeyFile(b, tc.ops, tc.interval)
+			own := 0.0
+			if tc.ops <= 1_000_000 && !tc.interval {
+				data, err := os.ReadFile(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				if n := replayFloor(b, data); n != 0 {
+					b.Fatalf("%d mismatches", n)
+				}
+				own = float64(time.Since(start).Nanoseconds())
+			}
+			runtime.GC()
+			peak := samplePeak()
+			for b.Loop() {
+				r, _, err := CheckFile(context.Background(), path, Options{StreamAbove: -1, Timeout: 10 * time.Minute})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !r.OK() {
+					b.Fatalf("%+v %s", r.Properties, r.Reason)
+				}
+			}
+			b.ReportMetric(peak.mib(), "peak-MiB")
+			reportFloor(b, floor)
+			if own > 0 {
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/own, "x-own-replay")
+			}
 		})
 	}
 }

@@ -45,7 +45,7 @@ func (v Verdict) String() string {
 	return "unknown"
 }
 
-// DefaultTimeout is the linearizability search budget when Options.Timeout is 0.
+// DefaultTimeout is the time budget when Options.Timeout is 0.
 const DefaultTimeout = 60 * time.Second
 
 // DefaultMaxMemory is the memory budget when Options.MaxMemory is 0: well
@@ -55,8 +55,10 @@ const DefaultMaxMemory int64 = 1 << 30
 
 // Options tune a check. The zero value means the documented defaults.
 type Options struct {
-	// Timeout bounds the linearizability search over all keys. 0 means
-	// DefaultTimeout; a negative value means no limit.
+	// Timeout bounds the whole check: reading (CheckFile, CheckReader), the
+	// invariants and the searches over all keys. Past it every verdict not
+	// yet reached is Unknown, with the reason. 0 means DefaultTimeout; a
+	// negative value means no limit.
 	Timeout time.Duration
 	// Workers is how many keys are searched at once; 0 means GOMAXPROCS.
 	Workers int
@@ -114,15 +116,18 @@ type PropertyResult struct {
 
 // Result is the outcome of a check.
 type Result struct {
-	Ops        int
+	Ops        int // the ops in the history (read so far, when a stream was stopped)
 	Keys       int
-	Properties []PropertyResult // in the order of Properties
-	// Violations, grouped by property in the order of Properties(), then by key.
+	Properties []PropertyResult // in the order of Properties()
+	// Violations, grouped by property in the order of Properties(), then by
+	// key; each explanation ends by naming the faults that overlapped it.
 	Violations []Violation
 	// Linearizations holds, per key, the linearization found or the longest
-	// partial one: the input of the HTML report.
+	// partial one: the input of the HTML report. A history checked as a
+	// stream keeps none (each key's Steps is empty).
 	Linearizations []KeyLinearization
-	// SearchNodes counts the states the linearizability search visited.
+	// SearchNodes counts the work of the linearizability searches: the
+	// sweeps' events and the depth-first search's nodes.
 	SearchNodes int
 	// Reason says why a verdict is Unknown (the first such reason, naming
 	// the key and the budget that ran out); "" when every verdict is known.

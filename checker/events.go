@@ -109,6 +109,10 @@ type keyFacts struct {
 	// minRejected is the lowest fence of a rejected completed write
 	// (timed.Inf: none).
 	minRejected int64
+	// unique reports whether exactly one write of the key writes the value
+	// (it may say false of such a value; never true of one written twice).
+	// nil: not known.
+	unique func(value string) bool
 }
 
 // preparer turns a key's ops, in file order, into kops.
@@ -167,15 +171,20 @@ func (p *preparer) prepare(op *model.Op, in *timed.Input, k *kop) {
 // factsOf computes a key's facts from its ops in memory.
 func factsOf(h *model.History, idx []int) keyFacts {
 	read := map[string]bool{}
+	writes := map[string]int{}
 	minRejected := timed.Inf
 	for _, i := range idx {
 		op := &h.Ops[i]
 		switch {
 		case op.Kind == model.Read && op.Returned && op.OK && op.HasValue:
 			read[op.Value] = true
-		case op.Kind == model.Write && op.Returned && !op.OK:
-			minRejected = min(minRejected, op.Fence)
+		case op.Kind == model.Write:
+			writes[op.Value]++
+			if op.Returned && !op.OK {
+				minRejected = min(minRejected, op.Fence)
+			}
 		}
 	}
-	return keyFacts{read: func(v string) bool { return read[v] }, minRejected: minRejected}
+	return keyFacts{read: func(v string) bool { return read[v] }, minRejected: minRejected,
+		unique: func(v string) bool { return writes[v] == 1 }}
 }

@@ -97,7 +97,6 @@ func explainStuck(nm *timed.Names, rules timed.Rules, key string, st stuckAt) fo
 		return f
 	}
 	n := names{nm}
-	sem := rules.Semantics
 	culprit := cands[0].op
 	var b strings.Builder
 	fmt.Fprintf(&b, "no order of the operations explains line %d: %s. ", culprit.Line, culprit.Describe())
@@ -106,9 +105,9 @@ func explainStuck(nm *timed.Names, rules timed.Rules, key string, st stuckAt) fo
 		if st.grant != nil && st.grant != st.last {
 			fmt.Fprintf(&b, " (the current grant is line %d)", st.grant.Line)
 		}
-		fmt.Fprintf(&b, "; after it, %s. ", n.state(st.state, sem))
+		fmt.Fprintf(&b, "; after it, %s. ", n.state(st.state, rules))
 	} else {
-		fmt.Fprintf(&b, "At the start, %s. ", n.state(st.state, sem))
+		fmt.Fprintf(&b, "At the start, %s. ", n.state(st.state, rules))
 	}
 	b.WriteString(n.whyNot(rules, st.state, &cands[0].in, culprit))
 	ops := []*model.Op{}
@@ -148,7 +147,22 @@ func span(lo, hi int64) string {
 	return fmt.Sprintf("t in [%d,%d]", lo, hi)
 }
 
-func (n names) state(s timed.State, sem model.Semantics) string {
+func (n names) state(s timed.State, rules timed.Rules) string {
+	sem := rules.Semantics
+	if rules.Fences == model.NoFences {
+		// No fences: say who holds it, and until when.
+		var b strings.Builder
+		if s.Holder == timed.NoOwner {
+			b.WriteString("nobody holds the lease")
+		} else {
+			fmt.Fprintf(&b, "%s holds the lease until %s", n.owner(s.Holder), span(s.ExpLo, s.ExpHi))
+		}
+		fmt.Fprintf(&b, ", the data is %s", n.value(s.Data))
+		if s.NowLo > -timed.Inf {
+			fmt.Fprintf(&b, ", and the coordinator's clock has reached t>=%d", s.NowLo)
+		}
+		return b.String()
+	}
 	var b strings.Builder
 	if s.Holder == timed.NoOwner {
 		fmt.Fprintf(&b, "nobody holds the lease (fences granted so far: %d)", s.Fence)
@@ -215,6 +229,9 @@ func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *mod
 				return fmt.Sprintf("%s's lease had expired (at %s) by the time of its renew (%s); a renew after expiry must fail.", who, span(s.ExpLo, s.ExpHi), span(lo, hi))
 			}
 		} else if owns && (in.Fence == 0 || in.Fence == s.Fence) && (in.Kind == model.Release || mustLive) {
+			if rules.Fences == model.NoFences {
+				return fmt.Sprintf("%s held the lease (until %s), yet its %s failed.", who, span(s.ExpLo, s.ExpHi), verb)
+			}
 			return fmt.Sprintf("%s held the lease (fence %d, until %s), yet its %s failed.", who, s.Fence, span(s.ExpLo, s.ExpHi), verb)
 		}
 	case model.Write:
@@ -241,6 +258,9 @@ func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *mod
 				return fmt.Sprintf("%s's write at %s was accepted after its lease expired (%s).", who, span(lo, hi), span(s.ExpLo, s.ExpHi))
 			}
 		} else if owns && in.Fence == s.Fence && mustLive {
+			if rules.Fences == model.NoFences {
+				return fmt.Sprintf("%s held a live lease (until %s), yet its write at %s was rejected.", who, span(s.ExpLo, s.ExpHi), span(lo, hi))
+			}
 			return fmt.Sprintf("%s held a live lease under fence %d (until %s), yet its write at %s was rejected.", who, s.Fence, span(s.ExpLo, s.ExpHi), span(lo, hi))
 		}
 	case model.Read:

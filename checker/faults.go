@@ -45,7 +45,11 @@ func annotate(f found, faults []model.FaultRecord) Violation {
 	if more > 0 {
 		s += fmt.Sprintf(" and %d more fault(s)", more)
 	}
-	v.Explanation = strings.TrimRight(v.Explanation, " ") + s + "."
+	e := strings.TrimRight(v.Explanation, " ")
+	if !strings.HasSuffix(e, ".") {
+		e += "."
+	}
+	v.Explanation = e + s + "."
 	return v
 }
 

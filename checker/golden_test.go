@@ -145,6 +145,17 @@ var goldenWant = map[string]goldenCase{
 	// the grants are ordered by p0's own order, and fences must grow.
 	"bad-fence-monotonic-process-order-at-equal-times": {violations: []gv{lin(2, 4), fm(2, 4)}},
 
+	// Fence-less histories (DESIGN.md §8): a lock service without fencing
+	// tokens. A clean handoff; a holder paused past its TTL whose write is
+	// accepted after the lease moved on (the pause is a fault record, and
+	// the stories name it); a write attempted after a failed renew.
+	"ok-fence-less-handoff":                         {},
+	"bad-single-writer-per-fence-fence-less-zombie": {violations: []gv{lin(4, 6), swpf(4, 6)}},
+	"bad-stop-on-renew-failure-fence-less":          {violations: []gv{sorf(3, 4)}},
+	// Fault records change no verdict; a story names those that overlap
+	// the ops it cites (the pause), not the others (the early clock step).
+	"bad-linearizable-gc-pause-fault-records": {violations: []gv{lin(5, 7), fm(6, 7)}},
+
 	// The culprit is the write accepted after expiry (line 4), concurrent
 	// with a long read that returns its value.
 	"bad-linearizable-write-after-expiry-read-concurrent": {

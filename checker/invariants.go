@@ -125,9 +125,9 @@ func newInvariants(key string, hdr model.Header) *invariants {
 	iv := &invariants{key: key, fenced: hdr.Fences != model.NoFences}
 	iv.mono[0] = monotone{strict: true, keep: grantedAcquire, tails: map[string][]*model.Op{}}
 	iv.mono[1] = monotone{keep: acceptedWrite, tails: map[string][]*model.Op{}}
-	iv.fenced1 = fenceWriters{fences: map[int64]*fenceRecord{}, unknown: map[string]*unknownAcquires{}}
+	iv.fenced1 = newFenceWriters()
 	iv.unfenced = fenceLessWriters{owners: map[string]*ownerAcquires{}, pending: map[*kop]*model.Op{}, tails: map[string][]*model.Op{}}
-	iv.stop = renewRule{owners: map[string]*renewOwner{}}
+	iv.stop = renewRule{fenced: iv.fenced, owners: map[string]*renewOwner{}}
 	return iv
 }
 
@@ -238,36 +238,65 @@ func (m *monotone) call(key string, b *model.Op) {
 // fenceWriters is single-writer-per-fence with fences: all accepted writes
 // under fence f come from one owner, the one a successful acquire granted f.
 // Per fence it keeps the first grant and each writer's first write, in file
-// order; the verdict is reached at the end, fence by fence.
+// order; the verdict is reached at the end, fence by fence. A record is
+// small (a zombie writer may come back under any old fence, so each fence's
+// must be kept): two op references and no allocation of its own in the
+// common case of one owner.
 type fenceWriters struct {
-	fences  map[int64]*fenceRecord
+	index   map[int64]int32 // fence -> records
+	records []fenceRecord
+	names   []string // owners and processes, interned
+	ids     map[string]int32
 	unknown map[string]*unknownAcquires // by owner
 }
 
 type fenceRecord struct {
-	grant   opRef    // the first grant of the fence, in file order
-	owners  []string // the owners granted it (none: no grant)
-	writers []opRef  // each owner's first accepted write, in file order
+	fence     int64
+	grant     opRef // the first grant of the fence, in file order
+	writer    opRef // the first accepted write under it, in file order
+	hasGrant  bool
+	hasWriter bool
+	others    *fenceOthers // more owners; nil in the common case
+}
+
+type fenceOthers struct {
+	owners  []int32 // owners granted it, beyond grant's
+	writers []opRef // the first write of each owner beyond writer's
 }
 
 // opRef is what a report needs of an op it keeps long after the op passed:
-// a few fields, not the op (a long history has a record per fence).
+// a few fields, not the op.
 type opRef struct {
-	owner, value, process string
-	line, pos             int
-	call, ret             int64
-	returned              bool
+	value          string
+	owner, process int32
+	line, pos      int
+	call, ret      int64
+	returned       bool
 }
 
-func refOf(k *kop) opRef {
+func newFenceWriters() fenceWriters {
+	return fenceWriters{index: map[int64]int32{}, ids: map[string]int32{}, unknown: map[string]*unknownAcquires{}}
+}
+
+func (fw *fenceWriters) id(s string) int32 {
+	if id, ok := fw.ids[s]; ok {
+		return id
+	}
+	id := int32(len(fw.names))
+	fw.names = append(fw.names, s)
+	fw.ids[s] = id
+	return id
+}
+
+func (fw *fenceWriters) refOf(k *kop) opRef {
 	op := k.op
-	return opRef{owner: op.Owner, value: op.Value, process: op.Process, line: op.Line, pos: k.pos,
+	return opRef{owner: fw.id(op.Owner), value: op.Value, process: fw.id(op.Process), line: op.Line, pos: k.pos,
 		call: op.Call, ret: op.Return, returned: op.Returned}
 }
 
 // op rebuilds as much of the op as reports use.
-func (r *opRef) op() *model.Op {
-	return &model.Op{Owner: r.owner, Process: r.process, Value: r.value, Line: r.line, Call: r.call, Return: r.ret, Returned: r.returned}
+func (fw *fenceWriters) op(r *opRef) *model.Op {
+	return &model.Op{Owner: fw.names[r.owner], Process: fw.names[r.process], Value: r.value, Line: r.line, Call: r.call, Return: r.ret, Returned: r.returned}
 }
 
 // unknownAcquires are an owner's unanswered acquires at their earliest call.
@@ -277,12 +306,13 @@ type unknownAcquires struct {
 }
 
 func (fw *fenceWriters) record(f int64) *fenceRecord {
-	r := fw.fences[f]
-	if r == nil {
-		r = &fenceRecord{}
-		fw.fences[f] = r
+	i, ok := fw.index[f]
+	if !ok {
+		i = int32(len(fw.records))
+		fw.index[f] = i
+		fw.records = append(fw.records, fenceRecord{fence: f})
 	}
-	return r
+	return &fw.records[i]
 }
 
 func (fw *fenceWriters) call(k *kop) {
@@ -290,23 +320,54 @@ func (fw *fenceWriters) call(k *kop) {
 	switch {
 	case grantedAcquire(op):
 		r := fw.record(op.Fence)
-		if len(r.owners) == 0 || k.pos < r.grant.pos {
-			r.grant = refOf(k)
+		owner := fw.id(op.Owner)
+		switch {
+		case !r.hasGrant:
+			r.grant, r.hasGrant = fw.refOf(k), true
+		case owner == r.grant.owner || r.others != nil && slices.Contains(r.others.owners, owner):
+		default:
+			if r.others == nil {
+				r.others = &fenceOthers{}
+			}
+			r.others.owners = append(r.others.owners, owner)
 		}
-		if !slices.Contains(r.owners, op.Owner) {
-			r.owners = append(r.owners, op.Owner)
+		if k.pos < r.grant.pos {
+			// The first grant in file order names the fence's holder in
+			// messages; its owner stays among the owners.
+			old := r.grant.owner
+			r.grant = fw.refOf(k)
+			if old != r.grant.owner {
+				if r.others == nil {
+					r.others = &fenceOthers{}
+				}
+				r.others.owners = append(r.others.owners, old)
+			}
 		}
 	case acceptedWrite(op):
 		r := fw.record(op.Fence)
-		for i := range r.writers {
-			if w := &r.writers[i]; w.owner == op.Owner {
+		owner := fw.id(op.Owner)
+		if !r.hasWriter {
+			r.writer, r.hasWriter = fw.refOf(k), true
+			return
+		}
+		if owner == r.writer.owner {
+			if k.pos < r.writer.pos {
+				r.writer = fw.refOf(k)
+			}
+			return
+		}
+		if r.others == nil {
+			r.others = &fenceOthers{}
+		}
+		for i := range r.others.writers {
+			if w := &r.others.writers[i]; w.owner == owner {
 				if k.pos < w.pos {
-					*w = refOf(k)
+					*w = fw.refOf(k)
 				}
 				return
 			}
 		}
-		r.writers = append(r.writers, refOf(k))
+		r.others.writers = append(r.others.writers, fw.refOf(k))
 	case op.Kind == model.Acquire && !op.Returned:
 		u := fw.unknown[op.Owner]
 		switch {
@@ -324,7 +385,7 @@ func (fw *fenceWriters) call(k *kop) {
 // have been applied before w: called before w returned, and not after w in
 // w's own process.
 func (fw *fenceWriters) mayHaveGranted(w *opRef) bool {
-	u := fw.unknown[w.owner]
+	u := fw.unknown[fw.names[w.owner]]
 	switch {
 	case u == nil || u.call > w.ret:
 		return false
@@ -332,7 +393,7 @@ func (fw *fenceWriters) mayHaveGranted(w *opRef) bool {
 		return true
 	}
 	for _, a := range u.at {
-		if a.op.Process != w.process || a.pos < w.pos {
+		if a.op.Process != fw.names[w.process] || a.pos < w.pos {
 			return true
 		}
 	}
@@ -340,26 +401,34 @@ func (fw *fenceWriters) mayHaveGranted(w *opRef) bool {
 }
 
 func (fw *fenceWriters) finish(key string) []found {
-	fences := make([]int64, 0, len(fw.fences))
-	for f, r := range fw.fences {
-		if len(r.writers) > 0 {
-			fences = append(fences, f)
+	var recs []*fenceRecord
+	for i := range fw.records {
+		if fw.records[i].hasWriter {
+			recs = append(recs, &fw.records[i])
 		}
 	}
-	slices.Sort(fences)
+	slices.SortFunc(recs, func(a, b *fenceRecord) int { return cmp.Compare(a.fence, b.fence) })
 	var out []found
-	for _, f := range fences {
-		r := fw.fences[f]
-		ws := slices.Clone(r.writers)
+	for _, r := range recs {
+		f := r.fence
+		ws := []opRef{r.writer}
+		owners := []int32{}
+		if r.hasGrant {
+			owners = append(owners, r.grant.owner)
+		}
+		if r.others != nil {
+			ws = append(ws, r.others.writers...)
+			owners = append(owners, r.others.owners...)
+		}
 		slices.SortFunc(ws, func(a, b opRef) int { return cmp.Compare(a.pos, b.pos) })
-		first := ws[0].op()
+		first := fw.op(&ws[0])
 		if len(ws) > 1 {
-			w := ws[1].op()
+			w := fw.op(&ws[1])
 			out = append(out, newFound(SingleWriterPerFence, key, fmt.Sprintf(
 				"writes under fence %d were accepted from two owners: %s's %q (line %d) and %s's %q (line %d); a fence must belong to one holder",
 				f, first.Owner, first.Value, first.Line, w.Owner, w.Value, w.Line), first, w))
 		}
-		if len(r.owners) == 0 {
+		if !r.hasGrant {
 			if fw.mayHaveGranted(&ws[0]) {
 				continue // an acquire that never returned may have granted it
 			}
@@ -369,8 +438,8 @@ func (fw *fenceWriters) finish(key string) []found {
 			continue
 		}
 		for i := range ws {
-			if w := ws[i].op(); !slices.Contains(r.owners, w.Owner) {
-				g := r.grant.op()
+			if !slices.Contains(owners, ws[i].owner) {
+				w, g := fw.op(&ws[i]), fw.op(&r.grant)
 				out = append(out, newFound(SingleWriterPerFence, key, fmt.Sprintf(
 					"fence %d was granted to %s (line %d), yet %s's write %q under it was accepted (line %d)",
 					f, g.Owner, g.Line, w.Owner, w.Value, w.Line), g, w))
@@ -521,7 +590,12 @@ func (fl *fenceLessWriters) ret(key string, k *kop) {
 // O's called after the renew returned — violates the rule, whatever its
 // outcome, until O acquires again. One violation per failed renew: its
 // first such write in file order.
+//
+// In a fence-less history (DESIGN.md §8) no op names a fence, so the term is
+// the owner's latest successful acquire before the renew: every later write
+// by O counts, until O acquires again.
 type renewRule struct {
+	fenced bool
 	owners map[string]*renewOwner
 	out    sortedFinds
 }
@@ -574,7 +648,7 @@ func (rr *renewRule) call(key string, k *kop) {
 		}
 	case grantedAcquire(op):
 		ro := rr.owner(op.Owner)
-		ro.sameProc[op.Process] = max(ro.sameProc[op.Process], op.Fence)
+		ro.sameProc[op.Process] = max(ro.sameProc[op.Process], rr.term(op))
 		for _, sr := range ro.stops {
 			if sr.after(k) {
 				if sr.cleared == nil {
@@ -589,7 +663,7 @@ func (rr *renewRule) call(key string, k *kop) {
 			return
 		}
 		for _, sr := range ro.stops {
-			if sr.fence != op.Fence || sr.all || sr.cleared[op.Process] {
+			if rr.fenced && sr.fence != op.Fence || sr.all || sr.cleared[op.Process] {
 				continue
 			}
 			if (op.Process == sr.r.op.Process && k.pos > sr.r.pos || op.Process != sr.r.op.Process && sr.returned) &&
@@ -614,7 +688,7 @@ func (rr *renewRule) ret(k *kop) {
 			}
 		}
 	case grantedAcquire(op):
-		ro.returned = max(ro.returned, op.Fence)
+		ro.returned = max(ro.returned, rr.term(op))
 		kept := ro.stops[:0]
 		for _, sr := range ro.stops {
 			if sr.after(k) {
@@ -647,9 +721,24 @@ func (rr *renewRule) done(sr *stopRecord) {
 	} else if !w.Returned {
 		outcome = "The write's outcome is unknown"
 	}
+	if !rr.fenced {
+		rr.out.add(r.Owner, sr.r.pos, newFound(StopOnRenewFailure, r.Key, fmt.Sprintf(
+			"%s's renew %s (line %d), yet %s wrote %q afterwards (line %d) without acquiring again. %s: a failed renewal must stop all writing.",
+			r.Owner, how, r.Line, w.Owner, w.Value, w.Line, outcome), r, w))
+		return
+	}
 	rr.out.add(r.Owner, sr.r.pos, newFound(StopOnRenewFailure, r.Key, fmt.Sprintf(
 		"%s's renew of fence %d %s (line %d), yet %s wrote %q under fence %d afterwards (line %d) without acquiring again. %s: a failed renewal must stop all writing.",
 		r.Owner, sr.fence, how, r.Line, w.Owner, w.Value, sr.fence, w.Line, outcome), r, w))
+}
+
+// term names the term a grant starts: its fence, or in a fence-less
+// history just "a grant" (1), as no fence tells terms apart.
+func (rr *renewRule) term(op *model.Op) int64 {
+	if rr.fenced {
+		return op.Fence
+	}
+	return 1
 }
 
 // finishStops files what the stop records still open found.

@@ -130,6 +130,14 @@ func (kc *keyChecker) sweepReason() string {
 	return fmt.Sprintf("key %q: the exact search had to drop configurations past its budget and found no linearization, and no order refutes it even if the unanswered operations took effect any number of times", kc.key)
 }
 
+// release gives back what the sweeps hold, when a key's check is abandoned.
+func (kc *keyChecker) release() {
+	kc.exact.release()
+	if kc.relaxed != nil {
+		kc.relaxed.release()
+	}
+}
+
 // keyOutcome is what the sweeps decided about a key's linearizability.
 type keyOutcome struct {
 	verdict Verdict
@@ -191,7 +199,9 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 	ko := &c.Keys[k]
 	h := c.History
 	kc := newKeyChecker(ko.Key, h.Header, c.Names, b, true, false)
-	p := newPreparer(h.Header, c.Names, factsOf(h, ko.Index))
+	facts := factsOf(h, ko.Index)
+	kc.exact.unique = facts.unique
+	p := newPreparer(h.Header, c.Names, facts)
 	events := make([]event, 0, 2*len(ko.Index))
 	kops := make([]kop, len(ko.Index))
 	for i, idx := range ko.Index {
@@ -264,6 +274,7 @@ func relaxedPass(b *budget, kc *keyChecker, kops []kop, events []event) keyOutco
 	}
 	w := newWindow()
 	sw := newSweep(kc.rules, kc.hdr.ClockUncertainty, b, w, true, false, 0)
+	sw.unique = kc.exact.unique
 	defer sw.release()
 	for _, e := range events {
 		if sw.over() {

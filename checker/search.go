@@ -9,7 +9,11 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// The linearizability search.
+// The depth-first search for a linearization: the last resort in memory,
+// when the sweeps (sweep.go) cannot decide a key within their beam, and the
+// narrator of small violations (its longest path is the story the goldens
+// tell). It holds a key's every op and its cache, so a stream does without
+// it. It never recurses: its frames live on an explicit stack.
 //
 // It is a depth-first search for a linearization in the style of Wing & Gong
 // and Lowe's just-in-time linearization, as porcupine does it, with one

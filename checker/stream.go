@@ -2,13 +2,13 @@ package checker
 
 import (
 	"bytes"
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 
 	"github.com/leasecheck/leasecheck/internal/timed"
@@ -106,6 +106,9 @@ func CheckReader(ctx context.Context, r io.Reader, name string, opts Options) (*
 	if _, err := io.Copy(tmp, r); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, err
+	}
 	return checkStream(b, tmp, name, opts)
 }
 
@@ -166,8 +169,9 @@ func (f *readFilter) has(key, value string) bool {
 var errStopped = errors.New("stopped")
 
 // surveyFile is the first pass.
-func surveyFile(b *budget, f *os.File, name string, opts Options, reads *readFilter) (*survey, error) {
-	rd := opts.Read.NewReader(f, name)
+func surveyFile(b *budget, f *os.File, name string, ro model.ReadOptions, reads *readFilter) (*survey, error) {
+	rd := ro.NewReader(f, name)
+	defer rd.Close()
 	sv := &survey{keys: map[string]*keyFactsStream{}}
 	maxCall := int64(-timed.Inf)
 	for {
@@ -201,20 +205,65 @@ func surveyFile(b *budget, f *os.File, name string, opts Options, reads *readFil
 	return sv, nil
 }
 
-// eventHeap orders the events of every key by time.
+// eventHeap orders the events of every key by time: a binary heap, typed
+// (container/heap would box every event).
 type eventHeap []event
 
-func (h eventHeap) Len() int           { return len(h) }
-func (h eventHeap) Less(i, j int) bool { return compareEvents(h[i], h[j]) < 0 }
-func (h eventHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)        { *h = append(*h, x.(event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = event{}
-	*h = old[:len(old)-1]
-	return e
+func (h *eventHeap) push(e event) {
+	*h = append(*h, e)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if compareEvents(s[i], s[p]) >= 0 {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
 }
+
+func (h *eventHeap) pop() event {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s[n] = event{}
+	s = s[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && compareEvents(s[l], s[m]) < 0 {
+			m = l
+		}
+		if r < n && compareEvents(s[r], s[m]) < 0 {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
+}
+
+// slab hands out kops and op copies in chunks: one allocation per 256 ops
+// instead of two per op. A chunk is garbage once every op in it has passed.
+type slab struct {
+	kops []kop
+	ops  []model.Op
+}
+
+// next returns the next free kop and op; take claims them (until then the
+// same ones are returned again).
+func (s *slab) next() (*kop, *model.Op) {
+	if len(s.kops) == 0 {
+		s.kops, s.ops = make([]kop, 256), make([]model.Op, 256)
+	}
+	return &s.kops[0], &s.ops[0]
+}
+
+func (s *slab) take() { s.kops, s.ops = s.kops[1:], s.ops[1:] }
 
 // streamKey is one key being checked as the file streams by.
 type streamKey struct {
@@ -225,83 +274,148 @@ type streamKey struct {
 // kopBytes estimates what an op held in the time-order window costs.
 const kopBytes = 400
 
-// checkStream is the second pass, after the first.
+// checkStream checks the history in f without holding it. It first tries
+// one pass, guessing as it goes how far out of time order the lines are
+// (twice the most it has seen); a file written in time order, as recorders
+// write them, is then read once. When a line calls earlier than an event
+// already processed, the guess was wrong: it learns the truth in a first
+// pass of its own, and streams again with it.
 func checkStream(b *budget, f *os.File, name string, opts Options) (*Result, *model.History, error) {
+	ro := readAhead(opts.Read)
+	if user := ro.Warn; user != nil {
+		told := map[model.Warning]bool{} // once each, over every pass
+		ro.Warn = func(w model.Warning) {
+			if !told[w] {
+				told[w] = true
+				user(w)
+			}
+		}
+	}
+	r, h, done, err := streamPass(b, f, name, ro, nil, nil)
+	if done || err != nil {
+		return r, h, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, err
+	}
 	reads := newReadFilter()
-	sv, err := surveyFile(b, f, name, opts, reads)
-	h := &model.History{Name: name}
+	sv, err := surveyFile(b, f, name, ro, reads)
 	if err == errStopped {
-		h.Header = sv.hdr
-		return undecided(sv.ops, len(sv.keys), b.reason(fmt.Sprintf("reading the history (line %d)", sv.lines))), h, nil
+		return undecided(sv.ops, len(sv.keys), b.reason(fmt.Sprintf("reading the history (line %d)", sv.lines))), &model.History{Name: name, Header: sv.hdr}, nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	h.Header, h.Faults = sv.hdr, sv.faults
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, nil, err
 	}
-	quiet := opts.Read
-	quiet.Warn = nil // the first pass told them
-	rd := quiet.NewReader(f, name)
+	r, h, _, err = streamPass(b, f, name, ro, sv, reads)
+	return r, h, err
+}
+
+// streamPass streams f once. With a survey it knows the lag and each key's
+// facts; without, it guesses the lag, keeps every unanswered write (it
+// cannot know which were read), and gives up (done false) as soon as the
+// guess proves wrong.
+func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *survey, reads *readFilter) (*Result, *model.History, bool, error) {
+	rd := ro.NewReader(f, name)
+	defer rd.Close()
+	h := &model.History{Name: name}
 	names := timed.NewNames()
 	keys := map[string]*streamKey{}
 	var events eventHeap
+	var kops slab
+	var evbuf [2]event
 	held := int64(0) // bytes charged for the window
 	defer func() { b.credit(held) }()
 	stopped := ""
+	last := int64(-timed.Inf) // the time of the last event processed
 	process := func(e event) {
+		last = e.t
 		keys[e.k.op.Key].kc.event(e)
 	}
-	maxCall := int64(-timed.Inf)
+	giveUp := func() (*Result, *model.History, bool, error) {
+		for _, sk := range keys {
+			sk.kc.release()
+		}
+		return nil, nil, false, nil
+	}
+	maxCall, lag := int64(-timed.Inf), int64(0)
+	if sv != nil {
+		lag = sv.lag
+	}
+	of := ""
+	if sv != nil {
+		of = fmt.Sprintf(" of %d", sv.lines)
+	}
 	n := 0
 	for stopped == "" {
-		op, err := rd.Next()
+		k, op := kops.next()
+		err := rd.NextInto(op)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, nil, err // the first pass read it: the file changed
+			return nil, nil, false, err
 		}
 		n++
+		if n == 1 {
+			h.Header = rd.Header()
+		}
 		if n&4095 == 0 {
 			if b.expired() {
-				stopped = b.reason(fmt.Sprintf("checking the history (line %d of %d)", rd.Line(), sv.lines))
+				stopped = b.reason(fmt.Sprintf("checking the history, at line %d%s", rd.Line(), of))
 				break
 			}
 			want := int64(len(events)) * kopBytes
 			ok := b.charge(want - held)
 			held = want
 			if !ok {
-				stopped = b.memReason(fmt.Sprintf("holding the operations that the file lists out of time order (up to %d time units apart)", sv.lag))
+				stopped = b.memReason(fmt.Sprintf("holding the operations that the file lists out of time order (up to %d time units apart)", max(lag, maxCall-op.Call)))
 				break
 			}
 		}
+		if sv == nil {
+			if op.Call <= last {
+				return giveUp() // further out of order than guessed
+			}
+			lag = max(lag, maxCall-op.Call)
+		}
 		sk := keys[op.Key]
 		if sk == nil {
-			kf := sv.keys[op.Key]
-			key := op.Key
-			facts := keyFacts{read: func(v string) bool { return reads.has(key, v) }, minRejected: kf.minRejected}
+			facts := keyFacts{read: func(string) bool { return true }, minRejected: timed.Inf}
+			if sv != nil {
+				key := op.Key
+				facts = keyFacts{read: func(v string) bool { return reads.has(key, v) }, minRejected: sv.keys[key].minRejected}
+			}
 			sk = &streamKey{kc: newKeyChecker(op.Key, h.Header, names, b, false, true), prep: newPreparer(h.Header, names, facts)}
 			keys[op.Key] = sk
 		}
-		k := new(kop)
-		opc := op
-		sk.prep.prepare(&opc, nil, k)
-		for _, e := range eventsOf(k, nil) {
-			heap.Push(&events, e)
+		sk.prep.prepare(op, nil, k)
+		kops.take()
+		for _, e := range eventsOf(k, evbuf[:0]) {
+			events.push(e)
 		}
 		// Every event before the watermark is safe: no later line calls
-		// before it.
+		// before it (when guessing: with a margin as wide again).
 		maxCall = max(maxCall, op.Call)
-		for len(events) > 0 && events[0].t < maxCall-sv.lag {
-			process(heap.Pop(&events).(event))
+		w := maxCall - lag
+		if sv == nil {
+			w = maxCall - 2*lag - 1
+		}
+		for len(events) > 0 && events[0].t < w {
+			process(events.pop())
 		}
 	}
 	if stopped == "" {
 		for len(events) > 0 {
-			process(heap.Pop(&events).(event))
+			process(events.pop())
 		}
+	}
+	h.Header, h.Faults = rd.Header(), rd.Faults()
+	ops := n
+	if sv != nil {
+		ops = sv.ops
 	}
 	// The keys, in order, as Check reports them.
 	order := make([]string, 0, len(keys))
@@ -325,7 +439,11 @@ func checkStream(b *budget, f *os.File, name string, opts Options) (*Result, *mo
 		}
 		results = append(results, res)
 	}
-	r := &Result{Ops: sv.ops, Keys: len(sv.keys)}
+	nkeys := len(keys)
+	if sv != nil {
+		nkeys = len(sv.keys)
+	}
+	r := &Result{Ops: ops, Keys: nkeys}
 	assemble(r, results, h.Faults)
 	if stopped != "" {
 		// The invariants saw only part of the history: what they found is
@@ -337,7 +455,18 @@ func checkStream(b *budget, f *os.File, name string, opts Options) (*Result, *mo
 			}
 		}
 	}
-	return r, h, nil
+	return r, h, true, nil
+}
+
+// readAhead decodes lines ahead on the CPUs there are (up to 4), unless the
+// caller chose.
+func readAhead(o model.ReadOptions) model.ReadOptions {
+	if o.Workers == 0 {
+		if n := runtime.GOMAXPROCS(0); n >= 2 {
+			o.Workers = min(n, 4)
+		}
+	}
+	return o
 }
 
 // undecided is the result of a check stopped before any verdict.

@@ -159,3 +159,88 @@ func TestStreamingTimeout(t *testing.T) {
 		t.Fatalf("1ms budget: verdicts %v, reason %q; want unknown with the reason", verdicts(r), r.Reason)
 	}
 }
+
+// Fault records never change a verdict, in memory or streamed; a story
+// names those that overlap the ops it cites, and at most a few.
+func TestPropertyFaultsChangeNoVerdict(t *testing.T) {
+	dir := t.TempDir()
+	rapid.Check(t, func(t *rapid.T) {
+		h := genHistory(t, genOptions{exact: true, unknown: true, uncertainty: 1, keys: 2})
+		if rapid.Bool().Draw(t, "corrupt") {
+			op := &h.Ops[rapid.IntRange(0, len(h.Ops)-1).Draw(t, "op to corrupt")]
+			if op.Returned && op.Kind != model.Acquire {
+				op.OK = !op.OK
+			}
+		}
+		before := check(h)
+		kinds := []string{"pause", "clock-step", "partition", "a-kind-nobody-knows"}
+		for range rapid.IntRange(1, 9).Draw(t, "faults") {
+			start := rapid.Int64Range(-5, 60).Draw(t, "start")
+			f := model.FaultRecord{Kind: rapid.SampledFrom(kinds).Draw(t, "kind"), Target: "p0", Start: start}
+			if rapid.Bool().Draw(t, "ends") {
+				f.End, f.HasEnd = start+rapid.Int64Range(0, 20).Draw(t, "length"), true
+			}
+			h.Faults = append(h.Faults, f)
+		}
+		after := check(h)
+		str := streamed(t, dir, h, Options{Timeout: -1})
+		if !reflect.DeepEqual(verdicts(before), verdicts(after)) || !reflect.DeepEqual(verdicts(after), verdicts(str)) && !strings.Contains(str.Reason, "key") {
+			t.Fatalf("faults changed the verdicts: %v, then %v, streamed %v", verdicts(before), verdicts(after), verdicts(str))
+		}
+		for i, v := range after.Violations {
+			if !strings.HasPrefix(v.Explanation, before.Violations[i].Explanation) {
+				t.Fatalf("the story changed, not only by a fault's mention:\n%s\n%s", before.Violations[i].Explanation, v.Explanation)
+			}
+			if n := strings.Count(v.Explanation, ") ["); n > maxFaultsNamed+1 {
+				t.Fatalf("a story names %d faults", n)
+			}
+		}
+	})
+}
+
+func TestFaultsNamedInStories(t *testing.T) {
+	f := found{Violation: Violation{Explanation: "something happened"}, from: 10, to: 20}
+	faults := []model.FaultRecord{
+		{Kind: "pause", Target: "A", Start: 0, End: 9, HasEnd: true},  // before: not named
+		{Kind: "pause", Target: "B", Start: 5, End: 10, HasEnd: true}, // touches: named
+		{Kind: "clock-step", Target: "coordinator", Start: 3},         // open: lasts, named
+		{Kind: "partition", Target: "C", Peer: "coordinator", Start: 15, End: 30, HasEnd: true, Partial: true},
+		{Kind: "crash", Target: "D", Start: 21}, // after: not named
+	}
+	got := annotate(f, faults).Explanation
+	want := "something happened. This happened during pause(B) [5,10], clock-step(coordinator) from t=3, partition(C↔coordinator) [15,30] (partly applied)."
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	var many []model.FaultRecord
+	for i := range 8 {
+		many = append(many, model.FaultRecord{Kind: "pause", Target: fmt.Sprintf("h%d", i), Start: 12, End: 13, HasEnd: true})
+	}
+	if got := annotate(f, many).Explanation; !strings.HasSuffix(got, "pause(h4) [12,13] and 3 more fault(s).") {
+		t.Errorf("eight faults: %s", got)
+	}
+}
+
+// CheckReader holds a small input in memory and spools a large one to a
+// file it streams: the same verdicts either way.
+func TestCheckReaderSpools(t *testing.T) {
+	h := workload{ops: 3000, keys: 3, holders: 3, lostRenews: 5, lostWrites: 5, seed: 4}.history()
+	breakAt(h, 2500)
+	var buf bytes.Buffer
+	if err := model.WriteHistory(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	want := verdicts(check(h))
+	for _, above := range []int64{0, 100, -1} {
+		r, got, err := CheckReader(context.Background(), bytes.NewReader(buf.Bytes()), "-", Options{StreamAbove: above})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(verdicts(r), want) || got.Name != "-" || got.Header != h.Header {
+			t.Errorf("StreamAbove %d: %v (history %q %+v), want %v", above, verdicts(r), got.Name, got.Header, want)
+		}
+		if above == 0 && len(got.Ops) != len(h.Ops) || above != 0 && got.Ops != nil {
+			t.Errorf("StreamAbove %d: the history comes back with %d ops", above, len(got.Ops))
+		}
+	}
+}

@@ -91,7 +91,7 @@ type liveClass struct {
 	settled    int    // members no configuration has applied start here
 	touched    bool   // in sweep.touched
 	members    []*kop // called, in call order
-	deathFence int64  // -1: never dies
+	deathFence int64  // -1: never dies; -2: its window has ended (observed)
 	resource   bool   // its death is the resource's highest fence's doing
 }
 
@@ -128,11 +128,13 @@ type sweep struct {
 	frontier []config
 	w        *window
 	// Reused from event to event.
-	spare   []config
-	next    frontierSet
-	visited keySet
-	stack   []config
-	links   []link // a slab for recorded linearizations
+	spare    []config
+	next     frontierSet
+	visited  keySet
+	stack    []config
+	unplaced []*kop
+	cbuf     []appliedState // closure's, reused
+	links    []link         // a slab for recorded linearizations
 
 	classes map[classKey]*liveClass
 	live    []*liveClass // in order of creation
@@ -144,6 +146,10 @@ type sweep struct {
 	// At death, what the explanation needs.
 	dead  bool
 	stuck *sweepStuck
+
+	// unique reports whether one write alone writes a value (keyFacts);
+	// nil: not known.
+	unique func(string) bool
 
 	steps   int
 	charged int64
@@ -301,6 +307,9 @@ func (sw *sweep) call(k *kop) {
 
 // isDead reports whether ops of that class can no longer take effect in s.
 func (c *liveClass) isDead(s *timed.State) bool {
+	if c.deathFence == -2 {
+		return true // its window ended (sweep.observed)
+	}
 	if c.deathFence < 0 {
 		return false
 	}
@@ -333,7 +342,7 @@ func (sw *sweep) due(k *kop) {
 	next := &sw.next
 	next.reset(sw.spare, sw.app)
 	sw.visited.reset()
-	ex := explorer{sw: sw, x: k, next: next, visited: &sw.visited, stack: sw.stack[:0]}
+	ex := explorer{sw: sw, x: k, next: next, visited: &sw.visited, stack: sw.stack[:0], unplaced: sw.unplaced[:0]}
 	for i := range sw.frontier {
 		c := sw.frontier[i]
 		if c.placed.has(k.slot) {
@@ -345,7 +354,10 @@ func (sw *sweep) due(k *kop) {
 			return
 		}
 	}
-	sw.charge(-int64(len(sw.frontier))*configBytes - ex.charged)
+	sw.unplaced = ex.unplaced[:0]
+	// What the event held (its visited set, the frontier it replaced) goes;
+	// the new frontier stays.
+	sw.charge(int64(next.alive-len(sw.frontier))*configBytes - ex.charged)
 	if next.alive == 0 {
 		sw.dead = true
 		st := &sweepStuck{c: ex.best, placed: sw.w.retired + ex.bestN, due: k}
@@ -365,7 +377,24 @@ func (sw *sweep) due(k *kop) {
 	if sw.cap > 0 && len(sw.frontier) > sw.cap {
 		sw.prune()
 	}
+	if op := k.op; sw.unique != nil && op.Kind == model.Read && op.Returned && op.OK && op.HasValue && sw.unique(op.Value) {
+		sw.observed(k.in.Value)
+	}
 	sw.forget()
+}
+
+// observed ends the window of the unknown write of v, the only write of v:
+// a read of v is now placed in every configuration. It must have taken
+// effect before that read — nothing else could have made the data v — and
+// in any real behaviour it took effect once, so never again after it. (In
+// the exact sweep it is applied everywhere already; in the relaxed one this
+// keeps every real behaviour and drops only repeats.)
+func (sw *sweep) observed(v timed.Value) {
+	for _, c := range sw.live {
+		if c.key.kind == model.Write && c.key.value == v {
+			c.deathFence, c.resource = -2, false // dead: see isDead
+		}
+	}
 }
 
 // forget drops the unknown ops that can no longer take effect in any
@@ -627,9 +656,7 @@ type explorer struct {
 func (ex *explorer) emit(c config) {
 	c.placed = c.placed.minus(ex.x.slot)
 	c.app = ex.sw.app.canon(c.app, &c.s, ex.sw.byID)
-	if ex.next.add(c) {
-		ex.sw.charge(configBytes)
-	}
+	ex.next.add(c)
 }
 
 // explore finds every configuration reachable from c in which x is placed.
@@ -694,9 +721,11 @@ func (ex *explorer) explore(c config) {
 					if !ex.visited.add(n.configKey) {
 						continue
 					}
-					ex.charged += configBytes
-					if !sw.charge(configBytes) {
-						return
+					if ex.visited.len()&1023 == 0 {
+						ex.charged += 1024 * configBytes
+						if !sw.charge(1024 * configBytes) {
+							return
+						}
 					}
 					ex.stack = append(ex.stack, n)
 				}
@@ -729,7 +758,8 @@ const maxClosure = 1 << 15
 // closure returns the states d can reach by unknown ops taking effect, d's
 // own first; each reads the clock at most hi.
 func (sw *sweep) closure(d config, hi int64) []appliedState {
-	out := []appliedState{{d.s, d.app, d.path, d.last, d.grant}}
+	out := append(sw.cbuf[:0], appliedState{d.s, d.app, d.path, d.last, d.grant})
+	defer func() { sw.cbuf = out[:0] }()
 	if len(sw.live) == 0 {
 		return out
 	}

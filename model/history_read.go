@@ -296,6 +296,9 @@ type ReadOptions struct {
 	// Warn, when set, is told of each distinct unknown field once, in line
 	// order, before the line's op is returned.
 	Warn func(Warning)
+	// Workers > 1 makes a Reader decode ahead on that many goroutines
+	// (history_parallel.go): the same results, sooner on several CPUs.
+	Workers int
 }
 
 // maxFaults bounds the fault records a Reader keeps: they are for reports,
@@ -319,6 +322,7 @@ type Reader struct {
 	faults  []FaultRecord
 	dropped int   // fault records past maxFaults
 	err     error // sticky: io.EOF, or the first error
+	pipe    *pipeline
 }
 
 // NewReader returns a Reader of the history in r with the default options.
@@ -359,10 +363,17 @@ func (r *Reader) Line() int { return r.line }
 // other error when reading fails. After an error, Next keeps returning it.
 func (r *Reader) Next() (Op, error) {
 	var op Op
-	if err := r.next(&op); err != nil {
+	if err := r.NextInto(&op); err != nil {
 		return Op{}, err
 	}
 	return op, nil
+}
+
+// NextInto is Next into *op, which it overwrites: a reader of millions of
+// ops that keeps them in its own storage saves a copy of each.
+func (r *Reader) NextInto(op *Op) error {
+	*op = Op{}
+	return r.next(op)
 }
 
 var utf8BOM = []byte("\xef\xbb\xbf")
@@ -374,6 +385,12 @@ const noOpReason = "the history has no operation (nothing but a header, fault re
 func (r *Reader) next(op *Op) error {
 	if r.err != nil {
 		return r.err
+	}
+	if r.pipe == nil && r.opts.Workers > 1 && r.dec.sawLine {
+		r.startPipeline()
+	}
+	if r.pipe != nil {
+		return r.nextParallel(op)
 	}
 	for {
 		line, err := r.readLine()

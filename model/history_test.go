@@ -28,9 +28,15 @@ type readResult struct {
 // returns the header, every op and fault read before the first error, the
 // warnings, and that error (nil at a clean end).
 func readMode(data []byte, slow, strict bool) readResult {
+	return readModeWorkers(data, slow, strict, 0)
+}
+
+// readModeWorkers is readMode with a Reader decoding ahead on workers.
+func readModeWorkers(data []byte, slow, strict bool, workers int) readResult {
 	var res readResult
-	o := ReadOptions{Strict: strict, Warn: func(w Warning) { res.warnings = append(res.warnings, w) }}
+	o := ReadOptions{Strict: strict, Warn: func(w Warning) { res.warnings = append(res.warnings, w) }, Workers: workers}
 	r := o.NewReader(bytes.NewReader(data), "h.jsonl")
+	defer r.Close()
 	r.dec.slow = slow
 	for {
 		op, err := r.Next()
@@ -90,6 +96,17 @@ func readAll(t testing.TB, data []byte, strict bool) readResult {
 		var pe *ParseError
 		if !errors.As(s.err, &pe) || pe.Line != r1.warnings[0].Line || !strings.Contains(pe.Reason, "unknown field") {
 			t.Fatalf("warned %v, but strict reading says %v\ninput: %q", r1.warnings, s.err, data)
+		}
+	}
+	// A Reader that decodes ahead gives the same, whatever its block size.
+	for _, block := range []int{1, 7, 64, 4096} {
+		saved := parallelBlock
+		parallelBlock = block
+		rp := readModeWorkers(data, false, strict, 3)
+		parallelBlock = saved
+		if errString(rp.err) != errString(r1.err) || rp.hdr != r1.hdr || !reflect.DeepEqual(rp.ops, r1.ops) ||
+			!reflect.DeepEqual(rp.faults, r1.faults) || !reflect.DeepEqual(rp.warnings, r1.warnings) {
+			t.Fatalf("decoding ahead (block %d) disagrees:\nahead: %+v\nsequential: %+v\ninput: %q", block, rp, r1, data)
 		}
 	}
 	// ReadHistory gives the same as the streaming reader, however many

@@ -9,13 +9,16 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/report"
 )
 
 func init() {
@@ -113,14 +116,15 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the verdict as one JSON object")
-	htmlPath := fs.String("html", "", "write porcupine's visualization of the (partial) linearization to `FILE`")
+	htmlPath := fs.String("html", "", "write the lease timeline (one self-contained page: processes, terms, faults, every violation with its story) to `FILE`")
+	porcPath := fs.String("porcupine", "", "also write porcupine's view of the (partial) linearization to `FILE` (secondary; small histories: its layout search is budgeted)")
 	timeout := fs.Duration("timeout", checker.DefaultTimeout, "time budget for the whole check (reading, invariants, search); past it the verdict is unknown (exit 3)")
 	maxMem := &sizeFlag{n: checker.DefaultMaxMemory}
 	fs.Var(maxMem, "max-memory", "memory budget (`SIZE`: 512MiB, 2GiB, none); past it the verdict is unknown (exit 3), never an out-of-memory kill")
 	strict := fs.Bool("strict", false, "refuse fields the format does not know (exit 2) instead of warning about each once")
 	stream := fs.Bool("stream", false, fmt.Sprintf("check the file without holding it, whatever its size (files over %d MiB always are)", checker.DefaultStreamAbove>>20))
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: leasecheck check [--json] [--html FILE] [--timeout D] [--max-memory SIZE] [--strict] [--stream] FILE|-")
+		fmt.Fprintln(stderr, "usage: leasecheck check [--json] [--html FILE] [--porcupine FILE] [--timeout D] [--max-memory SIZE] [--strict] [--stream] FILE|-")
 		fmt.Fprintln(stderr, "\nExit status: 0 every property holds, 1 a property is violated,\n2 the input cannot be used, 3 undecided within the budget.")
 		fs.PrintDefaults()
 	}
@@ -132,8 +136,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if len(files) != 1 {
-		fs.Usage()
-		return exitUsage
+		return argError(stderr, "check", files, "one history (a file, or - for standard input)", fs.Usage)
 	}
 	start := time.Now()
 	opts := checker.Options{Timeout: *timeout, MaxMemory: maxMem.n}
@@ -144,8 +147,8 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "leasecheck: warning: %s (--strict refuses it)\n", w)
 	}}
 	switch {
-	case *htmlPath != "":
-		opts.StreamAbove = math.MaxInt64 // the page needs every op
+	case *htmlPath != "" || *porcPath != "":
+		opts.StreamAbove = math.MaxInt64 // the pages need every op
 	case *stream:
 		opts.StreamAbove = -1
 	}
@@ -165,12 +168,19 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "leasecheck: %v\n", err)
 		return exitUsage
 	}
-	if *htmlPath != "" {
+	if *porcPath != "" {
 		budget := 10 * time.Second
 		if *timeout > 0 {
 			budget = min(budget, *timeout-time.Since(start))
 		}
-		if err := writeHTMLFileWithin(*htmlPath, h, res, budget); err != nil {
+		if err := writePorcupineFile(*porcPath, h, res, budget); err != nil {
+			fmt.Fprintf(stderr, "leasecheck: %v\n", err)
+			return exitUsage
+		}
+	}
+	if *htmlPath != "" {
+		in := report.Input{History: h, Check: res, Replay: "leasecheck check " + files[0], Secondary: relativeTo(*htmlPath, *porcPath)}
+		if err := writeFileWith(*htmlPath, func(w io.Writer) error { return report.WriteTimeline(w, in, report.Options{}) }); err != nil {
 			fmt.Fprintf(stderr, "leasecheck: %v\n", err)
 			return exitUsage
 		}
@@ -197,26 +207,36 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitStatus(res)
 }
 
-func exitStatus(res *checker.Result) int {
-	switch {
-	case res.Violated():
-		return exitViolation
-	case res.Undecided():
-		return exitUnknown
-	}
-	return exitOK
+func exitStatus(res *checker.Result) int { return campaign.Status(res.Violated(), res.Undecided()) }
+
+// writePorcupineFile writes porcupine's view of a check, its layout search
+// within budget.
+func writePorcupineFile(path string, h *model.History, res *checker.Result, budget time.Duration) error {
+	return writeFileWith(path, func(w io.Writer) error { return checker.WriteHTMLWithin(w, h, res, budget) })
 }
 
-func writeHTMLFileWithin(path string, h *model.History, res *checker.Result, budget time.Duration) error {
+// writeFileWith creates path and writes it with write.
+func writeFileWith(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := checker.WriteHTMLWithin(f, h, res, budget); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// relativeTo is target as a link from a page at page ("" when no target).
+func relativeTo(page, target string) string {
+	if target == "" {
+		return ""
+	}
+	if rel, err := filepath.Rel(filepath.Dir(page), target); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return target
 }
 
 func printCheckText(w io.Writer, h *model.History, res *checker.Result) {
@@ -224,21 +244,18 @@ func printCheckText(w io.Writer, h *model.History, res *checker.Result) {
 	if res.Keys == 1 {
 		keys = "key"
 	}
-	fmt.Fprintf(w, "%s: %d operations, %d %s, %s semantics, clock uncertainty %d %s\n",
-		h.Name, res.Ops, res.Keys, keys, h.Header.Semantics, h.Header.ClockUncertainty, h.Header.TimeUnit)
+	fmt.Fprintf(w, "%s: %s, %d %s, %s semantics, clock uncertainty %d %s\n",
+		h.Name, campaign.Count(int64(res.Ops), "operation", "operations"), res.Keys, keys, h.Header.Semantics, h.Header.ClockUncertainty, h.Header.TimeUnit)
 	for _, p := range res.Properties {
 		fmt.Fprintf(w, "  %-24s %s\n", p.Name, p.Verdict)
 	}
 	for _, v := range res.Violations {
-		lines := make([]string, len(v.Lines))
-		for i, l := range v.Lines {
-			lines[i] = fmt.Sprint(l)
-		}
-		fmt.Fprintf(w, "\nVIOLATION %s (key %q, lines %s)\n  %s\n", v.Property, v.Key, strings.Join(lines, ", "), v.Explanation)
+		fmt.Fprintln(w)
+		campaign.WriteViolation(w, campaign.FromChecker(v), nil)
 	}
 	switch {
 	case res.Violated():
-		fmt.Fprintf(w, "\nFAIL: %d violation(s)\n", len(res.Violations))
+		fmt.Fprintf(w, "\nFAIL: %s\n", campaign.Count(int64(len(res.Violations)), "violation", "violations"))
 	case res.Undecided():
 		fmt.Fprintf(w, "\nUNDECIDED: %s (raise --timeout or --max-memory)\n", res.Reason)
 	default:

@@ -322,10 +322,15 @@ func TestCheckHTML(t *testing.T) {
 	bin := checkBinary(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "report.html")
+	porc := filepath.Join(dir, "report.porcupine.html")
 	name := "bad-linearizable-gc-pause-two-writers"
-	r := runCheckCLI(t, bin, ".", nil, "--html", out, history(name))
+	r := runCheckCLI(t, bin, ".", nil, "--html", out, "--porcupine", porc, history(name))
 	if r.code != 1 {
 		t.Fatalf("exit status %d, want 1\n%s", r.code, r.stderr)
+	}
+	// Porcupine's page is the secondary view, linked from ours.
+	if p, err := os.ReadFile(porc); err != nil || !bytes.Contains(p, []byte("<html")) {
+		t.Errorf("--porcupine %s: %v (%d bytes)", porc, err, len(p))
 	}
 	page, err := os.ReadFile(out)
 	if err != nil {
@@ -336,6 +341,9 @@ func TestCheckHTML(t *testing.T) {
 	}
 	if !bytes.Contains(bytes.ToLower(page), []byte("<html")) {
 		t.Errorf("--html output is not an HTML page")
+	}
+	if bytes.Contains(page, []byte("<title>Porcupine")) || !bytes.Contains(page, []byte("report.porcupine.html")) {
+		t.Errorf("--html is not the lease timeline linking porcupine's page as its secondary view")
 	}
 	// Every violation's explanation is on the page, as text or as a JSON
 	// string inside its script.

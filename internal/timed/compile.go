@@ -2,7 +2,6 @@ package timed
 
 import (
 	"sort"
-	"unique"
 
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -51,7 +50,7 @@ func (n *Names) Input(op *model.Op, u int64) Input {
 		Unknown: !op.Returned,
 	}
 	if op.Kind == model.Write || op.Kind == model.Read && op.HasValue {
-		in.Value = unique.Make(op.Value)
+		in.Value = ValueOf(op.Value)
 	}
 	switch {
 	case op.HasAt:

@@ -2,7 +2,6 @@ package timed
 
 import (
 	"math"
-	"unique"
 
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -35,14 +34,23 @@ func RulesOf(h model.Header) Rules { return Rules{Semantics: h.Semantics, Fences
 // NoOwner is the interned ID of "no holder".
 const NoOwner int32 = -1
 
-// Value is a value written or read: a canonical handle, so that comparing
-// two is comparing pointers, and a value nobody refers to any more is
-// garbage (a long history's values need not all be held at once). The zero
-// Value, NoValue, is "nothing written yet".
-type Value = unique.Handle[string]
+// Value is a value written or read, or none. It holds the string itself
+// rather than an interned number, so that a long history's values need not
+// all be held at once: a value nobody refers to any more is garbage. (Ops
+// that carry one share its bytes, so comparing two is cheap.)
+type Value struct {
+	s   string
+	set bool
+}
 
 // NoValue is "nothing written yet".
 var NoValue Value
+
+// ValueOf is the value s.
+func ValueOf(s string) Value { return Value{s, true} }
+
+// Value returns the string ("" for NoValue).
+func (v Value) Value() string { return v.s }
 
 // State is one key's lease state in the timed model (DESIGN.md §3).
 //
