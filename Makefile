@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 60s
 PKGS     := ./...
 
-.PHONY: all build test check run bench bench-memory fuzz fuzz-history fuzz-scenario vet fmt clean
+.PHONY: all build test check run bench bench-slow bench-memory fuzz fuzz-history fuzz-scenario fuzz-check vet fmt clean
 
 all: vet test
 
@@ -33,8 +33,15 @@ fmt:
 
 # Performance targets, each a Go benchmark (see the comments in each
 # *bench_test.go file for what it measures and why).
+# The checker's rows (issue 12) report each shape's time as a ratio to the
+# replay floor measured in the same run (x-floor) and its peak heap; the slow
+# ones — the long-key streaming rows (a 10^7-op file is a gigabyte) and plain
+# porcupine on the same shapes (10 s each at most) — run once each in
+# bench-slow.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 5x ./model/ ./checker/
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./model/
+	$(GO) test -run '^$$' -bench '^Benchmark[^S]' -benchtime 5x ./checker/
+	$(MAKE) bench-slow
 	$(GO) test -run '^$$' -bench . -cpu 1 ./sim/
 	GOGC=400 $(GO) test -run '^$$' -bench . -benchtime 1x -cpu 1 ./explore/
 	$(GO) test ./campaign -run '^TestMutantReport$$' -report -count=1 -v
@@ -45,17 +52,26 @@ bench:
 bench-memory: build
 	/usr/bin/time -v bin/leasecheck run --seeds 1000000 --timeout 0 --save 0 --progress=false --json 2>&1 >/dev/null | grep -E 'Maximum resident|Elapsed|User time'
 
+bench-slow:
+	$(GO) test -run '^$$' -bench '^BenchmarkSlow' -benchtime 1x -timeout 60m ./checker/
+
 # Go native fuzzing, FUZZTIME per target: the scenario generator (through
 # rapid.MakeFuzz; seed corpus in testdata/fuzz/FuzzScenario, new failing
 # inputs in sim/testdata/fuzz/FuzzScenario, replay with
-# `go test ./sim -run FuzzScenario/NAME`) and the history reader.
-fuzz: fuzz-scenario fuzz-history
+# `go test ./sim -run FuzzScenario/NAME`), the history reader and the
+# checker.
+fuzz: fuzz-scenario fuzz-history fuzz-check
 
 fuzz-scenario:
 	$(GO) test ./sim -run '^$$' -fuzz '^FuzzScenario$$' -fuzztime $(FUZZTIME)
 
 fuzz-history:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadHistory$$' -fuzztime $(FUZZTIME) ./model/
+
+# The checker itself: random small histories, the verdict against
+# porcupine's, the brute force's and the streaming path's.
+fuzz-check:
+	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME) ./checker/
 
 clean:
 	rm -rf bin

@@ -1,21 +1,32 @@
 # shellcheck shell=bash
 # Services for the real-backend tests (impl/redis, impl/postgres,
-# cmd/leasecheck verify tests). Source it from .ci/run before the tests:
+# impl/zookeeper, impl/etcd, cmd/leasecheck verify tests). Source it from
+# .ci/run before the tests:
 #
 #     . .ci/services.sh
 #     leasecheck_services_start
 #
-# It installs redis-server and PostgreSQL 15 when missing (Debian packages),
-# starts Redis on a
-# free port of 127.0.0.1, runs initdb as the postgres user in a temporary
-# directory and starts PostgreSQL 15 on a free port, exports
-# LEASECHECK_REDIS_URL and LEASECHECK_POSTGRES_URL, and stops both (and
-# removes their directories) when the shell exits. Tests that inject the
-# coordinator-crash fault start servers of their own from the same
-# binaries. A service that cannot be provided is reported and skipped; the
-# tests then start their own or skip with the reason.
+# It installs what is missing (Debian packages: redis-server,
+# postgresql-15, zookeeper, etcd-server), and starts, each on a free port
+# of 127.0.0.1 with a temporary directory:
+#
+#   - redis-server                      LEASECHECK_REDIS_URL=redis://127.0.0.1:PORT
+#   - PostgreSQL 15 (initdb as postgres) LEASECHECK_POSTGRES_URL=postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable
+#   - ZooKeeper, standalone             LEASECHECK_ZK_ADDR=127.0.0.1:PORT
+#   - etcd (3.4.23 on Debian 12)        LEASECHECK_ETCD34_ADDR=127.0.0.1:PORT
+#
+# and stops them all (and removes their directories) when the shell exits.
+# ZooKeeper and etcd are configured as internal/servers starts them (tick
+# 100 ms and sessions from 200 ms for ZooKeeper; etcd's defaults). Tests
+# that inject the coordinator-crash fault start servers of their own from
+# the same binaries. A service that cannot be provided is reported and
+# skipped; the tests then start their own, or fail under CI=true.
 
 LEASECHECK_PG_BIN=${LEASECHECK_PG_BIN:-/usr/lib/postgresql/15/bin}
+# ZooKeeper's jars, as internal/servers.ZooKeeperClasspath lists them.
+_LC_ZK_JARS="zookeeper zookeeper-jute slf4j-api slf4j-simple netty-buffer netty-codec netty-common netty-handler
+	netty-resolver netty-transport netty-transport-native-epoll netty-transport-native-unix-common metrics-core
+	snappy-java commons-cli"
 
 _lc_free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
@@ -30,7 +41,46 @@ _lc_wait_port() { # host port seconds
 	return 1
 }
 
+# _lc_ask host port request: send request, print the answer (the server
+# closes the connection after it).
+_lc_ask() {
+	(
+		exec 3<>"/dev/tcp/$1/$2" || exit 1
+		printf '%b' "$3" >&3
+		timeout 2 cat <&3
+	) 2>/dev/null
+}
+
+_lc_wait_answer() { # host port request want seconds
+	local i
+	for ((i = 0; i < $5 * 10; i++)); do
+		if [[ $(_lc_ask "$1" "$2" "$3") == *"$4"* ]]; then return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+
+_lc_apt() { # package...
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
 leasecheck_services_stop() {
+	local pid
+	for pid in "${_LC_ZK_PID:-}" "${_LC_ETCD_PID:-}"; do
+		if [ -n "$pid" ]; then
+			kill "$pid" 2>/dev/null || true
+			wait "$pid" 2>/dev/null || true
+		fi
+	done
+	_LC_ZK_PID= _LC_ETCD_PID=
+	if [ -n "${_LC_ZK_DIR:-}" ]; then
+		rm -rf "$_LC_ZK_DIR"
+		_LC_ZK_DIR=
+	fi
+	if [ -n "${_LC_ETCD_DIR:-}" ]; then
+		rm -rf "$_LC_ETCD_DIR"
+		_LC_ETCD_DIR=
+	fi
 	if [ -n "${_LC_REDIS_PID:-}" ]; then
 		kill "$_LC_REDIS_PID" 2>/dev/null || true
 		wait "$_LC_REDIS_PID" 2>/dev/null || true
@@ -94,5 +144,76 @@ leasecheck_services_start() {
 		fi
 	else
 		echo "services: no PostgreSQL in $LEASECHECK_PG_BIN (or no postgres user); PostgreSQL tests will skip" >&2
+	fi
+
+	_lc_start_zookeeper
+	_lc_start_etcd
+}
+
+_lc_start_zookeeper() {
+	if [ ! -f /usr/share/java/zookeeper.jar ] || ! command -v java >/dev/null 2>&1; then
+		_lc_apt zookeeper || echo "services: could not install zookeeper" >&2
+	fi
+	if [ ! -f /usr/share/java/zookeeper.jar ] || ! command -v java >/dev/null 2>&1; then
+		echo "services: no ZooKeeper; its tests start their own or fail under CI" >&2
+		return 0
+	fi
+	local port cp="" jar
+	port=$(_lc_free_port)
+	_LC_ZK_DIR=$(mktemp -d /tmp/leasecheck-ci-zk-XXXXXX)
+	for jar in $_LC_ZK_JARS; do
+		if [ -f "/usr/share/java/$jar.jar" ]; then cp="$cp${cp:+:}/usr/share/java/$jar.jar"; fi
+	done
+	cat >"$_LC_ZK_DIR/zoo.cfg" <<-EOF
+		tickTime=100
+		dataDir=$_LC_ZK_DIR/data
+		clientPort=$port
+		clientPortAddress=127.0.0.1
+		minSessionTimeout=200
+		maxSessionTimeout=60000
+		maxClientCnxns=0
+		admin.enableServer=false
+		4lw.commands.whitelist=srvr,ruok
+		forceSync=no
+	EOF
+	java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.net.preferIPv4Stack=true \
+		-Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dzookeeper.snapshot.trust.empty=true \
+		-cp "$cp" org.apache.zookeeper.server.ZooKeeperServerMain "$_LC_ZK_DIR/zoo.cfg" >"$_LC_ZK_DIR/log" 2>&1 &
+	_LC_ZK_PID=$!
+	# srvr says "Mode:" once the server serves (the port opens earlier).
+	if _lc_wait_answer 127.0.0.1 "$port" srvr "Mode:" 60; then
+		export LEASECHECK_ZK_ADDR="127.0.0.1:$port"
+		echo "services: zookeeper on 127.0.0.1:$port"
+	else
+		echo "services: ZooKeeper did not start:" >&2
+		cat "$_LC_ZK_DIR/log" >&2
+	fi
+}
+
+_lc_start_etcd() {
+	if ! command -v "${LEASECHECK_ETCD_BIN:-etcd}" >/dev/null 2>&1; then
+		_lc_apt etcd-server || echo "services: could not install etcd-server" >&2
+	fi
+	local bin
+	bin=$(command -v "${LEASECHECK_ETCD_BIN:-etcd}") || {
+		echo "services: no etcd server; its tests start their own or fail under CI" >&2
+		return 0
+	}
+	local cport pport
+	cport=$(_lc_free_port)
+	pport=$(_lc_free_port)
+	_LC_ETCD_DIR=$(mktemp -d /tmp/leasecheck-ci-etcd-XXXXXX)
+	"$bin" --name leasecheck --data-dir "$_LC_ETCD_DIR/data" \
+		--listen-client-urls "http://127.0.0.1:$cport" --advertise-client-urls "http://127.0.0.1:$cport" \
+		--listen-peer-urls "http://127.0.0.1:$pport" --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
+		--initial-cluster "leasecheck=http://127.0.0.1:$pport" --initial-cluster-state new \
+		--logger zap --log-outputs stderr --log-level warn >"$_LC_ETCD_DIR/log" 2>&1 &
+	_LC_ETCD_PID=$!
+	if _lc_wait_answer 127.0.0.1 "$cport" 'GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' '"health":"true"' 60; then
+		export LEASECHECK_ETCD34_ADDR="127.0.0.1:$cport"
+		echo "services: $("$bin" --version | head -1) on 127.0.0.1:$cport"
+	else
+		echo "services: etcd did not start:" >&2
+		cat "$_LC_ETCD_DIR/log" >&2
 	fi
 }

@@ -28,6 +28,11 @@ type Config struct {
 	// Workers run seeds at once (0: GOMAXPROCS). The summary does not depend
 	// on it: outcomes are consumed in seed order.
 	Workers int
+	// Sequential runs one seed at a time and starts the next only after the
+	// previous one was counted, saved and told (OnOutcome, OnFailure): for a
+	// real backend, whose runs must not overlap each other or a failure's
+	// shrinking. It overrides Workers.
+	Sequential bool
 	// Judge tunes the judging of each seed.
 	Judge JudgeOptions
 	// FailFast stops at the first failing seed (in seed order: the summary
@@ -87,6 +92,10 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = min(workers, n)
+	ahead := window * workers // seeds in flight or waiting to be consumed
+	if cfg.Sequential {
+		workers, ahead = 1, 1
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -95,8 +104,8 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		o   *Outcome
 		err error
 	}
-	tokens := make(chan struct{}, window*workers)
-	results := make(chan result, window*workers)
+	tokens := make(chan struct{}, ahead)
+	results := make(chan result, ahead)
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -134,6 +143,32 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 
 	pending := map[int]result{}
 	saved := 0
+	// consume counts, saves and tells one seed's outcome, in seed order;
+	// stop ends the campaign (an error, or FailFast's first failure).
+	consume := func(r result) (stop bool, err error) {
+		if r.err != nil {
+			return true, r.err
+		}
+		seed := first + uint64(r.i)
+		if cfg.OnOutcome != nil {
+			if err := cfg.OnOutcome(seed, r.o); err != nil {
+				return true, err
+			}
+		}
+		sum.Add(seed, r.o)
+		if !r.o.Violated() {
+			return false, nil
+		}
+		f := &Failure{Seed: seed, Outcome: r.o}
+		if cfg.Save.Dir != "" && (cfg.Save.max() < 0 || saved < cfg.Save.max()) {
+			saved++
+			f.Saved, f.SaveErr = SaveFailure(ctx, cfg.Target, r.o, fmt.Sprintf("seed-%d", seed), cfg.Save)
+		}
+		if cfg.OnFailure != nil {
+			cfg.OnFailure(f)
+		}
+		return cfg.FailFast, nil
+	}
 	var runErr error
 	for want := 0; want < n && runErr == nil; {
 		r, ok := pending[want]
@@ -155,31 +190,17 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		}
 		delete(pending, want)
 		want++
-		<-tokens
-		if r.err != nil {
-			runErr = r.err
-			break
+		if !cfg.Sequential {
+			<-tokens
 		}
-		seed := first + uint64(r.i)
-		if cfg.OnOutcome != nil {
-			if err := cfg.OnOutcome(seed, r.o); err != nil {
-				runErr = err
-				break
-			}
+		stop, err := consume(r)
+		if cfg.Sequential && !stop {
+			<-tokens // the next seed may start
 		}
-		sum.Add(seed, r.o)
-		if !r.o.Violated() {
-			continue
+		if err != nil {
+			runErr = err
 		}
-		f := &Failure{Seed: seed, Outcome: r.o}
-		if cfg.Save.Dir != "" && (cfg.Save.max() < 0 || saved < cfg.Save.max()) {
-			saved++
-			f.Saved, f.SaveErr = SaveFailure(ctx, cfg.Target, r.o, fmt.Sprintf("seed-%d", seed), cfg.Save)
-		}
-		if cfg.OnFailure != nil {
-			cfg.OnFailure(f)
-		}
-		if cfg.FailFast {
+		if stop {
 			break
 		}
 	}

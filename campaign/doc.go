@@ -19,12 +19,16 @@
 //     goroutines, consumed in seed order so the result never depends on the
 //     workers; FailFast stops at the first failing seed; failing seeds are
 //     shrunk and saved (SaveOptions). Memory is constant in the number of
-//     seeds.
+//     seeds. Sequential runs one seed at a time, the next only after the
+//     last was told: a real backend's rounds (package verify).
 //   - Summary is the mergeable value: counts, and exact histograms
 //     (Latency) for the percentiles; Merge of disjoint parts equals the
 //     whole, byte for byte in JSON (WriteJSON, ReadSummary).
 //   - Shrink minimizes a failing scenario, keeping the same violation (and,
-//     for a planted bug, the reference passing); SaveFailure and
+//     for a planted bug, the reference passing); ShrinkWithStats says what
+//     it did, within a time budget (ShrinkOptions.For) for targets whose
+//     candidates are real runs, whose own outcomes it then keeps
+//     (KeepOutcomes: a real run does not repeat exactly); SaveFailure and
 //     WriteFailure save the scenario (with Expect), the history, the page
 //     (WritePage), the story (WriteStory) and the trace; Replay and
 //     CheckExpect turn a saved scenario into a regression test

@@ -30,6 +30,9 @@ type SaveOptions struct {
 	NoShrink bool
 	// Shrink tunes the shrinking (its Keep and Exact are set by SaveFailure).
 	Shrink ShrinkOptions
+	// Replay, when set, is the command that replays a saved scenario file,
+	// for the page and the story (nil: "leasecheck repro FILE").
+	Replay func(scenarioFile string) string
 }
 
 func (o SaveOptions) max() int {
@@ -51,9 +54,11 @@ type Saved struct {
 	// Trace the simulator's trace (empty for a real run).
 	History, Page, Porcupine, Story, Trace string
 	// Outcome is the saved scenario's outcome; From the generated one's
-	// size when it was shrunk (nil: saved as generated).
+	// size when it was shrunk (nil: saved as generated); Shrink what the
+	// shrinking did (nil: not shrunk).
 	Outcome *Outcome
 	From    *Size
+	Shrink  *ShrinkStats
 }
 
 // Files lists the saved files.
@@ -72,28 +77,34 @@ func (s *Saved) Files() []string {
 func SaveFailure(ctx context.Context, t Target, o *Outcome, name string, opts SaveOptions) (*Saved, error) {
 	small := o
 	var from *Size
+	var stats *ShrinkStats
 	if !opts.NoShrink {
 		so := opts.Shrink
 		so.Keep, so.Exact = o.Failed(), true
 		if so.Judge == (JudgeOptions{}) {
 			so.Judge = JudgeOptions{Budget: -1}
 		}
-		s, err := Shrink(ctx, t, o, so)
+		s, st, err := ShrinkWithStats(ctx, t, o, so)
 		if err != nil {
 			return nil, fmt.Errorf("shrinking %s: %w", name, err)
 		}
 		sz := SizeOf(o)
-		small, from = s, &sz
+		small, from, stats = s, &sz, &st
 	}
-	return WriteFailure(opts.Dir, name, small, from)
+	saved, err := WriteFailure(opts.Dir, name, small, from, opts.Replay)
+	if saved != nil {
+		saved.Shrink = stats
+	}
+	return saved, err
 }
 
 // WriteFailure saves outcome o under dir (created if need be) as name.*:
 // the scenario with Implementation, FaultKinds and Expect filled in, the
 // history, the timeline page (WritePage) and porcupine's, the story
-// (WriteStory) and the trace. from
-// is the size before shrinking (nil: not shrunk).
-func WriteFailure(dir, name string, o *Outcome, from *Size) (*Saved, error) {
+// (WriteStory) and the trace. from is the size before shrinking (nil: not
+// shrunk); replay, when set, is the command that replays the scenario file
+// (nil: "leasecheck repro FILE").
+func WriteFailure(dir, name string, o *Outcome, from *Size, replay func(scenarioFile string) string) (*Saved, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -107,14 +118,17 @@ func WriteFailure(dir, name string, o *Outcome, from *Size) (*Saved, error) {
 	if err := writeFile(s.History, func(w io.Writer) error { return model.WriteHistory(w, o.History) }); err != nil {
 		return nil, err
 	}
-	page := PageInfo{Title: name, Replay: "leasecheck repro " + s.Scenario, Secondary: filepath.Base(s.Porcupine)}
+	if replay == nil {
+		replay = func(f string) string { return "leasecheck repro " + f }
+	}
+	page := PageInfo{Title: name, Replay: replay(s.Scenario), Secondary: filepath.Base(s.Porcupine)}
 	if err := writeFile(s.Page, func(w io.Writer) error { return WritePage(w, o, page) }); err != nil {
 		return nil, err
 	}
 	if err := writeFile(s.Porcupine, func(w io.Writer) error { return checker.WriteHTML(w, o.History, o.Check) }); err != nil {
 		return nil, err
 	}
-	info := StoryInfo{Title: name, ScenarioFile: s.Scenario, From: from}
+	info := StoryInfo{Title: name, ScenarioFile: s.Scenario, From: from, Replay: replay(s.Scenario)}
 	if err := writeFile(s.Story, func(w io.Writer) error { WriteStory(w, o, info); return nil }); err != nil {
 		return nil, err
 	}
@@ -156,9 +170,11 @@ type PageInfo struct {
 // WritePage writes the HTML page of a failure: the lease timeline
 // (report.WriteTimeline) with the checker's violations, the run
 // properties' findings, and the holders' beliefs from the simulator's
-// trace. It is the one place that chooses the page of a saved failure.
+// trace (or, for a real run, those its runner recorded: Execution.Beliefs).
+// It is the one place that chooses the page of a saved failure.
 func WritePage(w io.Writer, o *Outcome, info PageInfo) error {
-	in := report.Input{Title: info.Title, History: o.History, Check: o.Check, Replay: info.Replay, Secondary: info.Secondary}
+	in := report.Input{Title: info.Title, History: o.History, Check: o.Check, Replay: info.Replay, Secondary: info.Secondary,
+		Beliefs: o.Beliefs}
 	if o.Sim != nil {
 		trace := make([]report.TraceLine, len(o.Sim.Trace))
 		for i, e := range o.Sim.Trace {

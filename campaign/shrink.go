@@ -33,6 +33,36 @@ type ShrinkOptions struct {
 	// Judge judges the final scenario (candidates get a shorter search
 	// budget, at most 2s each).
 	Judge JudgeOptions
+	// For, when positive, bounds the shrinking's wall time: no candidate
+	// starts after it, and the smallest scenario found so far is the result
+	// (one already running finishes). A real backend needs it: each
+	// candidate is a real run of seconds.
+	For time.Duration
+	// KeepOutcomes returns the kept candidate's own outcome instead of
+	// judging the result once more: for a target whose runs do not repeat
+	// exactly (a real backend), where a second run of the same scenario
+	// might not fail at all. A simulated target leaves it off: its final
+	// judgment, with the full budget, is the one saved.
+	KeepOutcomes bool
+}
+
+// ShrinkStats say what a shrink did.
+type ShrinkStats struct {
+	// Tried counts the candidates run, Kept those that still failed the
+	// same way and became the current scenario.
+	Tried, Kept int
+	// OutOfTime: ShrinkOptions.For ran out before the candidates did.
+	OutOfTime bool
+	// Took is the shrink's wall time.
+	Took time.Duration
+}
+
+func (st ShrinkStats) String() string {
+	s := fmt.Sprintf("%d %s tried, %d kept, in %v", st.Tried, plural(st.Tried, "candidate", "candidates"), st.Kept, st.Took.Round(100*time.Millisecond))
+	if st.OutOfTime {
+		s += " (out of time)"
+	}
+	return s
 }
 
 // Size is a scenario's size as a counterexample: its processes (holders
@@ -73,12 +103,24 @@ func SizeOf(o *Outcome) Size {
 // (weighted). It returns the outcome of the smallest scenario found (o
 // itself when nothing smaller fails the same way).
 func Shrink(ctx context.Context, t Target, o *Outcome, opts ShrinkOptions) (*Outcome, error) {
+	small, _, err := ShrinkWithStats(ctx, t, o, opts)
+	return small, err
+}
+
+// ShrinkWithStats is Shrink, and says what it did.
+func ShrinkWithStats(ctx context.Context, t Target, o *Outcome, opts ShrinkOptions) (*Outcome, ShrinkStats, error) {
+	began := time.Now()
+	var st ShrinkStats
 	keep := opts.Keep
 	if keep == nil {
 		keep = o.Failed()
 	}
 	if len(keep) == 0 {
-		return o, nil
+		return o, st, nil
+	}
+	var deadline time.Time
+	if opts.For > 0 {
+		deadline = began.Add(opts.For)
 	}
 	control := opts.Control
 	if control == nil {
@@ -94,10 +136,33 @@ func Shrink(ctx context.Context, t Target, o *Outcome, opts ShrinkOptions) (*Out
 	if cand.Budget <= 0 || cand.Budget > shrinkCheckBudget {
 		cand.Budget = shrinkCheckBudget
 	}
+	score := func(c *scenario.Scenario, co *Outcome) int {
+		// Operations first; a holder or a fault weighs a few operations, so
+		// removing one may cost a little more history.
+		return co.Ops() + 4*len(c.Holders) + 4*len(c.Faults)
+	}
+	first := true
+	// The last candidate kept (the current scenario) and its outcome, and
+	// its score: scenario.Shrink keeps a candidate exactly when it fails
+	// and scores no more than the current one.
+	var best *Outcome
+	var bestC *scenario.Scenario
+	curScore := score(o.Scenario, o)
 	test := func(c *scenario.Scenario) (bool, int) {
+		if first {
+			// scenario.Shrink measures the scenario it starts from: o is its
+			// run, no need to run it again.
+			first = false
+			return true, curScore
+		}
 		if ctx.Err() != nil {
 			return false, 0
 		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			st.OutOfTime = true
+			return false, 0
+		}
+		st.Tried++
 		co, err := Judge(ctx, t, c, cand)
 		if err != nil {
 			return false, 0
@@ -116,13 +181,26 @@ func Shrink(ctx context.Context, t Target, o *Outcome, opts ShrinkOptions) (*Out
 				return false, 0
 			}
 		}
-		// Operations first; a holder or a fault weighs a few operations, so
-		// removing one may cost a little more history.
-		return true, co.Ops() + 4*len(c.Holders) + 4*len(c.Faults)
+		n := score(c, co)
+		if n <= curScore {
+			best, bestC, curScore = co, c, n
+			st.Kept++
+		}
+		return true, n
 	}
 	small := scenario.Shrink(o.Scenario, test, budget)
+	st.Took = time.Since(began)
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, st, err
 	}
-	return Judge(ctx, t, small, opts.Judge)
+	if opts.KeepOutcomes {
+		if best == nil {
+			return o, st, nil // nothing smaller failed the same way
+		}
+		if bestC == small {
+			return best, st, nil
+		}
+	}
+	final, err := Judge(ctx, t, small, opts.Judge)
+	return final, st, err
 }

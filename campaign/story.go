@@ -18,6 +18,9 @@ type StoryInfo struct {
 	From *Size
 	// GoTest, when set, is a `go test` command that replays it too.
 	GoTest string
+	// Replay, when set, is the command that replays it (default:
+	// "leasecheck repro ScenarioFile").
+	Replay string
 }
 
 // storyLines caps the history and trace lines a story quotes.
@@ -141,7 +144,15 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 		fmt.Fprintf(w, "```\n")
 	}
 
-	fmt.Fprintf(w, "\n## Replay\n\n```sh\nleasecheck repro %s\n```\n\n", info.ScenarioFile)
+	replay := info.Replay
+	if replay == "" {
+		replay = "leasecheck repro " + info.ScenarioFile
+	}
+	fmt.Fprintf(w, "\n## Replay\n\n```sh\n%s\n```\n\n", replay)
+	if strings.HasPrefix(impl, backendPrefix) {
+		writeRealReplay(w, failed, impl, info)
+		return
+	}
 	fmt.Fprintf(w, "It exits 1 and reports %s violated: the scenario records its implementation (`%s`), its fault kinds and the properties it must violate (`expect`).\n", code(failed), impl)
 	if info.GoTest != "" {
 		fmt.Fprintf(w, "Also: `%s`.\n", info.GoTest)
@@ -149,6 +160,19 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 	fmt.Fprintf(w, "\n## Keep it as a regression test\n\n")
 	fmt.Fprintf(w, "Copy the scenario into `testdata/regressions/`: `go test ./campaign -run TestRegressions` replays every scenario there and fails unless exactly the properties of its `expect` are violated. In a test of your own:\n\n")
 	fmt.Fprintf(w, "```go\nsc, err := scenario.Load(%q)\nif err != nil {\n\tt.Fatal(err)\n}\no, err := campaign.Replay(context.Background(), sc, campaign.JudgeOptions{})\nif err != nil {\n\tt.Fatal(err)\n}\nif err := campaign.CheckExpect(o); err != nil {\n\tt.Error(err)\n}\n```\n", info.ScenarioFile)
+}
+
+// writeRealReplay ends the story of a real backend's failure: what the
+// replay does (a real run: the same plan, not the same interleaving) and
+// how to keep it.
+func writeRealReplay(w io.Writer, failed []string, impl string, info StoryInfo) {
+	fmt.Fprintf(w, "It runs the scenario again against the backend (`%s`), with the same processes, programs and fault plan, its times scaled onto the same real TTL, and exits 1 if it violates a property. A real run does not repeat the interleaving exactly: `--seeds N` replays it N times. The scenario records the properties this run violated (`expect`: %s).\n", impl, code(failed))
+	if info.GoTest != "" {
+		fmt.Fprintf(w, "Also: `%s`.\n", info.GoTest)
+	}
+	fmt.Fprintf(w, "\n## Keep it as a regression test\n\n")
+	fmt.Fprintf(w, "Keep the scenario beside your backend's tests and replay it from a test of your own, against a server the test starts:\n\n")
+	fmt.Fprintf(w, "```go\nsc, err := scenario.Load(%q)\nif err != nil {\n\tt.Fatal(err)\n}\nres, err := realrun.RunScenario(ctx, target, sc, realrun.Options{TTL: ttl}) // ttl: the replay line's --ttl (0: chosen for the backend)\nif err != nil {\n\tt.Fatal(err)\n}\ncr, err := checker.Check(ctx, res.History, checker.Options{})\nif err != nil {\n\tt.Fatal(err)\n}\nif !cr.OK() {\n\tt.Errorf(\"%%d violations: the bug is still there\", len(cr.Violations))\n}\n```\n", info.ScenarioFile)
 }
 
 func without(xs []string, not string) []string {

@@ -9,6 +9,7 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/mutants"
 	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/report"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
 )
@@ -36,8 +37,14 @@ type Execution struct {
 	// when the simulator ran it; nil for a real backend. The run properties
 	// (package runprop) are judged only when it is set.
 	Sim *sim.Result
-	// Faults counts the faults injected, by kind.
-	Faults map[faults.Kind]int
+	// Faults counts the faults injected, by kind; Partial those applied in
+	// part or not at all (a real runner's: their records say what was
+	// skipped), never counted in Faults.
+	Faults  map[faults.Kind]int
+	Partial map[faults.Kind]int
+	// Beliefs are the holders' belief intervals when the runner recorded
+	// them itself (a real run); a simulated run's come from its trace.
+	Beliefs []report.Belief
 }
 
 // Ops is how many operations the run recorded.

@@ -45,7 +45,7 @@ func (v Verdict) String() string {
 	return "unknown"
 }
 
-// DefaultTimeout is the linearizability search budget when Options.Timeout is 0.
+// DefaultTimeout is the time budget when Options.Timeout is 0.
 const DefaultTimeout = 60 * time.Second
 
 // DefaultMaxMemory is the memory budget when Options.MaxMemory is 0: well
@@ -55,16 +55,48 @@ const DefaultMaxMemory int64 = 1 << 30
 
 // Options tune a check. The zero value means the documented defaults.
 type Options struct {
-	// Timeout bounds the linearizability search over all keys. 0 means
-	// DefaultTimeout; a negative value means no limit.
+	// Timeout bounds the whole check: reading (CheckFile, CheckReader), the
+	// invariants and the searches over all keys. Past it every verdict not
+	// yet reached is Unknown, with the reason. 0 means DefaultTimeout; a
+	// negative value means no limit.
 	Timeout time.Duration
 	// Workers is how many keys are searched at once; 0 means GOMAXPROCS.
 	Workers int
 	// MaxMemory bounds, in bytes, what the check holds beyond the history
-	// itself (search frontiers, caches). When it is reached the verdict is
-	// Unknown, with the reason. 0 means DefaultMaxMemory; a negative value
-	// means no limit.
+	// itself (search frontiers, caches, and when streaming the ops the file
+	// lists out of time order). When it is reached the verdict is Unknown,
+	// with the reason. 0 means DefaultMaxMemory; a negative value means no
+	// limit.
 	MaxMemory int64
+	// StreamAbove is the size in bytes past which CheckFile and CheckReader
+	// stream the history instead of reading it into memory. 0 means
+	// DefaultStreamAbove; a negative value means always stream.
+	StreamAbove int64
+	// Read tunes reading, for CheckFile and CheckReader: Strict refuses
+	// unknown fields, Warn hears of them.
+	Read model.ReadOptions
+}
+
+// budget makes the check's budget from the options, and the context whose
+// deadline is the time budget; cancel releases it.
+func (o Options) budget(ctx context.Context) (*budget, context.CancelFunc) {
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	cancel := context.CancelFunc(func() {})
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	} else {
+		timeout = 0
+	}
+	mem := o.MaxMemory
+	if mem == 0 {
+		mem = DefaultMaxMemory
+	}
+	b := newBudget(ctx, timeout, mem)
+	stop := b.watch()
+	return b, func() { stop(); cancel() }
 }
 
 // Violation is one counterexample to one property.
@@ -84,16 +116,22 @@ type PropertyResult struct {
 
 // Result is the outcome of a check.
 type Result struct {
-	Ops        int
+	Ops        int // the ops in the history (read so far, when a stream was stopped)
 	Keys       int
-	Properties []PropertyResult // in the order of Properties
-	// Violations, grouped by property in the order of Properties(), then by key.
+	Properties []PropertyResult // in the order of Properties()
+	// Violations, grouped by property in the order of Properties(), then by
+	// key; each explanation ends by naming the faults that overlapped it.
 	Violations []Violation
 	// Linearizations holds, per key, the linearization found or the longest
-	// partial one: the input of the HTML report.
+	// partial one: the input of the HTML report. A history checked as a
+	// stream keeps none (each key's Steps is empty).
 	Linearizations []KeyLinearization
-	// SearchNodes counts the states the linearizability search visited.
+	// SearchNodes counts the work of the linearizability searches: the
+	// sweeps' events and the depth-first search's nodes.
 	SearchNodes int
+	// Reason says why a verdict is Unknown (the first such reason, naming
+	// the key and the budget that ran out); "" when every verdict is known.
+	Reason string
 }
 
 // KeyLinearization is an order of one key's operations: the whole history
@@ -151,40 +189,47 @@ func Check(ctx context.Context, h *model.History, opts Options) (*Result, error)
 	if err := model.Validate(h); err != nil {
 		return nil, err
 	}
+	b, cancel := opts.budget(ctx)
+	defer cancel()
+	return checkHistory(b, h, opts), nil
+}
+
+// checkHistory checks a valid history held in memory within budget b.
+func checkHistory(b *budget, h *model.History, opts Options) *Result {
 	c := timed.Compile(h)
+	results := checkAll(b, c, opts.Workers)
 	r := &Result{Ops: len(h.Ops), Keys: len(c.Keys)}
+	assemble(r, results, h.Faults)
+	return r
+}
 
-	timeout := opts.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	results := searchAll(ctx, c, opts.Workers)
-
-	var lin, inv []Violation
+// assemble fills in a result from its keys' (in key order): the verdicts,
+// the violations grouped by property in the order of Properties(), then by
+// key, each naming the faults that overlapped it.
+func assemble(r *Result, results []keyResult, faults []model.FaultRecord) {
+	byProp := map[string][]found{}
 	linVerdict := Holds
-	for k := range c.Keys {
-		res := &results[k]
-		inv = append(inv, res.invariants...)
+	for i := range results {
+		res := &results[i]
 		r.SearchNodes += res.nodes
-		r.Linearizations = append(r.Linearizations, linearizationOf(c, k, &res.searchResult))
+		r.Linearizations = append(r.Linearizations, KeyLinearization{Key: res.key, Verdict: res.verdict, Steps: res.steps})
 		switch res.verdict {
 		case Violated:
 			linVerdict = Violated
-			lin = append(lin, explainNonLinearizable(c, k, &res.searchResult))
+			if res.violation != nil {
+				byProp[Linearizable] = append(byProp[Linearizable], *res.violation)
+			}
 		case Unknown:
 			if linVerdict == Holds {
 				linVerdict = Unknown
 			}
+			if r.Reason == "" {
+				r.Reason = res.reason
+			}
 		}
-	}
-	byProp := map[string][]Violation{Linearizable: lin}
-	for _, v := range inv {
-		byProp[v.Property] = append(byProp[v.Property], v)
+		for _, f := range res.invariants {
+			byProp[f.Property] = append(byProp[f.Property], f)
+		}
 	}
 	for _, name := range Properties() {
 		vs := byProp[name]
@@ -194,36 +239,24 @@ func Check(ctx context.Context, h *model.History, opts Options) (*Result, error)
 		} else if len(vs) > 0 {
 			verdict = Violated
 		}
-		sort.SliceStable(vs, func(i, j int) bool { return vs[i].Key < vs[j].Key })
 		r.Properties = append(r.Properties, PropertyResult{Name: name, Verdict: verdict})
-		r.Violations = append(r.Violations, vs...)
-	}
-	return r, nil
-}
-
-// keyResult is everything decided about one key.
-type keyResult struct {
-	searchResult
-	invariants []Violation
-}
-
-func checkKey(ctx context.Context, c *timed.Compiled, k int) keyResult {
-	return keyResult{
-		invariants:   checkInvariants(c, k),
-		searchResult: searchKey(ctx, c.History, &c.Keys[k]),
+		for _, f := range vs {
+			r.Violations = append(r.Violations, annotate(f, faults))
+		}
 	}
 }
 
-// searchAll checks every key, several at once; results are by key index,
-// so the outcome does not depend on scheduling (only Unknown depends on time).
-func searchAll(ctx context.Context, c *timed.Compiled, workers int) []keyResult {
+// checkAll checks every key, several at once; results are by key index,
+// so the outcome does not depend on scheduling (only Unknown depends on the
+// budget).
+func checkAll(b *budget, c *timed.Compiled, workers int) []keyResult {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	results := make([]keyResult, len(c.Keys))
 	if workers == 1 || len(c.Keys) == 1 {
 		for k := range c.Keys {
-			results[k] = checkKey(ctx, c, k)
+			results[k] = checkKeyInMemory(b, c, k)
 		}
 		return results
 	}
@@ -234,7 +267,7 @@ func searchAll(ctx context.Context, c *timed.Compiled, workers int) []keyResult 
 		go func() {
 			defer wg.Done()
 			for k := range next {
-				results[k] = checkKey(ctx, c, k)
+				results[k] = checkKeyInMemory(b, c, k)
 			}
 		}()
 	}
@@ -250,18 +283,4 @@ func searchAll(ctx context.Context, c *timed.Compiled, workers int) []keyResult 
 	close(next)
 	wg.Wait()
 	return results
-}
-
-func linearizationOf(c *timed.Compiled, k int, res *searchResult) KeyLinearization {
-	ko := &c.Keys[k]
-	var rev []*pathNode
-	for p := res.path; p != nil; p = p.parent {
-		rev = append(rev, p)
-	}
-	kl := KeyLinearization{Key: ko.Key, Verdict: res.verdict}
-	for i := len(rev) - 1; i >= 0; i-- {
-		p := rev[i]
-		kl.Steps = append(kl.Steps, Step{Op: ko.Index[p.op], Applied: p.unknown})
-	}
-	return kl
 }

@@ -3,29 +3,42 @@
 // Check judges four properties, under stable names (DESIGN.md §2), each on
 // its own so one failure never hides another:
 //
-//   - linearizable: some order of the operations, respecting real time,
-//     explains every outcome under the timed lease model (internal/timed);
+//   - linearizable: some order of the operations, respecting real time and
+//     each process's own order, explains every outcome under the timed
+//     lease model (internal/timed);
 //   - single-writer-per-fence: a fence's accepted writes come from the one
-//     owner it was granted to;
+//     owner it was granted to (in a fence-less history: every accepted write
+//     comes from the owner holding the lease);
 //   - fence-monotonic: later grants get larger fences, and a later accepted
 //     write never carries an older fence;
 //   - stop-on-renew-failure: after a renew fails or goes unanswered, its
 //     owner writes nothing under that fence until it acquires again.
 //
-// The last three are sorts and sweeps; linearizability is a search with a
-// time budget, and when the budget runs out the verdict is Unknown, never a
-// guess. The search is leasecheck's own (search.go explains why: plain
-// porcupine's cost doubles with every operation that never returned); the
-// porcupine model in internal/timed is its test oracle and draws the HTML
-// report (WriteHTML).
+// Everything is decided from each key's events in time order (events.go),
+// so a history held in memory (Check) and one streamed from a file too big
+// to hold (CheckFile, CheckReader) are judged by the same code. The three
+// invariants are state machines over those events; linearizability is a
+// frontier sweep, exact and relaxed (sweep.go argues why each is sound), with
+// the depth-first search (search.go) as the last resort in memory. Every
+// phase spends one budget, time and memory (Options); when it runs out the
+// verdict is Unknown with the reason, never a guess and never an
+// out-of-memory kill. The porcupine model in internal/timed is the test
+// oracle and draws the HTML report (WriteHTML).
 //
 // A Violation names the property, the history lines involved and, in plain
-// words, what happened.
+// words, what happened — and the faults recorded in the history that
+// overlapped it.
 //
 // Index:
 //   - check.go: Check, Options, Result, Violation, the property names.
-//   - search.go: the linearizability search.
+//   - stream.go: CheckFile, CheckReader: checking without holding the history.
+//   - events.go: a key's ops as events in time order.
+//   - keycheck.go: one key's check: invariants, sweeps, the fallback search.
+//   - sweep.go: the frontier sweeps, exact and relaxed.
+//   - search.go: the depth-first search.
 //   - invariants.go: the three fast properties.
 //   - explain.go: the stories told about non-linearizable keys.
+//   - faults.go: the faults a violation's story names.
+//   - budget.go: the time and memory budget.
 //   - html.go: WriteHTML.
 package checker

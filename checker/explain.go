@@ -10,99 +10,129 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// explainNonLinearizable tells why no order explains a key's history: the
-// longest prefix some order explains, the state it leaves, and why the next
-// operation cannot follow it.
-func explainNonLinearizable(c *timed.Compiled, k int, res *searchResult) Violation {
+// stuckAt is where every order of a key's operations stops: the furthest
+// some order gets, the state it leaves there, and the ops that could come
+// next but cannot follow it.
+type stuckAt struct {
+	state           timed.State
+	depth, complete int       // completed ops placed, and in the key
+	last, grant     *model.Op // the last op placed, the current grant (nil: none)
+	next            []stuckOp
+}
+
+type stuckOp struct {
+	op *model.Op
+	in timed.Input
+}
+
+// stuckFromSearch is where the depth-first search's longest path stopped.
+func stuckFromSearch(c *timed.Compiled, k int, res *searchResult) stuckAt {
 	ko := &c.Keys[k]
 	h := c.History
+	st := stuckAt{state: res.state, depth: res.depth, complete: res.complete}
 	placed := map[int]bool{}
-	var grant *model.Op
-	var last *model.Op
 	for p := res.path; p != nil; p = p.parent {
 		placed[p.op] = true
 		op := &h.Ops[ko.Index[p.op]]
-		if last == nil {
-			last = op
+		if st.last == nil {
+			st.last = op
 		}
-		if grant == nil && op.Kind == model.Acquire && (p.unknown || op.OK) {
-			grant = op
+		if st.grant == nil && op.Kind == model.Acquire && (p.unknown || op.OK) {
+			st.grant = op
 		}
 	}
 	// The ops that could come next: not placed, completed, called before
-	// the earliest pending return. The culprit is the earliest by clock.
+	// the earliest pending return, and after their process predecessor at a
+	// tie.
 	minRet := timed.Inf
 	for i, in := range ko.Inputs {
 		if !placed[i] && mustPlace(in) && !in.Unknown {
 			minRet = min(minRet, h.Ops[ko.Index[i]].Return)
 		}
 	}
-	var cands []int
+	pred := tiePredecessors(h, ko)
 	for i, in := range ko.Inputs {
-		if !placed[i] && mustPlace(in) && h.Ops[ko.Index[i]].Call <= minRet {
-			cands = append(cands, i)
+		if !placed[i] && mustPlace(in) && h.Ops[ko.Index[i]].Call <= minRet && (pred[i] < 0 || placed[int(pred[i])]) {
+			st.next = append(st.next, stuckOp{&h.Ops[ko.Index[i]], in})
 		}
 	}
+	return st
+}
+
+// stuckFromSweep is where a sweep's furthest configuration stopped.
+func stuckFromSweep(ss *sweepStuck, complete int) stuckAt {
+	st := stuckAt{state: ss.c.s, depth: ss.placed, complete: complete}
+	if ss.c.last != nil {
+		st.last = ss.c.last.op
+	}
+	if ss.c.grant != nil {
+		st.grant = ss.c.grant.op
+	}
+	for _, k := range ss.pending {
+		if k.pred == nil || placedIn(k.pred, ss.c.placed) {
+			st.next = append(st.next, stuckOp{k.op, k.in})
+		}
+	}
+	return st
+}
+
+// explainStuck tells why no order explains a key's history: the longest
+// prefix some order explains, the state it leaves, and why the next
+// operation cannot follow it.
+func explainStuck(nm *timed.Names, rules timed.Rules, key string, st stuckAt) found {
 	// The culprit is the earliest by clock, preferring an op that is not a
 	// read: a read that sees the wrong data is usually the witness of
 	// another op's fault, not the fault.
+	cands := slices.Clone(st.next)
 	sort.SliceStable(cands, func(a, b int) bool {
-		ra, rb := ko.Inputs[cands[a]].Kind == model.Read, ko.Inputs[cands[b]].Kind == model.Read
+		ra, rb := cands[a].in.Kind == model.Read, cands[b].in.Kind == model.Read
 		if ra != rb {
 			return rb
 		}
-		return ko.Inputs[cands[a]].Lo < ko.Inputs[cands[b]].Lo
+		return cands[a].in.Lo < cands[b].in.Lo
 	})
-	v := Violation{Property: Linearizable, Key: ko.Key}
 	if len(cands) == 0 {
-		v.Explanation = "no order of the operations is consistent with the lease semantics"
-		return v
+		f := newFound(Linearizable, key, "no order of the operations is consistent with the lease semantics")
+		f.Lines = nil
+		return f
 	}
-	n := names{c}
-	rules := h.Header.Rules()
-	sem := rules.Semantics
-	culprit := &h.Ops[ko.Index[cands[0]]]
+	n := names{nm}
+	culprit := cands[0].op
 	var b strings.Builder
 	fmt.Fprintf(&b, "no order of the operations explains line %d: %s. ", culprit.Line, culprit.Describe())
-	if last != nil {
-		fmt.Fprintf(&b, "The longest explainable prefix places %d of %d completed operations, ending with line %d", res.depth, res.complete, last.Line)
-		if grant != nil && grant != last {
-			fmt.Fprintf(&b, " (the current grant is line %d)", grant.Line)
+	if st.last != nil {
+		fmt.Fprintf(&b, "The longest explainable prefix places %d of %d completed operations, ending with line %d", st.depth, st.complete, st.last.Line)
+		if st.grant != nil && st.grant != st.last {
+			fmt.Fprintf(&b, " (the current grant is line %d)", st.grant.Line)
 		}
-		fmt.Fprintf(&b, "; after it, %s. ", n.state(res.state, sem))
+		fmt.Fprintf(&b, "; after it, %s. ", n.state(st.state, rules))
 	} else {
-		fmt.Fprintf(&b, "At the start, %s. ", n.state(res.state, sem))
+		fmt.Fprintf(&b, "At the start, %s. ", n.state(st.state, rules))
 	}
-	b.WriteString(n.whyNot(rules, res.state, &ko.Inputs[cands[0]], culprit))
-	if grant != nil && grant != culprit {
-		v.Lines = append(v.Lines, grant.Line)
+	b.WriteString(n.whyNot(rules, st.state, &cands[0].in, culprit))
+	ops := []*model.Op{}
+	if st.grant != nil && st.grant != culprit {
+		ops = append(ops, st.grant)
 	}
-	v.Lines = append(v.Lines, culprit.Line)
-	for _, i := range cands[1:] {
-		other := &h.Ops[ko.Index[i]]
-		fmt.Fprintf(&b, " Nor can line %d come next. %s", other.Line, n.whyNot(rules, res.state, &ko.Inputs[i], other))
-		v.Lines = append(v.Lines, other.Line)
+	ops = append(ops, culprit)
+	for _, o := range cands[1:] {
+		fmt.Fprintf(&b, " Nor can line %d come next. %s", o.op.Line, n.whyNot(rules, st.state, &o.in, o.op))
+		ops = append(ops, o.op)
 	}
-	sort.Ints(v.Lines)
-	v.Lines = slices.Compact(v.Lines)
-	v.Explanation = b.String()
-	return v
+	f := newFound(Linearizable, key, b.String(), ops...)
+	f.Lines = slices.Compact(f.Lines)
+	return f
 }
 
-type names struct{ c *timed.Compiled }
+type names struct{ nm *timed.Names }
 
-func (n names) owner(id int32) string {
-	if id == timed.NoOwner {
-		return "nobody"
-	}
-	return n.c.Owners[id]
-}
+func (n names) owner(id int32) string { return n.nm.Owner(id) }
 
-func (n names) value(id int32) string {
+func (n names) value(id timed.Value) string {
 	if id == timed.NoValue {
 		return "nothing"
 	}
-	return fmt.Sprintf("%q", n.c.Values[id])
+	return fmt.Sprintf("%q", id.Value())
 }
 
 func span(lo, hi int64) string {
@@ -117,7 +147,22 @@ func span(lo, hi int64) string {
 	return fmt.Sprintf("t in [%d,%d]", lo, hi)
 }
 
-func (n names) state(s timed.State, sem model.Semantics) string {
+func (n names) state(s timed.State, rules timed.Rules) string {
+	sem := rules.Semantics
+	if rules.Fences == model.NoFences {
+		// No fences: say who holds it, and until when.
+		var b strings.Builder
+		if s.Holder == timed.NoOwner {
+			b.WriteString("nobody holds the lease")
+		} else {
+			fmt.Fprintf(&b, "%s holds the lease until %s", n.owner(s.Holder), span(s.ExpLo, s.ExpHi))
+		}
+		fmt.Fprintf(&b, ", the data is %s", n.value(s.Data))
+		if s.NowLo > -timed.Inf {
+			fmt.Fprintf(&b, ", and the coordinator's clock has reached t>=%d", s.NowLo)
+		}
+		return b.String()
+	}
 	var b strings.Builder
 	if s.Holder == timed.NoOwner {
 		fmt.Fprintf(&b, "nobody holds the lease (fences granted so far: %d)", s.Fence)
@@ -135,7 +180,7 @@ func (n names) state(s timed.State, sem model.Semantics) string {
 }
 
 // whyNot says in plain words why in cannot follow state s.
-func (n names) whyNot(rules model.Rules, s timed.State, in *timed.Input, op *model.Op) string {
+func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *model.Op) string {
 	sem := rules.Semantics
 	lo, hi := max(s.NowLo, in.Lo), in.Hi
 	who := op.Owner
@@ -184,6 +229,9 @@ func (n names) whyNot(rules model.Rules, s timed.State, in *timed.Input, op *mod
 				return fmt.Sprintf("%s's lease had expired (at %s) by the time of its renew (%s); a renew after expiry must fail.", who, span(s.ExpLo, s.ExpHi), span(lo, hi))
 			}
 		} else if owns && (in.Fence == 0 || in.Fence == s.Fence) && (in.Kind == model.Release || mustLive) {
+			if rules.Fences == model.NoFences {
+				return fmt.Sprintf("%s held the lease (until %s), yet its %s failed.", who, span(s.ExpLo, s.ExpHi), verb)
+			}
 			return fmt.Sprintf("%s held the lease (fence %d, until %s), yet its %s failed.", who, s.Fence, span(s.ExpLo, s.ExpHi), verb)
 		}
 	case model.Write:
@@ -210,6 +258,9 @@ func (n names) whyNot(rules model.Rules, s timed.State, in *timed.Input, op *mod
 				return fmt.Sprintf("%s's write at %s was accepted after its lease expired (%s).", who, span(lo, hi), span(s.ExpLo, s.ExpHi))
 			}
 		} else if owns && in.Fence == s.Fence && mustLive {
+			if rules.Fences == model.NoFences {
+				return fmt.Sprintf("%s held a live lease (until %s), yet its write at %s was rejected.", who, span(s.ExpLo, s.ExpHi), span(lo, hi))
+			}
 			return fmt.Sprintf("%s held a live lease under fence %d (until %s), yet its write at %s was rejected.", who, s.Fence, span(s.ExpLo, s.ExpHi), span(lo, hi))
 		}
 	case model.Read:

@@ -26,6 +26,9 @@ type genOptions struct {
 	// increasing renumbers the fences with random gaps (an etcd revision,
 	// a PostgreSQL sequence) and declares "fences":"increasing".
 	increasing bool
+	// noFences records no fence at all and declares "fences":"none": a
+	// lock service whose writes check the holder and the expiry only.
+	noFences bool
 }
 
 // genHistory draws a history that a correct lease service could produce:
@@ -105,7 +108,7 @@ func genHistory(t *rapid.T, o genOptions) *model.History {
 			op.Kind, op.TTL = model.Acquire, rapid.Int64Range(1, 10).Draw(t, "ttl")
 			if applied {
 				op.Fence, op.OK = store.Acquire(key, p.owner, op.TTL, clock)
-				if op.OK {
+				if op.OK && !lost { // a client learns of a grant from its answer
 					p.fence[key] = op.Fence
 					p.held[key] = append(p.held[key], op.Fence)
 					p.stopped[key] = false
@@ -113,7 +116,7 @@ func genHistory(t *rapid.T, o genOptions) *model.History {
 			}
 		case 1:
 			op.Kind, op.TTL = model.Renew, rapid.Int64Range(1, 10).Draw(t, "ttl")
-			if rapid.Bool().Draw(t, "fenced renew") {
+			if rapid.Bool().Draw(t, "fenced renew") && !o.noFences {
 				op.Fence = p.fence[key]
 			}
 			if applied {
@@ -127,7 +130,7 @@ func genHistory(t *rapid.T, o genOptions) *model.History {
 			}
 		case 2:
 			op.Kind = model.Release
-			if rapid.Bool().Draw(t, "fenced release") {
+			if rapid.Bool().Draw(t, "fenced release") && !o.noFences {
 				op.Fence = p.fence[key]
 			}
 			if applied {
@@ -137,6 +140,9 @@ func genHistory(t *rapid.T, o genOptions) *model.History {
 			values++
 			op.Kind, op.Value, op.HasValue = model.Write, fmt.Sprintf("v%d", values), true
 			op.Fence = rapid.SampledFrom(p.held[key]).Draw(t, "fence") // maybe stale
+			if o.noFences {
+				op.Fence = store.Fence(key) // no fence: the holder and the expiry decide
+			}
 			if applied {
 				if o.semantics == model.FencedStorage {
 					op.OK = op.Fence <= store.Fence(key) && res.Write(key, op.Fence, op.Value) == nil
@@ -176,6 +182,12 @@ func genHistory(t *rapid.T, o genOptions) *model.History {
 	}
 	if o.increasing {
 		renumberFences(t, h)
+	}
+	if o.noFences {
+		h.Header.Fences = model.NoFences
+		for i := range h.Ops {
+			h.Ops[i].Fence = 0
+		}
 	}
 	return h
 }

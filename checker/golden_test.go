@@ -136,6 +136,26 @@ var goldenWant = map[string]goldenCase{
 	"bad-single-writer-per-fence-foreign-writer-seed":           {violations: []gv{lin(2, 4), swpf(3, 4), swpf(2, 4)}},
 	"bad-fence-monotonic-fence-reused":                          {violations: []gv{lin(2, 4), swpf(3, 5), fm(2, 4)}},
 
+	// A process is sequential: its next call follows its last return even
+	// when the clock reads the same (DESIGN.md §2). p0's write returns at
+	// t=5 and its acquire is called at t=5, so the write came first, when
+	// nobody held the lease (once judged concurrent, and so correct).
+	"bad-linearizable-process-order-at-equal-times": {violations: []gv{lin(2)}},
+	// p0 is granted fence 7, releases and is granted fence 3, all at t=5:
+	// the grants are ordered by p0's own order, and fences must grow.
+	"bad-fence-monotonic-process-order-at-equal-times": {violations: []gv{lin(2, 4), fm(2, 4)}},
+
+	// Fence-less histories (DESIGN.md §8): a lock service without fencing
+	// tokens. A clean handoff; a holder paused past its TTL whose write is
+	// accepted after the lease moved on (the pause is a fault record, and
+	// the stories name it); a write attempted after a failed renew.
+	"ok-fence-less-handoff":                         {},
+	"bad-single-writer-per-fence-fence-less-zombie": {violations: []gv{lin(4, 6), swpf(4, 6)}},
+	"bad-stop-on-renew-failure-fence-less":          {violations: []gv{sorf(3, 4)}},
+	// Fault records change no verdict; a story names those that overlap
+	// the ops it cites (the pause), not the others (the early clock step).
+	"bad-linearizable-gc-pause-fault-records": {violations: []gv{lin(5, 7), fm(6, 7)}},
+
 	// The culprit is the write accepted after expiry (line 4), concurrent
 	// with a long read that returns its value.
 	"bad-linearizable-write-after-expiry-read-concurrent": {

@@ -20,6 +20,14 @@ const htmlBudget = 10 * time.Second
 // need are shown as annotations rather than operations, which keeps
 // porcupine's search (whose cost doubles per such op) short.
 func WriteHTML(w io.Writer, h *model.History, r *Result) error {
+	return WriteHTMLWithin(w, h, r, htmlBudget)
+}
+
+// WriteHTMLWithin is WriteHTML with porcupine's layout search bounded by
+// budget (at least a millisecond): past it the page shows the longest
+// partial linearization porcupine found.
+func WriteHTMLWithin(w io.Writer, h *model.History, r *Result, budget time.Duration) error {
+	budget = max(budget, time.Millisecond)
 	c := timed.Compile(h)
 	applied := map[int]bool{}
 	for _, kl := range r.Linearizations {
@@ -32,7 +40,7 @@ func WriteHTML(w io.Writer, h *model.History, r *Result) error {
 	keep := func(i int) bool { return h.Ops[i].Returned || applied[i] }
 	pm := timed.PorcupineModel(c)
 	m := pm.ToModel()
-	_, info := porcupine.CheckOperationsVerbose(m, timed.PorcupineOperations(c, keep), htmlBudget)
+	_, info := porcupine.CheckOperationsVerbose(m, timed.PorcupineOperations(c, keep), budget)
 
 	ids := timed.ProcessIDs(h)
 	byLine := map[int]*model.Op{}

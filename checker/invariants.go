@@ -1,7 +1,9 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/leasecheck/leasecheck/internal/timed"
@@ -9,23 +11,44 @@ import (
 )
 
 // The fast invariants: single-writer-per-fence, fence-monotonic and
-// stop-on-renew-failure (DESIGN.md §2). Each is a sort and a sweep over one
-// key's operations, O(n log n), and is decided whatever the others say.
+// stop-on-renew-failure (DESIGN.md §2), each decided whatever the others
+// say. Each is a state machine over a key's events in time order
+// (events.go): what it keeps is bounded by the ops in flight and, for
+// single-writer-per-fence, one small record per fence granted or written —
+// never the history.
+//
+// "a precedes b" is DESIGN.md §2's: a returned before b was called, or a
+// comes before b in one process's order. In time order the first part is
+// "a's return event came before b's call event"; the second matters only at
+// a tie, and each process's own ops arrive in its order.
 
 // maxPerKey caps the violations reported per property and key: a badly
 // broken history would otherwise bury the first, most telling one.
 const maxPerKey = 50
 
-func checkInvariants(c *timed.Compiled, k int) []Violation {
-	kv := keyView{c: c, ko: &c.Keys[k]}
-	var out []Violation
-	out = append(out, capped(kv.singleWriterPerFence())...)
-	out = append(out, capped(kv.fenceMonotonic())...)
-	out = append(out, capped(kv.stopOnRenewFailure())...)
-	return out
+// found is a violation with the span of time of the ops it cites, for the
+// faults that overlapped it (faults.go).
+type found struct {
+	Violation
+	from, to int64
 }
 
-func capped(vs []Violation) []Violation {
+func newFound(property, key, explanation string, ops ...*model.Op) found {
+	f := found{Violation: Violation{Property: property, Key: key, Explanation: explanation}, from: timed.Inf, to: -timed.Inf}
+	f.Lines = make([]int, 0, len(ops))
+	for _, op := range ops {
+		f.Lines = append(f.Lines, op.Line)
+		f.from = min(f.from, op.Call)
+		f.to = max(f.to, op.Call)
+		if op.Returned {
+			f.to = max(f.to, op.Return)
+		}
+	}
+	sort.Ints(f.Lines)
+	return f
+}
+
+func capped(vs []found) []found {
 	if len(vs) <= maxPerKey {
 		return vs
 	}
@@ -37,29 +60,50 @@ func capped(vs []Violation) []Violation {
 	return vs
 }
 
-type keyView struct {
-	c  *timed.Compiled
-	ko *timed.KeyOps
+// sortedFinds keeps violations in a fixed order by a key, and only as many
+// as are reported (the first maxPerKey by that order), counting the rest.
+type sortedFinds struct {
+	items []keyedFind
+	extra int
 }
 
-func (kv keyView) op(i int) *model.Op { return &kv.c.History.Ops[kv.ko.Index[i]] }
+type keyedFind struct {
+	owner string
+	pos   int
+	f     found
+}
 
-func (kv keyView) violation(property string, explanation string, ops ...*model.Op) Violation {
-	lines := make([]int, 0, len(ops))
-	for _, op := range ops {
-		lines = append(lines, op.Line)
+func (s *sortedFinds) add(owner string, pos int, f found) {
+	s.items = append(s.items, keyedFind{owner, pos, f})
+	if len(s.items) > 4*maxPerKey {
+		s.trim()
 	}
-	sort.Ints(lines)
-	return Violation{Property: property, Key: kv.ko.Key, Lines: lines, Explanation: explanation}
 }
 
-// select returns the key's ops (as KeyOps indices) that pass keep.
-func (kv keyView) selectOps(keep func(*model.Op) bool) []int {
-	var out []int
-	for i := range kv.ko.Index {
-		if keep(kv.op(i)) {
-			out = append(out, i)
+// trim sorts the items and keeps the first maxPerKey.
+func (s *sortedFinds) trim() {
+	slices.SortStableFunc(s.items, func(a, b keyedFind) int {
+		if c := cmp.Compare(a.owner, b.owner); c != 0 {
+			return c
 		}
+		return cmp.Compare(a.pos, b.pos)
+	})
+	if len(s.items) > maxPerKey {
+		s.extra += len(s.items) - maxPerKey
+		s.items = s.items[:maxPerKey]
+	}
+}
+
+// list returns them in order, capped as capped caps a full list.
+func (s *sortedFinds) list() []found {
+	s.trim()
+	out := make([]found, len(s.items))
+	for i, it := range s.items {
+		out[i] = it.f
+	}
+	if s.extra > 0 {
+		last := &out[len(out)-1]
+		last.Explanation += fmt.Sprintf(" (%d more violations of %s on this key are not listed)", s.extra, last.Property)
 	}
 	return out
 }
@@ -67,67 +111,336 @@ func (kv keyView) selectOps(keep func(*model.Op) bool) []int {
 func grantedAcquire(op *model.Op) bool { return op.Kind == model.Acquire && op.Returned && op.OK }
 func acceptedWrite(op *model.Op) bool  { return op.Kind == model.Write && op.Returned && op.OK }
 
-func (kv keyView) singleWriterPerFence() []Violation {
-	var grants, writes []*model.Op
-	var unknownAcq []*model.Op
-	for i := range kv.ko.Index {
-		switch op := kv.op(i); {
-		case grantedAcquire(op):
-			grants = append(grants, op)
-		case acceptedWrite(op):
-			writes = append(writes, op)
-		case op.Kind == model.Acquire && !op.Returned:
-			unknownAcq = append(unknownAcq, op)
+// invariants judges the three fast properties of one key.
+type invariants struct {
+	key      string
+	fenced   bool // the history has fences
+	mono     [2]monotone
+	fenced1  fenceWriters
+	unfenced fenceLessWriters
+	stop     renewRule
+}
+
+func newInvariants(key string, hdr model.Header) *invariants {
+	iv := &invariants{key: key, fenced: hdr.Fences != model.NoFences}
+	iv.mono[0] = monotone{strict: true, keep: grantedAcquire, tails: map[string][]*model.Op{}}
+	iv.mono[1] = monotone{keep: acceptedWrite, tails: map[string][]*model.Op{}}
+	iv.fenced1 = newFenceWriters()
+	iv.unfenced = fenceLessWriters{owners: map[string]*ownerAcquires{}, pending: map[*kop]*model.Op{}, tails: map[string][]*model.Op{}}
+	iv.stop = renewRule{fenced: iv.fenced, owners: map[string]*renewOwner{}}
+	return iv
+}
+
+func (iv *invariants) call(k *kop) {
+	if iv.fenced {
+		iv.mono[0].call(iv.key, k.op)
+		iv.mono[1].call(iv.key, k.op)
+		iv.fenced1.call(k)
+	} else {
+		iv.unfenced.call(k)
+	}
+	iv.stop.call(iv.key, k)
+}
+
+func (iv *invariants) ret(k *kop) {
+	if iv.fenced {
+		iv.mono[0].ret(k.op)
+		iv.mono[1].ret(k.op)
+	} else {
+		iv.unfenced.ret(iv.key, k)
+	}
+	iv.stop.ret(k)
+}
+
+// finish returns the violations, property by property.
+func (iv *invariants) finish() []found {
+	var out []found
+	if iv.fenced {
+		out = append(out, capped(iv.fenced1.finish(iv.key))...)
+		// The acquires' violations, then the writes', the first maxPerKey.
+		all := append(slices.Clone(iv.mono[0].out), iv.mono[1].out...)
+		if n := iv.mono[0].n + iv.mono[1].n; n > maxPerKey {
+			all = all[:maxPerKey]
+			last := &all[maxPerKey-1]
+			last.Explanation += fmt.Sprintf(" (%d more violations of %s on this key are not listed)", n-maxPerKey, last.Property)
+		}
+		out = append(out, all...)
+	} else {
+		out = append(out, iv.unfenced.out.list()...)
+	}
+	iv.stop.finish()
+	return append(out, iv.stop.out.list()...)
+}
+
+// monotone is fence-monotonic for acquires (strict: fence(a) < fence(b)
+// when a precedes b) or for writes (fence(b) >= fence(a)). It keeps the
+// selected op with the highest fence among those returned so far, and each
+// process's selected ops that returned at its latest return time (for b's
+// own process at a tie).
+type monotone struct {
+	strict bool
+	keep   func(*model.Op) bool
+	best   *model.Op
+	tails  map[string][]*model.Op
+	out    []found // the first maxPerKey
+	n      int     // all of them
+}
+
+func (m *monotone) ret(op *model.Op) {
+	if m.keep(op) && (m.best == nil || op.Fence > m.best.Fence) {
+		m.best = op
+	}
+}
+
+func (m *monotone) call(key string, b *model.Op) {
+	if !m.keep(b) {
+		return
+	}
+	prev, tie := m.best, false
+	for _, a := range m.tails[b.Process] {
+		if a.Return == b.Call && (prev == nil || a.Fence > prev.Fence) {
+			prev, tie = a, true
 		}
 	}
-	if len(writes) == 0 {
-		return nil
+	if ts := m.tails[b.Process]; len(ts) > 0 && ts[0].Return == b.Return {
+		m.tails[b.Process] = append(ts, b)
+	} else {
+		m.tails[b.Process] = append(ts[:0], b)
 	}
-	byFence := func(ops []*model.Op) {
-		sort.SliceStable(ops, func(i, j int) bool { return ops[i].Fence < ops[j].Fence })
+	if prev == nil {
+		return
 	}
-	byFence(grants)
-	byFence(writes)
-	var out []Violation
-	g := 0
-	for lo := 0; lo < len(writes); {
-		f := writes[lo].Fence
-		hi := lo
-		for hi < len(writes) && writes[hi].Fence == f {
-			hi++
+	if m.strict && prev.Fence >= b.Fence || !m.strict && b.Fence < prev.Fence {
+		m.n++
+		if len(m.out) >= maxPerKey {
+			return
 		}
-		ws := writes[lo:hi]
-		lo = hi
-		for g < len(grants) && grants[g].Fence < f {
-			g++
+	}
+	// when says how prev came before b, from "returned" on.
+	when := func(what string) string {
+		if tie {
+			return fmt.Sprintf("returned t=%d), and then process %s called %s next (t=%d)", prev.Return, b.Process, what, b.Call)
 		}
-		gEnd := g
-		for gEnd < len(grants) && grants[gEnd].Fence == f {
-			gEnd++
+		return fmt.Sprintf("returned t=%d) before %s was called (t=%d)", prev.Return, what, b.Call)
+	}
+	if m.strict && prev.Fence >= b.Fence {
+		m.out = append(m.out, newFound(FenceMonotonic, key, fmt.Sprintf(
+			"%s was granted fence %d (line %d, %s, yet %s was granted fence %d (line %d); fences must grow with every grant",
+			prev.Owner, prev.Fence, prev.Line, when(b.Owner+"'s acquire"), b.Owner, b.Fence, b.Line), prev, b))
+	}
+	if !m.strict && b.Fence < prev.Fence {
+		m.out = append(m.out, newFound(FenceMonotonic, key, fmt.Sprintf(
+			"%s's write %q under fence %d was accepted (line %d, %s, yet that write under the older fence %d was accepted too (line %d)",
+			prev.Owner, prev.Value, prev.Fence, prev.Line, when(fmt.Sprintf("%s's write %q", b.Owner, b.Value)), b.Fence, b.Line), prev, b))
+	}
+}
+
+// fenceWriters is single-writer-per-fence with fences: all accepted writes
+// under fence f come from one owner, the one a successful acquire granted f.
+// Per fence it keeps the first grant and each writer's first write, in file
+// order; the verdict is reached at the end, fence by fence. A record is
+// small (a zombie writer may come back under any old fence, so each fence's
+// must be kept): two op references and no allocation of its own in the
+// common case of one owner.
+type fenceWriters struct {
+	index   map[int64]int32 // fence -> records
+	records []fenceRecord
+	names   []string // owners and processes, interned
+	ids     map[string]int32
+	unknown map[string]*unknownAcquires // by owner
+}
+
+type fenceRecord struct {
+	fence     int64
+	grant     opRef // the first grant of the fence, in file order
+	writer    opRef // the first accepted write under it, in file order
+	hasGrant  bool
+	hasWriter bool
+	others    *fenceOthers // more owners; nil in the common case
+}
+
+type fenceOthers struct {
+	owners  []int32 // owners granted it, beyond grant's
+	writers []opRef // the first write of each owner beyond writer's
+}
+
+// opRef is what a report needs of an op it keeps long after the op passed:
+// a few fields, not the op.
+type opRef struct {
+	value          string
+	owner, process int32
+	line, pos      int
+	call, ret      int64
+	returned       bool
+}
+
+func newFenceWriters() fenceWriters {
+	return fenceWriters{index: map[int64]int32{}, ids: map[string]int32{}, unknown: map[string]*unknownAcquires{}}
+}
+
+func (fw *fenceWriters) id(s string) int32 {
+	if id, ok := fw.ids[s]; ok {
+		return id
+	}
+	id := int32(len(fw.names))
+	fw.names = append(fw.names, s)
+	fw.ids[s] = id
+	return id
+}
+
+func (fw *fenceWriters) refOf(k *kop) opRef {
+	op := k.op
+	return opRef{owner: fw.id(op.Owner), value: op.Value, process: fw.id(op.Process), line: op.Line, pos: k.pos,
+		call: op.Call, ret: op.Return, returned: op.Returned}
+}
+
+// op rebuilds as much of the op as reports use.
+func (fw *fenceWriters) op(r *opRef) *model.Op {
+	return &model.Op{Owner: fw.names[r.owner], Process: fw.names[r.process], Value: r.value, Line: r.line, Call: r.call, Return: r.ret, Returned: r.returned}
+}
+
+// unknownAcquires are an owner's unanswered acquires at their earliest call.
+type unknownAcquires struct {
+	call int64
+	at   []*kop
+}
+
+func (fw *fenceWriters) record(f int64) *fenceRecord {
+	i, ok := fw.index[f]
+	if !ok {
+		i = int32(len(fw.records))
+		fw.index[f] = i
+		fw.records = append(fw.records, fenceRecord{fence: f})
+	}
+	return &fw.records[i]
+}
+
+func (fw *fenceWriters) call(k *kop) {
+	op := k.op
+	switch {
+	case grantedAcquire(op):
+		r := fw.record(op.Fence)
+		owner := fw.id(op.Owner)
+		switch {
+		case !r.hasGrant:
+			r.grant, r.hasGrant = fw.refOf(k), true
+		case owner == r.grant.owner || r.others != nil && slices.Contains(r.others.owners, owner):
+		default:
+			if r.others == nil {
+				r.others = &fenceOthers{}
+			}
+			r.others.owners = append(r.others.owners, owner)
 		}
-		gs := grants[g:gEnd]
-		first := ws[0]
-		for _, w := range ws[1:] {
-			if w.Owner != first.Owner {
-				out = append(out, kv.violation(SingleWriterPerFence, fmt.Sprintf(
-					"writes under fence %d were accepted from two owners: %s's %q (line %d) and %s's %q (line %d); a fence must belong to one holder",
-					f, first.Owner, first.Value, first.Line, w.Owner, w.Value, w.Line), first, w))
-				break
+		if k.pos < r.grant.pos {
+			// The first grant in file order names the fence's holder in
+			// messages; its owner stays among the owners.
+			old := r.grant.owner
+			r.grant = fw.refOf(k)
+			if old != r.grant.owner {
+				if r.others == nil {
+					r.others = &fenceOthers{}
+				}
+				r.others.owners = append(r.others.owners, old)
 			}
 		}
-		if len(gs) == 0 {
-			if hasUnknownBefore(unknownAcq, first) {
+	case acceptedWrite(op):
+		r := fw.record(op.Fence)
+		owner := fw.id(op.Owner)
+		if !r.hasWriter {
+			r.writer, r.hasWriter = fw.refOf(k), true
+			return
+		}
+		if owner == r.writer.owner {
+			if k.pos < r.writer.pos {
+				r.writer = fw.refOf(k)
+			}
+			return
+		}
+		if r.others == nil {
+			r.others = &fenceOthers{}
+		}
+		for i := range r.others.writers {
+			if w := &r.others.writers[i]; w.owner == owner {
+				if k.pos < w.pos {
+					*w = fw.refOf(k)
+				}
+				return
+			}
+		}
+		r.others.writers = append(r.others.writers, fw.refOf(k))
+	case op.Kind == model.Acquire && !op.Returned:
+		u := fw.unknown[op.Owner]
+		switch {
+		case u == nil:
+			fw.unknown[op.Owner] = &unknownAcquires{call: op.Call, at: []*kop{k}}
+		case op.Call < u.call:
+			u.call, u.at = op.Call, append(u.at[:0], k)
+		case op.Call == u.call:
+			u.at = append(u.at, k)
+		}
+	}
+}
+
+// mayHaveGranted reports whether an unanswered acquire by w's owner may
+// have been applied before w: called before w returned, and not after w in
+// w's own process.
+func (fw *fenceWriters) mayHaveGranted(w *opRef) bool {
+	u := fw.unknown[fw.names[w.owner]]
+	switch {
+	case u == nil || u.call > w.ret:
+		return false
+	case u.call < w.ret:
+		return true
+	}
+	for _, a := range u.at {
+		if a.op.Process != fw.names[w.process] || a.pos < w.pos {
+			return true
+		}
+	}
+	return false
+}
+
+func (fw *fenceWriters) finish(key string) []found {
+	var recs []*fenceRecord
+	for i := range fw.records {
+		if fw.records[i].hasWriter {
+			recs = append(recs, &fw.records[i])
+		}
+	}
+	slices.SortFunc(recs, func(a, b *fenceRecord) int { return cmp.Compare(a.fence, b.fence) })
+	var out []found
+	for _, r := range recs {
+		f := r.fence
+		ws := []opRef{r.writer}
+		owners := []int32{}
+		if r.hasGrant {
+			owners = append(owners, r.grant.owner)
+		}
+		if r.others != nil {
+			ws = append(ws, r.others.writers...)
+			owners = append(owners, r.others.owners...)
+		}
+		slices.SortFunc(ws, func(a, b opRef) int { return cmp.Compare(a.pos, b.pos) })
+		first := fw.op(&ws[0])
+		if len(ws) > 1 {
+			w := fw.op(&ws[1])
+			out = append(out, newFound(SingleWriterPerFence, key, fmt.Sprintf(
+				"writes under fence %d were accepted from two owners: %s's %q (line %d) and %s's %q (line %d); a fence must belong to one holder",
+				f, first.Owner, first.Value, first.Line, w.Owner, w.Value, w.Line), first, w))
+		}
+		if !r.hasGrant {
+			if fw.mayHaveGranted(&ws[0]) {
 				continue // an acquire that never returned may have granted it
 			}
-			out = append(out, kv.violation(SingleWriterPerFence, fmt.Sprintf(
+			out = append(out, newFound(SingleWriterPerFence, key, fmt.Sprintf(
 				"%s's write %q under fence %d was accepted (line %d), but no acquire granted fence %d to %s",
 				first.Owner, first.Value, f, first.Line, f, first.Owner), first))
 			continue
 		}
-		for _, w := range ws {
-			if !ownerIn(gs, w.Owner) {
-				g := gs[0]
-				out = append(out, kv.violation(SingleWriterPerFence, fmt.Sprintf(
+		for i := range ws {
+			if !slices.Contains(owners, ws[i].owner) {
+				w, g := fw.op(&ws[i]), fw.op(&r.grant)
+				out = append(out, newFound(SingleWriterPerFence, key, fmt.Sprintf(
 					"fence %d was granted to %s (line %d), yet %s's write %q under it was accepted (line %d)",
 					f, g.Owner, g.Line, w.Owner, w.Value, w.Line), g, w))
 				break
@@ -137,184 +450,265 @@ func (kv keyView) singleWriterPerFence() []Violation {
 	return out
 }
 
-func hasUnknownBefore(acqs []*model.Op, w *model.Op) bool {
-	for _, a := range acqs {
-		if a.Owner == w.Owner && a.Call <= w.Return {
-			return true
+// fenceLessWriters is single-writer-per-fence for a history without fences
+// (DESIGN.md §8): every accepted write comes from the owner that held the
+// lease at that point. Writes are accepted only from the holder, and only a
+// grant makes an owner the holder, so the rule is:
+//
+// A write w by O accepted is a violation when no acquire by O (granted, or
+// unanswered: it may have been) can be linearized before w, or when a grant
+// g to another owner precedes w and every such acquire by O precedes g: then
+// in every linearization g comes after O's last grant and before w, so the
+// holder at w is not O. "Precedes" is real time or process order, which
+// every linearization respects whatever the clocks read, so the rule holds
+// under any clock uncertainty and any concurrency: it never fires on a
+// history some linearization explains. (It misses one corner, and stays
+// silent there: an acquire by O and a grant to another owner issued by one
+// process at the same instant.)
+//
+// At w's call it notes the grant to another owner that precedes w and was
+// called last; at w's return, the acquires by O that w does not precede
+// (all called by then) and which of them returned last.
+type fenceLessWriters struct {
+	best    [2]*model.Op // grants returned so far, latest call first, distinct owners
+	tails   map[string][]*model.Op
+	owners  map[string]*ownerAcquires
+	pending map[*kop]*model.Op // accepted writes in flight -> the grant noted at their call
+	out     sortedFinds
+}
+
+// ownerAcquires are an owner's acquires (granted or unanswered) so far: the
+// latest "end" (return, or Inf when unanswered) of those called before its
+// latest call time, and those called at that time.
+type ownerAcquires struct {
+	older   int64
+	hasOld  bool
+	at      int64
+	atCalls []*kop
+}
+
+func acqEnd(op *model.Op) int64 {
+	if !op.Returned {
+		return timed.Inf
+	}
+	return op.Return
+}
+
+func (fl *fenceLessWriters) call(k *kop) {
+	op := k.op
+	switch {
+	case op.Kind == model.Acquire && (grantedAcquire(op) || !op.Returned):
+		oa := fl.owners[op.Owner]
+		if oa == nil {
+			oa = &ownerAcquires{older: -timed.Inf}
+			fl.owners[op.Owner] = oa
 		}
-	}
-	return false
-}
-
-func ownerIn(ops []*model.Op, owner string) bool {
-	for _, op := range ops {
-		if op.Owner == owner {
-			return true
-		}
-	}
-	return false
-}
-
-func (kv keyView) fenceMonotonic() []Violation {
-	var out []Violation
-	out = append(out, kv.monotone(grantedAcquire, true)...)
-	out = append(out, kv.monotone(acceptedWrite, false)...)
-	return out
-}
-
-// monotone checks that when a precedes b (a returned before b was called),
-// fence(a) < fence(b) (strict: acquires) or fence(a) <= fence(b) (writes).
-// One sweep: ops sorted by call; a running maximum over the ops that
-// returned before the current call.
-func (kv keyView) monotone(keep func(*model.Op) bool, strict bool) []Violation {
-	sel := kv.selectOps(keep)
-	byCall := make([]*model.Op, len(sel))
-	for i, j := range sel {
-		byCall[i] = kv.op(j)
-	}
-	byRet := append([]*model.Op(nil), byCall...)
-	sort.SliceStable(byCall, func(i, j int) bool { return byCall[i].Call < byCall[j].Call })
-	sort.SliceStable(byRet, func(i, j int) bool { return byRet[i].Return < byRet[j].Return })
-	var out []Violation
-	var best *model.Op
-	r := 0
-	for _, b := range byCall {
-		for r < len(byRet) && byRet[r].Return < b.Call {
-			if a := byRet[r]; best == nil || a.Fence > best.Fence {
-				best = a
+		if len(oa.atCalls) > 0 && op.Call > oa.at {
+			for _, a := range oa.atCalls {
+				oa.older = max(oa.older, acqEnd(a.op))
 			}
-			r++
+			oa.hasOld = true
+			oa.atCalls = oa.atCalls[:0]
 		}
-		if best == nil {
-			continue
-		}
-		if strict && best.Fence >= b.Fence {
-			out = append(out, kv.violation(FenceMonotonic, fmt.Sprintf(
-				"%s was granted fence %d (line %d, returned t=%d) before %s's acquire was called (t=%d), yet %s was granted fence %d (line %d); fences must grow with every grant",
-				best.Owner, best.Fence, best.Line, best.Return, b.Owner, b.Call, b.Owner, b.Fence, b.Line), best, b))
-		}
-		if !strict && b.Fence < best.Fence {
-			out = append(out, kv.violation(FenceMonotonic, fmt.Sprintf(
-				"%s's write %q under fence %d was accepted (line %d, returned t=%d) before %s's write %q was called (t=%d), yet that write under the older fence %d was accepted too (line %d)",
-				best.Owner, best.Value, best.Fence, best.Line, best.Return, b.Owner, b.Value, b.Call, b.Fence, b.Line), best, b))
-		}
-	}
-	return out
-}
-
-// stopOnRenewFailure: after a renew by O fails (ok=false) or never returns,
-// O must not write under that fence again until it acquires anew. "Later"
-// is O's same process's order, or another of O's processes calling after
-// the renew returned.
-func (kv keyView) stopOnRenewFailure() []Violation {
-	type ownerOps struct {
-		ops      []int           // file order, so each process's order
-		writes   map[int64][]int // positions in ops, by fence
-		acquires []int           // positions in ops of granted acquires
-	}
-	// Only owners with a failed renew need looking at.
-	failing := map[string]bool{}
-	for i := range kv.ko.Index {
-		if op := kv.op(i); op.Kind == model.Renew && !(op.Returned && op.OK) {
-			failing[op.Owner] = true
-		}
-	}
-	if len(failing) == 0 {
-		return nil
-	}
-	byOwner := map[string]*ownerOps{}
-	var owners []string
-	for i := range kv.ko.Index {
-		op := kv.op(i)
-		if !failing[op.Owner] {
-			continue
-		}
-		oo := byOwner[op.Owner]
-		if oo == nil {
-			oo = &ownerOps{writes: map[int64][]int{}}
-			byOwner[op.Owner] = oo
-			owners = append(owners, op.Owner)
-		}
-		switch {
-		case op.Kind == model.Write:
-			oo.writes[op.Fence] = append(oo.writes[op.Fence], len(oo.ops))
-		case grantedAcquire(op):
-			oo.acquires = append(oo.acquires, len(oo.ops))
-		}
-		oo.ops = append(oo.ops, i)
-	}
-	sort.Strings(owners)
-	var out []Violation
-	for _, owner := range owners {
-		oo := byOwner[owner]
-		at := func(pos int) *model.Op { return kv.op(oo.ops[pos]) }
-		for rpos, i := range oo.ops {
-			r := kv.op(i)
-			if r.Kind != model.Renew || r.Returned && r.OK {
-				continue
+		oa.at = op.Call
+		oa.atCalls = append(oa.atCalls, k)
+		if grantedAcquire(op) {
+			if ts := fl.tails[op.Process]; len(ts) > 0 && ts[0].Return == op.Return {
+				fl.tails[op.Process] = append(ts, op)
+			} else {
+				fl.tails[op.Process] = append(ts[:0], op)
 			}
-			f := r.Fence
-			if f == 0 {
-				f = kv.latestGrant(oo.acquires, at, rpos, r)
-			}
-			for _, wpos := range oo.writes[f] {
-				w := at(wpos)
-				if f == 0 || w.Process == r.Process && wpos < rpos || !after(r, w) || reacquired(oo.acquires, at, rpos, wpos, r, w) {
-					continue
-				}
-				out = append(out, renewViolation(kv, r, w, f))
+		}
+	case acceptedWrite(op):
+		var g *model.Op
+		for _, b := range fl.best {
+			if b != nil && b.Owner != op.Owner {
+				g = b
 				break
 			}
 		}
+		for _, t := range fl.tails[op.Process] {
+			if t.Return == op.Call && t.Owner != op.Owner && (g == nil || t.Call > g.Call) {
+				g = t
+			}
+		}
+		fl.pending[k] = g
 	}
-	return out
 }
 
-// latestGrant is the fence of O's latest successful acquire before the
-// renew at rpos: earlier in its process, or returned before it was called.
-func (kv keyView) latestGrant(acquires []int, at func(int) *model.Op, rpos int, r *model.Op) int64 {
-	var best *model.Op
-	for _, apos := range acquires {
-		a := at(apos)
-		if a.Process == r.Process && apos > rpos || a.Process != r.Process && a.Return >= r.Call {
-			continue
+func (fl *fenceLessWriters) ret(key string, k *kop) {
+	op := k.op
+	if grantedAcquire(op) {
+		// Keep the latest-called grant, and the latest-called one of
+		// another owner than its.
+		b := &fl.best
+		switch {
+		case b[0] == nil:
+			b[0] = op
+		case op.Owner == b[0].Owner:
+			if op.Call > b[0].Call {
+				b[0] = op
+			}
+		case op.Call > b[0].Call:
+			b[0], b[1] = op, b[0]
+		case b[1] == nil || op.Call > b[1].Call:
+			b[1] = op
 		}
-		if best == nil || a.Fence > best.Fence {
-			best = a
+		return
+	}
+	g, ok := fl.pending[k]
+	if !ok {
+		return
+	}
+	delete(fl.pending, k)
+	latest, any := int64(-timed.Inf), false
+	if oa := fl.owners[op.Owner]; oa != nil {
+		latest, any = oa.older, oa.hasOld
+		for _, a := range oa.atCalls {
+			if a.op.Call == op.Return && a.op.Process == op.Process && a.pos > k.pos {
+				continue // op precedes it
+			}
+			latest, any = max(latest, acqEnd(a.op)), true
 		}
 	}
-	if best == nil {
-		return 0
+	switch {
+	case !any:
+		fl.out.add("", k.pos, newFound(SingleWriterPerFence, key, fmt.Sprintf(
+			"%s's write %q was accepted (line %d), but %s did not acquire the lease before it",
+			op.Owner, op.Value, op.Line, op.Owner), op))
+	case g != nil && latest < g.Call:
+		fl.out.add("", k.pos, newFound(SingleWriterPerFence, key, fmt.Sprintf(
+			"%s's write %q was accepted (line %d), but the lease had been granted to %s (line %d) and %s did not acquire it again before the write",
+			op.Owner, op.Value, op.Line, g.Owner, g.Line, op.Owner), g, op))
 	}
-	return best.Fence
 }
 
-// after reports whether b comes after a for the iron rule: later in the
-// same process (callers pass b later in file order), or called after a
-// returned.
-func after(a, b *model.Op) bool {
-	if a.Process == b.Process {
-		return true
-	}
-	return a.Returned && b.Call > a.Return
+// renewRule is stop-on-renew-failure: a renew by O fails when it returned
+// ok=false or never returned; with f the fence it presented, or else the
+// fence of O's latest successful acquire before it, any later write by O
+// under f — later in the same process's order, or in another process of
+// O's called after the renew returned — violates the rule, whatever its
+// outcome, until O acquires again. One violation per failed renew: its
+// first such write in file order.
+//
+// In a fence-less history (DESIGN.md §8) no op names a fence, so the term is
+// the owner's latest successful acquire before the renew: every later write
+// by O counts, until O acquires again.
+type renewRule struct {
+	fenced bool
+	owners map[string]*renewOwner
+	out    sortedFinds
 }
 
-// reacquired reports whether O acquired again between the failed renew r
-// and the write w: an acquire after r that precedes w.
-func reacquired(acquires []int, at func(int) *model.Op, rpos, wpos int, r, w *model.Op) bool {
-	for _, apos := range acquires {
-		a := at(apos)
-		if apos <= rpos && a.Process == r.Process || !after(r, a) {
-			continue
-		}
-		if a.Process == w.Process && apos < wpos || a.Return < w.Call {
-			return true
-		}
-	}
-	return false
+type renewOwner struct {
+	sameProc map[string]int64 // process -> highest fence granted to O in it so far
+	returned int64            // highest fence granted to O whose grant has returned
+	stops    []*stopRecord
 }
 
-func renewViolation(kv keyView, r, w *model.Op, f int64) Violation {
+type stopRecord struct {
+	r        *kop
+	fence    int64
+	returned bool // r's return has passed: other processes' later writes count
+	cleared  map[string]bool
+	all      bool // an acquire after r has returned: later writes are covered
+	viol     *kop // the first violating write in file order
+}
+
+func (rr *renewRule) owner(o string) *renewOwner {
+	ro := rr.owners[o]
+	if ro == nil {
+		ro = &renewOwner{sameProc: map[string]int64{}}
+		rr.owners[o] = ro
+	}
+	return ro
+}
+
+// after reports whether a (an acquire or a write by r's owner, at its call
+// event) comes after the failed renew r for the rule: later in r's process,
+// or called after r returned.
+func (sr *stopRecord) after(a *kop) bool {
+	if a.op.Process == sr.r.op.Process {
+		return a.pos > sr.r.pos
+	}
+	return sr.r.op.Returned && a.op.Call > sr.r.op.Return
+}
+
+func (rr *renewRule) call(key string, k *kop) {
+	op := k.op
+	switch {
+	case op.Kind == model.Renew && !(op.Returned && op.OK):
+		ro := rr.owner(op.Owner)
+		f := op.Fence
+		if f == 0 {
+			f = max(ro.sameProc[op.Process], ro.returned)
+		}
+		if f != 0 {
+			ro.stops = append(ro.stops, &stopRecord{r: k, fence: f})
+		}
+	case grantedAcquire(op):
+		ro := rr.owner(op.Owner)
+		ro.sameProc[op.Process] = max(ro.sameProc[op.Process], rr.term(op))
+		for _, sr := range ro.stops {
+			if sr.after(k) {
+				if sr.cleared == nil {
+					sr.cleared = map[string]bool{}
+				}
+				sr.cleared[op.Process] = true
+			}
+		}
+	case op.Kind == model.Write:
+		ro := rr.owners[op.Owner]
+		if ro == nil {
+			return
+		}
+		for _, sr := range ro.stops {
+			if rr.fenced && sr.fence != op.Fence || sr.all || sr.cleared[op.Process] {
+				continue
+			}
+			if (op.Process == sr.r.op.Process && k.pos > sr.r.pos || op.Process != sr.r.op.Process && sr.returned) &&
+				(sr.viol == nil || k.pos < sr.viol.pos) {
+				sr.viol = k
+			}
+		}
+	}
+}
+
+func (rr *renewRule) ret(k *kop) {
+	op := k.op
+	ro := rr.owners[op.Owner]
+	if ro == nil {
+		return
+	}
+	switch {
+	case op.Kind == model.Renew && !op.OK:
+		for _, sr := range ro.stops {
+			if sr.r == k {
+				sr.returned = true
+			}
+		}
+	case grantedAcquire(op):
+		ro.returned = max(ro.returned, rr.term(op))
+		kept := ro.stops[:0]
+		for _, sr := range ro.stops {
+			if sr.after(k) {
+				sr.all = true
+				rr.done(sr)
+				continue
+			}
+			kept = append(kept, sr)
+		}
+		clear(ro.stops[len(kept):])
+		ro.stops = kept
+	}
+}
+
+// done files a stop record's violation, if it found one.
+func (rr *renewRule) done(sr *stopRecord) {
+	if sr.viol == nil {
+		return
+	}
+	r, w := sr.r.op, sr.viol.op
 	how := "failed"
 	if !r.Returned {
 		how = "never answered"
@@ -327,7 +721,37 @@ func renewViolation(kv keyView, r, w *model.Op, f int64) Violation {
 	} else if !w.Returned {
 		outcome = "The write's outcome is unknown"
 	}
-	return kv.violation(StopOnRenewFailure, fmt.Sprintf(
+	if !rr.fenced {
+		rr.out.add(r.Owner, sr.r.pos, newFound(StopOnRenewFailure, r.Key, fmt.Sprintf(
+			"%s's renew %s (line %d), yet %s wrote %q afterwards (line %d) without acquiring again. %s: a failed renewal must stop all writing.",
+			r.Owner, how, r.Line, w.Owner, w.Value, w.Line, outcome), r, w))
+		return
+	}
+	rr.out.add(r.Owner, sr.r.pos, newFound(StopOnRenewFailure, r.Key, fmt.Sprintf(
 		"%s's renew of fence %d %s (line %d), yet %s wrote %q under fence %d afterwards (line %d) without acquiring again. %s: a failed renewal must stop all writing.",
-		r.Owner, f, how, r.Line, w.Owner, w.Value, f, w.Line, outcome), r, w)
+		r.Owner, sr.fence, how, r.Line, w.Owner, w.Value, sr.fence, w.Line, outcome), r, w))
+}
+
+// term names the term a grant starts: its fence, or in a fence-less
+// history just "a grant" (1), as no fence tells terms apart.
+func (rr *renewRule) term(op *model.Op) int64 {
+	if rr.fenced {
+		return op.Fence
+	}
+	return 1
+}
+
+// finishStops files what the stop records still open found.
+func (rr *renewRule) finish() {
+	owners := make([]string, 0, len(rr.owners))
+	for o := range rr.owners {
+		owners = append(owners, o)
+	}
+	sort.Strings(owners)
+	for _, o := range owners {
+		for _, sr := range rr.owners[o].stops {
+			rr.done(sr)
+		}
+		rr.owners[o].stops = nil
+	}
 }

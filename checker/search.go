@@ -1,15 +1,19 @@
 package checker
 
 import (
-	"context"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// The linearizability search.
+// The depth-first search for a linearization: the last resort in memory,
+// when the sweeps (sweep.go) cannot decide a key within their beam, and the
+// narrator of small violations (its longest path is the story the goldens
+// tell). It holds a key's every op and its cache, so a stream does without
+// it. It never recurses: its frames live on an explicit stack.
 //
 // It is a depth-first search for a linearization in the style of Wing & Gong
 // and Lowe's just-in-time linearization, as porcupine does it, with one
@@ -112,22 +116,31 @@ type pathNode struct {
 }
 
 type keySearch struct {
-	ctx     context.Context
-	rules   model.Rules
+	budget  *budget
+	rules   timed.Rules
 	u       int64
 	inputs  []timed.Input
 	calls   []int64 // per input: call time
 	rets    []int64 // per input: return time (completed only)
+	pred    []int32 // per input: its process predecessor at a tie (tiePredecessors)
+	placed  []bool  // per input: placed on the current path
 	zob     []hash128
 	done    []int // completed op indices into inputs
 	unknown []unknownOp
 	classes []unknownClass
 	head    *entry
 	memo    map[memoKey]struct{}
-	steps   int
-	nodes   int
-	slab    []pathNode
-	aborted bool
+	charged int64 // bytes charged to budget, all told
+	// memoCharged is the part of charged that is for memo.
+	memoCharged int64
+	steps       int
+	nodes       int
+	// maxNodes > 0 bounds the nodes visited (a deterministic budget, for
+	// searches whose result must not depend on the machine's speed).
+	maxNodes int
+	slab     []pathNode
+	aborted  bool
+	reason   string // why it aborted
 
 	deepest      int
 	deepestState timed.State
@@ -144,21 +157,59 @@ type searchResult struct {
 	depth    int         // completed ops placed in path
 	complete int         // completed ops in the key
 	nodes    int
+	reason   string // Unknown: why
 }
 
-// searchKey decides whether one key's operations are linearizable.
-func searchKey(ctx context.Context, h *model.History, ko *timed.KeyOps) searchResult {
+// tiePredecessors returns, for each of a key's ops, the op of its own
+// process that must precede it although neither real time says so: the
+// previous completed op of the process (in file order) that returned at the
+// very time this one was called. DESIGN.md §2: "a precedes b" when a
+// returned before b was called, or a comes before b in one process's order
+// — a process is sequential, so its next call follows its last return even
+// when the clock reads the same. An op that returned earlier than the call
+// is ordered by real time already, and one that never returned precedes
+// nothing (its request may have been applied at any later time). -1: none.
+// ops that are never placed (a failed read) are skipped over: precedence
+// through them is transitive.
+func tiePredecessors(h *model.History, ko *timed.KeyOps) []int32 {
+	pred := make([]int32, len(ko.Index))
+	last := map[string]int32{} // process -> its last placed, completed op
+	for i, idx := range ko.Index {
+		op := &h.Ops[idx]
+		pred[i] = -1
+		if j, ok := last[op.Process]; ok && h.Ops[ko.Index[j]].Return == op.Call {
+			pred[i] = j
+		}
+		if op.Returned && mustPlace(ko.Inputs[i]) {
+			last[op.Process] = int32(i)
+		}
+	}
+	return pred
+}
+
+// dfsOptions tune one depth-first search.
+type dfsOptions struct {
+	maxNodes int // > 0: stop (Unknown) past this many nodes
+}
+
+// searchKey decides whether one key's operations are linearizable, by the
+// exact depth-first search.
+func searchKey(b *budget, h *model.History, ko *timed.KeyOps, o dfsOptions) searchResult {
 	sem := h.Header.Semantics
 	ks := &keySearch{
-		ctx:    ctx,
-		rules:  h.Header.Rules(),
-		u:      h.Header.ClockUncertainty,
-		inputs: ko.Inputs,
-		calls:  make([]int64, len(ko.Inputs)),
-		rets:   make([]int64, len(ko.Inputs)),
-		zob:    make([]hash128, len(ko.Inputs)),
-		memo:   map[memoKey]struct{}{},
+		budget:   b,
+		rules:    timed.RulesOf(h.Header),
+		u:        h.Header.ClockUncertainty,
+		inputs:   ko.Inputs,
+		calls:    make([]int64, len(ko.Inputs)),
+		rets:     make([]int64, len(ko.Inputs)),
+		pred:     tiePredecessors(h, ko),
+		placed:   make([]bool, len(ko.Inputs)),
+		zob:      make([]hash128, len(ko.Inputs)),
+		memo:     map[memoKey]struct{}{},
+		maxNodes: o.maxNodes,
 	}
+	defer func() { b.credit(ks.charged) }()
 	// A fixed seed: the hashes only need to be independent of the history.
 	rng := rand.New(rand.NewPCG(0x6c65617365, uint64(len(ko.Inputs))))
 	for i, idx := range ko.Index {
@@ -200,7 +251,7 @@ func searchKey(ctx context.Context, h *model.History, ko *timed.KeyOps) searchRe
 			switch {
 			case in.Kind == model.Write && sem == model.FencedStorage:
 				u.deathFence, u.resource = in.Fence, true
-			case in.Kind == model.Write, in.Fence != 0 && (in.Kind == model.Renew || in.Kind == model.Release):
+			case in.Kind == model.Write && in.Fence != 0, in.Fence != 0 && (in.Kind == model.Renew || in.Kind == model.Release):
 				u.deathFence = in.Fence
 			}
 			ks.unknown = append(ks.unknown, u)
@@ -222,13 +273,13 @@ func searchKey(ctx context.Context, h *model.History, ko *timed.KeyOps) searchRe
 	sort.SliceStable(ks.unknown, func(a, b int) bool { return ks.unknown[a].in.Lo < ks.unknown[b].in.Lo })
 	ks.buildList()
 	res := searchResult{complete: len(ks.done)}
-	ok := ks.dfs(timed.InitialState(), hash128{}, &applied{counts: make([]int32, len(ks.classes))}, 0, nil)
+	ok := ks.run()
 	res.nodes = ks.nodes
 	switch {
 	case ok:
 		res.verdict, res.path, res.depth = Holds, ks.found, len(ks.done)
 	case ks.aborted:
-		res.verdict, res.path, res.state, res.depth = Unknown, ks.deepestPath, ks.deepestState, ks.deepest
+		res.verdict, res.path, res.state, res.depth, res.reason = Unknown, ks.deepestPath, ks.deepestState, ks.deepest, ks.reason
 	default:
 		res.verdict, res.path, res.state, res.depth = Violated, ks.deepestPath, ks.deepestState, ks.deepest
 	}
@@ -247,8 +298,8 @@ func mustPlace(in timed.Input) bool {
 	return !in.Unknown || in.Hi < timed.Inf
 }
 
-func observedValues(ko *timed.KeyOps) map[int32]bool {
-	seen := map[int32]bool{}
+func observedValues(ko *timed.KeyOps) map[timed.Value]bool {
+	seen := map[timed.Value]bool{}
 	for _, in := range ko.Inputs {
 		if in.Kind == model.Read && in.OK && !in.Unknown && in.Value != timed.NoValue {
 			seen[in.Value] = true
@@ -260,14 +311,14 @@ func observedValues(ko *timed.KeyOps) map[int32]bool {
 // lowestRejectedWrite marks, per unknown write value, whether some completed
 // write with a lower fence was rejected: under fenced storage that rejection
 // may be the unknown write's only trace.
-func lowestRejectedWrite(ko *timed.KeyOps) map[int32]int {
+func lowestRejectedWrite(ko *timed.KeyOps) map[timed.Value]int {
 	minRejected := int64(timed.Inf)
 	for _, in := range ko.Inputs {
 		if in.Kind == model.Write && !in.Unknown && !in.OK {
 			minRejected = min(minRejected, in.Fence)
 		}
 	}
-	out := map[int32]int{}
+	out := map[timed.Value]int{}
 	for _, in := range ko.Inputs {
 		if in.Kind == model.Write && in.Unknown && in.Fence > minRejected {
 			out[in.Value] = 1
@@ -298,7 +349,8 @@ func (ks *keySearch) buildList() {
 	ks.head = root
 }
 
-func lift(call *entry) {
+func (ks *keySearch) lift(call *entry) {
+	ks.placed[call.op] = true
 	call.prev.next = call.next
 	if call.next != nil {
 		call.next.prev = call.prev
@@ -310,7 +362,8 @@ func lift(call *entry) {
 	}
 }
 
-func unlift(call *entry) {
+func (ks *keySearch) unlift(call *entry) {
+	ks.placed[call.op] = false
 	ret := call.match
 	ret.prev.next = ret
 	if ret.next != nil {
@@ -322,45 +375,158 @@ func unlift(call *entry) {
 	}
 }
 
-// maxCandidates bounds the ops tried at one node: the ops called before the
-// earliest pending return. More concurrency than this in one key is
-// unusual; the rest are still found, through a heap allocation.
-const maxCandidates = 16
-
-// chainStride: see the cache comment in dfs.
+// chainStride: see the cache comment in enter.
 const chainStride = 8
 
-func (ks *keySearch) dfs(s timed.State, placed hash128, app *applied, depth int, path *pathNode) bool {
+// frame is one node of the depth-first search, kept on an explicit stack:
+// the search never recurses, so a key of millions of ops cannot overflow
+// the goroutine's stack.
+type frame struct {
+	s      timed.State
+	placed hash128
+	app    *applied
+	depth  int
+	path   *pathNode
+	cands  []*entry // the completed ops that may come next, by clock window
+	minRet int64
+	bound  int64 // the clock bound of an unknown op applied here
+	ci     int   // next candidate to expand
+	buf    [4]timed.State
+	next   []timed.State // successors of cands[ci-1], or of unknown[ui-1]
+	si     int           // next successor to try
+	lifted *entry
+	ui     int   // next unknown op to try (after the candidates)
+	tried  []int // classes tried at this node
+}
+
+// run is the depth-first search, iterative. It reports whether a
+// linearization exists; ks.aborted says when the budget stopped it.
+func (ks *keySearch) run() bool {
+	var stack []*frame
+	var free []*frame
+	push := func(s timed.State, placed hash128, app *applied, depth int, path *pathNode) {
+		var f *frame
+		if n := len(free); n > 0 {
+			f, free = free[n-1], free[:n-1]
+			cands, tried := f.cands[:0], f.tried[:0]
+			*f = frame{cands: cands, tried: tried}
+			f.next = f.buf[:0]
+		} else {
+			f = &frame{}
+		}
+		f.s, f.placed, f.app, f.depth, f.path = s, placed, app, depth, path
+		stack = append(stack, f)
+	}
+	pop := func() {
+		f := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if f.lifted != nil {
+			ks.unlift(f.lifted)
+			f.lifted = nil
+		}
+		free = append(free, f)
+	}
+	push(timed.InitialState(), hash128{}, &applied{counts: make([]int32, len(ks.classes))}, 0, nil)
+	entered := false
+	for len(stack) > 0 {
+		f := stack[len(stack)-1]
+		if !entered {
+			switch ks.enter(f) {
+			case enterFound:
+				return true
+			case enterAbort:
+				return false
+			case enterDead:
+				pop()
+				entered = true
+				continue
+			}
+		}
+		entered = false
+		if f.lifted != nil { // back from the child of a candidate
+			ks.unlift(f.lifted)
+			f.lifted = nil
+		}
+		// The next child: the successors of each candidate in turn, then
+		// the unknown ops that may take effect here.
+		if ks.nextCandidateChild(f) {
+			c := f.cands[f.ci-1]
+			ns := f.next[f.si-1]
+			f.next[f.si-1] = timed.State{}
+			ks.lift(c)
+			f.lifted = c
+			push(ns, f.placed.xor(ks.zob[c.op]), f.app, f.depth+1, ks.node(pathNode{op: c.op, state: ns, parent: f.path}))
+			continue
+		}
+		if ui, ns, ok := ks.nextUnknownChild(f); ok {
+			u := &ks.unknown[ui]
+			push(ns, f.placed, f.app.with(ui, u.class, ks), f.depth, ks.node(pathNode{op: u.op, unknown: true, state: ns, parent: f.path}))
+			continue
+		}
+		pop()
+		entered = true // the parent resumes where it left off
+	}
+	return false
+}
+
+const (
+	enterExpand = iota
+	enterFound
+	enterDead
+	enterAbort
+)
+
+// enter visits a new node: the budget, the goal, the cache, and the
+// candidates to expand.
+func (ks *keySearch) enter(f *frame) int {
 	if ks.aborted {
-		return false
+		return enterAbort
 	}
 	ks.steps++
-	if ks.steps&1023 == 0 && ks.ctx.Err() != nil {
-		ks.aborted = true
-		return false
+	if ks.steps&1023 == 0 {
+		if ks.budget.expired() {
+			ks.aborted, ks.reason = true, ks.budget.reason("searching for a linearization")
+			return enterAbort
+		}
+		want := int64(len(ks.memo)) * memoEntryBytes
+		ok := ks.budget.charge(want - ks.memoCharged)
+		ks.charged += want - ks.memoCharged
+		ks.memoCharged = want
+		if !ok {
+			ks.aborted, ks.reason = true, ks.budget.memReason("searching for a linearization")
+			return enterAbort
+		}
 	}
-	if depth == len(ks.done) {
-		ks.found = path
-		return true
+	if ks.maxNodes > 0 && ks.nodes >= ks.maxNodes {
+		ks.aborted, ks.reason = true, "the search's node budget ran out"
+		return enterAbort
 	}
-	// The candidates: every op called before the earliest pending return.
-	var candBuf [maxCandidates]*entry
-	cands := candBuf[:0]
-	minRet := timed.Inf
+	if f.depth == len(ks.done) {
+		ks.found = f.path
+		return enterFound
+	}
+	s := f.s
+	// The candidates: every op called before the earliest pending return
+	// whose process predecessor (at a tie) is placed.
+	f.cands = f.cands[:0]
+	f.minRet = timed.Inf
 	for e := ks.head.next; e != nil; e = e.next {
 		if e.isReturn {
-			minRet = e.time
+			f.minRet = e.time
 			break
 		}
-		cands = append(cands, e)
+		if p := ks.pred[e.op]; p >= 0 && !ks.placed[p] {
+			continue
+		}
+		f.cands = append(f.cands, e)
 	}
 	// An op whose clock window has closed can never be placed: the
 	// coordinator's clock does not run backwards. Without this, an op that
 	// never returned (so no return forces it early) would only be found
 	// stranded at the very end, after the search walked the rest.
-	for _, c := range cands {
-		if ks.inputs[c.op].Hi < s.NowLo {
-			return false
+	for e := ks.head.next; e != nil && !e.isReturn; e = e.next {
+		if ks.inputs[e.op].Hi < s.NowLo {
+			return enterDead
 		}
 	}
 	// A node with one way forward need not always be remembered: coming back
@@ -369,79 +535,91 @@ func (ks *keySearch) dfs(s timed.State, placed hash128, app *applied, depth int,
 	// (common when the search backtracks over a violation) walks at most
 	// that far before it meets the cache, and a long exact-mode history,
 	// where most nodes are chain links, keeps a small cache.
-	if len(cands) > 1 || len(ks.unknown) > 0 || depth%chainStride == 0 {
-		key := memoKey{placed: placed, applied: ks.canonicalApplied(s, app), state: s}
+	if len(f.cands) > 1 || len(ks.unknown) > 0 || f.depth%chainStride == 0 {
+		key := memoKey{placed: f.placed, applied: ks.canonicalApplied(s, f.app), state: s}
 		if _, seen := ks.memo[key]; seen {
-			return false
+			return enterDead
 		}
 		ks.memo[key] = struct{}{}
 	}
 	ks.nodes++
-	if depth > ks.deepest || ks.deepestPath == nil && depth == 0 {
-		ks.deepest, ks.deepestState, ks.deepestPath = depth, s, path
+	if f.depth > ks.deepest || ks.deepestPath == nil && f.depth == 0 {
+		ks.deepest, ks.deepestState, ks.deepestPath = f.depth, s, f.path
 	}
-
 	// Try them in the order of their clock windows: in exact mode the first
 	// is the right one, and the others fail at once (the coordinator's clock
 	// cannot go backwards).
-	if len(cands) > 1 {
-		sort.Slice(cands, func(a, b int) bool {
-			return ks.inputs[cands[a].op].Lo < ks.inputs[cands[b].op].Lo
+	if len(f.cands) > 1 {
+		sort.Slice(f.cands, func(a, b int) bool {
+			return ks.inputs[f.cands[a].op].Lo < ks.inputs[f.cands[b].op].Lo
 		})
 	}
-	bound := minRet
-	if bound < timed.Inf {
-		bound += ks.u
+	f.bound = f.minRet
+	if f.bound < timed.Inf {
+		f.bound += ks.u
 	}
-	var next [2]timed.State
-	for _, c := range cands {
-		in := &ks.inputs[c.op]
-		bound = min(bound, in.Hi)
-		for _, ns := range timed.StepAnyOutcome(ks.rules, s, in, next[:0]) {
-			lift(c)
-			ok := ks.dfs(ns, placed.xor(ks.zob[c.op]), app, depth+1, ks.node(pathNode{op: c.op, state: ns, parent: path}))
-			unlift(c)
-			if ok {
-				return true
-			}
-			if ks.aborted {
-				return false
-			}
-		}
-	}
+	return enterExpand
+}
 
-	// The unknown ops that may take effect here: called, not yet applied,
-	// and after every completed op that returned before their call; of each
-	// class only the earliest such member (see the top of this file).
-	var triedBuf [8]int
-	tried := triedBuf[:0]
-outer:
-	for ui := range ks.unknown {
-		u := &ks.unknown[ui]
-		if u.call > minRet || app.has(ui) || ks.dead(s, u.deathFence, u.resource) {
-			continue
+// nextCandidateChild advances f to its next (candidate, successor) pair:
+// f.cands[f.ci-1] and f.next[f.si-1]. It reports false when there is none.
+func (ks *keySearch) nextCandidateChild(f *frame) bool {
+	for {
+		if f.si < len(f.next) {
+			f.si++
+			return true
 		}
-		for _, c := range tried {
-			if c == u.class {
-				continue outer
-			}
+		if f.ci >= len(f.cands) {
+			return false
 		}
-		tried = append(tried, u.class)
-		in := u.in
-		in.Hi = min(in.Hi, bound)
-		for _, ns := range timed.StepApplied(ks.rules, s, &in, next[:0]) {
-			if sameButTime(ns, s) {
+		in := &ks.inputs[f.cands[f.ci].op]
+		f.ci++
+		f.bound = min(f.bound, in.Hi)
+		f.next = timed.StepAnyOutcome(ks.rules, f.s, in, f.buf[:0])
+		f.si = 0
+	}
+}
+
+// nextUnknownChild finds the next unknown op that may take effect at f and
+// a state it leads to: called, not yet applied, after every completed op
+// that returned before its call (and after its process predecessor), of
+// each class only the earliest such member (see the top of this file), and
+// changing something. Its successors are tried one per call: f.si counts
+// them for the op at f.ui-1.
+func (ks *keySearch) nextUnknownChild(f *frame) (int, timed.State, bool) {
+	if f.ci < len(f.cands) {
+		return 0, timed.State{}, false
+	}
+	for {
+		if f.ui > 0 && f.si < len(f.next) {
+			ns := f.next[f.si]
+			f.si++
+			if sameButTime(ns, f.s) {
 				continue // changed nothing: not applying it is at least as good
 			}
-			if ks.dfs(ns, placed, app.with(ui, u.class, ks), depth, ks.node(pathNode{op: u.op, unknown: true, state: ns, parent: path})) {
-				return true
-			}
-			if ks.aborted {
-				return false
-			}
+			return f.ui - 1, ns, true
 		}
+		if f.ui >= len(ks.unknown) {
+			return 0, timed.State{}, false
+		}
+		ui := f.ui
+		f.ui++
+		f.next, f.si = f.buf[:0], 0
+		u := &ks.unknown[ui]
+		if u.call > f.minRet || f.app.has(ui) || ks.dead(f.s, u.deathFence, u.resource) {
+			continue
+		}
+		if p := ks.pred[u.op]; p >= 0 && !ks.placed[p] {
+			continue
+		}
+		if slices.Contains(f.tried, u.class) {
+			continue
+		}
+		f.tried = append(f.tried, u.class)
+		in := u.in
+		in.Hi = min(in.Hi, f.bound)
+		f.next = timed.StepApplied(ks.rules, f.s, &in, f.buf[:0])
 	}
-	return false
 }
 
 // node allocates path nodes in slabs: the search makes one per step and
@@ -449,6 +627,8 @@ outer:
 func (ks *keySearch) node(n pathNode) *pathNode {
 	if len(ks.slab) == cap(ks.slab) {
 		ks.slab = make([]pathNode, 0, 1024)
+		ks.budget.charge(1024 * pathNodeBytes)
+		ks.charged += 1024 * pathNodeBytes
 	}
 	ks.slab = append(ks.slab, n)
 	return &ks.slab[len(ks.slab)-1]

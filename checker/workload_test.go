@@ -29,9 +29,17 @@ type workload struct {
 }
 
 func (w workload) history() *model.History {
+	h := &model.History{Name: "workload", Header: model.DefaultHeader()}
+	w.generate(func(op *model.Op) { h.Ops = append(h.Ops, *op) })
+	return h
+}
+
+// generate emits the ops one by one, in call order, each with its Line,
+// so that a history too long to hold can be written as it is made.
+func (w workload) generate(emit func(*model.Op)) {
 	rng := rand.New(rand.NewPCG(w.seed, 7))
 	store := memstore.New()
-	h := &model.History{Name: "workload", Header: model.DefaultHeader()}
+	line := 1
 	type holder struct {
 		name  string
 		fence int64
@@ -99,10 +107,10 @@ func (w workload) history() *model.History {
 		} else {
 			hd.free = op.Return
 		}
-		op.Line = len(h.Ops) + 2
-		h.Ops = append(h.Ops, op)
+		line++
+		op.Line = line
+		emit(&op)
 	}
-	return h
 }
 
 func (w workload) fence(f int64) int64 {

@@ -35,3 +35,42 @@ func ExampleRun() {
 		return b, func() { b.Close() }, nil
 	}, leasetest.Options{Info: backend.InProcessInfo("memstore"), TTL: time.Second})
 }
+
+// A lock library without fencing tokens, whose data is a plain key: the
+// zero Info says exactly that (backend.NoFences, FencedWrites false). The
+// suite skips what presupposes fences, and reports the missing protection
+// once, as Zombie's finding; Expect records that the caller knows.
+// examples/redislock does this for github.com/bsm/redislock.
+func ExampleRun_lockLibrary() {
+	var t *testing.T // your test's
+	var openMyLock leasetest.Factory
+	leasetest.Run(t, openMyLock, leasetest.Options{
+		Info:   backend.Info{Name: "mylock", Uncertainty: 2 * time.Millisecond},
+		Expect: []string{"Zombie"},
+	})
+}
+
+// Evaluate returns a Result per property, for tools and for tests that
+// assert more than pass or fail.
+func ExampleEvaluate() {
+	factory := func() (backend.Backend, func(), error) {
+		return backend.InProcess(memstore.New(), time.Millisecond, nil), nil, nil
+	}
+	for _, r := range leasetest.Evaluate(context.Background(), factory, leasetest.Options{
+		Info: backend.InProcessInfo("memstore"),
+		TTL:  300 * time.Millisecond,
+		Skip: []string{"Linearizable", "NoEarlyExpiry", "Expiry", "Renew"},
+	}) {
+		fmt.Println(r.Property, r.Failed())
+	}
+	// Output:
+	// Acquire false
+	// MutualExclusion false
+	// RenewAfterExpiry false
+	// Release false
+	// NotHolder false
+	// FenceIncreases false
+	// StaleFence false
+	// WriteAfterExpiry false
+	// Zombie false
+}

@@ -4,30 +4,36 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/leasecheck/leasecheck/checker"
-	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/realrun"
 )
 
 // Factory returns a fresh backend and a function that stops it (and
 // removes what it stored). Each property calls it once.
 type Factory func() (b backend.Backend, stop func(), err error)
 
+// OutEnv is the environment variable that, when Options.Out is empty,
+// names the directory where every property's history and report are saved.
+const OutEnv = "LEASETEST_OUT"
+
 // Options configure the suite. The zero value means the defaults.
 type Options struct {
-	// Info describes the backend: its fence order (model.Sequential fences
-	// must be exactly 1, 2, 3, ...), whether it reports its clock
-	// (ServerTime: the backend must implement backend.Clock), how late its
-	// leases may expire (Uncertainty) and its TTL granularity.
+	// Info describes the backend: its fences (none, sequential or
+	// increasing), whether its writes are fenced, whether it reports its
+	// clock (ServerTime: the backend must implement backend.Clock), how late
+	// its leases may expire (Uncertainty) and its TTL granularity. The
+	// suite runs what Info says applies and skips the rest with the reason.
 	Info backend.Info
 	// TTL of every lease; default 1s (rounded up to Info.TTLGranularity).
+	// It should exceed twice Info.Uncertainty by a good margin, or the
+	// checks that a lease is still live cannot be judged (they are then
+	// noted, not failed).
 	TTL time.Duration
 	// OpTimeout bounds each request; default TTL/3, at least 100ms.
 	OpTimeout time.Duration
@@ -38,6 +44,16 @@ type Options struct {
 	CheckTimeout time.Duration
 	// Skip lists properties not to run (e.g. "Linearizable" when too slow).
 	Skip []string
+	// Expect lists properties the caller knows fail — a known finding, such
+	// as Zombie for a lock whose writes are not fenced. Each is still run
+	// and its report logged; Run fails if one of them passes (the
+	// expectation is stale) instead of when it fails.
+	Expect []string
+	// Out is a directory where every property's history (format v1,
+	// <Property>.history.jsonl, for `leasecheck check`) and report
+	// (<Property>.txt) are saved, under a folder named after the test (Run)
+	// or Info.Name (Check, Evaluate). Empty: $LEASETEST_OUT, if set.
+	Out string
 }
 
 func (o *Options) defaults() {
@@ -59,436 +75,170 @@ func (o *Options) defaults() {
 	if o.Info.Name == "" {
 		o.Info.Name = "backend"
 	}
+	if o.Out == "" {
+		o.Out = os.Getenv(OutEnv)
+	}
 }
 
 // Properties lists the property names, in the order they are reported.
 var Properties = []string{
 	"Acquire", "MutualExclusion", "NoEarlyExpiry", "Expiry", "Renew", "RenewAfterExpiry",
-	"Release", "FenceIncreases", "StaleFence", "WriteAfterExpiry", "Zombie", "Linearizable",
+	"Release", "NotHolder", "FenceIncreases", "StaleFence", "WriteAfterExpiry", "Zombie", "Linearizable",
 }
 
-var properties = map[string]func(context.Context, *env){
-	"Acquire":          testAcquire,
-	"MutualExclusion":  testMutualExclusion,
-	"NoEarlyExpiry":    testNoEarlyExpiry,
-	"Expiry":           testExpiry,
-	"Renew":            testRenew,
-	"RenewAfterExpiry": testRenewAfterExpiry,
-	"Release":          testRelease,
-	"FenceIncreases":   testFenceIncreases,
-	"StaleFence":       testStaleFence,
-	"WriteAfterExpiry": testWriteAfterExpiry,
-	"Zombie":           testZombie,
-	"Linearizable":     testLinearizable,
+// property is one entry of the suite: its script, and what it presupposes.
+type property struct {
+	run func(*env)
+	// needsFences: the whole property is about fencing tokens.
+	needsFences bool
+	// needsFencedWrites: the whole property is about the service refusing
+	// writes; for a backend whose writes are not fenced, Zombie reports the
+	// consequence once instead.
+	needsFencedWrites bool
 }
 
-// Run runs every property as a parallel subtest of t. The subtests finish
-// before t does; stop shared servers with t.Cleanup, not with defer.
+var properties = map[string]property{
+	"Acquire":          {run: testAcquire},
+	"MutualExclusion":  {run: testMutualExclusion},
+	"NoEarlyExpiry":    {run: testNoEarlyExpiry},
+	"Expiry":           {run: testExpiry},
+	"Renew":            {run: testRenew},
+	"RenewAfterExpiry": {run: testRenewAfterExpiry},
+	"Release":          {run: testRelease},
+	"NotHolder":        {run: testNotHolder},
+	"FenceIncreases":   {run: testFenceIncreases, needsFences: true},
+	"StaleFence":       {run: testStaleFence, needsFences: true},
+	"WriteAfterExpiry": {run: testWriteAfterExpiry, needsFencedWrites: true},
+	"Zombie":           {run: testZombie},
+	"Linearizable":     {run: testLinearizable},
+}
+
+// Why a property does not apply, in the words the skip prints.
+const (
+	whyNoFences       = "Info.Fences is NoFences: grants carry no fencing token, so there is no fence to check"
+	whyUnfencedWrites = "Info.FencedWrites is false: the service does not check writes; the missing protection is reported once, by Zombie"
+)
+
+// applies returns "" when the property applies to a backend described by
+// info, else why not.
+func applies(name string, info backend.Info) string {
+	p := properties[name]
+	switch {
+	case p.needsFences && info.Fences == backend.NoFences:
+		return whyNoFences
+	case p.needsFencedWrites && !info.FencedWrites:
+		return whyUnfencedWrites
+	}
+	return ""
+}
+
+// Run runs every property as a parallel subtest of t, the way
+// testing/fstest.TestFS checks a file system: a property that does not
+// apply to the backend (Info) is skipped with the reason; each subtest's
+// report is one t.Error (failed) or t.Log (passed, with notes) block, so
+// parallel subtests do not interleave. The subtests finish before t does;
+// stop shared servers with t.Cleanup, not with defer.
 func Run(t *testing.T, f Factory, opts Options) {
 	t.Helper()
 	opts.defaults()
 	for _, name := range Properties {
-		if skipped(opts, name) {
+		if slices.Contains(opts.Skip, name) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			for _, msg := range runOne(context.Background(), f, opts, name) {
-				t.Error(msg)
+			if why := applies(name, opts.Info); why != "" {
+				if slices.Contains(opts.Expect, name) {
+					t.Fatalf("Options.Expect lists %s, but it does not apply: %s", name, why)
+				}
+				t.Skip(why)
+			}
+			res := runProperty(context.Background(), f, opts, name, outDir(opts.Out, t.Name()))
+			report := res.Report()
+			switch expected := slices.Contains(opts.Expect, name); {
+			case expected && res.Failed():
+				t.Log("expected (Options.Expect):\n" + report)
+			case expected:
+				t.Error("passed, but Options.Expect lists it as failing: remove it from Expect\n" + report)
+			case res.Failed():
+				t.Error("\n" + report)
+			case len(res.Notes) > 0 || len(res.Saved) > 0:
+				t.Log("\n" + report)
 			}
 		})
 	}
 }
 
 // Check runs every property (concurrently) and returns nil, or an error
-// listing every failure, each line prefixed with the property's name.
+// listing every failure: each failed property's report, which starts with
+// its name. Properties in opts.Expect that fail are not errors; those that
+// pass are.
 func Check(ctx context.Context, f Factory, opts Options) error {
-	res := checkAll(ctx, f, opts)
 	var errs []error
-	for _, name := range Properties {
-		for _, msg := range res[name] {
-			errs = append(errs, fmt.Errorf("%s: %s", name, msg))
+	for _, r := range Evaluate(ctx, f, opts) {
+		expected := slices.Contains(opts.Expect, r.Property)
+		switch {
+		case r.Skipped != "":
+			if expected {
+				errs = append(errs, fmt.Errorf("%s: expected to fail (Options.Expect) but does not apply: %s", r.Property, r.Skipped))
+			}
+		case r.Failed() && !expected:
+			errs = append(errs, errors.New(r.Report()))
+		case !r.Failed() && expected:
+			errs = append(errs, fmt.Errorf("%s: passed, but Options.Expect lists it as failing", r.Property))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// checkAll returns the failures of every property run, by name.
-func checkAll(ctx context.Context, f Factory, opts Options) map[string][]string {
+// Evaluate runs every property not in opts.Skip (concurrently) and returns
+// their results in the order of Properties; those that do not apply carry
+// the reason in Skipped.
+func Evaluate(ctx context.Context, f Factory, opts Options) []*Result {
 	opts.defaults()
-	res := map[string][]string{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
+	var names []string
 	for _, name := range Properties {
-		if skipped(opts, name) {
+		if !slices.Contains(opts.Skip, name) {
+			names = append(names, name)
+		}
+	}
+	out := make([]*Result, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		if why := applies(name, opts.Info); why != "" {
+			out[i] = &Result{Property: name, Skipped: why}
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			msgs := runOne(ctx, f, opts, name)
-			mu.Lock()
-			res[name] = msgs
-			mu.Unlock()
+			out[i] = runProperty(ctx, f, opts, name, outDir(opts.Out, opts.Info.Name+"/"+name))
 		}()
 	}
 	wg.Wait()
-	return res
+	return out
 }
 
-func skipped(opts Options, name string) bool {
-	for _, s := range opts.Skip {
-		if s == name {
-			return true
-		}
+// outDir is where a property's files go: dir/<test or backend>/ (the last
+// element of name is the property, which names the files).
+func outDir(dir, name string) string {
+	if dir == "" {
+		return ""
 	}
-	return false
+	parent := name
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		parent = name[:i]
+	}
+	return dir + string(os.PathSeparator) + sanitize(parent)
 }
 
-// failNow ends a property early (after an error that makes the rest moot).
-type failNow struct{}
-
-// env is one property's run: a backend, a recorder and the failures.
-type env struct {
-	name string
-	opts Options
-	b    backend.Backend
-	rec  *realrun.Recorder
-	key  string
-	msgs []string
-}
-
-func (e *env) errorf(format string, args ...any) {
-	e.msgs = append(e.msgs, fmt.Sprintf(format, args...))
-}
-
-func (e *env) fatalf(format string, args ...any) {
-	e.errorf(format, args...)
-	panic(failNow{})
-}
-
-func runOne(ctx context.Context, f Factory, opts Options, name string) (msgs []string) {
-	b, stop, err := f()
-	if err != nil {
-		return []string{fmt.Sprintf("factory: %v", err)}
-	}
-	if stop != nil {
-		defer stop()
-	}
-	clk, _ := b.(backend.Clock)
-	rec, err := realrun.NewRecorder(ctx, opts.Info, clk)
-	if err != nil {
-		return []string{err.Error()}
-	}
-	e := &env{name: name, opts: opts, b: b, rec: rec, key: opts.Key + "/" + name}
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(failNow); !ok {
-					panic(r)
-				}
-			}
-		}()
-		properties[name](ctx, e)
-	}()
-	if name == "Linearizable" {
-		return e.msgs // checked by its own run
-	}
-	h, err := rec.Finish(ctx)
-	if err != nil {
-		return append(e.msgs, err.Error())
-	}
-	return append(e.msgs, judge(ctx, h, opts)...)
-}
-
-// judge checks a history and renders every violation.
-func judge(ctx context.Context, h *model.History, opts Options) []string {
-	cr, err := checker.Check(ctx, h, checker.Options{Timeout: opts.CheckTimeout})
-	if err != nil {
-		var b strings.Builder
-		model.WriteHistory(&b, h)
-		return []string{"the recorded history is malformed: " + err.Error(), "the history:\n" + b.String()}
-	}
-	var msgs []string
-	for _, v := range cr.Violations {
-		msgs = append(msgs, fmt.Sprintf("history violates %s (lines %s): %s", v.Property, joinInts(v.Lines), v.Explanation))
-	}
-	if cr.Undecided() {
-		msgs = append(msgs, "history: linearizability undecided within the budget")
-	}
-	if len(msgs) > 0 {
-		var b strings.Builder
-		model.WriteHistory(&b, h)
-		msgs = append(msgs, "the history:\n"+b.String())
-	}
-	return msgs
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
-}
-
-// result is one call's outcome, for messages.
-type result struct {
-	backend.Response
-	answered bool
-}
-
-func (r result) String() string {
-	switch {
-	case !r.answered:
-		return "no answer"
-	case !r.OK:
-		return "refused (" + r.Reason + ")"
-	case r.Fence != 0:
-		return fmt.Sprintf("ok, fence %d", r.Fence)
-	case r.HasValue:
-		return fmt.Sprintf("%q", r.Value)
-	}
-	return "ok"
-}
-
-func (e *env) do(ctx context.Context, owner string, req backend.Request) result {
-	req.Key = e.key
-	if req.Kind == model.Acquire || req.Kind == model.Renew {
-		req.TTL = e.opts.TTL
-	}
-	resp, ok := e.rec.Do(ctx, e.b, owner, owner, req, e.opts.OpTimeout, false)
-	return result{resp, ok}
-}
-
-func (e *env) acquire(ctx context.Context, owner string) result {
-	return e.do(ctx, owner, backend.Request{Kind: model.Acquire})
-}
-func (e *env) renew(ctx context.Context, owner string, fence int64) result {
-	return e.do(ctx, owner, backend.Request{Kind: model.Renew, Fence: fence})
-}
-func (e *env) release(ctx context.Context, owner string, fence int64) result {
-	return e.do(ctx, owner, backend.Request{Kind: model.Release, Fence: fence})
-}
-func (e *env) write(ctx context.Context, owner string, fence int64, v string) result {
-	return e.do(ctx, owner, backend.Request{Kind: model.Write, Fence: fence, Value: v})
-}
-func (e *env) read(ctx context.Context) result {
-	return e.do(ctx, "reader", backend.Request{Kind: model.Read})
-}
-
-// mustAcquire acquires or ends the property.
-func (e *env) mustAcquire(ctx context.Context, owner string) int64 {
-	r := e.acquire(ctx, owner)
-	if !r.answered || !r.OK || r.Fence < 1 {
-		e.fatalf("Acquire(%s) = %v, want ok with a fence >= 1 (the key is free)", owner, r)
-	}
-	return r.Fence
-}
-
-// expired is how long after a grant's answer the lease has surely expired:
-// TTL, the declared lateness, and slack for scheduling.
-func (e *env) expired() time.Duration {
-	return e.opts.TTL + e.opts.Info.Uncertainty + e.opts.TTL/5 + 50*time.Millisecond
-}
-
-func sleepUntil(ctx context.Context, rec *realrun.Recorder, t time.Duration) {
-	d := t - rec.Now()
-	if d <= 0 {
-		return
-	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
-}
-
-// Acquire: a free key is granted; the holder's fenced write is accepted and
-// read back; release succeeds.
-func testAcquire(ctx context.Context, e *env) {
-	f := e.mustAcquire(ctx, "A")
-	if r := e.write(ctx, "A", f, "a1"); !r.OK {
-		e.fatalf("Write(A, fence %d, %q) = %v, want ok: A holds the lease", f, "a1", r)
-	}
-	if r := e.read(ctx); !r.OK || !r.HasValue || r.Value != "a1" {
-		e.errorf("Read() = %v, want %q (A's accepted write)", r, "a1")
-	}
-	if r := e.release(ctx, "A", f); !r.OK {
-		e.errorf("Release(A, fence %d) = %v, want ok: A holds the lease", f, r)
-	}
-}
-
-// MutualExclusion: while A holds a live lease, B is refused.
-func testMutualExclusion(ctx context.Context, e *env) {
-	f := e.mustAcquire(ctx, "A")
-	if r := e.acquire(ctx, "B"); r.OK {
-		e.errorf("Acquire(B) = %v, want refused: A holds fence %d, granted just before with TTL %v", r, f, e.opts.TTL)
-	}
-	e.release(ctx, "A", f)
-}
-
-// NoEarlyExpiry: a lease lives its whole TTL: at 0.7 TTL after the grant
-// was asked for, B is still refused and A's write accepted.
-func testNoEarlyExpiry(ctx context.Context, e *env) {
-	call := e.rec.Now()
-	f := e.mustAcquire(ctx, "A")
-	sleepUntil(ctx, e.rec, call+e.opts.TTL*7/10)
-	if r := e.acquire(ctx, "B"); r.OK {
-		e.errorf("Acquire(B) at %v after A's grant = %v, want refused: A's lease (TTL %v) expired early", e.rec.Now()-call, r, e.opts.TTL)
-	}
-	if r := e.write(ctx, "A", f, "a1"); !r.OK && e.rec.Now()-call < e.opts.TTL {
-		e.errorf("Write(A, fence %d) at %v after the grant = %v, want ok: A's lease (TTL %v) is live", f, e.rec.Now()-call, r, e.opts.TTL)
-	}
-}
-
-// Expiry: a lease nobody renews is taken back: after TTL (plus the declared
-// lateness), B is granted, with a larger fence.
-func testExpiry(ctx context.Context, e *env) {
-	f := e.mustAcquire(ctx, "A")
-	sleepUntil(ctx, e.rec, e.rec.Now()+e.expired())
-	r := e.acquire(ctx, "B")
-	if !r.OK {
-		e.errorf("Acquire(B) %v after A's grant (TTL %v) = %v, want ok: A's lease expired", e.expired(), e.opts.TTL, r)
-	} else if r.Fence <= f {
-		e.errorf("Acquire(B) = fence %d, want > %d (A's)", r.Fence, f)
-	}
-}
-
-// Renew: renewals every TTL/3 keep the lease past its first TTL.
-func testRenew(ctx context.Context, e *env) {
-	f := e.mustAcquire(ctx, "A")
-	start := e.rec.Now()
-	for e.rec.Now()-start < 2*e.opts.TTL {
-		sleepUntil(ctx, e.rec, e.rec.Now()+e.opts.TTL/3)
-		if r := e.renew(ctx, "A", f); !r.OK {
-			e.fatalf("Renew(A, fence %d) at %v = %v, want ok: A renewed every TTL/3", f, e.rec.Now()-start, r)
-		}
-	}
-	if r := e.acquire(ctx, "B"); r.OK {
-		e.errorf("Acquire(B) = %v, want refused: A renewed its lease every TTL/3 for 2 TTLs", r)
-	}
-	if r := e.write(ctx, "A", f, "a1"); !r.OK {
-		e.errorf("Write(A, fence %d) after 2 TTLs of renewals = %v, want ok", f, r)
-	}
-}
-
-// RenewAfterExpiry: an expired lease cannot be renewed.
-func testRenewAfterExpiry(ctx context.Context, e *env) {
-	f := e.mustAcquire(ctx, "A")
-	sleepUntil(ctx, e.rec, e.rec.Now()+e.expired())
-	if r := e.renew(ctx, "A", f); r.OK {
-		e.errorf("Renew(A, fence %d) %v after the grant (TTL %v) = %v, want refused: the lease expired", f, e.expired(), e.opts.TTL, r)
-	}
-}
-
-// Release: a released key is granted at once; a second release by the old
-// holder fails and does not free the new holder's lease.
-func testRelease(ctx context.Context, e *env) {
-	fa := e.mustAcquire(ctx, "A")
-	if r := e.release(ctx, "A", fa); !r.OK {
-		e.fatalf("Release(A, fence %d) = %v, want ok: A holds the lease", fa, r)
-	}
-	fb := e.mustAcquire(ctx, "B")
-	if r := e.release(ctx, "A", fa); r.OK {
-		e.errorf("Release(A, fence %d) again = %v, want refused: B holds fence %d", fa, r, fb)
-	}
-	if r := e.acquire(ctx, "C"); r.OK {
-		e.errorf("Acquire(C) = %v, want refused: B holds fence %d (A's double release must not free it)", r, fb)
-	}
-	if r := e.write(ctx, "B", fb, "b1"); !r.OK {
-		e.errorf("Write(B, fence %d) = %v, want ok: B holds the lease", fb, r)
-	}
-}
-
-// FenceIncreases: every grant's fence is larger than the previous one's
-// (by exactly one for sequential fences).
-func testFenceIncreases(ctx context.Context, e *env) {
-	var last int64
-	for i := 0; i < 6; i++ {
-		owner := []string{"A", "B"}[i%2]
-		f := e.mustAcquire(ctx, owner)
+// sanitize makes a test name a file name.
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
 		switch {
-		case last != 0 && f <= last:
-			e.errorf("Acquire(%s) = fence %d, want > %d (the previous grant's)", owner, f, last)
-		case last != 0 && e.opts.Info.Fences == model.Sequential && f != last+1:
-			e.errorf("Acquire(%s) = fence %d, want %d (sequential fences)", owner, f, last+1)
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
 		}
-		last = f
-		if r := e.release(ctx, owner, f); !r.OK {
-			e.fatalf("Release(%s, fence %d) = %v, want ok", owner, f, r)
-		}
-	}
-}
-
-// StaleFence: a write under an older fence is refused, even from the
-// current holder.
-func testStaleFence(ctx context.Context, e *env) {
-	f1 := e.mustAcquire(ctx, "A")
-	e.release(ctx, "A", f1)
-	f2 := e.mustAcquire(ctx, "A")
-	if r := e.write(ctx, "A", f1, "stale"); r.OK {
-		e.errorf("Write(A, fence %d) = %v, want refused: the current fence is %d", f1, r, f2)
-	}
-	if r := e.write(ctx, "A", f2, "fresh"); !r.OK {
-		e.errorf("Write(A, fence %d) = %v, want ok: A holds fence %d", f2, r, f2)
-	}
-}
-
-// WriteAfterExpiry: the holder's write after its lease expired is refused,
-// even when nobody took the lease since.
-func testWriteAfterExpiry(ctx context.Context, e *env) {
-	f := e.mustAcquire(ctx, "A")
-	sleepUntil(ctx, e.rec, e.rec.Now()+e.expired())
-	if r := e.write(ctx, "A", f, "late"); r.OK {
-		e.errorf("Write(A, fence %d) %v after the grant (TTL %v) = %v, want refused: the lease expired", f, e.expired(), e.opts.TTL, r)
-	}
-}
-
-// Zombie: the article's GC pause. A pauses past its TTL; B is granted; A's
-// write under the old fence, arriving before B writes anything, is
-// refused; B's is accepted and read back.
-func testZombie(ctx context.Context, e *env) {
-	fa := e.mustAcquire(ctx, "A")
-	if r := e.write(ctx, "A", fa, "a1"); !r.OK {
-		e.fatalf("Write(A, fence %d) = %v, want ok", fa, r)
-	}
-	sleepUntil(ctx, e.rec, e.rec.Now()+e.expired())
-	fb := e.mustAcquire(ctx, "B")
-	if r := e.write(ctx, "A", fa, "a2-zombie"); r.OK {
-		e.errorf("Write(A, fence %d) after A paused past its TTL = %v, want refused: B holds fence %d", fa, r, fb)
-	}
-	if r := e.write(ctx, "B", fb, "b1"); !r.OK {
-		e.errorf("Write(B, fence %d) = %v, want ok: B holds the lease", fb, r)
-	}
-	if r := e.read(ctx); !r.HasValue || r.Value != "b1" {
-		e.errorf("Read() = %v, want %q", r, "b1")
-	}
-}
-
-// Linearizable: three holders following the article's protocol and a
-// reader, for five TTLs, with a holder paused past its TTL, a holder
-// crashed, renewals dropped and a drifting holder clock; the history must
-// be linearizable and keep the fencing invariants.
-func testLinearizable(ctx context.Context, e *env) {
-	shared := &noClose{e.b}
-	tg := realrun.Target{Info: e.opts.Info, Open: func(context.Context, string) (backend.Backend, error) { return shared, nil }}
-	cfg := realrun.Config{Seed: 1, Duration: 5 * e.opts.TTL, TTL: e.opts.TTL, Key: e.key, OpTimeout: e.opts.OpTimeout,
-		Faults: []faults.Kind{faults.Pause, faults.Crash, faults.DropHeartbeats, faults.ClockDrift}}
-	res, err := realrun.Run(ctx, tg, cfg)
-	if err != nil {
-		e.fatalf("run: %v", err)
-	}
-	e.msgs = append(e.msgs, judge(ctx, res.History, e.opts)...)
-}
-
-// noClose shares one backend among the runner's clients.
-type noClose struct{ backend.Backend }
-
-func (noClose) Close() error { return nil }
-
-func (n *noClose) ServerNow(ctx context.Context) (time.Time, error) {
-	if c, ok := n.Backend.(backend.Clock); ok {
-		return c.ServerNow(ctx)
-	}
-	return time.Time{}, errors.New("no server clock")
+		return '_'
+	}, s)
 }

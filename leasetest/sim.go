@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,7 +144,7 @@ func RunMachines(t *testing.T, m Machines, opts SimOptions) {
 	}
 	for _, part := range []string{"Sweep", "Explore"} {
 		t.Run(part, func(t *testing.T) {
-			if skipped(Options{Skip: opts.Skip}, part) {
+			if slices.Contains(opts.Skip, part) {
 				t.Skip("skipped by SimOptions.Skip")
 			}
 			var r MachinesResult
@@ -181,12 +182,12 @@ func CheckMachines(ctx context.Context, m Machines, opts SimOptions) (*MachinesR
 		opts.Dir = d
 	}
 	r := &MachinesResult{}
-	if !skipped(Options{Skip: opts.Skip}, "Sweep") {
+	if !slices.Contains(opts.Skip, "Sweep") {
 		if err := sweep(ctx, m, opts, r); err != nil {
 			return nil, err
 		}
 	}
-	if !skipped(Options{Skip: opts.Skip}, "Explore") {
+	if !slices.Contains(opts.Skip, "Explore") {
 		if err := exploreMachines(m, opts, r); err != nil {
 			return nil, err
 		}

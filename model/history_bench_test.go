@@ -103,7 +103,7 @@ func BenchmarkReadHistory100kOneChunk(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		h, err := readHistoryChunks(data, "bench", 1)
+		h, err := ReadOptions{}.readHistoryChunks(data, "bench", 1)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func BenchmarkReadHistory100kChunks(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		h, err := readHistoryChunks(data, "bench", runtime.GOMAXPROCS(0))
+		h, err := ReadOptions{}.readHistoryChunks(data, "bench", runtime.GOMAXPROCS(0))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,9 +11,11 @@ import (
 
 // FuzzReadHistory: no input makes the reader panic; the fast decoder, the
 // encoding/json fallback, ReadHistory and its parallel chunks agree on
-// every input (same ops, or the same error); a *ParseError names a line of
-// the input; and whatever reads OK round-trips through the writer to an
-// equal history, byte-identical from the second write on.
+// every input (same ops, faults and warnings, or the same error), strict
+// or not, and Strict refuses exactly the first line a warning names; a
+// *ParseError names a line of the input; whatever reads OK passes Validate
+// and round-trips through the writer to an equal history, byte-identical
+// from the second write on.
 func FuzzReadHistory(f *testing.F) {
 	for _, s := range []string{
 		"",
@@ -44,6 +46,11 @@ func FuzzReadHistory(f *testing.F) {
 		`null`,
 		`{"process":"A","op":"read","call":1,"call":null}`,
 		`{"process":"A","op":"write","fence":1,"value":"v","call":1,"return":0,"ok":true}`,
+		hdrLine + "\n" + `{"fault":"pause","target":"A","start":1,"end":9,"detail":"d"}` + "\n" + `{"process":"A","op":"read","call":1}`,
+		`{"fault":"clock-step","target":"coordinator","start":-4,"amount":7,"peer":"x","partial":true,"extra":[1]}` + "\n" + `{"process":"A","op":"read","call":1,"retrun":2}`,
+		`{"format":"leasecheck/history","version":1,"fences":"none"}` + "\n" + `{"process":"A","op":"acquire","ttl":2,"call":1,"return":2,"ok":true}`,
+		`{"process":"A","op":"read","call":1,"call":2}`,
+		`{"process":"A","op":"read","call":4611686018427387904}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -55,7 +62,9 @@ func FuzzReadHistory(f *testing.F) {
 	f.Add(writeHistory(f, genHistory(50, 3, 2, 1)))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
-		hdr, ops, err := readBoth(t, data)
+		readAll(t, data, true)
+		r := readAll(t, data, false)
+		hdr, ops, faults, err := r.hdr, r.ops, r.faults, r.err
 		if err != nil {
 			var pe *ParseError
 			if !errors.As(err, &pe) {
@@ -71,16 +80,29 @@ func FuzzReadHistory(f *testing.F) {
 				t.Fatalf("op lines out of order: %d then %d", ops[i-1].Line, ops[i].Line)
 			}
 		}
-		out := writeHistory(t, &History{Name: "h.jsonl", Header: hdr, Ops: ops})
-		hdr2, ops2, err := readBoth(t, out)
-		if err != nil {
-			t.Fatalf("the writer's output does not read back: %v\ninput: %q\noutput: %s", err, data, out)
+		if err := Validate(&History{Name: "h.jsonl", Header: hdr, Ops: ops, Faults: faults}); err != nil {
+			t.Fatalf("read OK, yet Validate says %v\ninput: %q", err, data)
 		}
-		if hdr2 != hdr || !reflect.DeepEqual(withoutLines(ops2), withoutLines(ops)) {
+		out := writeHistory(t, &History{Name: "h.jsonl", Header: hdr, Ops: ops, Faults: faults})
+		r2 := readAll(t, out, true)
+		hdr2, ops2, faults2, err := r2.hdr, r2.ops, r2.faults, r2.err
+		if err != nil {
+			t.Fatalf("the writer's output does not read back strictly: %v\ninput: %q\noutput: %s", err, data, out)
+		}
+		if hdr2 != hdr || !reflect.DeepEqual(withoutLines(ops2), withoutLines(ops)) || !reflect.DeepEqual(faultsWithoutLines(faults2), faultsWithoutLines(faults)) {
 			t.Fatalf("round trip changed the history\ninput: %q\noutput: %s\nbefore: %+v %+v\nafter:  %+v %+v", data, out, hdr, ops, hdr2, ops2)
 		}
-		if out2 := writeHistory(t, &History{Name: "h.jsonl", Header: hdr2, Ops: ops2}); !bytes.Equal(out, out2) {
+		if out2 := writeHistory(t, &History{Name: "h.jsonl", Header: hdr2, Ops: ops2, Faults: faults2}); !bytes.Equal(out, out2) {
 			t.Fatalf("read-write is not byte-identical:\n%s\n%s", out, out2)
 		}
 	})
+}
+
+func faultsWithoutLines(fs []FaultRecord) []FaultRecord {
+	out := make([]FaultRecord, len(fs))
+	for i, f := range fs {
+		f.Line = 0
+		out[i] = f
+	}
+	return out
 }

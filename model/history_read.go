@@ -16,6 +16,17 @@ import (
 //
 //   - A JSON null counts as an absent field, for every field ("return":null
 //     is the documented case). So "format":null does not make a header.
+//   - A field may appear once in an object; a duplicate (even a null one)
+//     is an error, since which of the two counts would be a guess.
+//   - A field the format does not know, or one that belongs to another kind
+//     of line (a "ttl" on a header), is ignored with a warning, once per
+//     distinct field name (ReadOptions.Warn); ReadOptions.Strict refuses it.
+//   - Times (call, return, at, a fault's start and end), ttl and
+//     clock_uncertainty lie within MaxTime, and fences within MaxFence, so
+//     that the checker's clock arithmetic (call - u, return + u, at + ttl)
+//     is exact.
+//   - A history with no operation at all is refused: a recorder that wrote
+//     nothing has not shown that anything went right.
 //   - Fields that do not belong to an op are ignored like unknown fields,
 //     without a type check: ttl except on acquire and renew, value except on
 //     write and read, ok on an op that never returned.
@@ -23,8 +34,7 @@ import (
 //   - owner may be "" (a distinct owner); process may not.
 //   - A process's ops must also be called in file order after an op that
 //     never returned: call >= that op's call (its return does not bound it).
-//   - Keys are matched exactly (case-sensitively); with duplicate keys the
-//     last one wins, as in encoding/json.
+//   - Keys are matched exactly (case-sensitively): "Call" is an unknown field.
 //   - A line must be valid UTF-8; a UTF-8 byte order mark on line 1 is
 //     skipped; "\r\n" line ends are fine (JSON whitespace).
 
@@ -104,103 +114,292 @@ type decoder struct {
 	headerLine int    // the header's line; 0 when there is none
 	sawLine    bool   // a non-blank line was decoded
 	slow       bool   // decode every line with encoding/json (tests)
+	strict     bool   // an unknown field is an error (ReadOptions.Strict)
 	raw        rawLine
 	strs       map[string]string
 	vals       map[string]string
+	// unknown holds the distinct field names warned about; warnings the
+	// warnings not yet handed on, in line order.
+	unknown  map[string]bool
+	warnings []Warning
 }
 
 func newDecoder() decoder {
-	return decoder{hdr: DefaultHeader(), strs: make(map[string]string), vals: make(map[string]string)}
+	return decoder{hdr: DefaultHeader(), strs: make(map[string]string), vals: make(map[string]string), unknown: make(map[string]bool)}
 }
 
-// decodeLine decodes physical line lineNo. It returns true when the line is
-// an op, which it has filled into *op (which must be the zero Op), false
-// for a blank or header line, and the reason when the line is wrong.
-func (d *decoder) decodeLine(line []byte, lineNo int, op *Op) (bool, string) {
+// lineKind is what a non-blank line holds.
+type lineKind uint8
+
+const (
+	lineBlank lineKind = iota
+	lineHeader
+	lineOp
+	lineFault
+)
+
+// decodeLine decodes physical line lineNo into *op (which must be the zero
+// Op) or *fault (the zero FaultRecord). It returns what the line held, and
+// the reason when it is wrong.
+func (d *decoder) decodeLine(line []byte, lineNo int, op *Op, fault *FaultRecord) (lineKind, string) {
 	if isBlank(line) {
-		return false, ""
+		return lineBlank, ""
 	}
 	if d.slow || !decodeFast(line, &d.raw) {
 		if reason := decodeSlow(line, &d.raw); reason != "" {
-			return false, reason
+			return lineBlank, reason
 		}
 	}
-	if d.raw.has(fFormat) {
-		if d.sawLine {
-			if d.headerLine != 0 {
-				return false, fmt.Sprintf("a second header line (it has a \"format\" field); the header is line %d", d.headerLine)
-			}
-			return false, "a header line (it has a \"format\" field) must be the first non-blank line of the history"
+	kind, allowed, what := lineOp, uint32(opFields), "an operation"
+	switch {
+	case d.raw.has(fFormat):
+		kind, allowed, what = lineHeader, headerFields, "the header"
+	case d.raw.has(fFault):
+		if d.raw.seen&(1<<fProcess) != 0 {
+			return lineBlank, `a line is an operation ("process") or a fault record ("fault"), not both`
 		}
+		kind, allowed, what = lineFault, faultFields, "a fault record"
+	}
+	if reason := d.unknownFields(allowed, what, lineNo); reason != "" {
+		return lineBlank, reason
+	}
+	switch kind {
+	case lineFault:
 		d.sawLine = true
-		h, reason := parseHeader(&d.raw)
-		if reason != "" {
-			return false, reason
+		fault.Line = lineNo
+		return lineFault, d.buildFault(fault)
+	case lineOp:
+		d.sawLine = true
+		op.Line = lineNo
+		return lineOp, d.buildOp(op)
+	}
+	if d.sawLine {
+		if d.headerLine != 0 {
+			return lineBlank, fmt.Sprintf("a second header line (it has a \"format\" field); the header is line %d", d.headerLine)
 		}
-		d.hdr = h
-		d.headerLine = lineNo
-		return false, ""
+		return lineBlank, "a header line (it has a \"format\" field) must be the first non-blank line of the history"
 	}
 	d.sawLine = true
-	op.Line = lineNo
-	if reason := d.buildOp(op); reason != "" {
-		return false, reason
+	h, reason := parseHeader(&d.raw)
+	if reason != "" {
+		return lineBlank, reason
 	}
-	return true, ""
+	d.hdr = h
+	d.headerLine = lineNo
+	return lineHeader, ""
 }
+
+// buildFault checks the fault-record line in d.raw and fills *f, or
+// returns the reason it is wrong.
+func (d *decoder) buildFault(f *FaultRecord) string {
+	raw := &d.raw
+	b, _, reason := raw.str(fFault)
+	if reason != "" {
+		return reason
+	}
+	f.Kind = intern(d.strs, b, maxInterned)
+	b, present, reason := raw.str(fTarget)
+	if reason != "" {
+		return reason
+	}
+	if !present {
+		return `field "target" is required for a fault record`
+	}
+	f.Target = intern(d.strs, b, maxInterned)
+	var ok bool
+	if f.Start, ok, reason = raw.integer(fStart); reason != "" {
+		return reason
+	} else if !ok {
+		return `field "start" is required for a fault record`
+	}
+	if f.End, f.HasEnd, reason = raw.integer(fEnd); reason != "" {
+		return reason
+	}
+	if f.Amount, _, reason = raw.integer(fAmount); reason != "" {
+		return reason
+	}
+	if b, _, reason = raw.str(fPeer); reason != "" {
+		return reason
+	}
+	f.Peer = intern(d.strs, b, maxInterned)
+	if b, _, reason = raw.str(fDetail); reason != "" {
+		return reason
+	}
+	f.Detail = string(b)
+	if f.Partial, _, reason = raw.boolean(fPartial); reason != "" {
+		return reason
+	}
+	return ruleFault(f)
+}
+
+// maxWarnedFields bounds the distinct unknown field names remembered (and
+// warned about, once each); past it one last warning says so.
+const maxWarnedFields = 64
+
+// unknownFields warns about (or, when strict, refuses) the fields of the
+// line that the format does not know or that do not belong to what the
+// line holds: first the known fields of another kind of line, in the
+// format's order, then the unknown ones, in the line's order.
+func (d *decoder) unknownFields(allowed uint32, what string, lineNo int) string {
+	foreign := d.raw.seen &^ allowed
+	if foreign == 0 && len(d.raw.unknown) == 0 {
+		return ""
+	}
+	note := func(name string) string {
+		if d.strict {
+			return fmt.Sprintf("unknown field %s in %s (--strict refuses unknown fields)", quoteShort(name), what)
+		}
+		if d.unknown[name] || len(d.unknown) > maxWarnedFields {
+			return ""
+		}
+		d.unknown[name] = true
+		msg := fmt.Sprintf("unknown field %s in %s, ignored", quoteShort(name), what)
+		if len(d.unknown) > maxWarnedFields {
+			msg = "more unknown fields, not listed"
+		}
+		d.warnings = append(d.warnings, Warning{Line: lineNo, Field: name, Message: msg})
+		return ""
+	}
+	for f := range nFields {
+		if foreign&(1<<f) != 0 {
+			if reason := note(fieldNames[f]); reason != "" {
+				return reason
+			}
+		}
+	}
+	for i := range d.raw.unknown {
+		if reason := note(string(d.raw.bytes(&d.raw.unknown[i]))); reason != "" {
+			return reason
+		}
+	}
+	return ""
+}
+
+// Warning is a line the reader accepted but a person should look at: a
+// field it does not know (a typo such as "retrun" silently turns an op
+// into one that never answered), once per distinct field name.
+type Warning struct {
+	Name    string // the history's name
+	Line    int    // the first line the field appeared on
+	Field   string // the field's name
+	Message string // what was found, in words
+}
+
+func (w Warning) String() string { return fmt.Sprintf("%s:%d: %s", w.Name, w.Line, w.Message) }
+
+// ReadOptions tune reading. The zero value is the format's defaults:
+// unknown fields are ignored, and nobody is told.
+type ReadOptions struct {
+	// Strict refuses a field the format does not know (a *ParseError)
+	// instead of ignoring it.
+	Strict bool
+	// Warn, when set, is told of each distinct unknown field once, in line
+	// order, before the line's op is returned.
+	Warn func(Warning)
+	// Workers > 1 makes a Reader decode ahead on that many goroutines
+	// (history_parallel.go): the same results, sooner on several CPUs.
+	Workers int
+}
+
+// maxFaults bounds the fault records a Reader keeps: they are for reports,
+// and a history of millions of them would otherwise grow without bound.
+// Past it, the rest are checked and counted but not kept.
+const maxFaults = 1 << 16
 
 // Reader reads a history (format v1) one operation at a time. Its memory
-// does not grow with the length of the history: only with the longest line
-// and the number of distinct processes and strings.
+// does not grow with the length of the history: only with the longest line,
+// the number of distinct processes and strings, and the fault records
+// (at most 65,536 are kept).
 type Reader struct {
-	name  string
-	br    *bufio.Reader
-	long  []byte // a line longer than br's buffer, assembled
-	line  int    // physical lines read so far
-	dec   decoder
-	order orderChecker
-	err   error // sticky: io.EOF, or the first error
+	name    string
+	opts    ReadOptions
+	br      *bufio.Reader
+	long    []byte // a line longer than br's buffer, assembled
+	line    int    // physical lines read so far
+	dec     decoder
+	order   orderChecker
+	ops     int // ops returned so far
+	faults  []FaultRecord
+	dropped int   // fault records past maxFaults
+	err     error // sticky: io.EOF, or the first error
+	pipe    *pipeline
 }
 
-// NewReader returns a Reader of the history in r. name is the history's
-// name for messages (a file path, or "-" for stdin).
-func NewReader(r io.Reader, name string) *Reader {
-	return &Reader{
+// NewReader returns a Reader of the history in r with the default options.
+// name is the history's name for messages (a file path, or "-" for stdin).
+func NewReader(r io.Reader, name string) *Reader { return ReadOptions{}.NewReader(r, name) }
+
+// NewReader returns a Reader of the history in r with options o.
+func (o ReadOptions) NewReader(r io.Reader, name string) *Reader {
+	rd := &Reader{
 		name:  name,
+		opts:  o,
 		br:    bufio.NewReaderSize(r, 64<<10),
 		dec:   newDecoder(),
 		order: newOrderChecker(),
 	}
+	rd.dec.strict = o.Strict
+	return rd
 }
 
 // Header returns the history's header, or DefaultHeader() when it has none.
 // It is valid after the first call to Next.
 func (r *Reader) Header() Header { return r.dec.hdr }
 
+// Faults returns the fault records read so far, in file order (at most
+// 65,536; FaultsDropped counts the rest).
+func (r *Reader) Faults() []FaultRecord { return r.faults }
+
+// FaultsDropped is the number of fault records read but not kept.
+func (r *Reader) FaultsDropped() int { return r.dropped }
+
+// Line is the number of physical lines read so far.
+func (r *Reader) Line() int { return r.line }
+
 // Next returns the next operation, checked against every rule of the format
-// that can be checked so far. It returns io.EOF at the end of the history,
-// a *ParseError for input that breaks the format, and any other error when
-// reading fails. After an error, Next keeps returning it.
+// that can be checked so far. Fault records are read on the way (Faults).
+// It returns io.EOF at the end of the history, a *ParseError for input that
+// breaks the format (an input with no operation at all is one), and any
+// other error when reading fails. After an error, Next keeps returning it.
 func (r *Reader) Next() (Op, error) {
 	var op Op
-	if err := r.next(&op); err != nil {
+	if err := r.NextInto(&op); err != nil {
 		return Op{}, err
 	}
 	return op, nil
 }
 
+// NextInto is Next into *op, which it overwrites: a reader of millions of
+// ops that keeps them in its own storage saves a copy of each.
+func (r *Reader) NextInto(op *Op) error {
+	*op = Op{}
+	return r.next(op)
+}
+
 var utf8BOM = []byte("\xef\xbb\xbf")
+
+// noOpReason is the reason an input with no operation is refused.
+const noOpReason = "the history has no operation (nothing but a header, fault records or blank lines): a recorder that wrote nothing has not shown that anything went right"
 
 // next reads the next op into *op, which must be the zero Op.
 func (r *Reader) next(op *Op) error {
 	if r.err != nil {
 		return r.err
 	}
+	if r.pipe == nil && r.opts.Workers > 1 && r.dec.sawLine {
+		r.startPipeline()
+	}
+	if r.pipe != nil {
+		return r.nextParallel(op)
+	}
 	for {
 		line, err := r.readLine()
 		if err != nil {
 			if err != io.EOF {
 				err = fmt.Errorf("%s:%d: %w", r.name, r.line+1, err)
+			} else if r.ops == 0 {
+				r.line = max(r.line, 1)
+				return r.fail(noOpReason)
 			}
 			r.err = err
 			return err
@@ -209,17 +408,37 @@ func (r *Reader) next(op *Op) error {
 		if r.line == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
-		isOp, reason := r.dec.decodeLine(line, r.line, op)
-		if reason == "" && isOp {
+		var fault FaultRecord
+		kind, reason := r.dec.decodeLine(line, r.line, op, &fault)
+		r.flushWarnings()
+		if reason == "" && kind == lineOp {
 			reason = r.order.check(op)
 		}
 		if reason != "" {
 			return r.fail(reason)
 		}
-		if isOp {
+		switch kind {
+		case lineOp:
+			r.ops++
 			return nil
+		case lineFault:
+			if len(r.faults) < maxFaults {
+				r.faults = append(r.faults, fault)
+			} else {
+				r.dropped++
+			}
 		}
 	}
+}
+
+func (r *Reader) flushWarnings() {
+	for _, w := range r.dec.warnings {
+		if r.opts.Warn != nil {
+			w.Name = r.name
+			r.opts.Warn(w)
+		}
+	}
+	r.dec.warnings = r.dec.warnings[:0]
 }
 
 func (r *Reader) fail(reason string) error {
@@ -347,10 +566,10 @@ func parseHeader(raw *rawLine) (Header, string) {
 		return h, "header " + reason
 	}
 	if present {
-		if u < 0 {
-			return h, fmt.Sprintf("header field \"clock_uncertainty\": must be >= 0, got %d", u)
-		}
 		h.ClockUncertainty = u
+		if reason := ruleUncertainty(u); reason != "" {
+			return h, reason
+		}
 	}
 	b, present, reason = raw.str(fSemantics)
 	if reason != "" {
@@ -370,11 +589,11 @@ func parseHeader(raw *rawLine) (Header, string) {
 	if present {
 		order, ok := ParseFenceOrder(string(b))
 		if !ok {
-			return h, fmt.Sprintf("header field \"fences\": want \"sequential\" or \"increasing\", got %s", quoteShort(string(b)))
+			return h, fmt.Sprintf("header field \"fences\": want \"sequential\", \"increasing\" or \"none\", got %s", quoteShort(string(b)))
 		}
 		h.Fences = order
 	}
-	return h, ""
+	return h, ruleHeaderRules(h)
 }
 
 // kindOf maps the op field without allocating.
@@ -449,6 +668,9 @@ func (d *decoder) buildOp(op *Op) string {
 	if !present {
 		return `field "call" is required`
 	}
+	if reason := ruleTime("call", op.Call); reason != "" {
+		return reason
+	}
 
 	op.Return, op.Returned, reason = raw.integer(fReturn)
 	if reason != "" {
@@ -484,7 +706,7 @@ func (d *decoder) buildOp(op *Op) string {
 	if reason != "" {
 		return reason
 	}
-	if reason := ruleFence(op, present); reason != "" {
+	if reason := ruleFence(op, present, d.hdr.Fences); reason != "" {
 		return reason
 	}
 
@@ -563,22 +785,27 @@ var (
 // lines in parallel; the rule that spans lines (each process's order) is
 // then checked in one pass in file order.
 func ReadHistory(r io.Reader, name string) (*History, error) {
+	return ReadOptions{}.ReadHistory(r, name)
+}
+
+// ReadHistory reads a whole history with options o.
+func (o ReadOptions) ReadHistory(r io.Reader, name string) (*History, error) {
 	data, err := readAllSized(r)
 	if err != nil {
 		// Report exactly what the streaming Reader reports: a bad line
 		// before the failure first, then the failure.
-		return readHistoryStreaming(io.MultiReader(bytes.NewReader(data), failingReader{err}), name)
+		return o.readHistoryStreaming(io.MultiReader(bytes.NewReader(data), failingReader{err}), name)
 	}
 	chunks := 1
 	if procs := runtime.GOMAXPROCS(0); procs >= parallelMinProcs && len(data) >= parallelMinBytes {
 		chunks = min(procs, len(data)/parallelChunkBytes)
 	}
-	return readHistoryChunks(data, name, chunks)
+	return o.readHistoryChunks(data, name, chunks)
 }
 
 // readHistoryStreaming is ReadHistory with the streaming Reader.
-func readHistoryStreaming(r io.Reader, name string) (*History, error) {
-	rd := NewReader(r, name)
+func (o ReadOptions) readHistoryStreaming(r io.Reader, name string) (*History, error) {
+	rd := o.NewReader(r, name)
 	h := &History{Name: name}
 	for {
 		h.Ops = append(h.Ops, Op{})
@@ -594,6 +821,7 @@ func readHistoryStreaming(r io.Reader, name string) (*History, error) {
 		}
 	}
 	h.Header = rd.Header()
+	h.Faults = rd.Faults()
 	return h, nil
 }
 
@@ -645,16 +873,42 @@ type chunk struct {
 	firstLine int // the line number of its first line
 	start     int // where its ops go in the shared slice: index firstLine-1
 	n         int // ops decoded
-	errLine   int // the line of the error that stopped it; 0: none
+	faults    []FaultRecord
+	warnings  []Warning // its own first sightings of unknown fields
+	errLine   int       // the line of the error that stopped it; 0: none
 	reason    string
 }
 
 // readHistoryChunks decodes data, in parallel when chunks > 1. The result
-// is the same for every number of chunks.
-func readHistoryChunks(data []byte, name string, chunks int) (*History, error) {
+// (ops, faults, warnings and the first error) is the same for every number
+// of chunks.
+func (o ReadOptions) readHistoryChunks(data []byte, name string, chunks int) (*History, error) {
 	h := &History{Name: name}
+	// Warnings are handed on in line order, each field once, and only for
+	// lines up to the one that stops the reading, as the Reader does.
+	warned := map[string]bool{}
+	warn := func(ws []Warning, upTo int) {
+		for _, w := range ws {
+			if upTo > 0 && w.Line > upTo || warned[w.Field] || len(warned) > maxWarnedFields {
+				continue
+			}
+			warned[w.Field] = true
+			if len(warned) > maxWarnedFields {
+				w.Message = "more unknown fields, not listed"
+			}
+			if o.Warn != nil {
+				w.Name = name
+				o.Warn(w)
+			}
+		}
+	}
 	fail := func(line int, reason string) (*History, error) {
 		return nil, &ParseError{Name: name, Line: line, Reason: reason}
+	}
+	addFault := func(f FaultRecord) {
+		if len(h.Faults) < maxFaults {
+			h.Faults = append(h.Faults, f)
+		}
 	}
 	// One op per line at most; the slice is shared by the chunks, chunk c
 	// writing from index firstLine(c)-1 on, and compacted at the end.
@@ -663,6 +917,7 @@ func readHistoryChunks(data []byte, name string, chunks int) (*History, error) {
 	// The head, up to the first non-blank line, decides the header, which
 	// every chunk needs (clock_uncertainty bounds "at").
 	dec := newDecoder()
+	dec.strict = o.Strict
 	order := newOrderChecker()
 	dst := 0
 	lineNo := 0
@@ -674,15 +929,21 @@ func readHistoryChunks(data []byte, name string, chunks int) (*History, error) {
 		if lineNo == 1 {
 			line = bytes.TrimPrefix(line, utf8BOM)
 		}
-		isOp, reason := dec.decodeLine(line, lineNo, &ops[0])
-		if reason == "" && isOp {
+		var fault FaultRecord
+		kind, reason := dec.decodeLine(line, lineNo, &ops[0], &fault)
+		warn(dec.warnings, 0)
+		dec.warnings = dec.warnings[:0]
+		if reason == "" && kind == lineOp {
 			reason = order.check(&ops[0])
 		}
 		if reason != "" {
 			return fail(lineNo, reason)
 		}
-		if isOp {
+		switch kind {
+		case lineOp:
 			dst = 1
+		case lineFault:
+			addFault(fault)
 		}
 	}
 
@@ -709,15 +970,20 @@ func readHistoryChunks(data []byte, name string, chunks int) (*History, error) {
 		for rest := c.data; len(rest) > 0; lineNo++ {
 			var line []byte
 			line, rest = cutLine(rest)
-			isOp, reason := d.decodeLine(line, lineNo, &ops[c.start+c.n])
+			var fault FaultRecord
+			kind, reason := d.decodeLine(line, lineNo, &ops[c.start+c.n], &fault)
 			if reason != "" {
 				c.errLine, c.reason = lineNo, reason
-				return
+				break
 			}
-			if isOp {
+			switch kind {
+			case lineOp:
 				c.n++
+			case lineFault:
+				c.faults = append(c.faults, fault)
 			}
 		}
+		c.warnings = d.warnings
 	}
 	if len(cs) == 1 {
 		decodeChunk(&cs[0], &dec)
@@ -725,18 +991,21 @@ func readHistoryChunks(data []byte, name string, chunks int) (*History, error) {
 		var wg sync.WaitGroup
 		for i := range cs {
 			d := newDecoder()
-			d.hdr, d.headerLine, d.sawLine = dec.hdr, dec.headerLine, true
+			d.hdr, d.headerLine, d.sawLine, d.strict = dec.hdr, dec.headerLine, true, dec.strict
 			wg.Go(func() { decodeChunk(&cs[i], &d) })
 		}
 		wg.Wait()
 	}
 
 	// In file order: check each process's order, compact, and stop at the
-	// first error.
+	// first error. A fault record before an op's line comes first, as when
+	// streaming, but the order of faults and ops is not kept: they are
+	// separate lists.
 	for i := range cs {
 		c := &cs[i]
 		for j := c.start; j < c.start+c.n; j++ {
 			if reason := order.check(&ops[j]); reason != "" {
+				warn(c.warnings, ops[j].Line)
 				return fail(ops[j].Line, reason)
 			}
 			if j != dst {
@@ -744,27 +1013,40 @@ func readHistoryChunks(data []byte, name string, chunks int) (*History, error) {
 			}
 			dst++
 		}
+		warn(c.warnings, c.errLine)
 		if c.reason != "" {
 			return fail(c.errLine, c.reason)
+		}
+		for _, f := range c.faults {
+			addFault(f)
 		}
 	}
 	clear(ops[dst:])
 	h.Header = dec.hdr
-	if dst > 0 {
-		h.Ops = ops[:dst:dst]
+	if dst == 0 {
+		lines := bytes.Count(data, []byte{'\n'})
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			lines++
+		}
+		return fail(max(lines, 1), noOpReason)
 	}
+	h.Ops = ops[:dst:dst]
 	return h, nil
 }
 
 // ReadHistoryFile reads the history in the file at path; "-" is stdin.
-func ReadHistoryFile(path string) (*History, error) {
+func ReadHistoryFile(path string) (*History, error) { return ReadOptions{}.ReadHistoryFile(path) }
+
+// ReadHistoryFile reads the history in the file at path ("-" is stdin)
+// with options o.
+func (o ReadOptions) ReadHistoryFile(path string) (*History, error) {
 	if path == "-" {
-		return ReadHistory(os.Stdin, "-")
+		return o.ReadHistory(os.Stdin, "-")
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadHistory(f, path)
+	return o.ReadHistory(f, path)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,27 +14,45 @@ import (
 	"testing"
 )
 
+// readResult is everything a read yields.
+type readResult struct {
+	hdr      Header
+	ops      []Op
+	faults   []FaultRecord
+	warnings []Warning
+	err      error
+}
+
 // readMode reads data with a streaming Reader, decoding every line with the
 // fast path (where it can) or, when slow, with encoding/json only. It
-// returns the header, every op read before the first error, and that error
-// (nil at a clean end).
-func readMode(data []byte, slow bool) (Header, []Op, error) {
-	r := NewReader(bytes.NewReader(data), "h.jsonl")
+// returns the header, every op and fault read before the first error, the
+// warnings, and that error (nil at a clean end).
+func readMode(data []byte, slow, strict bool) readResult {
+	return readModeWorkers(data, slow, strict, 0)
+}
+
+// readModeWorkers is readMode with a Reader decoding ahead on workers.
+func readModeWorkers(data []byte, slow, strict bool, workers int) readResult {
+	var res readResult
+	o := ReadOptions{Strict: strict, Warn: func(w Warning) { res.warnings = append(res.warnings, w) }, Workers: workers}
+	r := o.NewReader(bytes.NewReader(data), "h.jsonl")
+	defer r.Close()
 	r.dec.slow = slow
-	var ops []Op
 	for {
 		op, err := r.Next()
 		if err == io.EOF {
-			return r.Header(), ops, nil
+			res.hdr, res.faults = r.Header(), r.Faults()
+			return res
 		}
 		if err != nil {
 			// The error is sticky.
 			if _, err2 := r.Next(); err2 != err {
 				panic("Next after an error returned " + errString(err2) + ", want " + errString(err))
 			}
-			return r.Header(), ops, err
+			res.hdr, res.faults, res.err = r.Header(), r.Faults(), err
+			return res
 		}
-		ops = append(ops, op)
+		res.ops = append(res.ops, op)
 	}
 }
 
@@ -50,37 +67,74 @@ func errString(err error) string {
 // when they disagree in any way, and returns what they read.
 func readBoth(t testing.TB, data []byte) (Header, []Op, error) {
 	t.Helper()
-	h1, ops1, err1 := readMode(data, false)
-	h2, ops2, err2 := readMode(data, true)
-	if errString(err1) != errString(err2) {
-		t.Fatalf("fast and slow decoders disagree on the error:\nfast: %v\nslow: %v\ninput: %q", err1, err2, data)
+	r := readAll(t, data, false)
+	readAll(t, data, true)
+	return r.hdr, r.ops, r.err
+}
+
+// readAll is readBoth with every result, strict or not. It also checks
+// that Strict refuses exactly the first line a warning names.
+func readAll(t testing.TB, data []byte, strict bool) readResult {
+	t.Helper()
+	r1 := readMode(data, false, strict)
+	r2 := readMode(data, true, strict)
+	if errString(r1.err) != errString(r2.err) {
+		t.Fatalf("fast and slow decoders disagree on the error:\nfast: %v\nslow: %v\ninput: %q", r1.err, r2.err, data)
 	}
-	if h1 != h2 {
-		t.Fatalf("fast and slow decoders disagree on the header: %+v vs %+v\ninput: %q", h1, h2, data)
+	if r1.hdr != r2.hdr {
+		t.Fatalf("fast and slow decoders disagree on the header: %+v vs %+v\ninput: %q", r1.hdr, r2.hdr, data)
 	}
-	if !reflect.DeepEqual(ops1, ops2) {
-		t.Fatalf("fast and slow decoders disagree on the ops:\nfast: %+v\nslow: %+v\ninput: %q", ops1, ops2, data)
+	if !reflect.DeepEqual(r1.ops, r2.ops) || !reflect.DeepEqual(r1.faults, r2.faults) || !reflect.DeepEqual(r1.warnings, r2.warnings) {
+		t.Fatalf("fast and slow decoders disagree:\nfast: %+v\nslow: %+v\ninput: %q", r1, r2, data)
+	}
+	if strict && len(r1.warnings) > 0 {
+		t.Fatalf("strict reading warned: %v", r1.warnings)
+	}
+	if !strict && len(r1.warnings) > 0 {
+		// Strict stops at the first line with an unknown field.
+		s := readMode(data, false, true)
+		var pe *ParseError
+		if !errors.As(s.err, &pe) || pe.Line != r1.warnings[0].Line || !strings.Contains(pe.Reason, "unknown field") {
+			t.Fatalf("warned %v, but strict reading says %v\ninput: %q", r1.warnings, s.err, data)
+		}
+	}
+	// A Reader that decodes ahead gives the same, whatever its block size.
+	for _, block := range []int{1, 7, 64, 4096} {
+		saved := parallelBlock
+		parallelBlock = block
+		rp := readModeWorkers(data, false, strict, 3)
+		parallelBlock = saved
+		if errString(rp.err) != errString(r1.err) || rp.hdr != r1.hdr || !reflect.DeepEqual(rp.ops, r1.ops) ||
+			!reflect.DeepEqual(rp.faults, r1.faults) || !reflect.DeepEqual(rp.warnings, r1.warnings) {
+			t.Fatalf("decoding ahead (block %d) disagrees:\nahead: %+v\nsequential: %+v\ninput: %q", block, rp, r1, data)
+		}
 	}
 	// ReadHistory gives the same as the streaming reader, however many
 	// chunks it decodes in parallel.
-	checkHistory := func(how string, h *History, err error) {
+	checkHistory := func(how string, read func(o ReadOptions) (*History, error)) {
 		t.Helper()
-		if errString(err) != errString(err1) {
-			t.Fatalf("%s: error %v, streaming reader %v\ninput: %q", how, err, err1, data)
+		var warnings []Warning
+		h, err := read(ReadOptions{Strict: strict, Warn: func(w Warning) { warnings = append(warnings, w) }})
+		if errString(err) != errString(r1.err) {
+			t.Fatalf("%s: error %v, streaming reader %v\ninput: %q", how, err, r1.err, data)
 		}
-		if err == nil && (h.Header != h1 || !reflect.DeepEqual(h.Ops, ops1) || h.Name != "h.jsonl") {
-			t.Fatalf("%s read %+v, streaming reader %+v %+v\ninput: %q", how, h, h1, ops1, data)
+		if !reflect.DeepEqual(warnings, r1.warnings) {
+			t.Fatalf("%s: warnings %v, streaming reader %v\ninput: %q", how, warnings, r1.warnings, data)
+		}
+		if err == nil && (h.Header != r1.hdr || !reflect.DeepEqual(h.Ops, r1.ops) || !reflect.DeepEqual(h.Faults, r1.faults) || h.Name != "h.jsonl") {
+			t.Fatalf("%s read %+v, streaming reader %+v\ninput: %q", how, h, r1, data)
 		}
 	}
-	h, err := ReadHistory(bytes.NewReader(data), "h.jsonl")
-	checkHistory("ReadHistory", h, err)
-	h, err = readHistoryStreaming(bytes.NewReader(data), "h.jsonl")
-	checkHistory("readHistoryStreaming", h, err)
+	checkHistory("ReadHistory", func(o ReadOptions) (*History, error) { return o.ReadHistory(bytes.NewReader(data), "h.jsonl") })
+	checkHistory("readHistoryStreaming", func(o ReadOptions) (*History, error) {
+		return o.readHistoryStreaming(bytes.NewReader(data), "h.jsonl")
+	})
 	for _, chunks := range []int{1, 2, 3, 7} {
-		h, err = readHistoryChunks(data, "h.jsonl", chunks)
-		checkHistory(fmt.Sprintf("readHistoryChunks(%d)", chunks), h, err)
+		checkHistory(fmt.Sprintf("readHistoryChunks(%d)", chunks), func(o ReadOptions) (*History, error) {
+			return o.readHistoryChunks(data, "h.jsonl", chunks)
+		})
 	}
-	return h1, ops1, err1
+	return r1
 }
 
 func withoutLines(ops []Op) []Op {
@@ -113,9 +167,9 @@ func sampleOps() []Op {
 		{Process: "A", Owner: "A", Key: "k", Kind: Write, Fence: 1, Value: "", HasValue: true, Call: 5, Returned: false},       // never returned
 		{Process: "A", Owner: "A", Key: "k", Kind: Release, Call: 6, Return: 9, Returned: true, At: 10, HasAt: true, OK: true}, // at within u
 		{Process: "D", Owner: "", Key: "", Kind: Release, Fence: 3, Call: -50, Return: -40, Returned: true, OK: false, Error: "not-holder"},
-		{Process: "E\"q\\", Owner: "ö\u2028\u2029<>&\x7f", Key: "tab\there\nnl\x01\x1f\b\f\r", Kind: Write, Fence: math.MaxInt64,
-			Value: "日本語 \U0001F600 </script>", HasValue: true, Call: math.MinInt64, Return: math.MaxInt64, Returned: true, OK: false, Error: "stale-fence"},
-		{Process: "F", Owner: "F", Kind: Acquire, TTL: math.MaxInt64, Call: 100, Returned: false, At: 1 << 62, HasAt: true},
+		{Process: "E\"q\\", Owner: "ö\u2028\u2029<>&\x7f", Key: "tab\there\nnl\x01\x1f\b\f\r", Kind: Write, Fence: MaxFence,
+			Value: "日本語 \U0001F600 </script>", HasValue: true, Call: -MaxTime, Return: MaxTime, Returned: true, OK: false, Error: "stale-fence"},
+		{Process: "F", Owner: "F", Kind: Acquire, TTL: MaxTime, Call: 100, Returned: false, At: MaxTime, HasAt: true},
 		{Process: "F", Owner: "F", Kind: Acquire, TTL: 1, Fence: 9, Call: 101, Returned: false},
 	}
 }
@@ -295,6 +349,34 @@ func TestParseErrors(t *testing.T) {
 		{"at string", `{"process":"A","op":"read","call":1,"at":"1"}`, 1, `field "at": want an integer, got string`},
 		{"fence string escaped", `{"process":"A","op":"write","fence":"\u0031","value":"v","call":1}`, 1, `field "fence": want an integer, got string`},
 		{"unknown op escaped", `{"process":"A","op":"re\u0061dx","call":1}`, 1, `field "op": unknown operation "readx"`},
+		{"empty", "", 1, "the history has no operation"},
+		{"only blank lines", "\n \n\t\r\n", 3, "the history has no operation"},
+		{"only a header", hdrLine, 1, "the history has no operation"},
+		{"only a header and a fault", hdrLine + "\n" + `{"fault":"pause","target":"A","start":1}` + "\n", 2, "the history has no operation"},
+		{"duplicate field", `{"process":"A","op":"write","op":"read","call":1}`, 1, `duplicate field "op": a field may appear only once in an object`},
+		{"duplicate field, null", `{"process":"A","op":"read","call":1,"call":null}`, 1, `duplicate field "call"`},
+		{"duplicate field, escaped", `{"process":"A","op":"read","call":1,"c\u0061ll":2}`, 1, `duplicate field "call"`},
+		{"duplicate unknown field", `{"process":"A","op":"read","call":1,"x":1,"y":2,"x":3}`, 1, `duplicate field "x"`},
+		{"duplicate header field", `{"format":"leasecheck/history","version":1,"version":1}`, 1, `duplicate field "version"`},
+		{"call beyond MaxTime", `{"process":"A","op":"read","call":4611686018427387904}`, 1, `field "call": 4611686018427387904 is outside the times leasecheck can reason about exactly`},
+		{"call below -MaxTime", `{"process":"A","op":"read","call":-9223372036854775808}`, 1, `field "call": -9223372036854775808 is outside`},
+		{"return beyond MaxTime", `{"process":"A","op":"read","call":1,"return":9223372036854775807,"ok":true}`, 1, `field "return": 9223372036854775807 is outside`},
+		{"at beyond MaxTime", `{"process":"A","op":"read","call":1,"at":9223372036854775807}`, 1, `field "at": 9223372036854775807 is outside`},
+		{"ttl beyond MaxTime", `{"process":"A","op":"acquire","ttl":9223372036854775807,"call":1}`, 1, `field "ttl": 9223372036854775807 is above the largest time`},
+		{"fence beyond MaxFence", `{"process":"A","op":"release","fence":9223372036854775807,"call":1}`, 1, `field "fence": 9223372036854775807 is above the largest fence`},
+		{"uncertainty beyond MaxTime", `{"format":"leasecheck/history","version":1,"clock_uncertainty":9223372036854775807}`, 1, `header field "clock_uncertainty": 9223372036854775807 is above`},
+		{"fence in a fence-less history", `{"format":"leasecheck/history","version":1,"fences":"none"}` + "\n" +
+			`{"process":"A","op":"acquire","ttl":5,"fence":1,"call":1,"return":2,"ok":true}`, 2, `field "fence": the header declares "fences":"none"`},
+		{"fence-less fenced storage", `{"format":"leasecheck/history","version":1,"fences":"none","semantics":"fenced-storage"}`, 1, `"fences":"none" cannot go with "semantics":"fenced-storage"`},
+		{"bad fences", `{"format":"leasecheck/history","version":1,"fences":"random"}`, 1, `header field "fences": want "sequential", "increasing" or "none", got "random"`},
+		{"fault without target", `{"fault":"pause","start":1}`, 1, `field "target" is required for a fault record`},
+		{"fault with empty kind", `{"fault":"","target":"A","start":1}`, 1, `field "fault": must not be empty`},
+		{"fault without start", `{"fault":"pause","target":"A","end":5}`, 1, `field "start" is required for a fault record`},
+		{"fault ending before it starts", `{"fault":"pause","target":"A","start":5,"end":4}`, 1, `field "end": 4 is before start 5`},
+		{"fault start string", `{"fault":"pause","target":"A","start":"5"}`, 1, `field "start": want an integer, got string`},
+		{"fault partial string", `{"fault":"pause","target":"A","start":5,"partial":"yes"}`, 1, `field "partial": want true or false, got string`},
+		{"fault and op", `{"fault":"pause","target":"A","start":5,"process":"A","op":"read","call":1}`, 1, `a line is an operation ("process") or a fault record ("fault"), not both`},
+		{"fault before the header", `{"fault":"pause","target":"A","start":5}` + "\n" + hdrLine, 2, `must be the first non-blank line`},
 		{"error after good lines", `{"process":"A","op":"read","call":1,"return":2,"ok":true}` + "\n   \n\t\r\n" + `{"process":"A","op":"read","call":3,"return":2,"ok":true}`, 4,
 			`field "return": 2 is before call 3`},
 	} {
@@ -331,9 +413,6 @@ func TestLenient(t *testing.T) {
 		hdr   Header
 		ops   []Op
 	}{
-		{"empty", "", DefaultHeader(), nil},
-		{"only blank lines", "\n \n\t\r\n", DefaultHeader(), nil},
-		{"only a header", hdrLine, Header{Version: 1, TimeUnit: "ms", ClockUncertainty: 2}, nil},
 		{"header defaults", "\n" + `{"format":"leasecheck/history","version":1}` + "\n" + `{"process":"A","op":"read","call":1}`,
 			DefaultHeader(), []Op{{Line: 3, Process: "A", Owner: "A", Kind: Read, Call: 1}}},
 		{"header after blank lines, CRLF", "\r\n  \r\n" + `{"format":"leasecheck/history","version":1,"time_unit":"s","semantics":"fenced-storage"}` + "\r\n" +
@@ -353,18 +432,21 @@ func TestLenient(t *testing.T) {
 			[]Op{{Line: 1, Process: "A", Owner: "A", Kind: Acquire, TTL: 3, Call: 1, Return: 1, Returned: true, Error: "held"}}},
 		{"ttl and value ignored where they do not belong", `{"process":"A","op":"release","ttl":-1,"value":7,"call":1,"return":2,"ok":true}`, DefaultHeader(),
 			[]Op{{Line: 1, Process: "A", Owner: "A", Kind: Release, Call: 1, Return: 2, Returned: true, OK: true}}},
-		{"duplicate keys: last wins", `{"process":"A","op":"write","op":"read","call":5,"call":1,"ttl":"x","ttl":null}`, DefaultHeader(),
-			[]Op{{Line: 1, Process: "A", Owner: "A", Kind: Read, Call: 1}}},
 		{"keys are case-sensitive", `{"process":"A","Process":"B","op":"read","OP":"write","call":1}`, DefaultHeader(),
 			[]Op{{Line: 1, Process: "A", Owner: "A", Kind: Read, Call: 1}}},
 		{"escapes", `{"process":"A\"\\\/\u00e9\ud83d\ude00","owner":"\t","key":"\ud800","op":"read","value":"x\u2028","call":-0}`, DefaultHeader(),
 			[]Op{{Line: 1, Process: "A\"\\/é\U0001F600", Owner: "\t", Key: "\uFFFD", Kind: Read, Value: "x\u2028", HasValue: true}}},
-		{"extreme integers", `{"process":"A","op":"read","call":-9223372036854775808,"return":9223372036854775807,"ok":true,"at":9223372036854775807}`, DefaultHeader(),
-			[]Op{{Line: 1, Process: "A", Owner: "A", Kind: Read, Call: math.MinInt64, Return: math.MaxInt64, Returned: true, OK: true, At: math.MaxInt64, HasAt: true}}},
-		{"at within uncertainty, huge u", `{"format":"leasecheck/history","version":1,"clock_uncertainty":9223372036854775807}` + "\n" +
-			`{"process":"A","op":"read","call":-5,"return":5,"at":-9223372036854775808,"ok":true}`,
-			Header{Version: 1, TimeUnit: "ms", ClockUncertainty: math.MaxInt64},
-			[]Op{{Line: 2, Process: "A", Owner: "A", Kind: Read, Call: -5, Return: 5, Returned: true, At: math.MinInt64, HasAt: true, OK: true}}},
+		{"extreme times", `{"process":"A","op":"read","call":-4611686018427387903,"return":4611686018427387903,"ok":true,"at":4611686018427387903}`, DefaultHeader(),
+			[]Op{{Line: 1, Process: "A", Owner: "A", Kind: Read, Call: -MaxTime, Return: MaxTime, Returned: true, OK: true, At: MaxTime, HasAt: true}}},
+		{"at within uncertainty, huge u", `{"format":"leasecheck/history","version":1,"clock_uncertainty":4611686018427387903}` + "\n" +
+			`{"process":"A","op":"read","call":-5,"return":5,"at":-4611686018427387903,"ok":true}`,
+			Header{Version: 1, TimeUnit: "ms", ClockUncertainty: MaxTime},
+			[]Op{{Line: 2, Process: "A", Owner: "A", Kind: Read, Call: -5, Return: 5, Returned: true, At: -MaxTime, HasAt: true, OK: true}}},
+		{"fence-less", `{"format":"leasecheck/history","version":1,"fences":"none"}` + "\n" +
+			`{"process":"A","op":"acquire","ttl":5,"call":1,"return":2,"ok":true}` + "\n" + `{"process":"A","op":"write","value":"v","call":3,"return":4,"ok":true}`,
+			Header{Version: 1, TimeUnit: "ms", Fences: NoFences},
+			[]Op{{Line: 2, Process: "A", Owner: "A", Kind: Acquire, TTL: 5, Call: 1, Return: 2, Returned: true, OK: true},
+				{Line: 3, Process: "A", Owner: "A", Kind: Write, Value: "v", HasValue: true, Call: 3, Return: 4, Returned: true, OK: true}}},
 		{"unreturned op does not constrain the next by its return", `{"process":"A","op":"write","fence":1,"value":"v","call":1}` + "\n" +
 			`{"process":"A","op":"read","call":1,"return":2,"ok":true}`, DefaultHeader(),
 			[]Op{{Line: 1, Process: "A", Owner: "A", Kind: Write, Fence: 1, Value: "v", HasValue: true, Call: 1},
@@ -406,9 +488,12 @@ func TestBlankLinesCounted(t *testing.T) {
 
 // TestHeaderBeforeNext: the header is the default until Next reads it.
 func TestHeaderBeforeNext(t *testing.T) {
-	r := NewReader(strings.NewReader(`{"format":"leasecheck/history","version":1,"time_unit":"ns"}`), "x")
+	r := NewReader(strings.NewReader(`{"format":"leasecheck/history","version":1,"time_unit":"ns"}`+"\n"+`{"process":"A","op":"read","call":1}`), "x")
 	if r.Header() != DefaultHeader() {
 		t.Errorf("Header() before Next = %+v", r.Header())
+	}
+	if _, err := r.Next(); err != nil {
+		t.Fatalf("Next = %v, want the op", err)
 	}
 	if _, err := r.Next(); err != io.EOF {
 		t.Fatalf("Next = %v, want io.EOF", err)
@@ -460,7 +545,8 @@ func TestFastSlowAgreeLineByLine(t *testing.T) {
 				readBoth(t, []byte(input))
 				// Force the fallback on one line at a time.
 				n := strings.Count(input, "\n") + 1
-				_, wantOps, wantErr := readMode([]byte(input), false)
+				want := readMode([]byte(input), false, false)
+				wantOps, wantErr := want.ops, want.err
 				for k := 1; k <= n; k++ {
 					_, ops, err := readForcingLine([]byte(input), k)
 					if errString(err) != errString(wantErr) || !reflect.DeepEqual(ops, wantOps) {
@@ -605,7 +691,7 @@ func TestParallelMatchesSequential(t *testing.T) {
 				t.Fatalf("got %v, want an error at line %d", err, tc.line)
 			}
 			for _, chunks := range []int{4, 16, 100} {
-				h, err2 := readHistoryChunks(tc.data, "h.jsonl", chunks)
+				h, err2 := ReadOptions{}.readHistoryChunks(tc.data, "h.jsonl", chunks)
 				if errString(err2) != errString(err) || (err == nil && !reflect.DeepEqual(h.Ops, ops)) {
 					t.Fatalf("%d chunks: %v, want %v", chunks, err2, err)
 				}
@@ -645,10 +731,20 @@ func TestValidateMatchesReader(t *testing.T) {
 		},
 		func(h *History, op *Op) { h.Header.ClockUncertainty = -1 },
 		func(h *History, op *Op) { h.Header.TimeUnit = "days" },
+		func(h *History, op *Op) { h.Header.Fences = NoFences; op.Fence = 1 },
+		func(h *History, op *Op) { op.Call = MaxTime + 1 },
+		func(h *History, op *Op) { h.Header.Fences, h.Header.Semantics = NoFences, FencedStorage },
 	}
 	rng := rand.New(rand.NewPCG(7, 7))
 	for i := range 400 {
 		h := genHistory(30, 3, 2, uint64(i))
+		if i%len(mutations) == 11 { // a fence-less history but for one op
+			for j := range h.Ops {
+				if op := &h.Ops[j]; op.Kind == Acquire || op.Kind == Write || op.Fence != 0 {
+					op.Fence = 0
+				}
+			}
+		}
 		m := mutations[i%len(mutations)]
 		m(h, &h.Ops[rng.IntN(len(h.Ops))])
 		for j := range h.Ops {
@@ -674,5 +770,86 @@ func TestValidateMatchesReader(t *testing.T) {
 	}
 	if err := Validate(genHistory(200, 4, 3, 1)); err != nil {
 		t.Fatalf("a valid history: %v", err)
+	}
+}
+
+// Unknown fields are warned about once per distinct name, at the first line
+// they appear on, in line order; a known field on a line of another kind
+// counts as unknown there. Strict refuses the first one.
+func TestUnknownFieldWarnings(t *testing.T) {
+	input := `{"format":"leasecheck/history","version":1,"ttl":5}` + "\n" +
+		`{"process":"A","op":"read","call":1,"retrun":2,"ok":true}` + "\n" +
+		`{"process":"A","op":"read","call":3,"retrun":4,"Call":3,"ok":true}` + "\n" +
+		`{"fault":"pause","target":"A","start":1,"value":"x","note":"n"}` + "\n" +
+		`{"process":"B","op":"read","call":1,"note":null}`
+	r := readAll(t, []byte(input), false)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	var got []string
+	for _, w := range r.warnings {
+		got = append(got, w.String())
+	}
+	want := []string{
+		`h.jsonl:1: unknown field "ttl" in the header, ignored`,
+		`h.jsonl:2: unknown field "retrun" in an operation, ignored`,
+		`h.jsonl:3: unknown field "Call" in an operation, ignored`,
+		`h.jsonl:4: unknown field "value" in a fault record, ignored`,
+		`h.jsonl:4: unknown field "note" in a fault record, ignored`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	s := readAll(t, []byte(input), true)
+	if errString(s.err) != `h.jsonl:1: unknown field "ttl" in the header (--strict refuses unknown fields)` {
+		t.Errorf("strict: %v", s.err)
+	}
+	// Many distinct unknown fields: the warnings stop, saying so.
+	var b strings.Builder
+	for i := range 2 * maxWarnedFields {
+		fmt.Fprintf(&b, `{"process":"A","op":"read","call":%d,"x%d":1}`+"\n", i, i)
+	}
+	r = readAll(t, []byte(b.String()), false)
+	if n := len(r.warnings); n != maxWarnedFields+1 || r.warnings[n-1].Message != "more unknown fields, not listed" {
+		t.Errorf("%d warnings, last %v; want %d, the last saying more are not listed", n, r.warnings[n-1], maxWarnedFields+1)
+	}
+}
+
+// Fault records read and write back, byte for byte; they may appear
+// anywhere after the header, and WriteHistory puts them before the ops.
+func TestFaultRecords(t *testing.T) {
+	input := hdrLine + "\n" +
+		`{"process":"A","op":"acquire","ttl":5,"fence":1,"call":0,"return":1,"ok":true}` + "\n" +
+		`{"fault":"pause","target":"A","start":120,"end":380,"detail":"A paused \"between\" check and write"}` + "\n" +
+		`{"fault":"clock-step","target":"coordinator","start":200,"amount":-50,"partial":true}` + "\n" +
+		`{"fault":"partition","target":"B","peer":"coordinator","start":10,"end":10,"amount":0,"peer2":1}` + "\n"
+	r := readAll(t, []byte(input), false)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	want := []FaultRecord{
+		{Line: 3, Kind: "pause", Target: "A", Start: 120, End: 380, HasEnd: true, Detail: `A paused "between" check and write`},
+		{Line: 4, Kind: "clock-step", Target: "coordinator", Start: 200, Amount: -50, Partial: true},
+		{Line: 5, Kind: "partition", Target: "B", Peer: "coordinator", Start: 10, End: 10, HasEnd: true},
+	}
+	if !reflect.DeepEqual(r.faults, want) {
+		t.Fatalf("faults:\n%+v\nwant\n%+v", r.faults, want)
+	}
+	h := &History{Name: "h.jsonl", Header: r.hdr, Ops: r.ops, Faults: r.faults}
+	out := string(writeHistory(t, h))
+	wantOut := hdrLine + "\n" +
+		`{"fault":"pause","target":"A","start":120,"end":380,"detail":"A paused \"between\" check and write"}` + "\n" +
+		`{"fault":"clock-step","target":"coordinator","start":200,"amount":-50,"partial":true}` + "\n" +
+		`{"fault":"partition","target":"B","start":10,"end":10,"peer":"coordinator"}` + "\n" +
+		`{"process":"A","op":"acquire","ttl":5,"fence":1,"call":0,"return":1,"ok":true}` + "\n"
+	if out != wantOut {
+		t.Errorf("written:\n%s\nwant\n%s", out, wantOut)
+	}
+	if err := Validate(h); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	h.Faults[1].HasEnd, h.Faults[1].End = true, 100
+	if err := Validate(h); errString(err) != `h.jsonl:4: field "end": 100 is before start 200` {
+		t.Errorf("Validate of a fault ending before it starts: %v", err)
 	}
 }

@@ -17,6 +17,16 @@ import (
 // renew), fence (when != 0), value (write; read when HasValue), call, return
 // (when Returned), at (when HasAt), ok (when Returned), error (when != "").
 // Strings are escaped as encoding/json escapes them, without HTML escaping.
+//
+// A fault record (WriteFault) is a line of its own, with the fields fault,
+// target, start, end (when HasEnd), amount (when != 0), peer, detail (when
+// != "") and partial (when true), in that order. WriteHistory puts a
+// history's fault records after the header and before the ops, in the
+// order of History.Faults; a recorder that streams may interleave them
+// with the ops as they happen. Readers accept them anywhere after the
+// header. A reader that predates the extension refuses such a line (it has
+// no "process"): an old leasecheck exits 2 on a new file rather than
+// misjudging it.
 type Writer struct {
 	bw  *bufio.Writer
 	buf []byte // scratch for one line
@@ -66,6 +76,16 @@ func (w *Writer) Write(op *Op) error {
 	return w.err
 }
 
+// WriteFault writes one fault-record line.
+func (w *Writer) WriteFault(f *FaultRecord) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.buf = appendFault(w.buf[:0], f)
+	_, w.err = w.bw.Write(w.buf)
+	return w.err
+}
+
 // Flush writes any buffered data to the underlying writer.
 func (w *Writer) Flush() error {
 	if w.err != nil {
@@ -75,9 +95,14 @@ func (w *Writer) Flush() error {
 	return w.err
 }
 
-// WriteHistory writes h (its header, then its ops) to w.
+// WriteHistory writes h to w: its header, its fault records, then its ops.
 func WriteHistory(w io.Writer, h *History) error {
 	wr := NewWriter(w, h.Header)
+	for i := range h.Faults {
+		if err := wr.WriteFault(&h.Faults[i]); err != nil {
+			return err
+		}
+	}
 	for i := range h.Ops {
 		if err := wr.Write(&h.Ops[i]); err != nil {
 			return err
@@ -133,6 +158,36 @@ func appendOp(b []byte, op *Op) []byte {
 	if op.Error != "" {
 		b = append(b, `,"error":`...)
 		b = appendJSONString(b, op.Error)
+	}
+	return append(b, "}\n"...)
+}
+
+// appendFault appends a fault record's line, with its '\n'.
+func appendFault(b []byte, f *FaultRecord) []byte {
+	b = append(b, `{"fault":`...)
+	b = appendJSONString(b, f.Kind)
+	b = append(b, `,"target":`...)
+	b = appendJSONString(b, f.Target)
+	b = append(b, `,"start":`...)
+	b = strconv.AppendInt(b, f.Start, 10)
+	if f.HasEnd {
+		b = append(b, `,"end":`...)
+		b = strconv.AppendInt(b, f.End, 10)
+	}
+	if f.Amount != 0 {
+		b = append(b, `,"amount":`...)
+		b = strconv.AppendInt(b, f.Amount, 10)
+	}
+	if f.Peer != "" {
+		b = append(b, `,"peer":`...)
+		b = appendJSONString(b, f.Peer)
+	}
+	if f.Detail != "" {
+		b = append(b, `,"detail":`...)
+		b = appendJSONString(b, f.Detail)
+	}
+	if f.Partial {
+		b = append(b, `,"partial":true`...)
 	}
 	return append(b, "}\n"...)
 }

@@ -26,7 +26,8 @@ import (
 // messages. The only messages that come from the decoders themselves (invalid
 // UTF-8, invalid JSON, not an object) are always produced by decodeSlow.
 
-// field is a field name the format knows, header and op fields together.
+// field is a field name the format knows: header, op and fault-record
+// fields together.
 type field uint8
 
 const (
@@ -48,6 +49,14 @@ const (
 	fAt
 	fOK
 	fError
+	fFault
+	fTarget
+	fStart
+	fEnd
+	fAmount
+	fPeer
+	fDetail
+	fPartial
 	nFields
 )
 
@@ -70,7 +79,24 @@ var fieldNames = [nFields]string{
 	fAt:               "at",
 	fOK:               "ok",
 	fError:            "error",
+	fFault:            "fault",
+	fTarget:           "target",
+	fStart:            "start",
+	fEnd:              "end",
+	fAmount:           "amount",
+	fPeer:             "peer",
+	fDetail:           "detail",
+	fPartial:          "partial",
 }
+
+// The fields of each kind of line. A known field on a line of another kind
+// is treated like an unknown one (warned, ignored; an error under Strict).
+const (
+	headerFields = 1<<fFormat | 1<<fVersion | 1<<fTimeUnit | 1<<fClockUncertainty | 1<<fSemantics | 1<<fFences
+	opFields     = 1<<fProcess | 1<<fOwner | 1<<fKey | 1<<fOp | 1<<fTTL | 1<<fFence | 1<<fValue | 1<<fCall |
+		1<<fReturn | 1<<fAt | 1<<fOK | 1<<fError
+	faultFields = 1<<fFault | 1<<fTarget | 1<<fStart | 1<<fEnd | 1<<fAmount | 1<<fPeer | 1<<fDetail | 1<<fPartial
+)
 
 func (f field) String() string { return fieldNames[f] }
 
@@ -78,10 +104,10 @@ func (f field) String() string { return fieldNames[f] }
 // lookupField; init checks that it has no collisions.
 func fieldHash(key []byte) uint {
 	n := len(key)
-	return (uint(n) + uint(key[0])*21 + uint(key[n-1])*3) & 31
+	return (uint(n) + uint(key[0])*9 + uint(key[n-1])*15) & 63
 }
 
-var fieldTable [32]int8 // fieldHash -> field+1; 0: not a known field
+var fieldTable [64]int8 // fieldHash -> field+1; 0: not a known field
 
 func init() {
 	for f := range nFields {
@@ -147,12 +173,17 @@ type rawVal struct {
 	n     int64
 }
 
-// rawLine holds the known fields present (and not null) on one line.
+// rawLine holds the known fields present (and not null) on one line, and
+// the names of the fields it does not know.
 type rawLine struct {
 	set  uint32 // bit f: field f is present and not null
+	seen uint32 // bit f: field f is present, null or not
 	v    [nFields]rawVal
-	line []byte // the line decoded
-	buf  []byte // decoded strings the line does not hold verbatim (escapes)
+	// unknown are the keys of the fields the format does not know, in the
+	// order of the line: line[s:e], or buf[s:e] when inBuf.
+	unknown []rawVal
+	line    []byte // the line decoded
+	buf     []byte // decoded strings the line does not hold verbatim (escapes)
 }
 
 func (r *rawLine) has(f field) bool { return r.set&(1<<f) != 0 }
@@ -193,12 +224,17 @@ var strClass = func() (t [256]uint8) {
 	return t
 }()
 
+// maxFastUnknown bounds the unknown fields decodeFast handles on one line
+// (it checks them for duplicates pairwise); past it, decodeSlow decides.
+const maxFastUnknown = 8
+
 // decodeFast decodes line into raw, or reports false when it cannot decide
 // the line on its own (raw is then garbage and decodeSlow must be used).
 // It never accepts a line that encoding/json would reject, and whatever it
 // accepts, it decodes to exactly what decodeSlow would.
 func decodeFast(line []byte, raw *rawLine) bool {
-	raw.set = 0
+	raw.set, raw.seen = 0, 0
+	raw.unknown = raw.unknown[:0]
 	raw.line = line
 	n := len(line)
 	hi := uint8(0) // 2 when a string held a non-ASCII byte
@@ -318,12 +354,24 @@ func decodeFast(line []byte, raw *rawLine) bool {
 				return false
 			}
 			if f, ok := lookupField(key); ok {
-				if null {
-					raw.set &^= 1 << f
-				} else {
+				if raw.seen&(1<<f) != 0 {
+					return false // a duplicate field: decodeSlow says so
+				}
+				raw.seen |= 1 << f
+				if !null {
 					raw.set |= 1 << f
 					raw.v[f] = v
 				}
+			} else {
+				if len(raw.unknown) == maxFastUnknown {
+					return false
+				}
+				for _, u := range raw.unknown {
+					if string(line[u.s:u.e]) == string(key) {
+						return false // a duplicate field: decodeSlow says so
+					}
+				}
+				raw.unknown = append(raw.unknown, rawVal{kind: jString, s: ks, e: ks + len(key)})
 			}
 			if i < n && line[i] == ',' {
 				i++
@@ -360,7 +408,8 @@ func decodeFast(line []byte, raw *rawLine) bool {
 // decodeSlow decodes line into raw with encoding/json. It returns "" on
 // success, or the reason the line is not a JSON object.
 func decodeSlow(line []byte, raw *rawLine) string {
-	raw.set = 0
+	raw.set, raw.seen = 0, 0
+	raw.unknown = raw.unknown[:0]
 	raw.line = line
 	raw.buf = raw.buf[:0]
 	if !utf8.Valid(line) {
@@ -374,7 +423,7 @@ func decodeSlow(line []byte, raw *rawLine) string {
 		}
 		return fmt.Sprintf("invalid UTF-8 at byte %d (a history must be UTF-8)", i+1)
 	}
-	var m map[string]json.RawMessage
+	var m map[string]json.RawMessage // only for encoding/json's own messages
 	err := json.Unmarshal(line, &m)
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
@@ -391,11 +440,34 @@ func decodeSlow(line []byte, raw *rawLine) string {
 	if err != nil {
 		return "invalid JSON: " + err.Error()
 	}
-	for k, rv := range m {
+	// The line is a valid JSON object. Walk its fields in order, which the
+	// map above lost, to find duplicates and keep the unknown keys in order.
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if _, err := dec.Token(); err != nil { // '{'
+		return "invalid JSON: " + err.Error()
+	}
+	keys := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "invalid JSON: " + err.Error()
+		}
+		k, _ := tok.(string)
+		var rv json.RawMessage
+		if err := dec.Decode(&rv); err != nil {
+			return "invalid JSON: " + err.Error()
+		}
+		if keys[k] {
+			return fmt.Sprintf("duplicate field %s: a field may appear only once in an object", quoteShort(k))
+		}
+		keys[k] = true
 		f, ok := lookupField([]byte(k))
 		if !ok {
+			raw.unknown = append(raw.unknown, rawVal{kind: jString, inBuf: true, s: len(raw.buf), e: len(raw.buf) + len(k)})
+			raw.buf = append(raw.buf, k...)
 			continue
 		}
+		raw.seen |= 1 << f
 		rv = bytes.TrimFunc(rv, func(r rune) bool { return r < utf8.RuneSelf && isJSONSpace(byte(r)) })
 		if len(rv) == 0 {
 			continue // cannot happen for valid JSON

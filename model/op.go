@@ -104,11 +104,15 @@ func ParseFenceOrder(s string) (FenceOrder, bool) {
 	return 0, false
 }
 
-// Rules are the parts of the header that change the model.
-type Rules struct {
-	Semantics Semantics
-	Fences    FenceOrder
-}
+// MaxTime bounds every time in a history (call, return, at, a fault's start
+// and end), every ttl and the clock uncertainty: 2^62 - 1, so that the
+// checker's clock arithmetic (call - u, return + u) cannot overflow and is
+// exact. In nanoseconds since 1970 it reaches the year 2116.
+const MaxTime int64 = 1<<62 - 1
+
+// MaxFence bounds every fence (2^62), so that counting one past it cannot
+// overflow.
+const MaxFence int64 = 1 << 62
 
 // Op is one operation of a history (format v1, DESIGN.md §4).
 //
@@ -157,9 +161,6 @@ type Header struct {
 	// coordinator numbers grants. Absent means sequential.
 	Fences FenceOrder
 }
-
-// Rules returns the model rules the header declares.
-func (h Header) Rules() Rules { return Rules{Semantics: h.Semantics, Fences: h.Fences} }
 
 // DefaultHeader is what a history without a header line means.
 func DefaultHeader() Header {
@@ -234,7 +235,9 @@ func (o *Op) Describe() string {
 			arg("fence=%d", o.Fence)
 		}
 	case Write:
-		arg("fence=%d", o.Fence)
+		if o.Fence != 0 {
+			arg("fence=%d", o.Fence)
+		}
 		arg("%q", o.Value)
 	}
 	s += ")"

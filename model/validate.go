@@ -11,9 +11,44 @@ import (
 // malformed history is refused with the same message a file's line would
 // get. Each rule returns the reason the op breaks it, or "".
 
+// ruleTime: a time lies within [-MaxTime, MaxTime], so that the checker's
+// arithmetic on it (t - u, t + u, t + ttl) is exact.
+func ruleTime(name string, t int64) string {
+	if t < -MaxTime || t > MaxTime {
+		return fmt.Sprintf("field %q: %d is outside the times leasecheck can reason about exactly, [-%d, %d] (2^62 - 1)", name, t, MaxTime, MaxTime)
+	}
+	return ""
+}
+
+// ruleUncertainty: the header's clock uncertainty is a time >= 0.
+func ruleUncertainty(u int64) string {
+	if u < 0 {
+		return fmt.Sprintf("header field \"clock_uncertainty\": must be >= 0, got %d", u)
+	}
+	if u > MaxTime {
+		return fmt.Sprintf("header field \"clock_uncertainty\": %d is above the largest time leasecheck can reason about exactly, %d (2^62 - 1)", u, MaxTime)
+	}
+	return ""
+}
+
+// ruleHeaderRules: the header's choices fit together. A fenced resource
+// judges writes by their fences, so it cannot go without them.
+func ruleHeaderRules(h Header) string {
+	if h.Fences == NoFences && h.Semantics == FencedStorage {
+		return `header: "fences":"none" cannot go with "semantics":"fenced-storage": a fenced resource judges writes by their fences`
+	}
+	return ""
+}
+
 // ruleReturn: an op cannot return before it was called.
 func ruleReturn(op *Op) string {
-	if op.Returned && op.Return < op.Call {
+	if !op.Returned {
+		return ""
+	}
+	if reason := ruleTime("return", op.Return); reason != "" {
+		return reason
+	}
+	if op.Return < op.Call {
 		return fmt.Sprintf("field \"return\": %d is before call %d", op.Return, op.Call)
 	}
 	return ""
@@ -31,14 +66,27 @@ func ruleTTL(op *Op, present bool) string {
 	if op.TTL <= 0 {
 		return fmt.Sprintf("field \"ttl\": must be > 0, got %d", op.TTL)
 	}
+	if op.TTL > MaxTime {
+		return fmt.Sprintf("field \"ttl\": %d is above the largest time leasecheck can reason about exactly, %d (2^62 - 1)", op.TTL, MaxTime)
+	}
 	return ""
 }
 
 // ruleFence: a fence is >= 1; a write presents one, and an acquire that
-// succeeded names the one it was granted.
-func ruleFence(op *Op, present bool) string {
+// succeeded names the one it was granted. In a fence-less history (header
+// "fences":"none") no op carries one.
+func ruleFence(op *Op, present bool, order FenceOrder) string {
+	if order == NoFences {
+		if present {
+			return `field "fence": the header declares "fences":"none", so no operation may carry a fence`
+		}
+		return ""
+	}
 	if present && op.Fence < 1 {
 		return fmt.Sprintf("field \"fence\": must be >= 1, got %d", op.Fence)
+	}
+	if present && op.Fence > MaxFence {
+		return fmt.Sprintf("field \"fence\": %d is above the largest fence leasecheck can count past, %d (2^62)", op.Fence, MaxFence)
 	}
 	if !present {
 		switch {
@@ -65,6 +113,9 @@ func ruleAt(op *Op, u int64) string {
 	if !op.HasAt {
 		return ""
 	}
+	if reason := ruleTime("at", op.At); reason != "" {
+		return reason
+	}
 	lo := satSub(op.Call, u)
 	if op.Returned {
 		hi := satAdd(op.Return, u)
@@ -90,14 +141,38 @@ func validateHeader(h Header) string {
 	default:
 		return fmt.Sprintf("header field \"time_unit\": want one of ns, us, ms, s, got %s", quoteShort(h.TimeUnit))
 	}
-	if h.ClockUncertainty < 0 {
-		return fmt.Sprintf("header field \"clock_uncertainty\": must be >= 0, got %d", h.ClockUncertainty)
+	if reason := ruleUncertainty(h.ClockUncertainty); reason != "" {
+		return reason
 	}
 	if h.Semantics != Seed && h.Semantics != FencedStorage {
 		return fmt.Sprintf("header field \"semantics\": want \"seed\" or \"fenced-storage\", got %s", h.Semantics)
 	}
 	if h.Fences > NoFences {
-		return fmt.Sprintf("header field \"fences\": want \"sequential\" or \"increasing\", got %s", h.Fences)
+		return fmt.Sprintf("header field \"fences\": want \"sequential\", \"increasing\" or \"none\", got %s", h.Fences)
+	}
+	return ruleHeaderRules(h)
+}
+
+// ruleFault checks a fault record's values: it names what struck and what
+// it hit, and ends no earlier than it started. An unknown kind is allowed:
+// the records are informative and never change a verdict.
+func ruleFault(f *FaultRecord) string {
+	if f.Kind == "" {
+		return `field "fault": must not be empty (the fault's kind: pause, clock-step, partition, ...)`
+	}
+	if f.Target == "" {
+		return `field "target": must not be empty (what the fault hit: a process, "coordinator", ...)`
+	}
+	if reason := ruleTime("start", f.Start); reason != "" {
+		return reason
+	}
+	if f.HasEnd {
+		if reason := ruleTime("end", f.End); reason != "" {
+			return reason
+		}
+		if f.End < f.Start {
+			return fmt.Sprintf("field \"end\": %d is before start %d", f.End, f.Start)
+		}
 	}
 	return ""
 }
@@ -122,6 +197,15 @@ func Validate(h *History) error {
 			line = 1 // where the Writer puts it
 		}
 		return fail(line, reason)
+	}
+	for i := range h.Faults {
+		f := &h.Faults[i]
+		if reason := ruleFault(f); reason != "" {
+			if f.Line == 0 {
+				reason = "fault record " + strconv.Itoa(i+1) + " (History.Faults[" + strconv.Itoa(i) + "]): " + reason
+			}
+			return fail(f.Line, reason)
+		}
 	}
 	order := newOrderChecker()
 	for i := range h.Ops {
@@ -149,9 +233,10 @@ func validateOp(hdr Header, op *Op) string {
 		return fmt.Sprintf("field \"op\": unknown operation %s (want acquire, renew, release, write or read)", op.Kind)
 	}
 	for _, rule := range [...]func() string{
+		func() string { return ruleTime("call", op.Call) },
 		func() string { return ruleReturn(op) },
 		func() string { return ruleTTL(op, true) }, // the Writer always writes it
-		func() string { return ruleFence(op, op.Fence != 0) },
+		func() string { return ruleFence(op, op.Fence != 0, hdr.Fences) },
 		func() string { return ruleValue(op, true) }, // the Writer always writes a write's value
 		func() string { return ruleAt(op, hdr.ClockUncertainty) },
 	} {

@@ -9,11 +9,12 @@ import (
 )
 
 // RunAndCheck runs cfg against t and checks the history (linearizability
-// search budget: budget, 0 meaning 30s).
+// search budget: budget, 0 meaning 30s). When the run fails, the result
+// may still hold the partial history (a backend that stopped answering).
 func RunAndCheck(ctx context.Context, t Target, cfg Config, budget time.Duration) (*Result, *checker.Result, error) {
 	res, err := Run(ctx, t, cfg)
 	if err != nil {
-		return nil, nil, err
+		return res, nil, err // res: the partial history, when there is one
 	}
 	if budget == 0 {
 		budget = 30 * time.Second

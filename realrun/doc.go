@@ -1,39 +1,137 @@
-// Package realrun is the real runner (DESIGN.md §5, "Runner, real"): the
-// lease workload against a real backend, driven by goroutines on the
-// monotonic clock, with faults applied for real, recorded as a history for
-// the checker.
+// Package realrun is the real runner (DESIGN.md §5, "Runner, real"): a
+// scenario run against a real backend by goroutines on the monotonic clock,
+// with its faults applied for real, recorded as a history for the checker.
 //
-// A run has three holders and a reader, each a sequential process of the
-// history with its own client connection (through its own TCP proxy when
-// the target has an address). The holders follow the article's protocol
-// (holder.go). Faults (plan.go), one injection per requested kind at a
-// time drawn from the seed in the first half of the run:
+// # One protocol, two drivers
 //
-//   - pause: the lease holder stops between its deadline check and its
-//     write for 2.5–3 TTLs; its connection is frozen too (a stopped
-//     process), so a background keepalive would stop as well;
-//   - crash: the holder vanishes without releasing for 1.5 TTL and comes
-//     back under a new owner name;
-//   - clock-offset: a holder's clock is 1–2 TTLs off (harmless to a holder
-//     that measures its lease relatively, as this one does);
-//   - clock-drift: a holder's clock runs at 40% speed for 2 TTLs, so its
-//     local deadline is wrong and it writes after its lease ran out;
-//   - drop-heartbeats: a holder's renewals are lost for a TTL;
-//   - delay: TTL/10 added to every chunk on a holder's connection for a TTL;
-//   - partition: a holder's connection blackholed for a TTL, then reset;
-//   - coordinator-crash: the server SIGSTOPped for 0.75 TTL and resumed,
-//     then, two TTLs later, killed (SIGKILL) and restarted on its data
-//     after 0.5 TTL — only when the harness started it (Target.Server).
+// The processes of a real run are the machines the simulator runs
+// (impl/holder's Holder and Reader, or a planted-bug switch on them); the
+// runner is a second driver of them, as sim/world.go is the first (proc.go).
+// Each process is a goroutine that ticks its machine when the machine's own
+// clock reaches the WakeAt it asked for, hands it every reply, and sends its
+// requests through the Backend one at a time — each call in a goroutine of
+// its own, so the machine is still ticked (and gives up on the call, by its
+// own timeout) while it waits. The machine's Ready().Believes is recorded as
+// belief intervals (Result.Beliefs). Its clock is sim.Clock over the run's
+// true time in µs, the same code that gives simulated nodes their clocks.
+//
+// A scenario (scenario.Scenario) is the only input: RunScenario scales its
+// ms onto real time so that its TTL becomes a real TTL the backend can keep
+// (AutoTTL: at least MinTTL, the backend's minimum — etcd: whole seconds,
+// at least 2 s — and ten times its clock uncertainty, so that a write late by
+// a fraction of a TTL is provably late), and maps its fault plan onto real
+// faults. Run, the generated workload `leasecheck verify` uses by default,
+// is Workload(cfg) run through RunScenario with Retarget set: each holder
+// fault strikes whichever holder holds the lease when it falls due (at its
+// next write for a pause and a freeze). So a shrunk
+// simulator counterexample replays against etcd, Redis or PostgreSQL
+// (`leasecheck verify --scenario FILE`), and a failing real run saves the
+// scenario as run.
+//
+// The scenario's network is the real network: its minimum delay is added
+// to every request and reply; its jitter, loss and duplication are not
+// reproduced (TCP retransmits and duplicates nothing). Under fenced-storage
+// semantics the backend is both coordinator and store, so the history's
+// semantics are seed.
+//
+// # The faults, what each does and to whom
+//
+// Every injection is a model.FaultRecord in the history (History.Faults, µs
+// on the history's timeline). A fault that cannot be applied in full is
+// recorded Partial, says what was skipped, and is counted in
+// Result.Partial, never in Result.Faults.
+//
+//   - pause (holder): a process pause, a GC stop-the-world. It strikes at
+//     the holder's next write, after its re-check and before its send: the
+//     write is held and the holder's proxy frozen (a stopped process sends
+//     nothing, a background keepalive would stop too), its clocks run on.
+//     When it resumes, the held write leaves first — the zombie write only
+//     a fenced write can refuse (the article's GC pause; Kleppmann's first
+//     argument for fencing tokens). If it writes nothing within a TTL, it is
+//     paused at its next step.
+//   - freeze (holder): a suspended machine. The process stops and its
+//     monotonic clock stops with it — as Linux's CLOCK_MONOTONIC, which Go's
+//     monotonic readings use, does not count a suspension (CLOCK_BOOTTIME
+//     does). What was in flight travels on. On resume its clock is behind
+//     by the freeze, so even the reference holder believes its lease that
+//     much longer and writes after it lapsed: caught against an unfenced
+//     backend (etcd-mutex), refused by a fenced one. This is the dangerous
+//     direction of a holder's clock: slow or stopped.
+//     freeze (resource): the backend is the store, so its server is stopped
+//     (SIGSTOP) for the duration, where the harness controls it.
+//   - clock-drift (holder): its clocks run Amount ppm fast or slow from then
+//     on, within the scenario's declared bound ρ (the scenario format allows
+//     no more). The holder's deadline, TTL·(1−2ρ) minus a margin from the
+//     send of the request that granted the lease, absorbs it: a fast clock
+//     only ends its belief sooner, a slow one within ρ is covered. It tests
+//     that claim; it makes no holder write late. (The runner's old drift of
+//     40% speed did not either: the holder renewed every TTL/3 by that clock,
+//     still before the lease ran out. A clock slower than ρ can bite a
+//     correct holder only past a third of its speed; its limit is the freeze.)
+//   - clock-step (holder): its wall clock jumps by Amount; the monotonic
+//     clock does not. Harmless to the reference, which never reads the wall
+//     clock (DESIGN.md §5, Clocks). A holder that measures its lease on the
+//     wall clock (holder.BugTrustWallClock, `verify --mutant
+//     trust-local-clock`) believes |Amount| longer after a step back and
+//     writes after its lease lapsed: caught against an unfenced backend,
+//     refused by fenced ones. The article's remedy is not to trust any one
+//     party's local clock; Kleppmann's: fencing tokens.
+//   - clock-step, clock-offset (coordinator): the coordinator's lease clock
+//     moves, which expires a live lease early when it jumps forward
+//     (Kleppmann's Redlock case: a lock node's clock jumps, two clients both
+//     hold the lock). Applied only where the harness owns that clock
+//     (Target.Clock: an in-process coordinator on a SteppableClock). A real
+//     server's clock belongs to its host and is not stepped; the fault is
+//     recorded as not applied. (Redis's TIME and PostgreSQL's
+//     clock_timestamp() read the host's wall clock, so their adapters would
+//     feel a real step; etcd's lessor runs on the monotonic clock.)
+//   - clock-offset (holder): its clocks are Amount off from the start:
+//     harmless to a holder that measures its lease relatively.
+//   - drop-heartbeats: its renewals are lost before they leave for the
+//     window; the holder times them out (the iron rule: it stops writing).
+//   - renew-death, overrun, double-release: through the machine's optional
+//     interfaces (machine.RenewKiller, Overrunner, DoubleReleaser); a
+//     machine without one gets the fault recorded as not applied.
+//   - delay, partition: through the holder's TCP proxy (Proxy: every chunk
+//     delayed; blackholed, then its connections reset). They need
+//     Target.Addr. A partition from the resource cuts the whole connection.
+//   - crash, owner-reuse: the incarnation vanishes without releasing (its
+//     call in flight abandoned, its proxy blackholed) and, after Duration, a
+//     new one starts with a new connection as process h1#2 — under a new
+//     owner name for a crash, the dead one's for owner-reuse.
+//   - coordinator-crash: the server is killed (SIGKILL) and restarted on its
+//     data after Duration where the harness started it and it is a
+//     Restarter. A server it can only stop is SIGSTOPped and resumed:
+//     requests are delayed, not lost, so that is recorded Partial. Without
+//     a controlled server the fault is not applicable. A backend whose
+//     server restores leases with a fresh TTL after a restart
+//     (Info.LeasesRestart: ZooKeeper, etcd) gets the run's clock
+//     uncertainty widened by the outage, a TTL and its RestartGrace, and
+//     the log says so.
+//
+// # A backend that dies
+//
+// A watchdog ends the run when no client has had an answer for max(5 s,
+// TTL) during the workload, outside the server faults the harness injects
+// itself: RunScenario then returns an error that says so (ErrStopped) and,
+// with it, the partial history recorded so far. Clients are closed in
+// parallel, and the cleanup gets a short deadline, so a dead backend ends
+// the run within seconds.
+//
+// # Time and the history
 //
 // Recorder (recorder.go) turns requests into history lines: call and
-// return on the client's monotonic clock, no return when the outcome is
-// unknown, and — for backends that report their clock in the same atomic
+// return on the client's monotonic clock in µs, no return when the outcome
+// is unknown, and — for backends that report their clock in the same atomic
 // step — `at` mapped onto the client's timeline by an offset calibrated at
 // the start and re-measured at the end; the header's clock_uncertainty is
 // the calibration error plus the offset's movement plus 1 ms (or the
 // backend's declared Uncertainty, e.g. etcd's late expiry).
 //
-// Index: run.go (Target, Config, Run), holder.go, plan.go, recorder.go,
-// proxy.go (Proxy), server.go (Server, Restarter: what a controlled server offers),
-// check.go (RunAndCheck). internal/servers starts real servers for tests.
+// Index: run.go (Target, Config, Result, Run, Applicable), workload.go
+// (Workload), replay.go (Options, RunScenario, AutoTTL, the server faults),
+// proc.go (the driver of one process), recorder.go, proxy.go (Proxy),
+// server.go (Server, Restarter: what a controlled server offers), check.go
+// (RunAndCheck). testdata/ holds the clock scenarios that bite;
+// internal/servers starts real servers for verify and the tests.
 package realrun

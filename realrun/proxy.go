@@ -21,7 +21,6 @@ type Proxy struct {
 	delay  time.Duration
 	frozen bool
 	holed  bool
-	gen    int // blackhole generation: connections from before a heal are reset
 	conns  map[*proxyConn]struct{}
 	closed bool
 	wg     sync.WaitGroup

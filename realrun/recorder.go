@@ -33,6 +33,14 @@ type Recorder struct {
 
 	off0, err0 int64 // server − client offset (us) at start, and its error bound
 
+	// For Silence (under mu): when a request last got an answer; whether
+	// some client has asked since without an answer, and since when; the
+	// last error a request got.
+	lastAnswer time.Duration
+	asking     bool
+	askFrom    time.Duration
+	lastErr    string
+
 	// Set by Finish.
 	CalibrationError, Drift time.Duration
 }
@@ -121,6 +129,13 @@ func (r *Recorder) Do(ctx context.Context, b backend.Backend, process, owner str
 	defer cancel()
 	call := r.Now()
 	op.Call = int64(call / unit)
+	if !drop {
+		r.mu.Lock()
+		if !r.asking {
+			r.asking, r.askFrom = true, call
+		}
+		r.mu.Unlock()
+	}
 	var resp backend.Response
 	var err error
 	if drop {
@@ -136,9 +151,25 @@ func (r *Recorder) Do(ctx context.Context, b backend.Backend, process, owner str
 		if !errors.Is(err, context.DeadlineExceeded) {
 			op.Error = trimErr(err)
 		}
+		if !drop {
+			r.mu.Lock()
+			r.lastErr = op.Error
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+				r.lastErr = "no answer before the request timed out"
+			}
+			if !r.asking {
+				// It asked before the last answer (someone else's) and got none.
+				r.asking, r.askFrom = true, max(call, r.lastAnswer)
+			}
+			r.mu.Unlock()
+		}
 		r.record(op)
 		return backend.Response{}, false
 	}
+	r.mu.Lock()
+	r.lastAnswer = max(r.lastAnswer, ret)
+	r.asking = false
+	r.mu.Unlock()
 	op.Return, op.Returned, op.OK = int64(ret/unit), true, resp.OK
 	if resp.TTL > 0 {
 		op.TTL = int64(resp.TTL / unit)
@@ -162,6 +193,19 @@ func (r *Recorder) Do(ctx context.Context, b backend.Backend, process, owner str
 	return resp, true
 }
 
+// Silence is how long clients have been asking without any of them
+// getting an answer — since the first request sent (or left unanswered)
+// after the last answer — or -1 when nobody is waiting; and the last error
+// a request got. Dropped requests (a fault) are not asking.
+func (r *Recorder) Silence() (time.Duration, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.asking {
+		return -1, r.lastErr
+	}
+	return r.Now() - r.askFrom, r.lastErr
+}
+
 func (r *Recorder) record(op model.Op) {
 	r.mu.Lock()
 	r.ops = append(r.ops, op)
@@ -181,6 +225,18 @@ func trimErr(err error) string {
 // sequential), numbered by the line they take in the written file, and the
 // header with the clock uncertainty.
 func (r *Recorder) Finish(ctx context.Context) (*model.History, error) {
+	return r.finish(ctx, false)
+}
+
+// FinishPartial is Finish for a run that could not finish (a backend that
+// stopped answering): when the server's clock cannot be read again, `at`
+// keeps the start's calibration and the offset's movement goes unmeasured
+// (Drift stays 0). The history is for looking at, not for judging.
+func (r *Recorder) FinishPartial(ctx context.Context) (*model.History, error) {
+	return r.finish(ctx, true)
+}
+
+func (r *Recorder) finish(ctx context.Context, partial bool) (*model.History, error) {
 	r.mu.Lock()
 	ops := append([]model.Op(nil), r.ops...)
 	r.mu.Unlock()
@@ -191,6 +247,9 @@ func (r *Recorder) Finish(ctx context.Context) (*model.History, error) {
 	u := int64(r.info.Uncertainty / unit)
 	if r.info.ServerTime {
 		off1, err1, err := r.calibrate(ctx)
+		if err != nil && partial {
+			off1, err1, err = r.off0, r.err0, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +273,7 @@ func (r *Recorder) Finish(ctx context.Context) (*model.History, error) {
 	return &model.History{
 		Name: r.info.Name,
 		Header: model.Header{Version: 1, TimeUnit: "us", ClockUncertainty: u, Semantics: model.Seed,
-			Fences: r.info.Fences},
+			Fences: r.info.Fences.Order()},
 		Ops: ops,
 	}, nil
 }

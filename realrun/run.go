@@ -3,14 +3,15 @@ package realrun
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/scenario"
 )
 
 // Target is a backend to run against.
@@ -24,24 +25,71 @@ type Target struct {
 	// Open connects one client to addr (the server's own or a proxy's).
 	Open func(ctx context.Context, addr string) (backend.Backend, error)
 	// Server, when set, is a server process the harness started and may
-	// stop and resume (the coordinator-crash fault).
+	// stop and resume (the coordinator-crash fault; a Restarter is also
+	// crashed and restarted).
 	Server Server
+	// Clock, when set, steps the coordinator's lease clock (clock-step and
+	// clock-offset on "coordinator"): an in-process coordinator whose clock
+	// the harness owns (SteppableClock). A real server's clock belongs to
+	// its host; nil means those faults are reported as not applied.
+	Clock ClockStepper
 }
 
-// Config is one run. The zero value means the defaults.
+// ClockStepper is a coordinator clock the harness can step.
+type ClockStepper interface {
+	StepClock(d time.Duration)
+}
+
+// SteppableClock is a wall clock that faults can step: its Now is
+// time.Now plus every step so far. Pass Now to backend.InProcess as the
+// coordinator's clock and the clock itself as Target.Clock. Safe for
+// concurrent use.
+type SteppableClock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+// Now reads the clock.
+func (c *SteppableClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+
+// StepClock moves the clock by d (forward or back).
+func (c *SteppableClock) StepClock(d time.Duration) {
+	c.mu.Lock()
+	c.off += d
+	c.mu.Unlock()
+}
+
+// Config is one run of the generated workload (Workload): three holders and
+// a reader, each fault kind injected once. The zero value means the
+// defaults. It is a scenario like any other (RunScenario); Config only
+// chooses its size.
 type Config struct {
 	Seed     uint64
-	Duration time.Duration // workload time; default 10s (runs end a little later: paused holders finish)
-	TTL      time.Duration // default 2s
+	Duration time.Duration // workload time; default 10s (the horizon is 3 TTLs later, for faulted holders to finish)
+	TTL      time.Duration // default 2s; raised to the backend's minimum (and rounded to its granularity), every time scaled alike
 	Holders  int           // default 3
-	Readers  int           // default 1; negative: none
+	Readers  int           // default 1; negative: none (one reader at most)
 	Key      string        // the lease name; default "k"
 	Faults   []faults.Kind // injected; must be Applicable
-	// OpTimeout bounds every request; past it the outcome is unknown.
-	// Default TTL/3.
+	// OpTimeout, when set, bounds every request; past it the outcome is
+	// unknown. Default: a request lasts until the holder gives up on it
+	// (its timeout, TTL/3).
 	OpTimeout time.Duration
-	// Log, when set, receives a line per injected fault.
+	// NewHolder builds the holders' machines; nil is the reference
+	// (holder.New). A planted holder bug plugs in here, as in sim.Options.
+	NewHolder func(holder.Config) machine.Holder
+	// Log, when set, receives a line per injected fault. Calls are
+	// serialized: Log is never called from two goroutines at once.
 	Log func(format string, args ...any)
+	// Extra, when set, runs beside the holders and readers on a client of
+	// its own until the workload ends (end, on rec's timeline), recording
+	// its requests into the run's history through rec; Run waits for it.
+	// leasetest's adversarial clients use it.
+	Extra func(ctx context.Context, rec *Recorder, b backend.Backend, end time.Duration)
 }
 
 func (c *Config) defaults() {
@@ -62,28 +110,47 @@ func (c *Config) defaults() {
 	if c.Key == "" {
 		c.Key = "k"
 	}
-	if c.OpTimeout <= 0 {
-		c.OpTimeout = c.TTL / 3
-	}
-	if c.Log == nil {
-		c.Log = func(string, ...any) {}
-	}
 }
 
 // Result is a recorded run.
 type Result struct {
+	// History is the run's history, in µs since the run started; its Faults
+	// are the fault records (model.FaultRecord) on the same timeline.
 	History *model.History
 	Ops     int
-	Faults  map[faults.Kind]int // injected, by kind
+	// Faults counts the faults injected in full, by kind; Partial those
+	// applied in part or not at all (their records say what was skipped).
+	Faults  map[faults.Kind]int
+	Partial map[faults.Kind]int
+	// Beliefs are the intervals in which a holder's machine believed it held
+	// the lease (machine.Ready.Believes), in µs on the history's timeline.
+	Beliefs []Belief
+	// Scenario is the scenario as run: the input with every retargeted
+	// fault's target set to the holder it struck, and Implementation naming
+	// the backend. Saved, it replays with RunScenario (verify --scenario).
+	Scenario *scenario.Scenario
+	// TTL is the real lease TTL; Scale the real µs per scenario time unit.
+	TTL   time.Duration
+	Scale float64
 	// Calibration of the server clock (exact mode): the bound on the error of
 	// the mapping onto the client's timeline, and how much the offset moved
 	// over the run.
 	CalibrationError, Drift time.Duration
 }
 
-// Run runs the workload against t and records the history. Errors are
-// about the run itself (no server, no clock); what the backend did wrong is
-// in the history, for the checker.
+// Belief is one interval in which a holder believed it held the lease
+// under Fence: [From, To) in the history's µs. Open says the run ended
+// while it still believed.
+type Belief struct {
+	Process, Owner string
+	Fence          int64
+	From, To       int64
+	Open           bool
+}
+
+// Run runs the generated workload of cfg (Workload) against t and records
+// the history. Errors are about the run itself (no server, no clock); what
+// the backend did wrong is in the history, for the checker.
 func Run(ctx context.Context, t Target, cfg Config) (*Result, error) {
 	cfg.defaults()
 	for _, k := range cfg.Faults {
@@ -91,60 +158,17 @@ func Run(ctx context.Context, t Target, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("fault %q is not applicable to %s", k, t.Info.Name)
 		}
 	}
-	r := &runner{t: t, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)), faults: map[faults.Kind]int{}}
-	defer r.closeAll()
-	nproc := cfg.Holders + cfg.Readers
-	for i := 0; i < nproc; i++ {
-		if err := r.open(ctx); err != nil {
-			return nil, err
-		}
-	}
-	clk, _ := r.clients[0].b.(backend.Clock)
-	rec, err := NewRecorder(ctx, t.Info, clk)
-	if err != nil {
-		return nil, err
-	}
-	r.rec = rec
-	r.plan = newPlan(r.rng, cfg)
-	for i := 0; i < cfg.Holders; i++ {
-		if off, ok := r.plan.offset[i]; ok {
-			r.injected(faults.ClockOffset, "h%d's clock is %v off true time", i+1, off.Round(time.Millisecond))
-		}
-	}
-	var wg sync.WaitGroup
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	r.end = r.now() + cfg.Duration
-	for i := 0; i < cfg.Holders; i++ {
-		h := &holder{r: r, idx: i, name: fmt.Sprintf("h%d", i+1), cl: r.clients[i], rng: rand.New(rand.NewPCG(cfg.Seed+uint64(i)+1, 7))}
-		wg.Add(1)
-		go func() { defer wg.Done(); h.run(runCtx) }()
-	}
-	for i := 0; i < cfg.Readers; i++ {
-		rd := &reader{r: r, name: fmt.Sprintf("r%d", i+1), cl: r.clients[cfg.Holders+i]}
-		wg.Add(1)
-		go func() { defer wg.Done(); rd.run(runCtx) }()
-	}
-	wg.Add(1)
-	go func() { defer wg.Done(); r.serverFaults(runCtx) }()
-	wg.Wait()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	if r.serverErr != nil {
-		return nil, fmt.Errorf("%s: restarting the server: %w", t.Info.Name, r.serverErr)
-	}
-	h, err := rec.Finish(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{History: h, Ops: len(h.Ops), Faults: r.faults, CalibrationError: rec.CalibrationError, Drift: rec.Drift}, nil
+	sc := Workload(t, cfg)
+	return RunScenario(ctx, t, sc, Options{TTL: cfg.TTL, Retarget: true, OpTimeout: cfg.OpTimeout, NewHolder: cfg.NewHolder, Log: cfg.Log, Extra: cfg.Extra})
 }
 
 // Applicable reports whether fault kind k can be injected into t for real.
+// Clock faults always apply (to a holder); delay and partition need a proxy
+// (Target.Addr); coordinator-crash a server the harness controls.
 func Applicable(t Target, k faults.Kind) bool {
 	switch k {
-	case faults.Pause, faults.ClockOffset, faults.ClockDrift, faults.DropHeartbeats, faults.Crash:
+	case faults.Pause, faults.Overrun, faults.ClockOffset, faults.ClockDrift, faults.ClockStep, faults.Freeze,
+		faults.DropHeartbeats, faults.RenewDeath, faults.Crash, faults.DoubleRelease, faults.OwnerReuse:
 		return true
 	case faults.Delay, faults.Partition:
 		return t.Addr != ""
@@ -163,83 +187,4 @@ func ApplicableKinds(t Target, kinds []faults.Kind) []faults.Kind {
 		}
 	}
 	return out
-}
-
-type client struct {
-	b     backend.Backend
-	proxy *Proxy // nil without Target.Addr
-}
-
-type runner struct {
-	t       Target
-	cfg     Config
-	rng     *rand.Rand
-	clients []*client
-	plan    *plan
-	end     time.Duration
-
-	rec *Recorder
-
-	mu     sync.Mutex
-	faults map[faults.Kind]int
-	seq    atomic.Int64 // unique write values
-	// serverErr: the harness could not bring the server back.
-	serverErr error
-}
-
-func (r *runner) now() time.Duration { return r.rec.Now() }
-
-func (r *runner) grantTTL(d time.Duration) time.Duration { return r.rec.GrantTTL(d) }
-
-// do sends one request on c and records it.
-func (r *runner) do(ctx context.Context, c *client, process, owner string, req backend.Request, drop bool) (backend.Response, bool) {
-	req.Key = r.cfg.Key
-	return r.rec.Do(ctx, c.b, process, owner, req, r.cfg.OpTimeout, drop)
-}
-
-func (r *runner) open(ctx context.Context) error {
-	c := &client{}
-	addr := r.t.Addr
-	if addr != "" {
-		p, err := NewProxy(addr)
-		if err != nil {
-			return err
-		}
-		c.proxy, addr = p, p.Addr()
-	}
-	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	b, err := r.t.Open(octx, addr)
-	if err != nil {
-		if c.proxy != nil {
-			c.proxy.Close()
-		}
-		return fmt.Errorf("%s: connect: %w", r.t.Info.Name, err)
-	}
-	c.b = b
-	r.clients = append(r.clients, c)
-	return nil
-}
-
-func (r *runner) closeAll() {
-	for i, c := range r.clients {
-		if i == 0 {
-			if cl, ok := c.b.(backend.Cleaner); ok {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				cl.Cleanup(ctx)
-				cancel()
-			}
-		}
-		c.b.Close()
-		if c.proxy != nil {
-			c.proxy.Close()
-		}
-	}
-}
-
-func (r *runner) injected(k faults.Kind, format string, args ...any) {
-	r.mu.Lock()
-	r.faults[k]++
-	r.mu.Unlock()
-	r.cfg.Log("%8.3fs %-17s "+format, append([]any{r.now().Seconds(), k}, args...)...)
 }

@@ -7,11 +7,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/report"
 )
 
 func init() {
@@ -55,7 +62,7 @@ func parseFlagsOnly(fs *flag.FlagSet, args []string, stderr io.Writer) (code int
 }
 
 // checkReport is the --json output: DESIGN.md §4's fields, plus per-property
-// verdicts and the key of each violation.
+// verdicts, the key of each violation, and why a verdict is unknown.
 type checkReport struct {
 	OK         bool                `json:"ok"`
 	Ops        int                 `json:"ops"`
@@ -63,16 +70,61 @@ type checkReport struct {
 	Undecided  bool                `json:"undecided"`
 	Properties map[string]string   `json:"properties"`
 	Violations []checker.Violation `json:"violations"`
+	Reason     string              `json:"reason,omitempty"`
+}
+
+// parseSize reads a byte count: an integer with an optional unit (B, KiB,
+// MiB, GiB, or K, M, G for the same), or "none" for no limit.
+func parseSize(s string) (int64, error) {
+	if s == "none" {
+		return -1, nil
+	}
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = rest, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("want a size such as 512MiB, 2GiB or none")
+	}
+	return n * mult, nil
+}
+
+// sizeFlag is --max-memory.
+type sizeFlag struct{ n int64 }
+
+func (f *sizeFlag) String() string {
+	if f.n < 0 {
+		return "none"
+	}
+	return strconv.FormatInt(f.n>>20, 10) + "MiB"
+}
+
+func (f *sizeFlag) Set(s string) (err error) {
+	f.n, err = parseSize(s)
+	return err
 }
 
 func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the verdict as one JSON object")
-	htmlPath := fs.String("html", "", "write porcupine's visualization of the (partial) linearization to `FILE`")
-	timeout := fs.Duration("timeout", checker.DefaultTimeout, "budget for the linearizability search; past it the verdict is unknown (exit 3)")
+	htmlPath := fs.String("html", "", "write the lease timeline (one self-contained page: processes, terms, faults, every violation with its story) to `FILE`")
+	porcPath := fs.String("porcupine", "", "also write porcupine's view of the (partial) linearization to `FILE` (secondary; small histories: its layout search is budgeted)")
+	timeout := fs.Duration("timeout", checker.DefaultTimeout, "time budget for the whole check (reading, invariants, search); past it the verdict is unknown (exit 3)")
+	maxMem := &sizeFlag{n: checker.DefaultMaxMemory}
+	fs.Var(maxMem, "max-memory", "memory budget (`SIZE`: 512MiB, 2GiB, none); past it the verdict is unknown (exit 3), never an out-of-memory kill")
+	strict := fs.Bool("strict", false, "refuse fields the format does not know (exit 2) instead of warning about each once")
+	stream := fs.Bool("stream", false, fmt.Sprintf("check the file without holding it, whatever its size (files over %d MiB always are)", checker.DefaultStreamAbove>>20))
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: leasecheck check [--json] [--html FILE] [--timeout D] FILE|-")
+		fmt.Fprintln(stderr, "usage: leasecheck check [--json] [--html FILE] [--porcupine FILE] [--timeout D] [--max-memory SIZE] [--strict] [--stream] FILE|-")
 		fmt.Fprintln(stderr, "\nExit status: 0 every property holds, 1 a property is violated,\n2 the input cannot be used, 3 undecided within the budget.")
 		fs.PrintDefaults()
 	}
@@ -84,32 +136,58 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if len(files) != 1 {
-		fs.Usage()
-		return exitUsage
+		return argError(stderr, "check", files, "one history (a file, or - for standard input)", fs.Usage)
 	}
-	h, err := readHistoryArg(files[0], stdin)
-	if err != nil {
-		fmt.Fprintf(stderr, "leasecheck: %v\n", err)
-		return exitUsage
-	}
-	opts := checker.Options{Timeout: *timeout}
+	start := time.Now()
+	opts := checker.Options{Timeout: *timeout, MaxMemory: maxMem.n}
 	if *timeout <= 0 {
 		opts.Timeout = -1 // no limit
 	}
-	res, err := checker.Check(context.Background(), h, opts)
+	opts.Read = model.ReadOptions{Strict: *strict, Warn: func(w model.Warning) {
+		fmt.Fprintf(stderr, "leasecheck: warning: %s (--strict refuses it)\n", w)
+	}}
+	switch {
+	case *htmlPath != "" || *porcPath != "":
+		opts.StreamAbove = math.MaxInt64 // the pages need every op
+	case *stream:
+		opts.StreamAbove = -1
+	}
+	if maxMem.n > 0 {
+		// Let the collector work harder as the heap nears the budget; the
+		// checker's own watchdog ends the check past it.
+		debug.SetMemoryLimit(maxMem.n + 64<<20)
+	}
+	var res *checker.Result
+	var h *model.History
+	if files[0] == "-" {
+		res, h, err = checker.CheckReader(context.Background(), stdin, "-", opts)
+	} else {
+		res, h, err = checker.CheckFile(context.Background(), files[0], opts)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "leasecheck: %v\n", err)
 		return exitUsage
 	}
+	if *porcPath != "" {
+		budget := 10 * time.Second
+		if *timeout > 0 {
+			budget = min(budget, *timeout-time.Since(start))
+		}
+		if err := writePorcupineFile(*porcPath, h, res, budget); err != nil {
+			fmt.Fprintf(stderr, "leasecheck: %v\n", err)
+			return exitUsage
+		}
+	}
 	if *htmlPath != "" {
-		if err := writeHTMLFile(*htmlPath, h, res); err != nil {
+		in := report.Input{History: h, Check: res, Replay: "leasecheck check " + files[0], Secondary: relativeTo(*htmlPath, *porcPath)}
+		if err := writeFileWith(*htmlPath, func(w io.Writer) error { return report.WriteTimeline(w, in, report.Options{}) }); err != nil {
 			fmt.Fprintf(stderr, "leasecheck: %v\n", err)
 			return exitUsage
 		}
 	}
 	if *asJSON {
 		rep := checkReport{OK: res.OK(), Ops: res.Ops, Keys: res.Keys, Undecided: res.Undecided(),
-			Properties: map[string]string{}, Violations: res.Violations}
+			Properties: map[string]string{}, Violations: res.Violations, Reason: res.Reason}
 		if rep.Violations == nil {
 			rep.Violations = []checker.Violation{}
 		}
@@ -129,33 +207,36 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitStatus(res)
 }
 
-func exitStatus(res *checker.Result) int {
-	switch {
-	case res.Violated():
-		return exitViolation
-	case res.Undecided():
-		return exitUnknown
-	}
-	return exitOK
+func exitStatus(res *checker.Result) int { return campaign.Status(res.Violated(), res.Undecided()) }
+
+// writePorcupineFile writes porcupine's view of a check, its layout search
+// within budget.
+func writePorcupineFile(path string, h *model.History, res *checker.Result, budget time.Duration) error {
+	return writeFileWith(path, func(w io.Writer) error { return checker.WriteHTMLWithin(w, h, res, budget) })
 }
 
-func readHistoryArg(path string, stdin io.Reader) (*model.History, error) {
-	if path == "-" {
-		return model.ReadHistory(stdin, "-")
-	}
-	return model.ReadHistoryFile(path)
-}
-
-func writeHTMLFile(path string, h *model.History, res *checker.Result) error {
+// writeFileWith creates path and writes it with write.
+func writeFileWith(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := checker.WriteHTML(f, h, res); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// relativeTo is target as a link from a page at page ("" when no target).
+func relativeTo(page, target string) string {
+	if target == "" {
+		return ""
+	}
+	if rel, err := filepath.Rel(filepath.Dir(page), target); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return target
 }
 
 func printCheckText(w io.Writer, h *model.History, res *checker.Result) {
@@ -163,23 +244,20 @@ func printCheckText(w io.Writer, h *model.History, res *checker.Result) {
 	if res.Keys == 1 {
 		keys = "key"
 	}
-	fmt.Fprintf(w, "%s: %d operations, %d %s, %s semantics, clock uncertainty %d %s\n",
-		h.Name, res.Ops, res.Keys, keys, h.Header.Semantics, h.Header.ClockUncertainty, h.Header.TimeUnit)
+	fmt.Fprintf(w, "%s: %s, %d %s, %s semantics, clock uncertainty %d %s\n",
+		h.Name, campaign.Count(int64(res.Ops), "operation", "operations"), res.Keys, keys, h.Header.Semantics, h.Header.ClockUncertainty, h.Header.TimeUnit)
 	for _, p := range res.Properties {
 		fmt.Fprintf(w, "  %-24s %s\n", p.Name, p.Verdict)
 	}
 	for _, v := range res.Violations {
-		lines := make([]string, len(v.Lines))
-		for i, l := range v.Lines {
-			lines[i] = fmt.Sprint(l)
-		}
-		fmt.Fprintf(w, "\nVIOLATION %s (key %q, lines %s)\n  %s\n", v.Property, v.Key, strings.Join(lines, ", "), v.Explanation)
+		fmt.Fprintln(w)
+		campaign.WriteViolation(w, campaign.FromChecker(v), nil)
 	}
 	switch {
 	case res.Violated():
-		fmt.Fprintf(w, "\nFAIL: %d violation(s)\n", len(res.Violations))
+		fmt.Fprintf(w, "\nFAIL: %s\n", campaign.Count(int64(len(res.Violations)), "violation", "violations"))
 	case res.Undecided():
-		fmt.Fprintf(w, "\nUNDECIDED: the linearizability search ran out of its budget (raise --timeout)\n")
+		fmt.Fprintf(w, "\nUNDECIDED: %s (raise --timeout or --max-memory)\n", res.Reason)
 	default:
 		fmt.Fprintf(w, "\nOK: every property holds\n")
 	}

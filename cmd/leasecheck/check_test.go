@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The command-line contract of `leasecheck check` (DESIGN.md §4), tested on
@@ -321,10 +322,15 @@ func TestCheckHTML(t *testing.T) {
 	bin := checkBinary(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "report.html")
+	porc := filepath.Join(dir, "report.porcupine.html")
 	name := "bad-linearizable-gc-pause-two-writers"
-	r := runCheckCLI(t, bin, ".", nil, "--html", out, history(name))
+	r := runCheckCLI(t, bin, ".", nil, "--html", out, "--porcupine", porc, history(name))
 	if r.code != 1 {
 		t.Fatalf("exit status %d, want 1\n%s", r.code, r.stderr)
+	}
+	// Porcupine's page is the secondary view, linked from ours.
+	if p, err := os.ReadFile(porc); err != nil || !bytes.Contains(p, []byte("<html")) {
+		t.Errorf("--porcupine %s: %v (%d bytes)", porc, err, len(p))
 	}
 	page, err := os.ReadFile(out)
 	if err != nil {
@@ -335,6 +341,9 @@ func TestCheckHTML(t *testing.T) {
 	}
 	if !bytes.Contains(bytes.ToLower(page), []byte("<html")) {
 		t.Errorf("--html output is not an HTML page")
+	}
+	if bytes.Contains(page, []byte("<title>Porcupine")) || !bytes.Contains(page, []byte("report.porcupine.html")) {
+		t.Errorf("--html is not the lease timeline linking porcupine's page as its secondary view")
 	}
 	// Every violation's explanation is on the page, as text or as a JSON
 	// string inside its script.
@@ -444,5 +453,152 @@ func TestCheckUsage(t *testing.T) {
 				t.Errorf("check %v: stderr does not mention %q:\n%s", tc.args, tc.want, r.stderr)
 			}
 		})
+	}
+}
+
+// The strict-input rules of issue 12: each bad input exits 2 with
+// FILE:LINE: reason, whether the file is read into memory or streamed.
+func TestCheckStrictInput(t *testing.T) {
+	bin := checkBinary(t)
+	const (
+		hdr = `{"format":"leasecheck/history","version":1,"time_unit":"ms","clock_uncertainty":2,"semantics":"seed"}`
+		acq = `{"process":"A","op":"acquire","ttl":10,"call":0,"return":1,"ok":true,"fence":1}`
+	)
+	for _, tc := range []struct {
+		name, input string
+		line        int
+		reason      string
+	}{
+		{"empty", "", 1, "no operation"},
+		{"header-only", hdr + "\n", 1, "no operation"},
+		{"blank-lines-only", "\n\n\n", 3, "no operation"},
+		{"faults-only", hdr + "\n" + `{"fault":"pause","target":"A","start":1}` + "\n", 2, "no operation"},
+		{"duplicate-field", hdr + "\n" + acq + "\n" + `{"process":"A","op":"read","call":2,"call":3,"return":4,"ok":true}` + "\n", 3, `duplicate field "call"`},
+		{"duplicate-ok", hdr + "\n" + `{"process":"A","op":"read","call":2,"return":4,"ok":true,"ok":false}` + "\n", 2, `duplicate field "ok"`},
+		{"return-plus-u-overflows", hdr + "\n" + `{"process":"A","op":"read","call":1,"return":9223372036854775807,"ok":true}` + "\n", 2, `"return"`},
+		{"at-plus-ttl-overflows", hdr + "\n" + `{"process":"A","op":"acquire","ttl":10,"fence":1,"call":9223372036854775000,"return":9223372036854775001,"at":9223372036854775000,"ok":true}` + "\n", 2, `"call"`},
+		{"huge-ttl", hdr + "\n" + `{"process":"A","op":"acquire","ttl":9223372036854775807,"fence":1,"call":0,"return":1,"ok":true}` + "\n", 2, `"ttl"`},
+		{"fence-in-fenceless", `{"format":"leasecheck/history","version":1,"fences":"none"}` + "\n" + acq + "\n", 2, `"fences":"none"`},
+		{"fault-without-target", hdr + "\n" + acq + "\n" + `{"fault":"pause","start":1}` + "\n", 3, `"target"`},
+		{"fault-ends-before-start", hdr + "\n" + acq + "\n" + `{"fault":"pause","target":"A","start":5,"end":1}` + "\n", 3, `"end"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "input.jsonl"), []byte(tc.input), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"input.jsonl"}, {"--stream", "input.jsonl"}, {"--json", "--stream", "input.jsonl"}} {
+				r := runCheckCLI(t, bin, dir, nil, args...)
+				prefix := fmt.Sprintf("input.jsonl:%d: ", tc.line)
+				if r.code != 2 || !strings.Contains(r.stderr, prefix) || !strings.Contains(r.stderr, tc.reason) || r.stdout != "" {
+					t.Errorf("check %v: exit %d, stderr %q, stdout %q; want exit 2, %q and %q, no stdout", args, r.code, r.stderr, r.stdout, prefix, tc.reason)
+				}
+			}
+		})
+	}
+}
+
+// Unknown fields are allowed (v1 promises it), but each distinct one is
+// warned about once, with its line; --strict refuses them.
+func TestCheckUnknownFields(t *testing.T) {
+	bin := checkBinary(t)
+	dir := t.TempDir()
+	in := `{"process":"A","op":"acquire","ttl":10,"call":0,"return":1,"ok":true,"fence":1}` + "\n" +
+		`{"process":"A","op":"write","fence":1,"value":"x","call":2,"retrun":3,"ok":true}` + "\n" +
+		`{"process":"A","op":"write","fence":1,"value":"y","call":4,"retrun":5,"ok":true,"note":"n"}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "typo.jsonl"), []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, extra := range [][]string{nil, {"--stream"}} {
+		r := runCheckCLI(t, bin, dir, nil, append(extra, "typo.jsonl")...)
+		want := "leasecheck: warning: typo.jsonl:2: unknown field \"retrun\" in an operation, ignored (--strict refuses it)\n" +
+			"leasecheck: warning: typo.jsonl:3: unknown field \"note\" in an operation, ignored (--strict refuses it)\n"
+		if r.stderr != want || r.code != 0 {
+			t.Errorf("check %v: exit %d, stderr:\n%s\nwant exit 0, stderr:\n%s", extra, r.code, r.stderr, want)
+		}
+		s := runCheckCLI(t, bin, dir, nil, append(extra, "--strict", "typo.jsonl")...)
+		if s.code != 2 || !strings.Contains(s.stderr, `typo.jsonl:2: unknown field "retrun"`) {
+			t.Errorf("check --strict %v: exit %d, stderr %q; want 2 naming line 2 and the field", extra, s.code, s.stderr)
+		}
+	}
+}
+
+// --stream checks a file without holding it, to the same verdicts.
+func TestCheckStreamGoldens(t *testing.T) {
+	bin := checkBinary(t)
+	files, err := filepath.Glob(filepath.Join(historiesDir, "*.jsonl"))
+	if err != nil || len(files) == 0 {
+		t.Fatal("no histories", err)
+	}
+	for _, f := range files {
+		mem := runCheckCLI(t, bin, ".", nil, "--json", f)
+		str := runCheckCLI(t, bin, ".", nil, "--json", "--stream", f)
+		var a, b struct {
+			Properties map[string]string `json:"properties"`
+		}
+		if json.Unmarshal([]byte(mem.stdout), &a) != nil || json.Unmarshal([]byte(str.stdout), &b) != nil {
+			t.Fatalf("%s: no JSON:\n%s\n%s", f, mem.stdout, str.stdout)
+		}
+		if mem.code != str.code || !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: in memory exit %d %v, streamed exit %d %v", f, mem.code, a, str.code, b)
+		}
+	}
+}
+
+// outOfOrderHistory lists n correct ops of one lease, newest first (each
+// process on its own line of one op, so the format's order rule holds): a
+// streaming check must hold them all before it can place the first.
+func outOfOrderHistory(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"format":"leasecheck/history","version":1}` + "\n")
+	b.WriteString(`{"process":"A","op":"acquire","ttl":1000000000,"call":0,"return":1,"at":0,"ok":true,"fence":1}` + "\n")
+	for i := n; i > 0; i-- {
+		fmt.Fprintf(&b, `{"process":"W%d","owner":"A","op":"write","fence":1,"value":"v%d","call":%d,"return":%d,"at":%d,"ok":true}`+"\n", i, i, 10*i, 10*i+1, 10*i)
+	}
+	return b.Bytes()
+}
+
+// The budgets end in exit 3 with the reason, in every phase: the time
+// budget while reading or checking a stream, and the memory budget when a
+// stream is too far out of time order to hold.
+func TestCheckBudgets(t *testing.T) {
+	bin := checkBinary(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hard.jsonl"), hardHistory(4000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "reversed.jsonl"), outOfOrderHistory(200_000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		reason string
+	}{
+		{"time-while-searching", []string{"--timeout", "1ns", "hard.jsonl"}, "time budget"},
+		{"time-while-streaming", []string{"--stream", "--timeout", "1ns", "reversed.jsonl"}, "time budget"},
+		{"memory-while-streaming", []string{"--stream", "--max-memory", "4MiB", "reversed.jsonl"}, "memory budget (4 MiB)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			r := runCheckCLI(t, bin, dir, nil, tc.args...)
+			t.Logf("check %v: exit %d after %v", tc.args, r.code, time.Since(start))
+			if r.code != 3 || !strings.Contains(r.stdout, "UNDECIDED: ") || !strings.Contains(r.stdout, tc.reason) {
+				t.Errorf("check %v: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 3 and UNDECIDED naming %q", tc.args, r.code, r.stdout, r.stderr, tc.reason)
+			}
+			j := runCheckCLI(t, bin, dir, nil, append([]string{"--json"}, tc.args...)...)
+			var rep struct {
+				Undecided bool   `json:"undecided"`
+				Reason    string `json:"reason"`
+			}
+			if err := json.Unmarshal([]byte(j.stdout), &rep); err != nil || j.code != 3 || !rep.Undecided || !strings.Contains(rep.Reason, tc.reason) {
+				t.Errorf("check --json %v: exit %d, %+v (%v)", tc.args, j.code, rep, err)
+			}
+		})
+	}
+	// With the budget it needs, the reversed history holds: exit 3 was the
+	// budget's doing.
+	if r := runCheckCLI(t, bin, dir, nil, "--stream", "reversed.jsonl"); r.code != 0 {
+		t.Errorf("check --stream reversed.jsonl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

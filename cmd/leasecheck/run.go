@@ -16,7 +16,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/leasecheck/leasecheck/campaign"
-	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/mutants"
 	"github.com/leasecheck/leasecheck/model"
@@ -266,27 +265,4 @@ func writeHistoryFile(path string, h *model.History) error {
 		return err
 	}
 	return f.Close()
-}
-
-// seedSummary is the summary verify prints (issue 5: verify "reports like
-// run"). It stays here until verify streams into campaign.Summary too.
-type seedSummary struct {
-	Seeds       int            `json:"seeds"`
-	FirstSeed   uint64         `json:"first_seed"`
-	Ops         int64          `json:"ops"`
-	Faults      map[string]int `json:"faults"`
-	Violations  map[string]int `json:"violations"`
-	Undecided   int            `json:"undecided"`
-	FailedSeeds []uint64       `json:"failed_seeds"`
-}
-
-func newSeedSummary(first uint64, kinds []faults.Kind) seedSummary {
-	s := seedSummary{FirstSeed: first, Faults: map[string]int{}, Violations: map[string]int{}, FailedSeeds: []uint64{}}
-	for _, k := range kinds {
-		s.Faults[string(k)] = 0
-	}
-	for _, p := range checker.Properties() {
-		s.Violations[p] = 0
-	}
-	return s
 }

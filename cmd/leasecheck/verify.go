@@ -2,295 +2,182 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/leasecheck/leasecheck/checker"
-	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/impl/etcd"
 	"github.com/leasecheck/leasecheck/impl/postgres"
 	"github.com/leasecheck/leasecheck/impl/redis"
+	"github.com/leasecheck/leasecheck/impl/zookeeper"
 	"github.com/leasecheck/leasecheck/internal/servers"
-	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/realrun"
+	lcverify "github.com/leasecheck/leasecheck/verify"
 )
 
 func init() {
 	register("verify", command{
-		summary: "run the workload with real faults against a real lease backend (etcd, Redis, PostgreSQL) and check it",
-		run:     runVerify,
+		summary: "run the workload with real faults against a real lease backend (etcd, Redis, PostgreSQL, ZooKeeper) and check it",
+		run: func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+			c := lcverify.Command{Name: "leasecheck verify", Backends: builtinBackends(), Default: "etcd"}
+			return c.Run(context.Background(), args, stdout, stderr)
+		},
 	})
 }
 
-// verifySummary is `verify --json`: run's summary fields, plus what was
-// verified. Counts are of seeds (rounds), as in run.
-type verifySummary struct {
-	Backend string `json:"backend"`
-	seedSummary
-	TimeUnit         string   `json:"time_unit"`
-	ClockUncertainty int64    `json:"clock_uncertainty"`
-	FenceSource      string   `json:"fence_source"`
-	FencedWrite      string   `json:"fenced_write"`
-	Histories        []string `json:"histories,omitempty"`
+// builtinBackends is `leasecheck verify`'s registry: every backend it
+// knows, by name (a server started here, or embedded) and by URL (a server
+// of yours). The command itself is package verify's, the same code a
+// user's own main runs with its own table.
+func builtinBackends() []lcverify.Backend {
+	return []lcverify.Backend{
+		{Name: "etcd", Schemes: []string{"etcd"}, Usage: "etcd (embedded etcd 3.7) | etcd://HOST:PORT", Open: openEtcd(false)},
+		{Name: "etcd-mutex", Schemes: []string{"etcd-mutex"}, Usage: "etcd-mutex (concurrency.Mutex + a plain Put, embedded) | etcd-mutex://HOST:PORT", Open: openEtcd(true)},
+		{Name: "redis", Schemes: []string{"redis", "rediss"}, Usage: "redis (a redis-server started here) | redis://[user:pass@]HOST:PORT[/db]", Open: openRedis},
+		{Name: "postgres", Schemes: []string{"postgres", "postgresql"}, Usage: "postgres (a PostgreSQL started here) | postgres://USER[:PASS]@HOST:PORT/DB", Open: openPostgres},
+		{Name: "zookeeper", Schemes: []string{"zk"}, Usage: "zookeeper (a ZooKeeper started here) | zk://HOST:PORT", Open: openZooKeeper(true)},
+		{Name: "zookeeper-unfenced", Schemes: []string{"zk-unfenced"}, Usage: "zookeeper-unfenced (the lock recipe + a plain setData) | zk-unfenced://HOST:PORT", Open: openZooKeeper(false)},
+		{Name: "etcd34", Usage: "etcd34 (the installed etcd 3.4 server, started here)", Open: openEtcd34(false)},
+		{Name: "etcd34-mutex", Usage: "etcd34-mutex (the same, concurrency.Mutex + a plain Put)", Open: openEtcd34(true)},
+	}
 }
 
-func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	spec := fs.String("backend", "etcd", "etcd | etcd-mutex (embedded) | redis | postgres (a local server started here) | etcd://HOST:PORT | redis://[user:pass@]HOST:PORT[/db] | postgres://USER[:PASS]@HOST:PORT/DB")
-	duration := fs.Duration("duration", 10*time.Second, "workload time per seed (faulted runs end a few seconds later)")
-	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL (etcd rounds up to whole seconds, at least 2s)")
-	faultList := fs.String("faults", "all", "comma-separated fault kinds, \"all\" (every kind applicable to the backend) or \"none\"")
-	seeds := fs.Int("seeds", 1, "rounds to run (seeds first, first+1, ...); each draws its own fault times")
-	first := fs.Uint64("first", 1, "the first seed")
-	out := fs.String("out", "leasecheck-failures", "where failing rounds' histories (and HTML reports) are saved")
-	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
-	budget := fs.Duration("timeout", 60*time.Second, "linearizability search budget per history")
-	quiet := fs.Bool("quiet", false, "do not log injected faults on standard error")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: leasecheck verify [--backend etcd|etcd-mutex|redis://HOST:PORT|postgres://...] [--duration D] [--faults LIST] [--out DIR] [--json]")
-		fmt.Fprintln(stderr, "\nRuns holders and a reader against a real lease backend, injects real faults\n(holder pauses, clock offset and drift, dropped renewals, a TCP proxy that\ndelays or blackholes, holder crashes, a stopped server where verify started it),\nrecords the history and checks it. Keys live under a unique prefix, removed at\nthe end. Exit status: 0 all hold, 1 a violation, 2 bad usage or an unusable\nbackend, 3 undecided within the budget.")
-		fs.PrintDefaults()
-	}
-	if code, ok := parseFlagsOnly(fs, args, stderr); !ok {
-		return code
-	}
-	if *seeds < 1 || *duration <= 0 || *ttl <= 0 {
-		fmt.Fprintln(stderr, "leasecheck verify: --seeds, --duration and --ttl must be positive")
-		return exitUsage
-	}
-	kinds, err := faults.ParseKinds(*faultList)
-	if err != nil {
-		fmt.Fprintf(stderr, "leasecheck verify: %v\n", err)
-		return exitUsage
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(*seeds)*(*duration+3*time.Minute))
-	defer cancel()
-	tg, shown, stop, err := openTarget(ctx, *spec, newPrefix())
-	defer stop()
-	if err != nil {
-		fmt.Fprintf(stderr, "leasecheck verify: %s\n", scrub(err.Error(), *spec))
-		return exitUsage
-	}
-	if *faultList == "all" || *faultList == "" {
-		kinds = realrun.ApplicableKinds(tg, kinds)
-	}
-	for _, k := range kinds {
-		if !realrun.Applicable(tg, k) {
-			fmt.Fprintf(stderr, "leasecheck verify: fault %q is not applicable to %s (applicable: %s)\n", k, shown, kindList(realrun.ApplicableKinds(tg, faults.AllKinds)))
-			return exitUsage
-		}
-	}
-	fmt.Fprintf(stderr, "leasecheck verify: %s, seeds %d..%d, %v each, TTL %v, faults %s\n", shown, *first, *first+uint64(*seeds)-1, *duration, *ttl, kindList(kinds))
-
-	sum := &verifySummary{Backend: tg.Info.Name, seedSummary: newSeedSummary(*first, kinds),
-		TimeUnit: "us", FenceSource: tg.Info.FenceSource, FencedWrite: tg.Info.FencedWrite}
-	var failures []string
-	for i := 0; i < *seeds; i++ {
-		seed := *first + uint64(i)
-		// A key of its own per seed: nothing a seed left (a late answer, a
-		// grant) can leak into the next one's history.
-		cfg := realrun.Config{Seed: seed, Duration: *duration, TTL: *ttl, Faults: kinds, Key: fmt.Sprintf("k%d", seed)}
-		if !*quiet {
-			cfg.Log = func(format string, args ...any) {
-				fmt.Fprintf(stderr, "  seed %d %s\n", seed, fmt.Sprintf(format, args...))
-			}
-		}
-		res, cr, err := realrun.RunAndCheck(ctx, tg, cfg, *budget)
-		if err != nil {
-			fmt.Fprintf(stderr, "leasecheck verify: seed %d: %s\n", seed, scrub(err.Error(), *spec))
-			return exitUsage
-		}
-		sum.Seeds++
-		sum.Ops += int64(res.Ops)
-		sum.ClockUncertainty = max(sum.ClockUncertainty, res.History.Header.ClockUncertainty)
-		for k, n := range res.Faults {
-			sum.Faults[string(k)] += n
-		}
-		seen := map[string]bool{}
-		for _, v := range cr.Violations {
-			if !seen[v.Property] {
-				seen[v.Property] = true
-				sum.Violations[v.Property]++
-			}
-		}
-		if cr.Undecided() {
-			sum.Undecided++
-		}
-		if !cr.OK() {
-			sum.FailedSeeds = append(sum.FailedSeeds, seed)
-			path, err := saveVerifyFailure(*out, tg.Info.Name, seed, res.History, cr)
+// openEtcd starts an embedded etcd for the bare name, and connects to
+// etcd://HOST:PORT (etcd-mutex://) otherwise.
+func openEtcd(mutex bool) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+	return func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+		if !strings.Contains(spec, "://") {
+			s, err := etcd.StartEmbedded(ctx)
 			if err != nil {
-				fmt.Fprintf(stderr, "leasecheck verify: %v\n", err)
-			} else {
-				sum.Histories = append(sum.Histories, path)
+				return nil, err
 			}
-			var b strings.Builder
-			fmt.Fprintf(&b, "seed %d:\n", seed)
-			for _, v := range cr.Violations {
-				fmt.Fprintf(&b, "VIOLATION %s (key %q, lines %s)\n  %s\n", v.Property, v.Key, joinInts(v.Lines), v.Explanation)
-			}
-			if cr.Undecided() {
-				b.WriteString("UNDECIDED: the linearizability search ran out of its budget (raise --timeout)\n")
-			}
-			if path != "" {
-				fmt.Fprintf(&b, "history: %s (re-check: leasecheck check %s)\n", path, path)
-			}
-			failures = append(failures, b.String())
+			return &lcverify.Opened{Target: etcdTarget(mutex, s.Addr, prefix), Shown: spec + " (embedded, " + s.Addr + ")", Close: func() { s.Close() }}, nil
 		}
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(sum); err != nil {
-			fmt.Fprintf(stderr, "leasecheck verify: %v\n", err)
-			return exitUsage
-		}
-		for _, f := range failures {
-			fmt.Fprint(stderr, "\n"+f)
-		}
-	} else {
-		printVerify(stdout, sum, shown, kinds, tg.Info)
-		for _, f := range failures {
-			fmt.Fprint(stdout, "\n"+f)
-		}
-	}
-	switch {
-	case len(sum.FailedSeeds) > sum.Undecided:
-		return exitViolation
-	case sum.Undecided > 0:
-		return exitUnknown
-	}
-	return exitOK
-}
-
-func printVerify(w io.Writer, s *verifySummary, shown string, kinds []faults.Kind, info backend.Info) {
-	fmt.Fprintf(w, "%-26s %s\n", "backend", shown)
-	fmt.Fprintf(w, "%-26s %s\n", "fence source", info.FenceSource)
-	fmt.Fprintf(w, "%-26s %s\n", "fenced write", info.FencedWrite)
-	mode := "interval (the server reports no clock)"
-	if info.ServerTime {
-		mode = "exact (server clock mapped onto the client's)"
-	}
-	fmt.Fprintf(w, "%-26s %s, clock uncertainty <= %.1f ms\n", "time", mode, float64(s.ClockUncertainty)/1000)
-	fmt.Fprintf(w, "%-26s %d (first %d)\n", "seeds", s.Seeds, s.FirstSeed)
-	fmt.Fprintf(w, "%-26s %d\n", "operations", s.Ops)
-	fmt.Fprintln(w, "\nfaults injected")
-	for _, k := range kinds {
-		fmt.Fprintf(w, "  %-24s %d\n", k, s.Faults[string(k)])
-	}
-	fmt.Fprintln(w, "\nseeds violating")
-	for _, p := range checker.Properties() {
-		fmt.Fprintf(w, "  %-24s %d\n", p, s.Violations[p])
-	}
-	fmt.Fprintf(w, "  %-24s %d\n", "(undecided)", s.Undecided)
-	if len(s.FailedSeeds) == 0 {
-		fmt.Fprintf(w, "\nOK: every property held on every seed\n")
-	} else {
-		fmt.Fprintf(w, "\nFAIL: %d seed(s): %v\n", len(s.FailedSeeds), s.FailedSeeds)
-	}
-}
-
-func saveVerifyFailure(dir, name string, seed uint64, h *model.History, cr *checker.Result) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	base := filepath.Join(dir, fmt.Sprintf("verify-%s-seed-%d", name, seed))
-	f, err := os.Create(base + ".history.jsonl")
-	if err != nil {
-		return "", err
-	}
-	if err := model.WriteHistory(f, h); err != nil {
-		f.Close()
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		return "", err
-	}
-	if err := writeHTMLFile(base+".html", h, cr); err != nil {
-		return "", err
-	}
-	return base + ".history.jsonl", nil
-}
-
-// newPrefix is the run's unique key prefix.
-func newPrefix() string {
-	b := make([]byte, 6)
-	rand.Read(b)
-	return "lc" + hex.EncodeToString(b)
-}
-
-// openTarget makes the backend named by spec: it starts an embedded etcd
-// for "etcd" and "etcd-mutex", and a local redis-server or PostgreSQL for
-// "redis" and "postgres" (which verify may then stop and resume: the
-// coordinator-crash fault). shown is spec without credentials.
-func openTarget(ctx context.Context, spec, prefix string) (tg realrun.Target, shown string, stop func(), err error) {
-	stop = func() {}
-	switch {
-	case spec == "etcd" || spec == "etcd-mutex":
-		s, err := etcd.StartEmbedded(ctx)
-		if err != nil {
-			return tg, spec, stop, err
-		}
-		tg = etcdTarget(spec == "etcd-mutex", s.Addr, prefix)
-		return tg, spec + " (embedded, " + s.Addr + ")", func() { s.Close() }, nil
-	case spec == "redis":
-		p, err := servers.StartRedis(ctx)
-		if err != nil {
-			return tg, spec, stop, err
-		}
-		tg, shown, _, err = openTarget(ctx, "redis://"+p.Addr, prefix)
-		tg.Server = p
-		return tg, "redis (started here, " + p.Addr + ")", func() { p.Close() }, err
-	case spec == "postgres":
-		p, url, err := servers.StartPostgres(ctx)
-		if err != nil {
-			return tg, spec, stop, err
-		}
-		tg, shown, _, err = openTarget(ctx, url, prefix)
-		tg.Server = p
-		return tg, "postgres (started here, " + p.Addr + ")", func() { p.Close() }, err
-	case strings.HasPrefix(spec, "etcd://") || strings.HasPrefix(spec, "etcd-mutex://"):
 		u, err := url.Parse(spec)
 		if err != nil || u.Host == "" {
-			return tg, redact(spec), stop, errors.New("bad etcd address: want etcd://HOST:PORT")
+			return nil, errors.New("bad etcd address: want etcd://HOST:PORT")
 		}
-		tg = etcdTarget(u.Scheme == "etcd-mutex", u.Host, prefix)
-		return tg, redact(spec), stop, checkReachable(ctx, tg)
-	case strings.HasPrefix(spec, "redis://") || strings.HasPrefix(spec, "rediss://"):
-		addr, err := redis.Addr(spec)
-		if err != nil {
-			return tg, redact(spec), stop, errors.New("bad Redis URL: want redis://[user:password@]HOST:PORT[/db]")
-		}
-		p := "leasecheck:" + prefix + ":"
-		tg = realrun.Target{Info: redis.Info(), Addr: addr, Open: func(ctx context.Context, addr string) (backend.Backend, error) {
-			return redis.Open(ctx, spec, addr, p)
-		}}
-		return tg, redact(spec), stop, checkReachable(ctx, tg)
-	case strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://"):
-		addr, err := postgres.Addr(spec)
-		if err != nil {
-			return tg, redact(spec), stop, errors.New("bad PostgreSQL URL: want postgres://USER[:PASSWORD]@HOST:PORT/DB")
-		}
-		tg = realrun.Target{Info: postgres.Info(), Addr: addr, Open: func(ctx context.Context, addr string) (backend.Backend, error) {
-			return postgres.Open(ctx, spec, addr, prefix)
-		}}
-		return tg, redact(spec), stop, checkReachable(ctx, tg)
+		return &lcverify.Opened{Target: etcdTarget(mutex, u.Host, prefix)}, nil
 	}
-	return tg, redact(spec), stop, fmt.Errorf("unknown backend %q: want etcd, etcd-mutex, etcd://HOST:PORT, redis://HOST:PORT or postgres://...", redact(spec))
 }
 
+// openEtcd34 starts the installed etcd server process, which must be 3.4.
+func openEtcd34(mutex bool) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+	return func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+		p, version, err := servers.StartEtcd(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !strings.HasPrefix(version, "3.4.") {
+			p.Close()
+			return nil, fmt.Errorf("%s: the etcd server installed is %s, not 3.4 (apt-get install -y etcd-server on Debian 12, or set LEASECHECK_ETCD_BIN)", spec, version)
+		}
+		tg := etcdTarget(mutex, p.Addr, prefix)
+		tg.Server = p
+		return &lcverify.Opened{Target: tg, Shown: spec + " (etcd " + version + " started here, " + p.Addr + ")", Close: func() { p.Close() }}, nil
+	}
+}
+
+// openRedis starts a redis-server for the bare name (verify may then stop
+// and restart it: coordinator-crash), and connects to a redis:// URL
+// otherwise.
+func openRedis(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+	if spec == "redis" {
+		p, err := servers.StartRedis(ctx)
+		if err != nil {
+			return nil, err
+		}
+		o, err := openRedis(ctx, "redis://"+p.Addr, prefix)
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
+		o.Target.Server, o.Shown, o.Close = p, "redis (started here, "+p.Addr+")", func() { p.Close() }
+		return o, nil
+	}
+	addr, err := redis.Addr(spec)
+	if err != nil {
+		return nil, errors.New("bad Redis URL: want redis://[user:password@]HOST:PORT[/db]")
+	}
+	p := "leasecheck:" + prefix + ":"
+	return lcverify.Connect(redis.Info(), addr, func(ctx context.Context, addr string) (backend.Backend, error) {
+		return redis.Open(ctx, spec, addr, p)
+	}), nil
+}
+
+// openPostgres starts a PostgreSQL for the bare name, and connects to a
+// postgres:// URL otherwise.
+func openPostgres(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+	if spec == "postgres" {
+		p, u, err := servers.StartPostgres(ctx)
+		if err != nil {
+			return nil, err
+		}
+		o, err := openPostgres(ctx, u, prefix)
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
+		o.Target.Server, o.Shown, o.Close = p, "postgres (started here, "+p.Addr+")", func() { p.Close() }
+		return o, nil
+	}
+	addr, err := postgres.Addr(spec)
+	if err != nil {
+		return nil, errors.New("bad PostgreSQL URL: want postgres://USER[:PASSWORD]@HOST:PORT/DB")
+	}
+	return lcverify.Connect(postgres.Info(), addr, func(ctx context.Context, addr string) (backend.Backend, error) {
+		return postgres.Open(ctx, spec, addr, prefix)
+	}), nil
+}
+
+// openZooKeeper starts a ZooKeeper for the bare name, and connects to
+// zk://HOST:PORT (zk-unfenced://) otherwise, asking the server what
+// session timeouts it grants (zookeeper.ServerInfo).
+func openZooKeeper(fenced bool) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+	return func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+		if !strings.Contains(spec, "://") {
+			p, err := servers.StartZooKeeper(ctx)
+			if err != nil {
+				return nil, err
+			}
+			info := zookeeper.Info()
+			if !fenced {
+				info = zookeeper.UnfencedInfo()
+			}
+			tg := zkTarget(fenced, info, p.Addr, prefix)
+			tg.Server = p
+			return &lcverify.Opened{Target: tg, Shown: spec + " (ZooKeeper started here, " + p.Addr + ")", Close: func() { p.Close() }}, nil
+		}
+		u, err := url.Parse(spec)
+		if err != nil || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
+			return nil, errors.New("bad ZooKeeper address: want zk://HOST:PORT")
+		}
+		info, err := zookeeper.ServerInfo(ctx, u.Host, fenced)
+		if err != nil {
+			return nil, fmt.Errorf("zookeeper at %s is not usable: %w", u.Host, err)
+		}
+		return &lcverify.Opened{Target: zkTarget(fenced, info, u.Host, prefix)}, nil
+	}
+}
+
+// zkTarget is the ZooKeeper backend at addr, its znodes under
+// /leasecheck/PREFIX.
+func zkTarget(fenced bool, info backend.Info, addr, prefix string) realrun.Target {
+	root := "/leasecheck/" + prefix
+	open := zookeeper.Open
+	if !fenced {
+		open = zookeeper.OpenUnfenced
+	}
+	return realrun.Target{Info: info, Addr: addr, Open: func(ctx context.Context, a string) (backend.Backend, error) {
+		return open(ctx, a, root)
+	}}
+}
+
+// etcdTarget is the etcd backend at addr (the Mutex variant: mutex), its
+// keys under /leasecheck/PREFIX.
 func etcdTarget(mutex bool, addr, prefix string) realrun.Target {
 	p := "/leasecheck/" + prefix
 	if mutex {
@@ -301,69 +188,4 @@ func etcdTarget(mutex bool, addr, prefix string) realrun.Target {
 	return realrun.Target{Info: etcd.Info(), Addr: addr, Open: func(ctx context.Context, a string) (backend.Backend, error) {
 		return etcd.Open(ctx, a, p)
 	}}
-}
-
-// checkReachable opens one client directly (no proxy) within 15s, so a
-// backend that is down, hangs or answers garbage is reported before the run.
-func checkReachable(ctx context.Context, tg realrun.Target) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	type result struct {
-		b   backend.Backend
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		b, err := tg.Open(ctx, tg.Addr)
-		ch <- result{b, err}
-	}()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			return fmt.Errorf("%s at %s is not usable: %w", tg.Info.Name, tg.Addr, r.err)
-		}
-		if c, ok := r.b.(backend.Cleaner); ok {
-			c.Cleanup(ctx)
-		}
-		return r.b.Close()
-	case <-ctx.Done():
-		return fmt.Errorf("%s at %s did not answer within 15s", tg.Info.Name, tg.Addr)
-	}
-}
-
-// redact drops the password from a URL for display.
-func redact(spec string) string {
-	u, err := url.Parse(spec)
-	if err != nil || u.Host == "" {
-		if i := strings.LastIndex(spec, "@"); i >= 0 {
-			return "…@" + spec[i+1:]
-		}
-		return spec
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
-}
-
-// scrub removes the spec's password from an error message.
-func scrub(msg, spec string) string {
-	if u, err := url.Parse(spec); err == nil {
-		if pw, has := u.User.Password(); has && pw != "" {
-			msg = strings.ReplaceAll(msg, pw, "xxxxx")
-		}
-	}
-	return msg
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
-}
-
-func writeHistoryTo(w io.Writer, res *realrun.Result) error {
-	return model.WriteHistory(w, res.History)
 }

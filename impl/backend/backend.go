@@ -56,24 +56,83 @@ type Backend interface {
 	Close() error
 }
 
-// Info describes a backend to the runner and to the report.
+// Info describes a backend to the runner, the suite and the report. Its
+// zero value is the honest default for a lock library: grants carry no
+// fencing token and writes are not checked by the service. A backend
+// declares what it has (DESIGN.md §8); the suite judges what applies and
+// reports what is missing once.
 type Info struct {
-	Name        string // e.g. "redis", "etcd"
-	FenceSource string // e.g. "INCR on <prefix>fence:<key>"
-	FencedWrite string // e.g. "Lua: check holder, deadline, fence, then SET"
-	// Fences says how fences are numbered: model.Sequential (1, 2, 3: a
-	// counter) or model.Increasing (only grows, with gaps: revisions, sequences).
-	Fences model.FenceOrder
+	Name string // e.g. "redis", "etcd"
+	// Fences says what token a grant carries: NoFences (the zero value: most
+	// lock libraries), SequentialFences (1, 2, 3: a counter) or
+	// IncreasingFences (only grows, with gaps: revisions, sequences, zxids).
+	Fences Fences
+	// FencedWrites: the service checks every write against the holder, its
+	// deadline and (with fences) the fence presented, in the same atomic
+	// step as the write, and refuses the rest. False (the zero value): the
+	// write goes to the resource unchecked — a plain SET after taking the
+	// lock — so a holder paused past its TTL can write after the lease moved
+	// on; the suite reports exactly that, once (leasetest's Zombie).
+	FencedWrites bool
+	FenceSource  string // display: where fences come from, e.g. "INCR on <prefix>fence:<key>"
+	FencedWrite  string // display: what the write is, e.g. "Lua: check holder, deadline, fence, then SET" or "none: a plain SET"
 	// ServerTime: responses carry At, so the history is in exact mode once
 	// the server's clock is mapped onto the client's (see Clock).
 	ServerTime bool
 	// Uncertainty is how far the coordinator's lease clock may be from the
 	// client's timeline beyond what the runner measures itself: e.g. how late
-	// etcd may expire a lease. The runner adds its own calibration error.
+	// etcd may expire a lease. It becomes the history's clock_uncertainty
+	// (plus the runner's calibration error in exact mode), and the checker
+	// and leasetest's timing checks apply it the same way: on both sides of
+	// every op without `at` (DESIGN.md §3).
 	Uncertainty time.Duration
 	// TTLGranularity: TTLs are rounded up to a multiple of it (etcd: 1s).
 	TTLGranularity time.Duration
+	// MinTTL is the shortest TTL the backend grants as asked (etcd: 2s, its
+	// minimum lease TTL with the default election timeout); 0 means none.
+	// The real runner never maps a scenario's TTL below it.
+	MinTTL time.Duration
+	// LeasesRestart: after a crash and restart the server restores every
+	// lease with a fresh TTL counted from its recovery, plus RestartGrace
+	// (ZooKeeper sessions; etcd leases, which the new leader also extends
+	// by an election timeout). A lease whose holder could not renew during
+	// the outage then outlives its deadline by up to the outage, a TTL and
+	// RestartGrace: by design, since nobody could renew while the server
+	// was down. The lease clock lagged true time that much, so a run that
+	// restarts such a server declares that much more clock uncertainty
+	// (DESIGN.md §5: a run is never flagged for the clock it was given).
+	// False: deadlines survive a restart (Redis and PostgreSQL keep an
+	// absolute expiry on the server's clock).
+	LeasesRestart bool
+	RestartGrace  time.Duration
 }
+
+// Fences says what fencing token a backend's grants carry.
+type Fences uint8
+
+const (
+	// NoFences: grants carry no token (Response.Fence is 0); renew,
+	// release and write present none. The zero value.
+	NoFences Fences = iota
+	// SequentialFences: grants are numbered 1, 2, 3, ... per key.
+	SequentialFences
+	// IncreasingFences: every grant's fence is larger than the one before
+	// it on the key, with gaps.
+	IncreasingFences
+)
+
+// Order is the history's fence order (its header's "fences" field).
+func (f Fences) Order() model.FenceOrder {
+	switch f {
+	case SequentialFences:
+		return model.Sequential
+	case IncreasingFences:
+		return model.Increasing
+	}
+	return model.NoFences
+}
+
+func (f Fences) String() string { return f.Order().String() }
 
 // Clock is an optional capability: a backend that reports its server's
 // time, so the runner can map At onto the client's timeline (offset =

@@ -14,11 +14,16 @@
 //     Clocked coordinator to Backend for the real runner and leasetest, with
 //     the coordinator's clock reported as the exact `at` of every op.
 //
-// Every Backend describes itself with an Info: where its fences come from,
-// what its fenced write is, how it numbers fences (model.Sequential or
-// model.Increasing) and how far its lease clock may stray from the client's
-// timeline (the history's clock_uncertainty in interval mode).
+// Every Backend describes itself with an Info: what fences its grants carry
+// (none — the zero value, as for most lock libraries — sequential or
+// increasing), whether the service checks writes against the lease
+// (FencedWrites; false is the honest default), and how far its lease clock
+// may stray from the client's timeline (the history's clock_uncertainty in
+// interval mode). Contract is the adapter contract as a table — every op in
+// every lease state, what Do must answer, when an error (unknown outcome) is
+// right — rendered with the advice on adapting a library in README.md.
 //
-// Index: backend.go (Request, Response, Backend, Info, optional
-// capabilities), inprocess.go (Clocked, InProcess).
+// Index: backend.go (Request, Response, Backend, Info, Fences, optional
+// capabilities), contract.go (Contract, Rule), inprocess.go (Clocked,
+// InProcess).
 package backend

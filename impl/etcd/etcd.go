@@ -5,7 +5,10 @@
 //     P/lock/K is created by a transaction only if absent, attached to the
 //     lease. Fence = the lock key's create revision (increasing, with gaps:
 //     every write to the cluster takes a revision). The fenced write is a
-//     transaction: if CreateRevision(P/lock/K) == fence then Put(P/data/K).
+//     transaction: if CreateRevision(P/lock/K) == fence and its value is the
+//     writer then Put(P/data/K); release is the same compare, then Delete.
+//     A non-holder presenting the holder's current fence is refused: the
+//     fence alone is not the holder (impl/backend.Contract).
 //   - Mutex ("etcd-mutex"): concurrency.Mutex on a session lease (renewed
 //     explicitly, so a paused holder stops renewing, as a paused process
 //     does) and a plain, unguarded Put for the write: the configuration
@@ -35,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,15 +54,24 @@ import (
 // Uncertainty is the clock uncertainty declared for etcd histories.
 const Uncertainty = time.Second
 
+// ElectionTimeout is etcd's default election timeout. A member that
+// becomes leader (after a restart, say) refreshes every lease to its full
+// TTL plus this (the lessor's Promote), so leases outlive a restart.
+const ElectionTimeout = time.Second
+
 // Info describes Backend.
 func Info() backend.Info {
 	return backend.Info{
 		Name:           "etcd",
 		FenceSource:    "the create revision of P/lock/K (increasing, with gaps)",
-		FencedWrite:    "Txn: if CreateRevision(P/lock/K) == fence then Put(P/data/K)",
-		Fences:         model.Increasing,
+		FencedWrite:    "Txn: if CreateRevision(P/lock/K) == fence and Value(P/lock/K) == owner then Put(P/data/K)",
+		Fences:         backend.IncreasingFences,
+		FencedWrites:   true,
 		Uncertainty:    Uncertainty,
 		TTLGranularity: time.Second,
+		MinTTL:         2 * time.Second,
+		LeasesRestart:  true,
+		RestartGrace:   ElectionTimeout,
 	}
 }
 
@@ -68,9 +81,13 @@ func MutexInfo() backend.Info {
 		Name:           "etcd-mutex",
 		FenceSource:    "the create revision of the concurrency.Mutex key (increasing, with gaps)",
 		FencedWrite:    "none: a plain Put(P/data/K) (unsafe on purpose)",
-		Fences:         model.Increasing,
+		Fences:         backend.IncreasingFences,
+		FencedWrites:   false, // the point of this backend: Jepsen's etcd 3.4.3 finding
 		Uncertainty:    Uncertainty,
 		TTLGranularity: time.Second,
+		MinTTL:         2 * time.Second,
+		LeasesRestart:  true,
+		RestartGrace:   ElectionTimeout,
 	}
 }
 
@@ -100,6 +117,7 @@ func Dial(ctx context.Context, addr string) (*clientv3.Client, error) {
 }
 
 type grant struct {
+	owner string
 	lease clientv3.LeaseID
 	mutex *concurrency.Mutex
 }
@@ -117,17 +135,39 @@ func (c *common) remember(key string, fence int64, g grant) {
 	c.mu.Unlock()
 }
 
-func (c *common) lookup(key string, fence int64) (grant, bool) {
+// lookup finds owner's grant of fence on key (fence 0: owner's latest
+// grant on key). A grant is remembered by the client that made it, and
+// each owner acquires through its own client, so "none" is definite: the
+// owner does not hold that lease (impl/backend.Contract, renew-not-holder
+// and release-not-holder, whatever fence a stranger presents).
+func (c *common) lookup(key, owner string, fence int64) (grant, int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g, ok := c.grants[key+"/"+strconv.FormatInt(fence, 10)]
-	return g, ok
+	if fence != 0 {
+		g, ok := c.grants[key+"/"+strconv.FormatInt(fence, 10)]
+		return g, fence, ok && g.owner == owner
+	}
+	var best grant
+	var bestFence int64
+	for k, g := range c.grants {
+		f, _ := strconv.ParseInt(k[strings.LastIndexByte(k, '/')+1:], 10, 64)
+		if g.owner == owner && k == key+"/"+strconv.FormatInt(f, 10) && f > bestFence {
+			best, bestFence = g, f
+		}
+	}
+	return best, bestFence, bestFence != 0
 }
 
 func (c *common) forget(key string, fence int64) {
 	c.mu.Lock()
 	delete(c.grants, key+"/"+strconv.FormatInt(fence, 10))
 	c.mu.Unlock()
+}
+
+// held reports whether a failed compare-and-act transaction's Else(Get)
+// found the lock key.
+func held(t *clientv3.TxnResponse) bool {
+	return len(t.Responses) > 0 && len(t.Responses[0].GetResponseRange().Kvs) > 0
 }
 
 // revoke drops a lease in the background (best effort: it expires anyway).
@@ -140,7 +180,7 @@ func (c *common) revoke(id clientv3.LeaseID) {
 }
 
 func (c *common) renew(ctx context.Context, req backend.Request) (backend.Response, error) {
-	g, ok := c.lookup(req.Key, req.Fence)
+	g, _, ok := c.lookup(req.Key, req.Owner, req.Fence)
 	if !ok {
 		return backend.Response{Reason: backend.ReasonNotHolder}, nil
 	}
@@ -168,6 +208,9 @@ func (c *common) read(ctx context.Context, key string) (backend.Response, error)
 	}
 	return resp, nil
 }
+
+// Prefix is the key prefix the backend keeps everything under.
+func (c *common) Prefix() string { return c.prefix }
 
 // Cleanup deletes every key under the prefix.
 func (c *common) Cleanup(ctx context.Context) error {
@@ -215,46 +258,50 @@ func (b *Backend) Do(ctx context.Context, req backend.Request) (backend.Response
 			return backend.Response{Reason: backend.ReasonHeld}, nil
 		}
 		fence := t.Header.Revision
-		b.remember(req.Key, fence, grant{lease: g.ID})
+		b.remember(req.Key, fence, grant{owner: req.Owner, lease: g.ID})
 		return backend.Response{OK: true, Fence: fence, TTL: time.Duration(g.TTL) * time.Second}, nil
 	case model.Renew:
 		return b.renew(ctx, req)
 	case model.Release:
+		g, fence, ok := b.lookup(req.Key, req.Owner, req.Fence)
+		if !ok {
+			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+		}
 		t, err := b.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.CreateRevision(lock), "=", req.Fence)).
+			If(clientv3.Compare(clientv3.CreateRevision(lock), "=", fence), clientv3.Compare(clientv3.Value(lock), "=", req.Owner)).
 			Then(clientv3.OpDelete(lock)).
 			Else(clientv3.OpGet(lock)).
 			Commit()
 		if err != nil {
 			return backend.Response{}, err
 		}
-		if g, ok := b.lookup(req.Key, req.Fence); ok && t.Succeeded {
-			b.forget(req.Key, req.Fence)
-			b.revoke(g.lease)
-		}
 		if t.Succeeded {
+			b.forget(req.Key, fence)
+			b.revoke(g.lease)
 			return backend.Response{OK: true}, nil
 		}
-		if len(t.Responses) > 0 && len(t.Responses[0].GetResponseRange().Kvs) > 0 {
+		if held(t) {
 			return backend.Response{Reason: backend.ReasonNotHolder}, nil
 		}
 		return backend.Response{}, ErrGone
 	case model.Write:
 		t, err := b.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.CreateRevision(lock), "=", req.Fence)).
+			If(clientv3.Compare(clientv3.CreateRevision(lock), "=", req.Fence), clientv3.Compare(clientv3.Value(lock), "=", req.Owner)).
 			Then(clientv3.OpPut(b.prefix+"/data/"+req.Key, req.Value)).
 			Else(clientv3.OpGet(lock)).
 			Commit()
 		if err != nil {
 			return backend.Response{}, err
 		}
-		if t.Succeeded {
+		switch {
+		case t.Succeeded:
 			return backend.Response{OK: true}, nil
+		case !held(t):
+			return backend.Response{Reason: backend.ReasonExpired}, nil
+		case string(t.Responses[0].GetResponseRange().Kvs[0].Value) != req.Owner:
+			return backend.Response{Reason: backend.ReasonNotHolder}, nil
 		}
-		if len(t.Responses) > 0 && len(t.Responses[0].GetResponseRange().Kvs) > 0 {
-			return backend.Response{Reason: backend.ReasonStaleFence}, nil
-		}
-		return backend.Response{Reason: backend.ReasonExpired}, nil
+		return backend.Response{Reason: backend.ReasonStaleFence}, nil
 	case model.Read:
 		return b.read(ctx, req.Key)
 	}
@@ -299,19 +346,29 @@ func (m *Mutex) Do(ctx context.Context, req backend.Request) (backend.Response, 
 			return backend.Response{}, err
 		}
 		fence := mu.Header().Revision
-		m.remember(req.Key, fence, grant{lease: g.ID, mutex: mu})
+		m.remember(req.Key, fence, grant{owner: req.Owner, lease: g.ID, mutex: mu})
 		return backend.Response{OK: true, Fence: fence, TTL: time.Duration(g.TTL) * time.Second}, nil
 	case model.Renew:
 		return m.renew(ctx, req)
 	case model.Release:
-		g, ok := m.lookup(req.Key, req.Fence)
+		g, fence, ok := m.lookup(req.Key, req.Owner, req.Fence)
 		if !ok {
 			return backend.Response{Reason: backend.ReasonNotHolder}, nil
 		}
-		if err := g.mutex.Unlock(ctx); err != nil {
+		// Not g.mutex.Unlock: it deletes the mutex's key whether or not it
+		// still exists, and answers nil for a lock that expired and was
+		// taken since. Delete it only if it is still this grant's.
+		t, err := m.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(g.mutex.Key()), "=", fence)).
+			Then(clientv3.OpDelete(g.mutex.Key())).
+			Commit()
+		if err != nil {
 			return backend.Response{}, err
 		}
-		m.forget(req.Key, req.Fence)
+		if !t.Succeeded {
+			return backend.Response{}, ErrGone
+		}
+		m.forget(req.Key, fence)
 		m.revoke(g.lease)
 		return backend.Response{OK: true}, nil
 	case model.Write:

@@ -34,7 +34,11 @@ type Config struct {
 	TTL    int64 // lease TTL in ms (> 0)
 	RhoPPM int64 // the declared clock-drift bound, parts per million
 	// Fenced sends writes to the resource (fenced storage), not the coordinator.
-	Fenced     bool
+	Fenced bool
+	// NoFences: the coordinator's grants carry no fencing token (a lock
+	// library: backend.NoFences), so a grant's fence 0 is no reason to give
+	// the lease up; renewals, writes and the release present none.
+	NoFences   bool
 	RenewEvery int64 // default TTL/3
 	Margin     int64 // deadline safety margin; default TTL/10, NoMargin for none
 	Timeout    int64 // request timeout; default TTL/3
@@ -455,7 +459,7 @@ func (h *Holder) advance(now int64) {
 			}
 			if h.writesLeft > 0 {
 				// Re-check identity, deadline and fence before every write.
-				if !h.held || h.expired(now) || h.fence < 1 {
+				if !h.held || h.expired(now) || h.fence < 1 && !h.cfg.NoFences {
 					h.lose(now, "precheck")
 					continue
 				}

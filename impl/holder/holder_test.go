@@ -237,3 +237,32 @@ func TestNegativeClock(t *testing.T) {
 	}
 	one(t, d.tick(-1), model.Acquire)
 }
+
+// TestNoFences: a grant without a fence (fence 0) is a lease like any
+// other when the coordinator grants no fencing tokens (Config.NoFences):
+// the holder writes under it, with no fence, and releases it. Without
+// NoFences, fence 0 is a broken grant and the re-check before the write
+// gives the lease up.
+func TestNoFences(t *testing.T) {
+	d := newDriver(t, holder.Config{TTL: 30, NoFences: true, Work: []holder.Item{{Work: 0, Writes: 1}}})
+	acq := one(t, d.tick(0), model.Acquire)
+	w := one(t, d.reply(2, holder.Reply{ID: acq.ID, OK: true}), model.Write)
+	if !d.r.Believes || w.Fence != 0 || w.Value != "A:w1" {
+		t.Fatalf("after a fence-less grant: ready %+v, write %+v", d.r, w)
+	}
+	rel := one(t, d.reply(3, holder.Reply{ID: w.ID, OK: true}), model.Release)
+	if rel.Fence != 0 {
+		t.Fatalf("release %+v, want no fence", rel)
+	}
+
+	d = newDriver(t, holder.Config{TTL: 30, Work: []holder.Item{{Work: 0, Writes: 1}}})
+	acq = one(t, d.tick(0), model.Acquire)
+	for _, r := range d.reply(2, holder.Reply{ID: acq.ID, OK: true}) {
+		if r.Kind == model.Write {
+			t.Fatalf("wrote %+v under fence 0 without NoFences", r)
+		}
+	}
+	if d.h.Losses("precheck") != 1 {
+		t.Errorf("precheck losses %d, want 1", d.h.Losses("precheck"))
+	}
+}

@@ -50,6 +50,21 @@ func (p *Process) signal(s syscall.Signal) error {
 	return syscall.Kill(-p.cmd.Process.Pid, s)
 }
 
+// Kill crashes the server for good (SIGKILL to its process group, no
+// restart); Close still removes its directory.
+func (p *Process) Kill() error {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return errors.New(p.Name + ": not running")
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGCONT)
+	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-done
+	return err
+}
+
 // Restart kills the server (SIGKILL to its process group: a crash, no
 // clean shutdown), keeps it down for down, and starts it again on the same
 // port and data, waiting until it takes requests. What each server keeps
@@ -109,6 +124,17 @@ func (p *Process) Close() error {
 	return nil
 }
 
+// Pid is the process id of the server's current incarnation (0 when it
+// is not running).
+func (p *Process) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Log returns what the process printed (for error messages), at most 1 MiB.
 func (p *Process) Log() string {
 	p.mu.Lock()
@@ -149,7 +175,11 @@ func (p *Process) start(cmd *exec.Cmd) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
+	// A process group of its own, for SIGSTOP and SIGKILL of the whole
+	// server; and killed with us, so that a test killed by its timeout
+	// leaves no server behind.
 	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("%s: %w", p.Name, err)
 	}

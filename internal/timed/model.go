@@ -6,16 +6,51 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// Inf stands for "no bound" on a clock reading. It is far from MaxInt64 so
-// that adding a TTL to it cannot overflow.
-const Inf int64 = math.MaxInt64 / 4
+// Inf stands for "no bound" on a clock reading. Every time in a valid
+// history lies within model.MaxTime (2^62 - 1) and so does the clock
+// uncertainty u, so every window bound (call - u, return + u) is strictly
+// between -Inf and Inf, and the arithmetic here is exact: a sum that would
+// pass Inf (an expiry at + ttl) saturates at Inf, which compares with every
+// real clock reading exactly as the true sum would.
+const Inf int64 = math.MaxInt64
 
-// NoOwner and NoValue are the interned IDs of "no holder" and "nothing
-// written yet".
-const (
-	NoOwner int32 = -1
-	NoValue int32 = -1
-)
+// Rules are what changes the model: the header's semantics and fence
+// numbering, and whether unknown-outcome ops are judged in the relaxed
+// model of the refutation (checker/search.go), where each may take effect
+// any number of times.
+type Rules struct {
+	Semantics model.Semantics
+	Fences    model.FenceOrder
+	// Relaxed: an unknown acquire that takes effect grants some fence above
+	// the current one without saying which (State.Loose), whatever the fence
+	// numbering, and a grant on a loose counter keeps its bound: repeated
+	// grants then reach finitely many states.
+	Relaxed bool
+}
+
+// RulesOf returns the exact model's rules for a history's header.
+func RulesOf(h model.Header) Rules { return Rules{Semantics: h.Semantics, Fences: h.Fences} }
+
+// NoOwner is the interned ID of "no holder".
+const NoOwner int32 = -1
+
+// Value is a value written or read, or none. It holds the string itself
+// rather than an interned number, so that a long history's values need not
+// all be held at once: a value nobody refers to any more is garbage. (Ops
+// that carry one share its bytes, so comparing two is cheap.)
+type Value struct {
+	s   string
+	set bool
+}
+
+// NoValue is "nothing written yet".
+var NoValue Value
+
+// ValueOf is the value s.
+func ValueOf(s string) Value { return Value{s, true} }
+
+// Value returns the string ("" for NoValue).
+func (v Value) Value() string { return v.s }
 
 // State is one key's lease state in the timed model (DESIGN.md §3).
 //
@@ -29,15 +64,17 @@ const (
 // State is comparable, so it can key a map directly.
 type State struct {
 	Holder  int32 // interned owner, or NoOwner
-	Data    int32 // interned value, or NoValue
+	Data    Value // the data, or NoValue
 	Fence   int64 // the coordinator's fence counter: grants so far
 	Highest int64 // fenced storage: highest fence the resource accepted
 	NowLo   int64
 	ExpLo   int64
 	ExpHi   int64
-	// Loose: under increasing fences, an unknown acquire took effect with a
-	// fence nobody heard; Fence is then only a lower bound, until an op that
-	// presents the fence pins it.
+	// Loose: under increasing fences (or in the relaxed model), an unknown
+	// acquire took effect with a fence nobody heard; Fence is then only a
+	// lower bound, until an op that presents the fence pins it. In a
+	// fence-less history (model.NoFences) Fence stays 0: nothing presents
+	// one, so counting grants would only tell equal states apart.
 	Loose bool
 }
 
@@ -51,7 +88,7 @@ func InitialState() State {
 type Input struct {
 	Kind  model.Kind
 	Owner int32
-	Value int32 // write: the value written; read: the value returned (NoValue: nothing)
+	Value Value // write: the value written; read: the value returned (NoValue: nothing)
 	TTL   int64
 	Fence int64 // 0: not presented (renew, release) or unknown (an acquire that never returned)
 	OK    bool
@@ -68,7 +105,7 @@ type Input struct {
 // explained from s. An unknown-outcome op yields s itself (it never took
 // effect) plus whatever its success would yield. Failure of an unknown op
 // has no effect, so it is the same as not applying it.
-func Step(r model.Rules, s State, in *Input, out []State) []State {
+func Step(r Rules, s State, in *Input, out []State) []State {
 	if in.Kind == model.Read && !in.OK || in.Kind == model.Read && in.Unknown {
 		return append(out, s) // an unanswered or failed read observes nothing
 	}
@@ -84,7 +121,7 @@ func Step(r model.Rules, s State, in *Input, out []State) []State {
 // StepAnyOutcome is StepApplied for an op that was applied but whose
 // outcome nobody heard (it never returned, yet carries `at`): it succeeded
 // or failed, whichever the state allows. A completed op steps as recorded.
-func StepAnyOutcome(r model.Rules, s State, in *Input, out []State) []State {
+func StepAnyOutcome(r Rules, s State, in *Input, out []State) []State {
 	if !in.Unknown {
 		return StepApplied(r, s, in, out)
 	}
@@ -97,7 +134,7 @@ func StepAnyOutcome(r model.Rules, s State, in *Input, out []State) []State {
 
 // StepApplied is Step for an op whose outcome in.OK is known (for an
 // unknown op the search passes OK=true: it took effect and succeeded).
-func StepApplied(r model.Rules, s State, in *Input, out []State) []State {
+func StepApplied(r Rules, s State, in *Input, out []State) []State {
 	lo, hi := max(s.NowLo, in.Lo), in.Hi
 	if lo > hi {
 		return out // the coordinator's clock would have to go backwards
@@ -117,14 +154,18 @@ func StepApplied(r model.Rules, s State, in *Input, out []State) []State {
 		if in.OK {
 			next := s
 			switch {
-			case r.Fences == model.Sequential && in.Fence != 0 && in.Fence != s.Fence+1:
+			case r.Fences == model.NoFences:
+				// No fence is counted (State.Loose).
+			case r.Fences == model.Sequential && !s.Loose && in.Fence != 0 && in.Fence != s.Fence+1:
 				return out // fences are granted 1, 2, 3, ...
 			case in.Fence != 0 && in.Fence <= s.Fence:
-				return out // fences only grow
+				return out // fences only grow (a loose counter is a lower bound)
 			case in.Fence != 0:
 				next.Fence, next.Loose = in.Fence, false
+			case r.Relaxed && s.Loose:
+				// Another unheard grant: the counter is still above the bound.
 			default: // unknown: whatever it was granted
-				next.Fence, next.Loose = s.Fence+1, r.Fences == model.Increasing
+				next.Fence, next.Loose = s.Fence+1, r.Fences == model.Increasing || r.Relaxed
 			}
 			if s.Holder == NoOwner {
 				return append(out, grant(next, in, lo, hi))
@@ -250,6 +291,7 @@ func grant(s State, in *Input, nowLo, hi int64) State {
 	return s
 }
 
+// addTTL is t + ttl, saturating at Inf (ttl > 0).
 func addTTL(t, ttl int64) int64 {
 	if t >= Inf-ttl {
 		return Inf

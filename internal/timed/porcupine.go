@@ -1,13 +1,13 @@
 package timed
 
 import (
-	"github.com/leasecheck/leasecheck/model"
-
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sort"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/leasecheck/leasecheck/model"
 )
 
 // PorcupineInput is the Input of a porcupine.Operation built by
@@ -25,7 +25,7 @@ type PorcupineInput struct {
 // on histories with unknown outcomes; this model is what the HTML report
 // visualizes, and an independent oracle the checker is tested against.
 func PorcupineModel(c *Compiled) porcupine.NondeterministicModel {
-	rules := c.History.Header.Rules()
+	rules := RulesOf(c.History.Header)
 	seed := maphash.MakeSeed()
 	return porcupine.NondeterministicModel{
 		Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
@@ -65,7 +65,7 @@ func PorcupineModel(c *Compiled) porcupine.NondeterministicModel {
 			return c.History.Ops[input.(*PorcupineInput).Op].Describe()
 		},
 		DescribeState: func(state any) string {
-			return DescribeState(c, state.(State))
+			return c.DescribeState(c.History.Header.Semantics, state.(State))
 		},
 	}
 }
@@ -74,13 +74,35 @@ func PorcupineModel(c *Compiled) porcupine.NondeterministicModel {
 // keep is nil). An op that never returned gets a return time after every
 // other event, as porcupine expects. ClientId numbers processes in order of
 // first appearance.
+//
+// Times are renumbered so that porcupine, which orders a call before a
+// return at equal times, also sees each process's own order where its next
+// call came at the very time of its last return (DESIGN.md §2: a process is
+// sequential, so that return precedes that call). Every distinct time t
+// becomes a block of positions: calls at t that follow no return of their
+// process at t come first, returns at t that no call of their process at t
+// follows come last, and each process's run of events at t that holds such
+// a tie sits in between, in its own order. This is exact unless two
+// processes of one key both have such a run at one instant (TieConflict):
+// then porcupine also orders one's returns before the other's calls.
 func PorcupineOperations(c *Compiled, keep func(op int) bool) []porcupine.Operation {
 	h := c.History
-	end := int64(0)
+	pos := tiePositions(h)
+	times := []int64{}
 	for i := range h.Ops {
-		end = max(end, h.Ops[i].Call, h.Ops[i].Return)
+		times = append(times, h.Ops[i].Call)
+		if h.Ops[i].Returned {
+			times = append(times, h.Ops[i].Return)
+		}
 	}
-	end++
+	slices.Sort(times)
+	times = slices.Compact(times)
+	block := int64(pos.width)
+	at := func(t int64, p int) int64 {
+		r, _ := slices.BinarySearch(times, t)
+		return int64(r)*block + int64(p)
+	}
+	end := int64(len(times)) * block
 	clients := ProcessIDs(h)
 	var out []porcupine.Operation
 	for _, ko := range c.Keys {
@@ -91,18 +113,105 @@ func PorcupineOperations(c *Compiled, keep func(op int) bool) []porcupine.Operat
 			op := &h.Ops[i]
 			ret := end
 			if op.Returned {
-				ret = op.Return
+				ret = at(op.Return, pos.ret[i])
 			}
 			out = append(out, porcupine.Operation{
 				ClientId: clients[op.Process],
 				Input:    &PorcupineInput{Key: ko.Key, Op: i, Input: ko.Inputs[j]},
-				Call:     op.Call,
+				Call:     at(op.Call, pos.call[i]),
 				Return:   ret,
 			})
 		}
 	}
 	return out
 }
+
+// tieLayout places each op's call and return inside its time's block.
+type tieLayout struct {
+	call, ret []int // by op index
+	width     int   // positions per block
+	// conflict: two processes of one key have a run with a tie at one
+	// instant.
+	conflict bool
+}
+
+// tiePositions lays out the events at each instant (see PorcupineOperations).
+func tiePositions(h *model.History) tieLayout {
+	n := len(h.Ops)
+	l := tieLayout{call: make([]int, n), ret: make([]int, n)}
+	type event struct {
+		op     int
+		isCall bool
+		t      int64
+	}
+	byProc := map[string][]event{}
+	var procs []string
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if _, ok := byProc[op.Process]; !ok {
+			procs = append(procs, op.Process)
+		}
+		byProc[op.Process] = append(byProc[op.Process], event{i, true, op.Call})
+		if op.Returned {
+			byProc[op.Process] = append(byProc[op.Process], event{i, false, op.Return})
+		}
+	}
+	const last = 1 << 30 // for now: "after every run"
+	for i := range h.Ops {
+		l.ret[i] = last
+	}
+	type instant struct {
+		key string
+		t   int64
+	}
+	runsAt := map[instant]string{} // a process with a tie run there
+	maxRun := 0
+	for _, p := range procs {
+		evs := byProc[p]
+		for a := 0; a < len(evs); {
+			b := a
+			for b < len(evs) && evs[b].t == evs[a].t {
+				b++
+			}
+			run := evs[a:b]
+			tie := false
+			for k := 1; k < len(run); k++ {
+				if run[k].isCall && !run[k-1].isCall {
+					tie = true
+				}
+			}
+			if tie {
+				for k, e := range run {
+					if e.isCall {
+						l.call[e.op] = k + 1
+					} else {
+						l.ret[e.op] = k + 1
+					}
+				}
+				maxRun = max(maxRun, len(run))
+				for _, e := range run {
+					at := instant{h.Ops[e.op].Key, e.t}
+					if other, ok := runsAt[at]; ok && other != p {
+						l.conflict = true
+					}
+					runsAt[at] = p
+				}
+			}
+			a = b
+		}
+	}
+	l.width = maxRun + 2
+	for i := range h.Ops {
+		if l.ret[i] == last {
+			l.ret[i] = maxRun + 1
+		}
+	}
+	return l
+}
+
+// TieConflict reports whether porcupine cannot be given h's process order
+// at ties exactly (see PorcupineOperations).
+func TieConflict(h *model.History) bool { return tiePositions(h).conflict }
 
 // ProcessIDs numbers the processes 0, 1, ... in order of first appearance:
 // porcupine's ClientId.
@@ -116,15 +225,14 @@ func ProcessIDs(h *model.History) map[string]int {
 	return ids
 }
 
-// DescribeState renders a state in words, with names instead of IDs.
-func DescribeState(c *Compiled, s State) string {
+func describeState(c *Names, sem model.Semantics, s State) string {
 	holder := "nobody"
 	if s.Holder != NoOwner {
 		holder = c.Owners[s.Holder]
 	}
 	data := "nothing"
 	if s.Data != NoValue {
-		data = fmt.Sprintf("%q", c.Values[s.Data])
+		data = fmt.Sprintf("%q", s.Data.Value())
 	}
 	out := fmt.Sprintf("holder=%s fence=%d", holder, s.Fence)
 	if s.Holder != NoOwner {
@@ -136,7 +244,7 @@ func DescribeState(c *Compiled, s State) string {
 			out += fmt.Sprintf(" expiry∈[%d,%d]", s.ExpLo, s.ExpHi)
 		}
 	}
-	if c.History.Header.Semantics == model.FencedStorage {
+	if sem == model.FencedStorage {
 		out += fmt.Sprintf(" resource-fence=%d", s.Highest)
 	}
 	return out + " data=" + data

@@ -127,3 +127,50 @@ func ExpectOK(t testing.TB, cr *checker.Result) {
 		t.Errorf("linearizability undecided within the budget")
 	}
 }
+
+// ZooKeeper returns the address of a ZooKeeper to test against:
+// LEASECHECK_ZK_ADDR (host:port), else a server started for this test (its
+// Server is then controllable), else the test is skipped (failed under CI).
+func ZooKeeper(t testing.TB) (string, realrun.Server) {
+	t.Helper()
+	if a := os.Getenv("LEASECHECK_ZK_ADDR"); a != "" {
+		return a, nil
+	}
+	return ZooKeeperControlled(t)
+}
+
+// ZooKeeperControlled is a ZooKeeper server of the test's own, which it may
+// stop and restart.
+func ZooKeeperControlled(t testing.TB) (string, realrun.Server) {
+	t.Helper()
+	p, err := servers.StartZooKeeper(context.Background())
+	if err != nil {
+		SkipOrFail(t, "no ZooKeeper: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p.Addr, p
+}
+
+// Etcd34 returns the address of an etcd server process to test against:
+// LEASECHECK_ETCD34_ADDR (host:port), else one started for this test from
+// the installed etcd binary, else the test is skipped (failed under CI).
+func Etcd34(t testing.TB) (string, realrun.Server) {
+	t.Helper()
+	if a := os.Getenv("LEASECHECK_ETCD34_ADDR"); a != "" {
+		return a, nil
+	}
+	return Etcd34Controlled(t)
+}
+
+// Etcd34Controlled is an etcd server process of the test's own, which it
+// may stop and restart.
+func Etcd34Controlled(t testing.TB) (string, realrun.Server) {
+	t.Helper()
+	p, version, err := servers.StartEtcd(context.Background())
+	if err != nil {
+		SkipOrFail(t, "no etcd server: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	t.Logf("etcd server %s on %s", version, p.Addr)
+	return p.Addr, p
+}

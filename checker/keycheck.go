@@ -1,0 +1,319 @@
+package checker
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/leasecheck/leasecheck/internal/timed"
+	"github.com/leasecheck/leasecheck/model"
+)
+
+// exactCap bounds the exact sweep's frontier (its beam). Correct histories
+// rarely need more than a handful of configurations; wrong ones full of
+// timeouts are the relaxed sweep's to refute.
+const exactCap = 2048
+
+// keyChecker decides every property of one key from its events in time
+// order: the invariants, and linearizability by the exact sweep and — from
+// the first unknown op on — the relaxed one (sweep.go).
+type keyChecker struct {
+	key       string
+	hdr       model.Header
+	rules     timed.Rules
+	names     *timed.Names
+	b         *budget
+	inv       *invariants
+	w         *window
+	exact     *sweep
+	relaxed   *sweep
+	noRelaxed bool // the relaxed sweep could not start soundly, or runs later
+	optional  bool // the key has unknown ops that may have taken effect
+	complete  int  // ops to place
+	ops       int
+	events    int
+	stopped   string // why the key's check stopped early
+}
+
+// newKeyChecker returns a checker of one key. lockstep runs the relaxed
+// sweep beside the exact one, from the first unknown op on (a stream cannot
+// be read twice); otherwise it is left to a second pass, needed only when
+// the exact sweep cannot decide.
+func newKeyChecker(key string, hdr model.Header, names *timed.Names, b *budget, record, lockstep bool) *keyChecker {
+	kc := &keyChecker{key: key, hdr: hdr, rules: timed.RulesOf(hdr), names: names, b: b,
+		inv: newInvariants(key, hdr), w: newWindow(), noRelaxed: !lockstep}
+	kc.exact = newSweep(kc.rules, hdr.ClockUncertainty, b, kc.w, false, record, exactCap)
+	return kc
+}
+
+// event feeds one event.
+func (kc *keyChecker) event(e event) {
+	kc.events++
+	if kc.events&4095 == 0 && kc.stopped == "" && kc.b.expired() {
+		kc.stopped = kc.b.reason(fmt.Sprintf("checking key %q", kc.key))
+	}
+	k := e.k
+	switch e.kind {
+	case evCall:
+		kc.ops++
+		kc.inv.call(k)
+		if k.role == rolePlaced {
+			kc.complete++
+			if !kc.w.open(k) && kc.stopped == "" {
+				kc.stopped = fmt.Sprintf("more than %d operations of key %q were in flight at once (line %d)", maxPending, kc.key, k.op.Line)
+			}
+		}
+		if k.role == roleOptional {
+			kc.optional = true
+		}
+		if k.role == roleOptional && kc.relaxed == nil && !kc.noRelaxed {
+			if kc.exact.dropped || kc.exact.over() {
+				kc.noRelaxed = true
+			} else {
+				kc.relaxed = kc.exact.fork()
+			}
+		}
+		kc.exact.call(k)
+		if kc.relaxed != nil {
+			kc.relaxed.call(k)
+		}
+		return
+	case evReturn:
+		kc.inv.ret(k)
+		if k.role != rolePlaced {
+			return
+		}
+	}
+	// The op is due.
+	if kc.stopped != "" {
+		kc.w.close(k)
+		return
+	}
+	kc.exact.due(k)
+	if kc.relaxed != nil && !kc.relaxed.over() {
+		// Once the exact sweep has decided, the relaxed one has nothing to add.
+		if kc.exact.dead && !kc.exact.dropped {
+			kc.relaxed.release()
+			kc.relaxed.stopped = stopTime
+		} else {
+			kc.relaxed.due(k)
+		}
+	}
+	kc.w.close(k)
+	if kc.exact.over() && (kc.relaxed == nil || kc.relaxed.over()) && !kc.decided() {
+		kc.stopped = kc.sweepReason()
+	}
+}
+
+// decided reports whether the sweeps have a verdict already.
+func (kc *keyChecker) decided() bool {
+	return kc.exact.dead && !kc.exact.dropped || kc.relaxed != nil && kc.relaxed.dead
+}
+
+// sweepReason says why the sweeps stopped without a verdict.
+func (kc *keyChecker) sweepReason() string {
+	for _, sw := range []*sweep{kc.exact, kc.relaxed} {
+		if sw == nil {
+			continue
+		}
+		switch sw.stopped {
+		case stopTime:
+			return kc.b.reason(fmt.Sprintf("checking key %q", kc.key))
+		case stopMemory:
+			return kc.b.memReason(fmt.Sprintf("checking key %q", kc.key))
+		case stopWindow:
+			return fmt.Sprintf("more than %d operations of key %q were in flight at once", maxPending, kc.key)
+		}
+	}
+	if kc.relaxed == nil {
+		return fmt.Sprintf("key %q: the exact search had to drop configurations past its budget and found no linearization", kc.key)
+	}
+	return fmt.Sprintf("key %q: the exact search had to drop configurations past its budget and found no linearization, and no order refutes it even if the unanswered operations took effect any number of times", kc.key)
+}
+
+// release gives back what the sweeps hold, when a key's check is abandoned.
+func (kc *keyChecker) release() {
+	kc.exact.release()
+	if kc.relaxed != nil {
+		kc.relaxed.release()
+	}
+}
+
+// keyOutcome is what the sweeps decided about a key's linearizability.
+type keyOutcome struct {
+	verdict Verdict
+	stuck   *sweepStuck // Violated: where the deciding sweep stopped
+	path    *link       // Holds: a linearization (when recorded)
+	reason  string      // Unknown: why
+	work    int
+}
+
+func (kc *keyChecker) outcome() keyOutcome {
+	o := keyOutcome{work: kc.events}
+	defer kc.exact.release()
+	if kc.relaxed != nil {
+		defer kc.relaxed.release()
+	}
+	switch {
+	case kc.exact.dead && !kc.exact.dropped:
+		o.verdict, o.stuck = Violated, kc.exact.stuck
+	case kc.relaxed != nil && kc.relaxed.dead:
+		o.verdict, o.stuck = Violated, kc.relaxed.stuck
+	case kc.stopped != "":
+		o.verdict, o.reason = Unknown, kc.stopped
+	case kc.exact.alive():
+		o.verdict, o.path = Holds, kc.exact.frontier[0].path
+	default:
+		o.verdict, o.reason = Unknown, kc.sweepReason()
+	}
+	return o
+}
+
+// keyResult is everything decided about one key.
+type keyResult struct {
+	key        string
+	verdict    Verdict
+	violation  *found // linearizable's, when violated
+	invariants []found
+	steps      []Step // the linearization, or the longest explainable prefix
+	nodes      int
+	reason     string // Unknown: why
+	ops        int
+}
+
+// explainNodes bounds the depth-first search run to explain a violation the
+// way people have read it (a node budget, not time, so that the text does
+// not depend on the machine), and explainOps the keys it is tried on; past
+// either the sweep's own account is given.
+func explainNodes(ops int) int { return 8*ops + 10_000 }
+
+const explainOps = 4096
+
+// dfsLimit is the size of key the depth-first search falls back to when the
+// sweeps cannot decide: it holds every op of the key and its cache.
+const dfsLimit = 1 << 20
+
+// checkKeyInMemory decides one key of a history held in memory: the
+// invariants and the sweeps in one pass over its events, then, when the
+// sweeps cannot decide, the depth-first search (search.go).
+func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
+	ko := &c.Keys[k]
+	h := c.History
+	kc := newKeyChecker(ko.Key, h.Header, c.Names, b, true, false)
+	facts := factsOf(h, ko.Index)
+	kc.exact.unique = facts.unique
+	p := newPreparer(h.Header, c.Names, facts)
+	events := make([]event, 0, 2*len(ko.Index))
+	kops := make([]kop, len(ko.Index))
+	for i, idx := range ko.Index {
+		p.prepare(&h.Ops[idx], &ko.Inputs[i], &kops[i])
+		kops[i].hidx = idx
+	}
+	for i := range kops {
+		events = eventsOf(&kops[i], events)
+	}
+	slices.SortFunc(events, compareEvents)
+	for _, e := range events {
+		kc.event(e)
+	}
+	res := keyResult{key: ko.Key, ops: len(ko.Index), invariants: kc.inv.finish()}
+	o := kc.outcome()
+	if o.verdict == Unknown && kc.optional && !b.expired() && kc.exact.stopped == stopNone {
+		// The exact sweep could not decide: the relaxed one may refute.
+		if r := relaxedPass(b, kc, kops, events); r.verdict == Violated {
+			o = r
+		}
+	}
+	res.verdict, res.nodes = o.verdict, o.work
+	rules := timed.RulesOf(h.Header)
+	switch o.verdict {
+	case Holds:
+		res.steps = stepsOf(o.path)
+	case Violated:
+		// The depth-first search tells it the way people have read it; when
+		// it cannot within its node budget, the sweep's account stands.
+		dr := searchResult{verdict: Unknown}
+		if len(ko.Index) <= explainOps {
+			dr = searchKey(b, h, ko, dfsOptions{maxNodes: explainNodes(len(ko.Index))})
+		}
+		res.nodes += dr.nodes
+		switch dr.verdict {
+		case Violated:
+			v := explainStuck(c.Names, rules, ko.Key, stuckFromSearch(c, k, &dr))
+			res.violation, res.steps = &v, stepsOfPath(ko, dr.path)
+		case Holds:
+			// A witness is proof: the sweep was wrong. (Never seen; the
+			// property tests look for it.)
+			res.verdict, res.steps = Holds, stepsOfPath(ko, dr.path)
+		default:
+			v := explainStuck(c.Names, rules, ko.Key, stuckFromSweep(o.stuck, kc.complete))
+			res.violation, res.steps = &v, stepsOf(o.stuck.c.path)
+		}
+	case Unknown:
+		res.reason = o.reason
+		if b.expired() || len(ko.Index) > dfsLimit {
+			break
+		}
+		dr := searchKey(b, h, ko, dfsOptions{})
+		res.nodes += dr.nodes
+		res.verdict, res.steps = dr.verdict, stepsOfPath(ko, dr.path)
+		switch dr.verdict {
+		case Violated:
+			v := explainStuck(c.Names, rules, ko.Key, stuckFromSearch(c, k, &dr))
+			res.violation = &v
+		case Unknown:
+			res.reason = dr.reason
+		}
+	}
+	return res
+}
+
+// relaxedPass runs the relaxed sweep alone over a key's events again.
+func relaxedPass(b *budget, kc *keyChecker, kops []kop, events []event) keyOutcome {
+	for i := range kops {
+		kops[i].slot, kops[i].retired = -1, false
+	}
+	w := newWindow()
+	sw := newSweep(kc.rules, kc.hdr.ClockUncertainty, b, w, true, false, 0)
+	sw.unique = kc.exact.unique
+	defer sw.release()
+	for _, e := range events {
+		if sw.over() {
+			break
+		}
+		k := e.k
+		switch {
+		case e.kind == evCall:
+			if k.role == rolePlaced && !w.open(k) {
+				return keyOutcome{verdict: Unknown, reason: kc.stopped}
+			}
+			sw.call(k)
+		case k.role == rolePlaced:
+			sw.due(k)
+			w.close(k)
+		}
+	}
+	if sw.dead {
+		return keyOutcome{verdict: Violated, stuck: sw.stuck}
+	}
+	return keyOutcome{verdict: Unknown}
+}
+
+// stepsOf turns a sweep's recorded linearization into steps, first first.
+func stepsOf(l *link) []Step {
+	var rev []Step
+	for ; l != nil; l = l.parent {
+		rev = append(rev, Step{Op: l.k.hidx, Applied: l.applied})
+	}
+	slices.Reverse(rev)
+	return rev
+}
+
+// stepsOfPath turns a depth-first search path into steps, first first.
+func stepsOfPath(ko *timed.KeyOps, p *pathNode) []Step {
+	var rev []Step
+	for ; p != nil; p = p.parent {
+		rev = append(rev, Step{Op: ko.Index[p.op], Applied: p.unknown})
+	}
+	slices.Reverse(rev)
+	return rev
+}

@@ -1,0 +1,199 @@
+// Package redislock adapts github.com/bsm/redislock — a popular Redis lock
+// library — to leasecheck's backend.Backend, the way a user adapts their own
+// lock: nothing of leasecheck inside the lock, a thin Do on the outside.
+//
+// The library takes a lock with SET NX PX under a random token, refreshes
+// it with a compare-and-PEXPIRE script and releases it with a
+// compare-and-DEL script. It grants no fencing token, and the data it
+// protects is written with a plain SET: the honest Info is the zero one
+// (no fences, writes not fenced). leasetest then checks everything that
+// applies and reports the one missing protection, once: a holder paused
+// past its TTL writes after the lock moved on (redislock_test.go). See
+// README.md for adapting another library.
+package redislock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/bsm/redislock"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/model"
+)
+
+// Info describes the adapter: no fencing token, a plain write, interval
+// mode (the library reports no server time).
+func Info() backend.Info {
+	return backend.Info{
+		Name:        "bsm/redislock",
+		FenceSource: "none: redislock grants no fencing token",
+		FencedWrite: "none: a plain SET of the data key after taking the lock",
+		// Redis expires a key when its millisecond clock is past the
+		// deadline (PX in whole milliseconds): up to about 2 ms after the
+		// TTL, never before it.
+		Uncertainty: 2 * time.Millisecond,
+	}
+}
+
+// ErrGone is the unknown outcome of a release whose lock redislock no
+// longer holds (ErrLockNotHeld): the lease expired, and either nobody took
+// it since (the release would be ok: the owner check is all a release
+// does) or someone did (it would be refused). The adapter cannot tell, so
+// it says so rather than guess (impl/backend.Contract,
+// release-mine-expired).
+var ErrGone = errors.New("redislock: the lock is not held any more (expired, perhaps taken since): outcome unknown")
+
+// Backend is a redislock client seen as a lease service. Safe for
+// concurrent use.
+type Backend struct {
+	rdb    *goredis.Client
+	locker *redislock.Client
+	prefix string
+
+	mu sync.Mutex
+	// locks holds each owner's lock object by key: redislock's token is
+	// random, so the object is the owner's identity towards Redis. An owner
+	// without one holds nothing: its renew and release are refused here.
+	locks map[string]*redislock.Lock
+}
+
+// Open connects to the Redis at url (redis://host:port[/db]); a non-empty
+// addr replaces the URL's host:port (leasecheck's proxy). Keys live under
+// prefix.
+func Open(ctx context.Context, url, addr, prefix string) (*Backend, error) {
+	opts, err := goredis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redislock: bad URL: %w", err)
+	}
+	if addr != "" {
+		opts.Addr = addr
+	}
+	// The client settings that matter (impl/backend.Contract): no silent
+	// retries (a retried SET NX could take a lock the caller was told it
+	// did not get), and every call bounded by the context's deadline.
+	opts.MaxRetries = -1
+	opts.ContextTimeoutEnabled = true
+	opts.DialTimeout = 2 * time.Second
+	rdb := goredis.NewClient(opts)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("redislock: PING: %w", err)
+	}
+	return &Backend{rdb: rdb, locker: redislock.New(rdb), prefix: prefix, locks: map[string]*redislock.Lock{}}, nil
+}
+
+func (b *Backend) lockKey(key string) string { return b.prefix + "lock:" + key }
+func (b *Backend) dataKey(key string) string { return b.prefix + "data:" + key }
+
+func (b *Backend) lock(key, owner string) *redislock.Lock {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.locks[key+"\x00"+owner]
+}
+
+func (b *Backend) setLock(key, owner string, l *redislock.Lock) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if l == nil {
+		delete(b.locks, key+"\x00"+owner)
+		return
+	}
+	b.locks[key+"\x00"+owner] = l
+}
+
+// Do runs one operation with one library call (or one Redis command).
+func (b *Backend) Do(ctx context.Context, req backend.Request) (backend.Response, error) {
+	// redislock takes TTLs in whole milliseconds.
+	ttl := req.TTL.Truncate(time.Millisecond)
+	switch req.Kind {
+	case model.Acquire:
+		l, err := b.locker.Obtain(ctx, b.lockKey(req.Key), ttl, nil) // no retry: one attempt
+		if errors.Is(err, redislock.ErrNotObtained) {
+			return backend.Response{Reason: backend.ReasonHeld}, nil
+		}
+		if err != nil {
+			return backend.Response{}, err
+		}
+		b.setLock(req.Key, req.Owner, l)
+		return backend.Response{OK: true, TTL: ttl}, nil
+
+	case model.Renew:
+		l := b.lock(req.Key, req.Owner)
+		if l == nil {
+			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+		}
+		err := l.Refresh(ctx, ttl, nil)
+		if errors.Is(err, redislock.ErrNotObtained) {
+			// The token is gone or another's: the lease expired. The lock
+			// object stays: until someone else acquires, the owner may
+			// still release.
+			return backend.Response{Reason: backend.ReasonExpired}, nil
+		}
+		if err != nil {
+			return backend.Response{}, err
+		}
+		return backend.Response{OK: true, TTL: ttl}, nil
+
+	case model.Release:
+		l := b.lock(req.Key, req.Owner)
+		if l == nil {
+			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+		}
+		err := l.Release(ctx)
+		switch {
+		case err == nil:
+			b.setLock(req.Key, req.Owner, nil)
+			return backend.Response{OK: true}, nil
+		case errors.Is(err, redislock.ErrLockNotHeld):
+			b.setLock(req.Key, req.Owner, nil)
+			return backend.Response{}, ErrGone
+		}
+		return backend.Response{}, err
+
+	case model.Write:
+		// What a user of the library does with the lock held: write the
+		// data. Nothing checks the lock here.
+		if err := b.rdb.Set(ctx, b.dataKey(req.Key), req.Value, 0).Err(); err != nil {
+			return backend.Response{}, err
+		}
+		return backend.Response{OK: true}, nil
+
+	case model.Read:
+		v, err := b.rdb.Get(ctx, b.dataKey(req.Key)).Result()
+		if errors.Is(err, goredis.Nil) {
+			return backend.Response{OK: true}, nil
+		}
+		if err != nil {
+			return backend.Response{}, err
+		}
+		return backend.Response{OK: true, Value: v, HasValue: true}, nil
+	}
+	return backend.Response{}, errors.New("redislock: unknown op " + req.Kind.String())
+}
+
+// Cleanup deletes every key under the prefix (SCAN + DEL).
+func (b *Backend) Cleanup(ctx context.Context) error {
+	keys, err := b.Keys(ctx)
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	return b.rdb.Del(ctx, keys...).Err()
+}
+
+// Keys lists the keys under the prefix.
+func (b *Backend) Keys(ctx context.Context) ([]string, error) {
+	var keys []string
+	iter := b.rdb.Scan(ctx, 0, b.prefix+"*", 100).Iterator()
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	return keys, iter.Err()
+}
+
+// Close closes the connections. Locks are not released: they expire.
+func (b *Backend) Close() error { return b.rdb.Close() }

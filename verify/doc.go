@@ -1,0 +1,58 @@
+// Package verify is `leasecheck verify` for anyone's backend: the whole
+// command — its flags, the real faults, the progress bar, the text and
+// JSON summary, failing rounds shrunk and saved with their timeline pages
+// and stories, the replay line, the exit statuses — behind one entry
+// point, so that a user's own main (or test) that passes its backend gets
+// exactly what `leasecheck verify` does, by the same code path
+// (DESIGN.md §5: cmd/ holds flags and printing only; here, a table of
+// backends).
+//
+//	func main() {
+//		verify.Main(verify.Backend{Name: "mylock", Schemes: []string{"redis"},
+//			Open: func(ctx context.Context, spec, prefix string) (*verify.Opened, error) {
+//				addr := strings.TrimPrefix(spec, "redis://")
+//				return verify.Connect(mylock.Info(), addr, func(ctx context.Context, addr string) (backend.Backend, error) {
+//					return mylock.Open(ctx, addr, prefix)
+//				}), nil
+//			}})
+//	}
+//
+// and `mylock-verify --backend redis://127.0.0.1:6379 --seeds 20` runs it.
+// cmd/leasecheck/verify.go is the same call with the built-in table
+// (etcd, etcd-mutex, redis, postgres, zookeeper, etcd34 and their URL
+// forms); examples/redislock/cmd/redislock-verify is a third-party lock
+// library's.
+//
+// # What a run is
+//
+// Each round is a scenario — the generated workload of its seed
+// (realrun.Workload: three holders and a reader, one fault of each kind),
+// or the --scenario file replayed — run for real by realrun.RunScenario
+// against the backend, on a key of its own under the run's unique prefix
+// (removed after every round). Rounds go through package campaign
+// (campaign.Run, one at a time: Config.Sequential), so they are judged,
+// counted and summed as `leasecheck run`'s seeds are: campaign.Judge on the
+// four history properties (a real run has no simulator result, so no run
+// properties; target.Properties says why exclusive-belief is not judged),
+// campaign.Summary with verify's own fields beside it (Summary), the exit
+// status computed one way (campaign.Status).
+//
+// A failing round is shrunk (campaign.ShrinkWithStats) for --shrink-for —
+// every candidate is a real run, so the budget is time, and the smallest
+// scenario that still failed the same way when it ran out is kept — and
+// saved (campaign.WriteFailure): the scenario as run, with
+// "implementation": "backend:SPEC" (no password) and its fault kinds and
+// expect; the history with its fault records; the timeline page with the
+// holders' beliefs; the Markdown story; and the line that replays it
+// (`leasecheck verify --backend SPEC --ttl T --scenario FILE`).
+//
+// A backend that stops answering mid-round ends the run within seconds
+// (realrun.DeadAfter) with exit 2, and the partial history is saved
+// beside the failures (RunError). Credentials are never printed: specs
+// are shown with Redact, errors with Scrub.
+//
+// Index: command.go (Command, Main, the flags, the run), backend.go
+// (Backend, Opened, Connect, the registry's lookup, Redact), target.go
+// (the campaign.Target of a real backend, RunError), summary.go (Summary),
+// failure.go (saving, telling and replaying failures).
+package verify

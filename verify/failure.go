@@ -1,0 +1,215 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/realrun"
+	"github.com/leasecheck/leasecheck/report"
+)
+
+// maxTold caps the failing rounds described on stderr; the rest are
+// counted (and listed in failed_seeds).
+const maxTold = 10
+
+// failure saves a failing round (shrunk for --shrink-for, unless it is
+// beyond --save) and tells it on stderr: its violations as the round
+// showed them, what the shrinking achieved, the files and the line that
+// replays it.
+func (v *verifier) failure(ctx context.Context, f *campaign.Failure) {
+	o := f.Outcome
+	var saved *campaign.Saved
+	var saveErr error
+	var how string
+	if v.cfg.out != "" && (v.cfg.maxSaved < 0 || v.saved < v.cfg.maxSaved) {
+		v.saved++
+		small, from := o, (*campaign.Size)(nil)
+		switch {
+		case v.cfg.shrinkFor <= 0:
+			how = "saved as run (--shrink-for 0)"
+		default:
+			v.logf("  shrinking seed %d for up to %v: every candidate is a real run...\n", f.Seed, v.cfg.shrinkFor)
+			s, st, err := campaign.ShrinkWithStats(ctx, v.shrink, o, campaign.ShrinkOptions{Keep: o.Failed(), Exact: true,
+				For: v.cfg.shrinkFor, KeepOutcomes: true, Judge: v.judge})
+			switch {
+			case err != nil:
+				how = fmt.Sprintf("saved as run, not shrunk: %v", err)
+			case st.Kept == 0:
+				how = fmt.Sprintf("saved as run: no smaller scenario failed the same way (%s)", st)
+			default:
+				sz := campaign.SizeOf(o)
+				small, from = s, &sz
+				how = fmt.Sprintf("shrunk from %s to %s (%s)", sz, campaign.SizeOf(s), st)
+			}
+		}
+		saved, saveErr = campaign.WriteFailure(v.cfg.out, fmt.Sprintf("verify-%s-seed-%d", fileName(v.info.Name), f.Seed), small, from, v.replay)
+		if saved != nil {
+			v.sum.Histories = append(v.sum.Histories, saved.History)
+		}
+	}
+	v.told++
+	if v.told > maxTold {
+		return
+	}
+	v.logMu.Lock()
+	defer v.logMu.Unlock()
+	if v.bar != nil {
+		v.bar.Clear()
+	}
+	w := v.stderr
+	fmt.Fprintf(w, "\nFAIL seed %d: %s\n", f.Seed, strings.Join(o.Failed(), ", "))
+	for _, vi := range o.Violations() {
+		campaign.WriteViolation(indent{w}, vi, nil)
+	}
+	switch {
+	case saved != nil:
+		fmt.Fprintf(w, "  %s: %s (.history.jsonl with the fault records, .html the timeline, .md the story, beside it)\n", how, saved.Scenario)
+		fmt.Fprintf(w, "  replay: %s\n", v.replay(saved.Scenario))
+	case saveErr != nil:
+		fmt.Fprintf(w, "  not saved: %s\n  replay: %s\n", Scrub(saveErr.Error(), v.cfg.spec), v.replayRound(f.Seed))
+	default:
+		fmt.Fprintf(w, "  not saved (beyond --save %d)\n  replay: %s\n", v.cfg.maxSaved, v.replayRound(f.Seed))
+	}
+}
+
+// replay is the line that replays a saved scenario file: the same backend
+// (its spec without the password), the same real TTL, the same holders.
+func (v *verifier) replay(file string) string {
+	s := v.c.Name + " --backend " + shellQuote(Redact(v.cfg.spec))
+	if v.cfg.sc == nil || v.cfg.ttlSet {
+		s += " --ttl " + v.cfg.ttl.String()
+	}
+	if v.cfg.mutant != "" {
+		s += " --mutant " + v.cfg.mutant
+	}
+	return s + " --scenario " + shellQuote(file)
+}
+
+// replayRound is the line that runs round seed again, for one not saved.
+func (v *verifier) replayRound(seed uint64) string {
+	if v.cfg.sc != nil {
+		return v.replay(v.cfg.scenarioFile)
+	}
+	s := fmt.Sprintf("%s --backend %s --seeds 1 --first %d --duration %v --ttl %v --faults %s", v.c.Name, shellQuote(Redact(v.cfg.spec)),
+		seed, v.cfg.duration, v.cfg.ttl, kindList(v.cfg.kinds))
+	if v.cfg.mutant != "" {
+		s += " --mutant " + v.cfg.mutant
+	}
+	return s
+}
+
+// runError reports a round that could not finish — the backend stopped
+// answering, a server did not come back — and saves its partial history,
+// the scenario as run and the history's timeline: exit 2.
+func (v *verifier) runError(err error) int {
+	fmt.Fprintf(v.stderr, "%s: %s\n", v.c.Name, Scrub(err.Error(), v.cfg.spec))
+	var re *RunError
+	if !errors.As(err, &re) {
+		return ExitUsage
+	}
+	dir := v.cfg.out
+	if dir == "" {
+		dir = "leasecheck-failures"
+	}
+	base := filepath.Join(dir, fmt.Sprintf("verify-%s-seed-%d.partial", fileName(v.info.Name), v.seed))
+	if err := savePartial(base, re.Result, v.replay(base+".scenario.json")); err != nil {
+		fmt.Fprintf(v.stderr, "%s: saving the partial history: %v\n", v.c.Name, err)
+		return ExitUsage
+	}
+	fmt.Fprintf(v.stderr, "%s: the partial history: %s (%d operations; its timeline %s, the scenario as run %s)\n",
+		v.c.Name, base+".history.jsonl", len(re.Result.History.Ops), base+".html", base+".scenario.json")
+	return ExitUsage
+}
+
+// savePartial writes base.history.jsonl, base.scenario.json and base.html
+// (the timeline, unjudged) of a run that could not finish.
+func savePartial(base string, res *realrun.Result, replay string) error {
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+		return err
+	}
+	if err := writeFile(base+".history.jsonl", func(w io.Writer) error { return model.WriteHistory(w, res.History) }); err != nil {
+		return err
+	}
+	if res.Scenario != nil {
+		if err := res.Scenario.Save(base + ".scenario.json"); err != nil {
+			return err
+		}
+	}
+	in := report.Input{Title: filepath.Base(base) + " (the run did not finish: not judged)", History: res.History,
+		Beliefs: beliefsOf(res), Replay: replay}
+	return writeFile(base+".html", func(w io.Writer) error { return report.WriteTimeline(w, in, report.Options{}) })
+}
+
+func beliefsOf(res *realrun.Result) []report.Belief {
+	out := make([]report.Belief, len(res.Beliefs))
+	for i, b := range res.Beliefs {
+		out[i] = report.Belief{Process: b.Process, Fence: b.Fence, From: b.From, To: b.To, Open: b.Open}
+	}
+	return out
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// logf writes a line on stderr, clear of the progress bar.
+func (v *verifier) logf(format string, args ...any) {
+	v.logMu.Lock()
+	defer v.logMu.Unlock()
+	if v.bar != nil {
+		v.bar.Clear()
+	}
+	fmt.Fprintf(v.stderr, format, args...)
+}
+
+// fileName makes a backend's name part of a file name ("bsm/redislock":
+// "bsm-redislock").
+func fileName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ':' || r == ' ' {
+			return '-'
+		}
+		return r
+	}, s)
+}
+
+// shellQuote quotes s for a shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@,=+%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// indent prefixes every line written with two spaces.
+type indent struct{ w io.Writer }
+
+func (i indent) Write(p []byte) (int, error) {
+	s := strings.TrimSuffix(string(p), "\n")
+	_, err := io.WriteString(i.w, "  "+strings.ReplaceAll(s, "\n", "\n  ")+"\n")
+	return len(p), err
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

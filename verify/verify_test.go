@@ -1,0 +1,343 @@
+package verify_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/realrun"
+	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/verify"
+)
+
+// These tests run the whole command against in-process coordinators
+// (real time, real goroutines, no server): the reference, and one whose
+// writes are not fenced. The real servers are cmd/leasecheck's tests and
+// examples/redislock's.
+
+// unfenced is a lock with a plain write: the reference's leases, but Write
+// stores whatever it is given (etcd-mutex's shape, in process).
+type unfenced struct {
+	*memstore.Store
+	mu   sync.Mutex
+	data map[string]string
+}
+
+func (u *unfenced) Write(key, owner string, fence int64, value string, now int64) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.data[key] = value
+	return nil
+}
+
+func (u *unfenced) Read(key string) (string, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	v, ok := u.data[key]
+	return v, ok
+}
+
+// shared hands every client the same in-process coordinator; dead, when
+// set, makes it stop answering once it has answered that many requests.
+type shared struct {
+	backend.Backend
+	mu      sync.Mutex
+	answers int
+	dieAt   int
+}
+
+func (*shared) Close() error { return nil }
+
+func (s *shared) Do(ctx context.Context, req backend.Request) (backend.Response, error) {
+	s.mu.Lock()
+	dead := s.dieAt > 0 && s.answers >= s.dieAt
+	s.answers++
+	s.mu.Unlock()
+	if dead {
+		return backend.Response{}, errors.New("connection refused")
+	}
+	return s.Backend.Do(ctx, req)
+}
+
+func (s *shared) ServerNow(ctx context.Context) (time.Time, error) {
+	s.mu.Lock()
+	dead := s.dieAt > 0 && s.answers >= s.dieAt
+	s.mu.Unlock()
+	if dead {
+		return time.Time{}, errors.New("connection refused")
+	}
+	return s.Backend.(backend.Clock).ServerNow(ctx)
+}
+
+// memBackend is a registry entry for an in-process coordinator: "mem" the
+// reference, "mem-unfenced" the plain write, "mem-dies" the reference
+// dying after 200 answers. Any spec with its scheme works too ("mem://x").
+func memBackend(name string) verify.Backend {
+	return verify.Backend{Name: name, Schemes: []string{name}, Open: func(ctx context.Context, spec, prefix string) (*verify.Opened, error) {
+		clk := &realrun.SteppableClock{}
+		var c backend.Clocked = memstore.New()
+		if name == "mem-unfenced" {
+			c = &unfenced{Store: memstore.New(), data: map[string]string{}}
+		}
+		b := &shared{Backend: backend.InProcess(c, time.Microsecond, clk.Now)}
+		if name == "mem-dies" {
+			b.dieAt = 200
+		}
+		info := backend.InProcessInfo(name)
+		if name == "mem-unfenced" {
+			info.FencedWrites, info.FencedWrite = false, "none: a plain write"
+		}
+		return &verify.Opened{Target: realrun.Target{Info: info, Clock: clk,
+			Open: func(context.Context, string) (backend.Backend, error) { return b, nil }}}, nil
+	}}
+}
+
+func command() verify.Command {
+	return verify.Command{Name: "memverify", Backends: []verify.Backend{memBackend("mem"), memBackend("mem-unfenced"), memBackend("mem-dies")}}
+}
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var so, se bytes.Buffer
+	start := time.Now()
+	code := command().Run(context.Background(), args, &so, &se)
+	t.Logf("memverify %s: exit %d in %v\n%s%s", strings.Join(args, " "), code, time.Since(start).Round(time.Millisecond), so.String(), se.String())
+	return code, so.String(), se.String()
+}
+
+type summary struct {
+	Backend          string         `json:"backend"`
+	Implementation   string         `json:"implementation"`
+	Seeds            int            `json:"seeds"`
+	Ops              int            `json:"ops"`
+	Faults           map[string]int `json:"faults"`
+	FaultsPartial    map[string]int `json:"faults_partial"`
+	Violations       map[string]int `json:"violations"`
+	Undecided        int            `json:"undecided"`
+	Failed           int            `json:"failed"`
+	FailedSeeds      []uint64       `json:"failed_seeds"`
+	TimeUnit         string         `json:"time_unit"`
+	ClockUncertainty int64          `json:"clock_uncertainty"`
+	FenceSource      string         `json:"fence_source"`
+	FencedWrite      string         `json:"fenced_write"`
+	Histories        []string       `json:"histories"`
+}
+
+func decode(t *testing.T, out string) summary {
+	t.Helper()
+	var s summary
+	d := json.NewDecoder(strings.NewReader(out))
+	if err := d.Decode(&s); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	return s
+}
+
+// TestCleanWithEveryFault: the reference coordinator with every fault kind
+// that applies in process: exit 0, every kind injected, the summary run's
+// fields and verify's own, nothing saved.
+func TestCleanWithEveryFault(t *testing.T) {
+	t.Parallel()
+	code, out, _ := run(t, "--backend", "mem", "--seeds", "2", "--duration", "3s", "--ttl", "300ms", "--out", t.TempDir(), "--json", "--quiet")
+	if code != verify.ExitOK {
+		t.Fatalf("exit %d, want 0", code)
+	}
+	s := decode(t, out)
+	if s.Backend != "mem" || s.Implementation != "backend:mem" || s.Seeds != 2 || s.Failed != 0 || len(s.FailedSeeds) != 0 ||
+		s.TimeUnit != "us" || s.ClockUncertainty <= 0 || s.FenceSource == "" || len(s.Histories) != 0 || s.Ops < 50 {
+		t.Errorf("summary %+v", s)
+	}
+	for _, p := range []string{"linearizable", "single-writer-per-fence", "fence-monotonic", "stop-on-renew-failure"} {
+		if n, ok := s.Violations[p]; !ok || n != 0 {
+			t.Errorf("violations[%s] = %d, %v: want every history property judged, at 0", p, n, ok)
+		}
+	}
+	tg := realrun.Target{Clock: &realrun.SteppableClock{}}
+	for _, k := range realrun.ApplicableKinds(tg, faults.AllKinds) {
+		if s.Faults[string(k)] == 0 {
+			t.Errorf("fault %s never injected: %v (partial %v)", k, s.Faults, s.FaultsPartial)
+		}
+	}
+}
+
+// TestUnfencedCaughtSavedReplayed: the plain write is caught under a
+// holder pause; the failure is shrunk within its time budget and saved —
+// the scenario naming the backend (no other flag needed to replay it but
+// the TTL), the history with its fault records, the timeline page, the
+// story — and the printed replay line reproduces it.
+func TestUnfencedCaughtSavedReplayed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, out, errOut := run(t, "--backend", "mem-unfenced", "--faults", "pause", "--duration", "3s", "--ttl", "300ms", "--out", dir, "--shrink-for", "20s", "--json")
+	if code != verify.ExitViolation {
+		t.Fatalf("exit %d, want %d", code, verify.ExitViolation)
+	}
+	s := decode(t, out)
+	if s.Failed != 1 || s.Violations["linearizable"] != 1 || len(s.Histories) != 1 || s.Faults["pause"] != 1 {
+		t.Errorf("summary %+v", s)
+	}
+	if !strings.Contains(errOut, "VIOLATION linearizable") || !strings.Contains(errOut, "'s write was accepted, but the lease was held by") {
+		t.Errorf("stderr does not tell the violation's story")
+	}
+	if !strings.Contains(errOut, "shrunk from ") && !strings.Contains(errOut, "saved as run: no smaller scenario") {
+		t.Errorf("stderr does not say what the shrinking achieved")
+	}
+	base := strings.TrimSuffix(s.Histories[0], ".history.jsonl")
+	replay := "memverify --backend mem-unfenced --ttl 300ms --scenario " + base + ".scenario.json"
+	if !strings.Contains(errOut, "replay: "+replay) {
+		t.Errorf("stderr lacks the replay line %q", replay)
+	}
+	sc, err := scenario.Load(base + ".scenario.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Implementation != "backend:mem-unfenced" || len(sc.Expect) == 0 || len(sc.FaultKinds) != 1 || sc.FaultKinds[0] != faults.Pause {
+		t.Errorf("saved scenario: implementation %q, expect %v, fault kinds %v", sc.Implementation, sc.Expect, sc.FaultKinds)
+	}
+	f, err := os.Open(s.Histories[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := model.ReadHistory(f, s.Histories[0])
+	f.Close()
+	if err != nil {
+		t.Fatalf("the saved history does not read: %v", err)
+	}
+	if len(h.Faults) == 0 || h.Faults[0].Kind != string(faults.Pause) {
+		t.Errorf("the saved history has fault records %+v, want the pause", h.Faults)
+	}
+	page, _ := os.ReadFile(base + ".html")
+	story, _ := os.ReadFile(base + ".md")
+	if !bytes.Contains(page, []byte("<html")) || !bytes.Contains(page, []byte(replay)) {
+		t.Errorf("the timeline page is missing or does not give the replay line")
+	}
+	if !bytes.Contains(story, []byte("## Replay")) || !bytes.Contains(story, []byte(replay)) || !bytes.Contains(story, []byte("linearizable")) {
+		t.Errorf("the story is missing its replay or its violation:\n%s", story)
+	}
+
+	// The replay line, as printed (--backend may even be left out: the
+	// scenario names it). A real run does not repeat its interleaving
+	// exactly, so it gets three rounds; one failing is reproduction.
+	code, out, _ = run(t, "--ttl", "300ms", "--scenario", base+".scenario.json", "--seeds", "3", "--out", t.TempDir(), "--shrink-for", "0", "--json", "--quiet")
+	if code != verify.ExitViolation || decode(t, out).Failed == 0 {
+		t.Errorf("the replay did not reproduce the failure: exit %d", code)
+	}
+}
+
+// TestBackendDiesMidRun: a backend that stops answering ends the run
+// within seconds (not its 60s workload) with exit 2, a message that says
+// so, and the partial history saved and named.
+func TestBackendDiesMidRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	start := time.Now()
+	code, _, errOut := run(t, "--backend", "mem-dies", "--faults", "none", "--duration", "60s", "--ttl", "300ms", "--out", dir, "--quiet")
+	took := time.Since(start)
+	if code != verify.ExitUsage || !strings.Contains(errOut, "stopped answering") {
+		t.Fatalf("exit %d, want %d saying the backend stopped answering", code, verify.ExitUsage)
+	}
+	if took > 40*time.Second {
+		t.Errorf("took %v: the run was not ended long before its 60s workload", took)
+	}
+	partial, _ := filepath.Glob(filepath.Join(dir, "*.partial.history.jsonl"))
+	if len(partial) != 1 || !strings.Contains(errOut, partial[0]) {
+		t.Fatalf("partial history: files %v, not named on stderr", partial)
+	}
+	f, err := os.Open(partial[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if h, err := model.ReadHistory(f, partial[0]); err != nil || len(h.Ops) < 100 {
+		t.Errorf("the partial history: %v", err)
+	}
+	for _, ext := range []string{".html", ".scenario.json"} {
+		if _, err := os.Stat(strings.TrimSuffix(partial[0], ".history.jsonl") + ext); err != nil {
+			t.Errorf("beside the partial history: %v", err)
+		}
+	}
+}
+
+// TestUsage: what the command refuses, with exit 2 and a message that
+// says why; --help on the writer it is given, exit 0.
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--backend", "nope"}, `unknown backend "nope"; known: mem | mem://...`},
+		{[]string{"--backend", "nope://u:s3cret@h:1"}, "unknown backend"},
+		{[]string{"--seeds", "0"}, "must be positive"},
+		{[]string{"--faults", "bogus"}, "bogus"},
+		{[]string{"--scenario", "/nonexistent.scenario.json"}, "nonexistent"},
+		{[]string{"--mutant", "no-expiry"}, "holder mutants only"},
+		{[]string{"extra"}, "unexpected arguments"},
+	}
+	for _, c := range cases {
+		code, so, se := run(t, c.args...)
+		if code != verify.ExitUsage || !strings.Contains(se, c.want) || so != "" {
+			t.Errorf("%v: exit %d, stderr %q: want %d naming %q", c.args, code, se, verify.ExitUsage, c.want)
+		}
+		if strings.Contains(se, "s3cret") {
+			t.Errorf("%v: the password was printed", c.args)
+		}
+	}
+	var so bytes.Buffer
+	if code := command().Run(context.Background(), []string{"--help"}, &so, &so); code != verify.ExitOK || !strings.Contains(so.String(), "usage: memverify") || !strings.Contains(so.String(), "--shrink-for") {
+		t.Errorf("--help: exit %d\n%s", code, so.String())
+	}
+}
+
+// TestCredentialsNeverPrinted: a spec's password appears nowhere — not in
+// the output, the error of a backend that quotes its URL, the saved
+// scenario's implementation, the replay line, the page or the story.
+func TestCredentialsNeverPrinted(t *testing.T) {
+	t.Parallel()
+	const spec = "mem-unfenced://admin:s3cret@127.0.0.1:1/db"
+	code, so, se := run(t, "--backend", spec, "--faults", "pause", "--duration", "2s", "--ttl", "300ms", "--out", t.TempDir(), "--shrink-for", "0")
+	if code != verify.ExitViolation {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if strings.Contains(so+se, "s3cret") {
+		t.Errorf("the password was printed")
+	}
+	if !strings.Contains(se, "--backend mem-unfenced://admin:xxxxx@127.0.0.1:1/db") {
+		t.Errorf("the replay line does not name the backend without its password")
+	}
+	var dir string
+	for _, l := range strings.Split(se, "\n") {
+		if i := strings.Index(l, "--scenario "); i >= 0 {
+			dir = filepath.Dir(strings.TrimSpace(l[i+len("--scenario "):]))
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(files) < 4 {
+		t.Fatalf("saved files %v", files)
+	}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		if bytes.Contains(b, []byte("s3cret")) {
+			t.Errorf("%s holds the password", f)
+		}
+	}
+	failing := verify.Command{Name: "v", Backends: []verify.Backend{{Name: "x", Schemes: []string{"x"},
+		Open: func(ctx context.Context, spec, prefix string) (*verify.Opened, error) {
+			return nil, errors.New("cannot connect to " + spec) // a client library quoting its URL
+		}}}}
+	var out bytes.Buffer
+	if code := failing.Run(context.Background(), []string{"--backend", "x://u:s3cret@h:1"}, &out, &out); code != verify.ExitUsage || strings.Contains(out.String(), "s3cret") {
+		t.Errorf("exit %d, %q: want 2 and no password", code, out.String())
+	}
+}
