@@ -81,6 +81,6 @@ func ExampleReplay() {
 	campaign.WriteViolation(os.Stdout, v, o.TraceLines())
 	// Output:
 	// mutant:renew-loop-dies violates [stop-on-renew-failure] as expected: true
-	// VIOLATION stop-on-renew-failure (key "k", lines 6, 7)
-	//   h1's renew of fence 1 never answered (line 6), yet h1 wrote "h1:w2" under fence 1 afterwards (line 7) without acquiring again. The write was accepted: a failed renewal must stop all writing.
+	// VIOLATION stop-on-renew-failure (key "k", lines 7, 8)
+	//   h1's renew of fence 1 never answered (line 7), yet h1 wrote "h1:w2" under fence 1 afterwards (line 8) without acquiring again. The write was accepted: a failed renewal must stop all writing. This happened during drop-heartbeats(h1) [71,72].
 }

@@ -66,6 +66,7 @@ func runProperty(ctx context.Context, f Factory, opts Options, name, dir string)
 			return res
 		}
 		h.Faults = append(h.Faults, e.faults...)
+		h.NumberLines()
 		res.History = h
 	}
 	res.History.Name = opts.Info.Name + " " + name

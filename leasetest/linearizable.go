@@ -175,8 +175,8 @@ func lockOnly(h *model.History) *model.History {
 		if op.Kind == model.Write || op.Kind == model.Read {
 			continue
 		}
-		op.Line = len(out.Ops) + 2
 		out.Ops = append(out.Ops, op)
 	}
+	out.NumberLines()
 	return out
 }

@@ -249,3 +249,16 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// NumberLines sets every record's Line to the line WriteHistory writes it
+// on: the header is line 1, the fault records follow it, then the ops. A
+// producer calls it once its history is complete, so that the lines a
+// verdict cites are the lines of the file it saves.
+func (h *History) NumberLines() {
+	for i := range h.Faults {
+		h.Faults[i].Line = i + 2
+	}
+	for i := range h.Ops {
+		h.Ops[i].Line = len(h.Faults) + i + 2
+	}
+}

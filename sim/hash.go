@@ -44,6 +44,14 @@ func (w *World) resultHash(ops []model.Op) uint64 {
 		w.mixString(o.Error)
 		w.mix(int64(o.Kind), o.TTL, o.Fence, o.Call, o.Return, o.At, b2i(o.HasValue), b2i(o.Returned), b2i(o.HasAt), b2i(o.OK))
 	}
+	for i := range w.faultRecs {
+		f := &w.faultRecs[i]
+		w.mixString(f.Kind)
+		w.mixString(f.Target)
+		w.mixString(f.Peer)
+		w.mixString(f.Detail)
+		w.mix(f.Start, f.End, b2i(f.HasEnd), f.Amount, b2i(f.Partial))
+	}
 	for _, t := range w.trace {
 		w.mix(t.T)
 		w.mixString(t.Node)

@@ -122,15 +122,13 @@ func (w *World) Result() *Result {
 	}
 	// The world is over: its history, spans and measurements are handed
 	// over, not copied.
-	ops := w.ops
-	for i := range ops {
-		ops[i].Line = i + 2 // line 1 is the header
-	}
 	h := &model.History{
 		Name:   "seed-" + strconv.FormatUint(sc.Seed, 10),
 		Header: model.Header{Version: 1, TimeUnit: "ms", ClockUncertainty: w.u, Semantics: sc.Sem()},
-		Ops:    ops,
+		Ops:    w.ops,
+		Faults: w.faultRecs,
 	}
+	h.NumberLines()
 	for i := range w.beliefs {
 		if w.beliefs[i].Open {
 			w.beliefs[i].To = w.now
@@ -143,6 +141,6 @@ func (w *World) Result() *Result {
 	}
 	r := &Result{Scenario: sc, History: h, Trace: w.trace, Stats: w.stats, Plan: w.plan, Steps: w.steps,
 		Beliefs: w.beliefs, Stops: w.stops}
-	r.Hash = w.resultHash(ops)
+	r.Hash = w.resultHash(h.Ops)
 	return r
 }

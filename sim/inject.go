@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/machine"
+	"github.com/leasecheck/leasecheck/model"
 )
 
 func kindIndex(k faults.Kind) int {
@@ -25,11 +26,30 @@ func (w *World) count(k faults.Kind, f faults.Fault) {
 	w.trace1(f.Target, "fault", f.String())
 }
 
+// record writes fault f's record for the history (DESIGN.md §9: faults in
+// the history, never in the verdict): what it hit, named as the history
+// names it, from start for dur (0: an instant, or to the end of the run).
+func (w *World) record(f faults.Fault, start, dur int64) {
+	target := f.Target
+	if n := w.nodeByName(f.Target); (n.kind == kindHolder || n.kind == kindReader) && n.process != "" {
+		target = n.process
+	}
+	rec := model.FaultRecord{Kind: string(f.Kind), Target: target, Peer: f.Peer, Start: start, Amount: f.Amount}
+	if dur > 0 {
+		rec.End, rec.HasEnd = start+dur, true
+	}
+	w.faultRecs = append(w.faultRecs, rec)
+}
+
 // notApplied takes back the count of a fault the target's machine has no
 // method for (machine's optional interfaces): it is reported, not counted.
 func (w *World) notApplied(f faults.Fault) {
 	w.counts[0][kindIndex(f.Kind)]--
 	w.counts[1][kindIndex(f.Kind)]++
+	if n := len(w.faultRecs); n > 0 {
+		w.faultRecs[n-1].Partial = true
+		w.faultRecs[n-1].Detail = "not applied: the machine does not implement it"
+	}
 	w.trace1(f.Target, "fault-not-applied", f.String()+" (the machine does not implement it)")
 }
 
@@ -37,6 +57,7 @@ func (w *World) fault(i int) {
 	f := w.plan[i]
 	if f.Kind == faults.ClockOffset { // applied in setup
 		w.count(f.Kind, f)
+		w.record(f, 0, 0)
 		return
 	}
 	id := w.id(f.Target)
@@ -47,10 +68,17 @@ func (w *World) fault(i int) {
 	w.count(f.Kind, f)
 	switch f.Kind {
 	case faults.Pause:
+		// recorded when it hits (loop.go): at the holder's next write
 		if n.armed == 0 {
 			n.armedAt = w.now
 		}
 		n.armed += f.Duration
+	case faults.ClockDrift, faults.ClockStep, faults.RenewDeath, faults.DoubleRelease:
+		w.record(f, w.now, 0) // a drift lasts to the end; the others are instants
+	default:
+		w.record(f, w.now, f.Duration)
+	}
+	switch f.Kind {
 	case faults.Overrun:
 		o, ok := n.m.(machine.Overrunner)
 		if !ok {

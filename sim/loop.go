@@ -9,6 +9,7 @@ package sim
 import (
 	"fmt"
 
+	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -427,6 +428,8 @@ func (w *World) step(id int32, env *envelope) {
 	w.scheduleLocal(id, wake)
 	if pause > 0 {
 		w.trace1(n.name, "paused", fmt.Sprintf("for %dms", pause))
+		w.faultRecs = append(w.faultRecs, model.FaultRecord{Kind: string(faults.Pause), Target: n.process, Start: w.now,
+			End: w.now + pause, HasEnd: true, Detail: "paused between its check and its send"})
 		w.openStop(id, "pause")
 		n.paused++
 		w.q.push(event{t: w.now + pause, kind: evResume, node: id, gen: uint64(n.inc)})

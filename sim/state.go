@@ -159,6 +159,7 @@ func (w *World) Clone() *World {
 		c.dedupe = map[dedupeKey]machine.Reply{}
 	}
 	c.ops = slices.Clone(w.ops)
+	c.faultRecs = slices.Clone(w.faultRecs)
 	c.opHash = slices.Clone(w.opHash)
 	c.trace = slices.Clone(w.trace)
 	c.stats.Recoveries = slices.Clone(w.stats.Recoveries)

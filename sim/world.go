@@ -122,6 +122,9 @@ type World struct {
 	fenced   bool
 	dedupe   map[dedupeKey]machine.Reply
 	ops      []model.Op
+	// faultRecs are the faults' records for the history, in the order they
+	// struck
+	faultRecs []model.FaultRecord
 	u        int64
 	trace    []TraceEvent
 	stats    Stats

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -146,11 +146,23 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if mut != nil {
 			name += "-" + mut.Name
 		}
-		cx.File = filepath.Join(*out, name+".scenario.json")
-		if err := cx.Scenario.Save(cx.File); err != nil {
+		// Saved as run saves a failure: the scenario repro replays, the
+		// history with its fault records, the timeline, the story.
+		o, err := campaign.Replay(context.Background(), cx.Scenario, campaign.JudgeOptions{})
+		if err != nil {
+			fmt.Fprintf(stderr, "leasecheck explore: replaying the counterexample: %v\n", err)
+			return exitUsage
+		}
+		if !o.Fails(cx.Property) {
+			fmt.Fprintf(stderr, "leasecheck explore: the counterexample's scenario does not replay to %s (failed: %v); this is a bug in explore\n", cx.Property, o.Failed())
+			return exitUsage
+		}
+		saved, err := campaign.WriteFailure(*out, name, o, nil, nil)
+		if err != nil {
 			fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
 			return exitUsage
 		}
+		cx.File = saved.Scenario
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
