@@ -117,21 +117,21 @@ type World struct {
 	plan   faults.Plan     // the scenario's faults, then those struck by a move
 	cfgs   []holder.Config // the holders' configurations (read-only, shared by copies)
 
-	coord    machine.Coordinator
-	res      machine.Resource
-	fenced   bool
-	dedupe   map[dedupeKey]machine.Reply
-	ops      []model.Op
+	coord  machine.Coordinator
+	res    machine.Resource
+	fenced bool
+	dedupe map[dedupeKey]machine.Reply
+	ops    []model.Op
 	// faultRecs are the faults' records for the history, in the order they
 	// struck
 	faultRecs []model.FaultRecord
-	u        int64
-	trace    []TraceEvent
-	stats    Stats
-	counts   [2][16]int // faults injected / not applied, by faults.AllKinds index
-	hash     uint64
-	restarts int // restarts pending
-	maxEv    int64
+	u         int64
+	trace     []TraceEvent
+	stats     Stats
+	counts    [2][16]int // faults injected / not applied, by faults.AllKinds index
+	hash      uint64
+	restarts  int // restarts pending
+	maxEv     int64
 
 	// coordinator-side view of the lease, for liveness measurements and the
 	// adversarial clients
