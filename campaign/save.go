@@ -115,26 +115,26 @@ func WriteFailure(dir, name string, o *Outcome, from *Size, replay func(scenario
 	if err := sc.Save(s.Scenario); err != nil {
 		return nil, err
 	}
-	if err := writeFile(s.History, func(w io.Writer) error { return model.WriteHistory(w, o.History) }); err != nil {
+	if err := WriteFile(s.History, func(w io.Writer) error { return model.WriteHistory(w, o.History) }); err != nil {
 		return nil, err
 	}
 	if replay == nil {
 		replay = func(f string) string { return "leasecheck repro " + f }
 	}
 	page := PageInfo{Title: name, Replay: replay(s.Scenario), Secondary: filepath.Base(s.Porcupine)}
-	if err := writeFile(s.Page, func(w io.Writer) error { return WritePage(w, o, page) }); err != nil {
+	if err := WriteFile(s.Page, func(w io.Writer) error { return WritePage(w, o, page) }); err != nil {
 		return nil, err
 	}
-	if err := writeFile(s.Porcupine, func(w io.Writer) error { return checker.WriteHTML(w, o.History, o.Check) }); err != nil {
+	if err := WriteFile(s.Porcupine, func(w io.Writer) error { return checker.WriteHTML(w, o.History, o.Check) }); err != nil {
 		return nil, err
 	}
 	info := StoryInfo{Title: name, ScenarioFile: s.Scenario, From: from, Replay: replay(s.Scenario)}
-	if err := writeFile(s.Story, func(w io.Writer) error { WriteStory(w, o, info); return nil }); err != nil {
+	if err := WriteFile(s.Story, func(w io.Writer) error { WriteStory(w, o, info); return nil }); err != nil {
 		return nil, err
 	}
 	if o.Sim != nil {
 		s.Trace = base + ".trace.txt"
-		if err := writeFile(s.Trace, func(w io.Writer) error {
+		if err := WriteFile(s.Trace, func(w io.Writer) error {
 			for _, l := range o.TraceLines() {
 				if _, err := fmt.Fprintln(w, l); err != nil {
 					return err
@@ -188,7 +188,10 @@ func WritePage(w io.Writer, o *Outcome, info PageInfo) error {
 	return report.WriteTimeline(w, in, report.Options{})
 }
 
-func writeFile(path string, write func(io.Writer) error) error {
+// WriteFile creates path and writes it with write: how every saved file
+// (scenario pages, stories, histories, traces) is written, by campaigns,
+// verify and check alike.
+func WriteFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

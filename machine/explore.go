@@ -47,8 +47,12 @@ type Hasher struct{ h uint64 }
 func NewHasher() *Hasher { return &Hasher{h: 0x9e3779b97f4a7c15} }
 
 // Sum returns the digest.
-func (h *Hasher) Sum() uint64 {
-	x := h.h
+func (h *Hasher) Sum() uint64 { return Finalize(h.h) }
+
+// Finalize is the avalanche step of a digest (murmur3's fmix64): every
+// input bit moves about half the output bits, so digests may be summed or
+// XORed without near-equal inputs cancelling.
+func Finalize(x uint64) uint64 {
 	x ^= x >> 33
 	x *= 0xff51afd7ed558ccd
 	x ^= x >> 33

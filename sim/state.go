@@ -66,18 +66,7 @@ func hashOp(o *model.Op) uint64 {
 	h.Bool(o.Returned)
 	h.Bool(o.HasAt)
 	h.Bool(o.OK)
-	return mixFinal(h.Sum())
-}
-
-// mixFinal spreads a digest's bits before it is summed into a multiset
-// digest (a sum of raw FNV values would let near-equal inputs cancel).
-func mixFinal(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
+	return machine.Finalize(h.Sum())
 }
 
 func (w *World) rehashOp(i int32) {
@@ -211,7 +200,7 @@ func (w *World) StateHash() uint64 {
 		x.Int(int64(k.inc))
 		x.Uint(k.id)
 		hashReply(x, &r)
-		dd += mixFinal(x.Sum())
+		dd += machine.Finalize(x.Sum())
 	}
 	h.Uint(dd)
 	if w.hashing {
@@ -255,7 +244,7 @@ func (w *World) StateHash() uint64 {
 		if !b.Open {
 			x.Int(b.To)
 		}
-		sp += mixFinal(x.Sum())
+		sp += machine.Finalize(x.Sum())
 	}
 	for i := range w.stops {
 		s := &w.stops[i]
@@ -267,7 +256,7 @@ func (w *World) StateHash() uint64 {
 		if !s.Open {
 			x.Int(s.To)
 		}
-		sp += mixFinal(x.Sum()) ^ 0x5bd1e995
+		sp += machine.Finalize(x.Sum()) ^ 0x5bd1e995
 	}
 	h.Uint(sp)
 	h.Int(int64(w.faultsLeft))
@@ -282,7 +271,7 @@ func (w *World) StateHash() uint64 {
 func sumInts(xs []int64) uint64 {
 	var s uint64
 	for _, x := range xs {
-		s += mixFinal(uint64(x) + 0x9e3779b97f4a7c15)
+		s += machine.Finalize(uint64(x) + 0x9e3779b97f4a7c15)
 	}
 	return s
 }
@@ -416,7 +405,7 @@ func (w *World) hashEvent(e *event) uint64 {
 			h.Uint(e.gen) // resume, unfreeze: the incarnation
 		}
 	}
-	return mixFinal(h.Sum())
+	return machine.Finalize(h.Sum())
 }
 
 // hashMachine digests a machine: its own StateHasher, the Clocked

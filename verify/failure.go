@@ -134,7 +134,7 @@ func savePartial(base string, res *realrun.Result, replay string) error {
 	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 		return err
 	}
-	if err := writeFile(base+".history.jsonl", func(w io.Writer) error { return model.WriteHistory(w, res.History) }); err != nil {
+	if err := campaign.WriteFile(base+".history.jsonl", func(w io.Writer) error { return model.WriteHistory(w, res.History) }); err != nil {
 		return err
 	}
 	if res.Scenario != nil {
@@ -144,7 +144,7 @@ func savePartial(base string, res *realrun.Result, replay string) error {
 	}
 	in := report.Input{Title: filepath.Base(base) + " (the run did not finish: not judged)", History: res.History,
 		Beliefs: beliefsOf(res), Replay: replay}
-	return writeFile(base+".html", func(w io.Writer) error { return report.WriteTimeline(w, in, report.Options{}) })
+	return campaign.WriteFile(base+".html", func(w io.Writer) error { return report.WriteTimeline(w, in, report.Options{}) })
 }
 
 func beliefsOf(res *realrun.Result) []report.Belief {
@@ -153,18 +153,6 @@ func beliefsOf(res *realrun.Result) []report.Belief {
 		out[i] = report.Belief{Process: b.Process, Fence: b.Fence, From: b.From, To: b.To, Open: b.Open}
 	}
 	return out
-}
-
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return f.Close()
 }
 
 // logf writes a line on stderr, clear of the progress bar.

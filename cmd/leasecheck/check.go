@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -180,7 +179,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *htmlPath != "" {
 		in := report.Input{History: h, Check: res, Replay: "leasecheck check " + files[0], Secondary: relativeTo(*htmlPath, *porcPath)}
-		if err := writeFileWith(*htmlPath, func(w io.Writer) error { return report.WriteTimeline(w, in, report.Options{}) }); err != nil {
+		if err := campaign.WriteFile(*htmlPath, func(w io.Writer) error { return report.WriteTimeline(w, in, report.Options{}) }); err != nil {
 			fmt.Fprintf(stderr, "leasecheck: %v\n", err)
 			return exitUsage
 		}
@@ -212,20 +211,7 @@ func exitStatus(res *checker.Result) int { return campaign.Status(res.Violated()
 // writePorcupineFile writes porcupine's view of a check, its layout search
 // within budget.
 func writePorcupineFile(path string, h *model.History, res *checker.Result, budget time.Duration) error {
-	return writeFileWith(path, func(w io.Writer) error { return checker.WriteHTMLWithin(w, h, res, budget) })
-}
-
-// writeFileWith creates path and writes it with write.
-func writeFileWith(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return f.Close()
+	return campaign.WriteFile(path, func(w io.Writer) error { return checker.WriteHTMLWithin(w, h, res, budget) })
 }
 
 // relativeTo is target as a link from a page at page ("" when no target).
