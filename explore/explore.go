@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/campaign"
-	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/holder"
 	"github.com/leasecheck/leasecheck/impl/mutants"
 	"github.com/leasecheck/leasecheck/scenario"
@@ -27,41 +26,9 @@ const (
 	PCT Strategy = "pct" // probabilistic concurrency testing: randomized, never complete
 )
 
-// Bounds describe the space to explore: the world (Holders holders, each
-// acquiring, writing once after a short piece of work and releasing) and
-// the choices it may take at each step.
-type Bounds struct {
-	Holders int // default 2
-	// Faults are the kinds that may strike at any step, at most MaxFaults
-	// of them on one path, each with the fixed parameters of
-	// faults.Candidates.
-	Faults    []faults.Kind
-	MaxFaults int
-	// Adversary bounds the adversarial client's requests on one path
-	// (scenario.AdversaryMenu).
-	Adversary int
-	// Deviations bounds the messages on one path that take a longer delay
-	// than the shortest, or are lost (when Loss).
-	Deviations int
-	Loss       bool
-	// Semantics is "seed" (default) or "fenced-storage".
-	Semantics string
-	// Work is the holders' programs: holder i runs Work[i], or the last
-	// one (nil: DefaultWork).
-	Work [][]holder.Item
-	// The world's protocol parameters, when not the defaults: the drift
-	// bound (0: 4%; negative: none), each holder's deadline margin (holder.NoMargin for
-	// none) and renew interval, and the drift applied to the holders' and
-	// the coordinator's clocks.
-	RhoPPM, Margin, RenewEvery    int64
-	DriftPPM, CoordinatorDriftPPM int64
-	// Stagger is how long after one another the holders start (0: 2ms;
-	// negative: together).
-	Stagger int64
-	// TTL, when > 0, replaces the 30ms TTL (and the horizon, ten TTLs);
-	// MaxDelay, when > 0, the longest message delay (2ms).
-	TTL, MaxDelay int64
-}
+// Bounds describe the space to explore (scenario.Bounds: the mutants'
+// table states its bounds as data too).
+type Bounds = scenario.Bounds
 
 // DefaultWork is the explored holders' programs: the first holder works
 // longer than a TTL (its lease lives only by its renewals) and writes once;
@@ -379,8 +346,5 @@ func MutantSpace(m *mutants.Mutant) (*scenario.Scenario, Options) {
 
 // MutantBounds converts a mutant's explore bounds.
 func MutantBounds(m *mutants.Mutant) Bounds {
-	b := m.ExploreBounds()
-	return Bounds{Faults: b.Faults, MaxFaults: b.MaxFaults, Adversary: b.Adversary, Deviations: b.Deviations,
-		Loss: b.Loss, Semantics: b.Semantics, Work: b.Work, RhoPPM: b.RhoPPM, Margin: b.Margin, RenewEvery: b.RenewEvery,
-		DriftPPM: b.DriftPPM, CoordinatorDriftPPM: b.CoordinatorDriftPPM, Stagger: b.Stagger, Holders: b.Holders, TTL: b.TTL, MaxDelay: b.MaxDelay}
+	return m.ExploreBounds()
 }

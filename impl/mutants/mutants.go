@@ -64,7 +64,7 @@ type Mutant struct {
 
 	// explore, when set, overrides the bounds `leasecheck explore --mutant`
 	// searches (ExploreBounds).
-	explore *ExploreBounds
+	explore *scenario.Bounds
 
 	// The switches on the one implementation (memstore's coordinator and
 	// resource, impl/holder's protocol); exactly one is set.
@@ -139,34 +139,10 @@ func OptionsFor(impl string) (*sim.Options, error) {
 	return nil, fmt.Errorf("implementation %q cannot run in the simulator (want reference or mutant:NAME)", impl)
 }
 
-// ExploreBounds are the bounds `leasecheck explore --mutant NAME` searches
-// by default (package explore's Bounds, as data).
-type ExploreBounds struct {
-	Faults     []faults.Kind
-	MaxFaults  int
-	Adversary  int
-	Deviations int
-	Loss       bool
-	Semantics  string
-	// Work, when set, is the holders' programs (holder i runs Work[i], or
-	// the last one); nil means explore.DefaultWork.
-	Work [][]holder.Item
-	// The world's protocol parameters, when not explore's defaults (see
-	// explore.Bounds).
-	RhoPPM, Margin, RenewEvery    int64
-	DriftPPM, CoordinatorDriftPPM int64
-	Stagger                       int64
-	// Holders, when > 0, is how many holders contend (explore's default 2);
-	// TTL, when > 0, replaces explore's 30ms.
-	Holders  int
-	TTL      int64
-	MaxDelay int64
-}
-
 // ExploreBounds returns the mutant's explore bounds: its own fault kinds
 // striking at most once, one message off the shortest delay, its
 // semantics; a few mutants need more (ExploreBounds' overrides in the table).
-func (m *Mutant) ExploreBounds() ExploreBounds {
+func (m *Mutant) ExploreBounds() scenario.Bounds {
 	if m.explore != nil {
 		b := *m.explore
 		if b.Semantics == "" {
@@ -174,7 +150,7 @@ func (m *Mutant) ExploreBounds() ExploreBounds {
 		}
 		return b
 	}
-	b := ExploreBounds{Faults: m.Faults, Deviations: 1, Semantics: m.Semantics}
+	b := scenario.Bounds{Faults: m.Faults, Deviations: 1, Semantics: m.Semantics}
 	if len(m.Faults) > 0 {
 		b.MaxFaults = 1
 	}
@@ -232,7 +208,7 @@ const (
 )
 
 // The adversary's explore bounds: one request of its menu at any step.
-var adversarial = &ExploreBounds{Adversary: 1}
+var adversarial = &scenario.Bounds{Adversary: 1}
 
 // driftEnv is the detection environment of the drift bugs: clocks at the
 // drift bound (the holders' slow, the coordinator's fast), a bound of at
@@ -277,7 +253,7 @@ func lastMomentTune(sc *scenario.Scenario) {
 
 // A world where drift shows: the widest drift bound, no margin to hide it,
 // the holders' clocks slow and the coordinator's fast, all at the bound.
-var drifting = &ExploreBounds{RhoPPM: 100_000, Margin: holder.NoMargin, DriftPPM: -100_000, CoordinatorDriftPPM: 100_000,
+var drifting = &scenario.Bounds{RhoPPM: 100_000, Margin: holder.NoMargin, DriftPPM: -100_000, CoordinatorDriftPPM: 100_000,
 	Faults: []faults.Kind{faults.RenewDeath}, MaxFaults: 1, Deviations: 1, TTL: 60,
 	Work: [][]holder.Item{{{Work: 90, Writes: 1}}, {{Work: 20, Writes: 1}}}}
 
@@ -313,7 +289,7 @@ var all = []Mutant{
 		Name: "expiry-off-by-one", Component: Coordinator, coord: memstore.BugExpiryOffByOne,
 		// A lease in the explored world never expires unless a holder stops
 		// renewing: a crash lets one run out, exactly on its expiry tick.
-		explore:  &ExploreBounds{Faults: []faults.Kind{faults.Crash}, MaxFaults: 1, Deviations: 1},
+		explore:  &scenario.Bounds{Faults: []faults.Kind{faults.Crash}, MaxFaults: 1, Deviations: 1},
 		Failure:  "the expiry comparison is off by one (now <= expiry counts as live)",
 		Article:  "持有者在过期前续期，一旦过期，其他写方即可接手。",
 		English:  "The holder renews before the lease expires; once it has expired, another writer may take over.",
@@ -372,7 +348,7 @@ var all = []Mutant{
 		Name: "write-without-fence-check", Component: Resource, res: memstore.BugNoFenceCheck,
 		// The successor must write between the frozen holder's check and
 		// its write: a successor that writes at once.
-		explore: &ExploreBounds{Faults: []faults.Kind{faults.Freeze}, MaxFaults: 1, Deviations: 1,
+		explore: &scenario.Bounds{Faults: []faults.Kind{faults.Freeze}, MaxFaults: 1, Deviations: 1,
 			Work: [][]holder.Item{{{Work: 30, Writes: 2}}, {{Work: 0, Writes: 1}}}},
 		Failure:   "the fenced resource accepts writes without comparing fences",
 		Article:   artGC,
@@ -428,7 +404,7 @@ var all = []Mutant{
 		Name: "deadline-from-reply", Component: Holder, hold: holder.BugDeadlineFromReply,
 		// No margin: one slow reply is enough to carry the belief past the
 		// lease.
-		explore:     &ExploreBounds{Faults: []faults.Kind{faults.RenewDeath}, MaxFaults: 1, Deviations: 1, Margin: holder.NoMargin},
+		explore:     &scenario.Bounds{Faults: []faults.Kind{faults.RenewDeath}, MaxFaults: 1, Deviations: 1, Margin: holder.NoMargin},
 		Failure:     "the local deadline is computed from the response time instead of the send time",
 		Article:     "代价是一个极窄的竞态窗口——慢速或已被分区的持有者，会误以为租约还在自己手上，而另一个写方已经开始写入。",
 		English:     "The price is a narrow race: a slow or partitioned holder believes it still holds the lease while another writer has already started writing.",
@@ -542,7 +518,7 @@ var all = []Mutant{
 	{
 		Name: "deadline-at-next-renewal", Component: Holder, hold: holder.BugDeadlineAtNextRenewal,
 		BlindSpot: 2,
-		explore:   &ExploreBounds{RenewEvery: 36, Margin: holder.NoMargin},
+		explore:   &scenario.Bounds{RenewEvery: 36, Margin: holder.NoMargin},
 		Failure:   "the holder believes until its next renewal is due, which with a slow renew interval is past the lease",
 		Article:   "持有者必须在到期前续约,通常以三分之一存活时间为周期,丢一次心跳也还有重试机会。",
 		English:   "The holder must renew before expiry, usually every third of the TTL, so that one lost heartbeat still leaves a retry.",
@@ -556,7 +532,7 @@ var all = []Mutant{
 		Name: "belief-until-release-ack", Component: Holder, hold: holder.BugBeliefUntilReleaseAck,
 		BlindSpot: 3,
 		// A third holder, so that one is asking just when another releases.
-		explore:  &ExploreBounds{Holders: 3, Deviations: 1},
+		explore:  &scenario.Bounds{Holders: 3, Deviations: 1},
 		Failure:  "the holder believes it holds the lease until its release is answered",
 		Article:  artRace,
 		English:  artRaceEn,
@@ -576,7 +552,7 @@ var all = []Mutant{
 	{
 		Name: "backoff-uncapped", Component: Holder, hold: holder.BugBackoffUncapped,
 		BlindSpot: 3,
-		explore:   &ExploreBounds{Work: [][]holder.Item{{{Work: 120, Writes: 1}}, {{Work: 10, Writes: 1}}}},
+		explore:   &scenario.Bounds{Work: [][]holder.Item{{{Work: 120, Writes: 1}}, {{Work: 10, Writes: 1}}}},
 		Failure:   "the acquire backoff doubles without its cap",
 		Article:   "存活时间决定恢复上限",
 		English:   "The TTL decides the bound on recovery.",
@@ -590,7 +566,7 @@ var all = []Mutant{
 	// timings hit them too, now and then: no blind spot).
 	{
 		Name: "same-tick-double-grant", Component: Coordinator, coord: memstore.BugSameTickGrant,
-		explore:  &ExploreBounds{Stagger: -1},
+		explore:  &scenario.Bounds{Stagger: -1},
 		Failure:  "two acquires in one tick of the lease clock are both granted",
 		Article:  "租约授予同样的写权",
 		English:  "A lease grants the same (exclusive) right to write.",
@@ -602,7 +578,7 @@ var all = []Mutant{
 
 		// A renew delayed onto the expiry tick: a slow path (a delay fault)
 		// and a renew interval that lines the two up.
-		explore:  &ExploreBounds{Faults: []faults.Kind{faults.Delay}, MaxFaults: 1, Deviations: 1, RenewEvery: 14},
+		explore:  &scenario.Bounds{Faults: []faults.Kind{faults.Delay}, MaxFaults: 1, Deviations: 1, RenewEvery: 14},
 		Failure:  "a renew arriving on the expiry tick is accepted (now <= expiry, for renew only)",
 		Article:  "持有者必须在到期前续约",
 		English:  "The holder must renew before the lease expires.",
@@ -618,7 +594,7 @@ var all = []Mutant{
 		BlindSpot: 4,
 		// No drift, no margin, a renew interval whose answer can land on the
 		// deadline's tick, a slow answer and a lost renewal after it.
-		explore: &ExploreBounds{RhoPPM: -1, Margin: holder.NoMargin, RenewEvery: 24, MaxDelay: 4, Deviations: 2,
+		explore: &scenario.Bounds{RhoPPM: -1, Margin: holder.NoMargin, RenewEvery: 24, MaxDelay: 4, Deviations: 2,
 			Faults: []faults.Kind{faults.DropHeartbeats}, MaxFaults: 1,
 			Work: [][]holder.Item{{{Work: 100, Writes: 1}}, {{Work: 10, Writes: 1}}}},
 		Failure:     "a renew answered on the tick its deadline falls is counted from the answer instead of the send",
