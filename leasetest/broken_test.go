@@ -15,7 +15,7 @@ import (
 
 // The suite is tested against broken backends written as a user would
 // (userLock, one bug each): every rule of the adapter contract
-// (impl/backend.Contract) is broken by at least one of them, and each is
+// (impl/backend.Contract()) is broken by at least one of them, and each is
 // caught by the property named here. The correct userLock, in every
 // configuration of fences and writes, and the reference (impl/memstore
 // through InProcess) are never flagged.
@@ -108,12 +108,12 @@ func TestContractCovered(t *testing.T) {
 		if _, ok := backend.RuleByID(c.rule); !ok {
 			t.Errorf("%s: no contract rule %q", c.bug, c.rule)
 		}
-		if !slices.Contains(leasetest.Properties, c.caughtBy) {
+		if !slices.Contains(leasetest.Properties(), c.caughtBy) {
 			t.Errorf("%s: no property %q", c.bug, c.caughtBy)
 		}
 		covered[c.rule] = true
 	}
-	for _, r := range backend.Contract {
+	for _, r := range backend.Contract() {
 		if !covered[r.ID] {
 			t.Errorf("contract rule %s has no broken backend", r.ID)
 		}

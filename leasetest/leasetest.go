@@ -80,8 +80,11 @@ func (o *Options) defaults() {
 	}
 }
 
-// Properties lists the property names, in the order they are reported.
-var Properties = []string{
+// Properties lists the property names, in the order they are reported (a
+// copy: the list is the suite's, not the caller's to change).
+func Properties() []string { return slices.Clone(propertyNames) }
+
+var propertyNames = []string{
 	"Acquire", "MutualExclusion", "NoEarlyExpiry", "Expiry", "Renew", "RenewAfterExpiry",
 	"Release", "NotHolder", "FenceIncreases", "StaleFence", "WriteAfterExpiry", "Zombie", "Linearizable",
 }
@@ -141,7 +144,7 @@ func applies(name string, info backend.Info) string {
 func Run(t *testing.T, f Factory, opts Options) {
 	t.Helper()
 	opts.defaults()
-	for _, name := range Properties {
+	for _, name := range propertyNames {
 		if slices.Contains(opts.Skip, name) {
 			continue
 		}
@@ -197,7 +200,7 @@ func Check(ctx context.Context, f Factory, opts Options) error {
 func Evaluate(ctx context.Context, f Factory, opts Options) []*Result {
 	opts.defaults()
 	var names []string
-	for _, name := range Properties {
+	for _, name := range propertyNames {
 		if !slices.Contains(opts.Skip, name) {
 			names = append(names, name)
 		}

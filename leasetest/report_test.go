@@ -15,7 +15,7 @@ import (
 
 // only returns Options that run just the named properties.
 func only(opts leasetest.Options, names ...string) leasetest.Options {
-	for _, p := range leasetest.Properties {
+	for _, p := range leasetest.Properties() {
 		if !slices.Contains(names, p) {
 			opts.Skip = append(opts.Skip, p)
 		}

@@ -1,6 +1,10 @@
 package backend
 
-import "github.com/leasecheck/leasecheck/model"
+import (
+	"slices"
+
+	"github.com/leasecheck/leasecheck/model"
+)
 
 // Contract is the adapter contract: what Do must answer for every op in
 // every lease state (DESIGN.md §1's seed semantics, reference/lease.py;
@@ -25,7 +29,9 @@ import "github.com/leasecheck/leasecheck/model"
 //
 // Reasons are informative (the history's "error" field): the checker
 // ignores them and leasetest notes a different one without failing.
-var Contract = []Rule{
+func Contract() []Rule { return slices.Clone(contract) }
+
+var contract = []Rule{
 	{ID: "acquire-free", Op: model.Acquire, State: Free, Answer: OK,
 		Effect: "the requester holds the lease until now + TTL; a fresh fence larger than every earlier one on the key (sequential: the previous one + 1; none: 0)"},
 	{ID: "acquire-held", Op: model.Acquire, State: MineLive, Answer: Refused, Reason: ReasonHeld,
@@ -187,7 +193,7 @@ func (a Answer) String() string {
 
 // RuleByID returns the contract's rule with that ID.
 func RuleByID(id string) (Rule, bool) {
-	for _, r := range Contract {
+	for _, r := range contract {
 		if r.ID == id {
 			return r, true
 		}

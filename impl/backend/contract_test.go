@@ -11,7 +11,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-var update = flag.Bool("update", false, "rewrite README.md's contract table from backend.Contract")
+var update = flag.Bool("update", false, "rewrite README.md's contract table from backend.Contract()")
 
 const (
 	tableStart = "<!-- contract table: generated from contract.go by `go test ./impl/backend -update` -->\n"
@@ -23,7 +23,7 @@ func renderContract() string {
 	var b strings.Builder
 	b.WriteString("| rule | op | lease state (as the requester sees it) | fence presented | answer | reason | effect |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
-	for _, r := range backend.Contract {
+	for _, r := range backend.Contract() {
 		answer := r.Answer.String()
 		if r.Fenced {
 			answer += " (fenced writes; an unfenced backend accepts it)"
@@ -52,7 +52,7 @@ func TestContractREADME(t *testing.T) {
 		return
 	}
 	if s != want {
-		t.Errorf("README.md's contract table differs from backend.Contract: run go test ./impl/backend -update and review the diff")
+		t.Errorf("README.md's contract table differs from backend.Contract(): run go test ./impl/backend -update and review the diff")
 	}
 }
 
@@ -61,7 +61,7 @@ func TestContractREADME(t *testing.T) {
 func TestContractRules(t *testing.T) {
 	seen := map[string]bool{}
 	ops := map[model.Kind]bool{}
-	for _, r := range backend.Contract {
+	for _, r := range backend.Contract() {
 		if seen[r.ID] {
 			t.Errorf("rule %s appears twice", r.ID)
 		}
