@@ -54,6 +54,17 @@ import (
 // in every respect than another of the same configuration are dropped
 // (dominates: a smaller clock bound, an earlier possible expiry and a later
 // latest one allow everything the other allows).
+//
+// When the clock uncertainty is many TTLs wide, almost every expiry is
+// ambiguous and unheard grants can be assumed at almost any point, so
+// configurations multiply by how many grants each assumed and which retries
+// supplied them. Two cuts, exact: fence counters past every fence still to
+// be presented are one (fenceFacts.maxFence), and a counter that has passed
+// a fence a successful acquire has yet to be granted is dead
+// (fenceFacts.pinAhead). And one merge in the capped exact sweep, a drop
+// like the beam's: configurations alike but for counts of classes with
+// plenty of retries left to take effect keep the one that applied fewer
+// (sweep.alike).
 
 const maxPending = 128 // pending slots: completed ops of one key in flight at once
 
@@ -395,6 +406,9 @@ func (sw *sweep) due(k *kop) {
 	sw.touched = sw.touched[:0]
 	next := &sw.next
 	next.reset(sw.spare, sw.app)
+	if sw.cap > 0 {
+		next.alike = sw.alike
+	}
 	sw.visited.reset()
 	ex := explorer{sw: sw, x: k, next: next, visited: &sw.visited, stack: sw.stack[:0], unplaced: sw.unplaced[:0]}
 	for i := range sw.frontier {
@@ -425,6 +439,7 @@ func (sw *sweep) due(k *kop) {
 		sw.frontier = nil
 		return
 	}
+	sw.dropped = sw.dropped || next.merged
 	sw.spare = sw.frontier
 	sw.frontier = next.configs()
 	sw.stack = ex.stack
@@ -521,6 +536,59 @@ func (sw *sweep) prune() {
 	sw.dropped = true
 }
 
+// plentyLeft is how many members of a class, all free to take effect at
+// once, make two counts of it alike for alike.
+const plentyLeft = 3
+
+// alike reports whether two configurations of the capped exact sweep differ
+// at most in how many members of some classes they applied, where both
+// still have plenty left that could take effect at once (called, no clock
+// bound above the state's, no predecessor waiting): the next ones either
+// applies are interchangeable, and only a run of more than plentyLeft
+// applications before another retry is called could tell them apart.
+// Keeping one of them is a heuristic, not a proof — so the sweep counts it
+// as a drop (a witness it finds is still a linearization; an empty frontier
+// is no longer a refutation, which the relaxed sweep and the search give).
+func (sw *sweep) alike(a, b *config) bool {
+	if a.placed != b.placed || a.s != b.s || a.app == b.app {
+		return false
+	}
+	va, vb := sw.app.vecs[a.app], sw.app.vecs[b.app]
+	free := func(class int32, n int) bool {
+		c := sw.byID[class]
+		if c == nil || len(c.members)-n < plentyLeft {
+			return false
+		}
+		for _, m := range c.members[n : n+plentyLeft] {
+			if m.in.Lo > a.s.NowLo || blocked(m) {
+				return false
+			}
+		}
+		return true
+	}
+	i, j := 0, 0
+	for i < len(va) || j < len(vb) {
+		var class int32
+		var na, nb int
+		switch {
+		case j == len(vb) || i < len(va) && va[i].class < vb[j].class:
+			class, na = va[i].class, int(va[i].n)
+			i++
+		case i == len(va) || vb[j].class < va[i].class:
+			class, nb = vb[j].class, int(vb[j].n)
+			j++
+		default:
+			class, na, nb = va[i].class, int(va[i].n), int(vb[j].n)
+			i++
+			j++
+		}
+		if na != nb && (!free(class, na) || !free(class, nb)) {
+			return false
+		}
+	}
+	return true
+}
+
 // link allocates a linearization step in slabs: a sweep makes one per
 // placement and keeps them until the key is done.
 func (sw *sweep) link(l link) *link {
@@ -546,7 +614,12 @@ func (sw *sweep) alive() bool { return !sw.dead && sw.stopped == stopNone && len
 // so it compares within the list until it grows past linearMax, and only
 // then groups by what must be equal.
 type frontierSet struct {
-	app    *appTable
+	app *appTable
+	// alike, when set (the capped exact sweep), tells configurations apart
+	// only by their applied counts where that can matter (sweep.alike);
+	// merging the others is a drop, as the beam's.
+	alike  func(a, b *config) bool
+	merged bool
 	list   []config
 	gone   []bool
 	alive  int
@@ -571,6 +644,7 @@ const linearMax = 16
 
 func (f *frontierSet) reset(spare []config, app *appTable) {
 	f.app = app
+	f.alike, f.merged = nil, false
 	f.list = spare[:0]
 	f.gone = f.gone[:0]
 	f.alive = 0
@@ -610,6 +684,17 @@ func (f *frontierSet) add(c config) bool {
 			return false
 		}
 		if f.dom(&c, o) {
+			f.gone[i] = true
+			f.alive--
+			return true
+		}
+		if f.alike != nil && f.alike(o, &c) {
+			// The same but for counts that cannot run out soon: keep the
+			// one that applied fewer.
+			f.merged = true
+			if f.app.total(o.app) <= f.app.total(c.app) {
+				return false
+			}
 			f.gone[i] = true
 			f.alive--
 		}
