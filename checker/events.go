@@ -113,6 +113,9 @@ type keyFacts struct {
 	// (it may say false of such a value; never true of one written twice).
 	// nil: not known.
 	unique func(value string) bool
+	// maxFence is the largest fence an op of the key presents (timed.Inf:
+	// not known).
+	maxFence int64
 }
 
 // preparer turns a key's ops, in file order, into kops.
@@ -173,8 +176,10 @@ func factsOf(h *model.History, idx []int) keyFacts {
 	read := map[string]bool{}
 	writes := map[string]int{}
 	minRejected := timed.Inf
+	maxFence := int64(0)
 	for _, i := range idx {
 		op := &h.Ops[i]
+		maxFence = max(maxFence, op.Fence)
 		switch {
 		case op.Kind == model.Read && op.Returned && op.OK && op.HasValue:
 			read[op.Value] = true
@@ -186,5 +191,20 @@ func factsOf(h *model.History, idx []int) keyFacts {
 		}
 	}
 	return keyFacts{read: func(v string) bool { return read[v] }, minRejected: minRejected,
-		unique: func(v string) bool { return writes[v] == 1 }}
+		unique: func(v string) bool { return writes[v] == 1 }, maxFence: maxFence}
+}
+
+// pinsAhead returns, for each of a key's events in order, the lowest fence
+// presented by a successful acquire whose call comes later (timed.Inf:
+// none): fenceFacts.pinAhead as the sweep reaches each event.
+func pinsAhead(events []event) []int64 {
+	out := make([]int64, len(events))
+	low := timed.Inf
+	for i := len(events) - 1; i >= 0; i-- {
+		out[i] = low
+		if e := events[i]; e.kind == evCall && e.k.role == rolePlaced && pins(e.k) {
+			low = min(low, e.k.in.Fence)
+		}
+	}
+	return out
 }

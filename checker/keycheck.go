@@ -45,6 +45,22 @@ func newKeyChecker(key string, hdr model.Header, names *timed.Names, b *budget, 
 	return kc
 }
 
+// setFences tells the sweeps what the key's fences are (fenceFacts).
+func (kc *keyChecker) setFences(f fenceFacts) {
+	kc.exact.fences = f
+	if kc.relaxed != nil {
+		kc.relaxed.fences = f
+	}
+}
+
+// pinAhead updates fenceFacts.pinAhead before the next event.
+func (kc *keyChecker) pinAhead(f int64) {
+	kc.exact.fences.pinAhead = f
+	if kc.relaxed != nil {
+		kc.relaxed.fences.pinAhead = f
+	}
+}
+
 // event feeds one event.
 func (kc *keyChecker) event(e event) {
 	kc.events++
@@ -212,14 +228,17 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 		events = eventsOf(&kops[i], events)
 	}
 	slices.SortFunc(events, compareEvents)
-	for _, e := range events {
+	kc.setFences(fenceFacts{maxFence: facts.maxFence, pinAhead: timed.Inf})
+	ahead := pinsAhead(events)
+	for i, e := range events {
+		kc.pinAhead(ahead[i])
 		kc.event(e)
 	}
 	res := keyResult{key: ko.Key, ops: len(ko.Index), invariants: kc.inv.finish()}
 	o := kc.outcome()
 	if o.verdict == Unknown && kc.optional && !b.expired() && kc.exact.stopped == stopNone {
 		// The exact sweep could not decide: the relaxed one may refute.
-		if r := relaxedPass(b, kc, kops, events); r.verdict == Violated {
+		if r := relaxedPass(b, kc, kops, events, ahead); r.verdict == Violated {
 			o = r
 		}
 	}
@@ -268,18 +287,20 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 }
 
 // relaxedPass runs the relaxed sweep alone over a key's events again.
-func relaxedPass(b *budget, kc *keyChecker, kops []kop, events []event) keyOutcome {
+func relaxedPass(b *budget, kc *keyChecker, kops []kop, events []event, ahead []int64) keyOutcome {
 	for i := range kops {
 		kops[i].slot, kops[i].retired = -1, false
 	}
 	w := newWindow()
 	sw := newSweep(kc.rules, kc.hdr.ClockUncertainty, b, w, true, false, 0)
 	sw.unique = kc.exact.unique
+	sw.fences = kc.exact.fences
 	defer sw.release()
-	for _, e := range events {
+	for i, e := range events {
 		if sw.over() {
 			break
 		}
+		sw.fences.pinAhead = ahead[i]
 		k := e.k
 		switch {
 		case e.kind == evCall:

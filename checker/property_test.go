@@ -297,7 +297,10 @@ func TestPropertyTimeoutShapesAgreeWithPorcupine(t *testing.T) {
 		case want == porcupine.Illegal && got != Violated,
 			want == porcupine.Ok && got != Holds && !unknown:
 			t.Fatalf("%s: porcupine says %s, leasecheck says %s\n%s", tw.name(), want, got, describeHistory(h))
-		case tw.bad && got != Violated:
+		case tw.bad && !tw.interval && got != Violated:
+			// In interval mode the planted write may fall where the
+			// holder's lease can still be live (the agreement with
+			// porcupine above covers it); with at it cannot.
 			t.Fatalf("%s: the bad write was not caught (%s)\n%s", tw.name(), got, describeHistory(h))
 		case !tw.bad && got != Holds:
 			t.Fatalf("%s: a correct history judged %s\n%s", tw.name(), got, describeHistory(h))

@@ -125,6 +125,7 @@ type survey struct {
 // keyFactsStream is a key's facts, gathered in the first pass.
 type keyFactsStream struct {
 	minRejected int64
+	maxFence    int64
 }
 
 // readFilter is a Bloom filter of the (key, value) pairs some answered read
@@ -194,6 +195,7 @@ func surveyFile(b *budget, f *os.File, name string, ro model.ReadOptions, reads 
 			kf = &keyFactsStream{minRejected: timed.Inf}
 			sv.keys[op.Key] = kf
 		}
+		kf.maxFence = max(kf.maxFence, op.Fence)
 		switch {
 		case op.Kind == model.Read && op.Returned && op.OK && op.HasValue:
 			reads.add(op.Key, op.Value)
@@ -383,12 +385,14 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 		}
 		sk := keys[op.Key]
 		if sk == nil {
-			facts := keyFacts{read: func(string) bool { return true }, minRejected: timed.Inf}
+			facts := keyFacts{read: func(string) bool { return true }, minRejected: timed.Inf, maxFence: timed.Inf}
 			if sv != nil {
 				key := op.Key
-				facts = keyFacts{read: func(v string) bool { return reads.has(key, v) }, minRejected: sv.keys[key].minRejected}
+				facts = keyFacts{read: func(v string) bool { return reads.has(key, v) }, minRejected: sv.keys[key].minRejected, maxFence: sv.keys[key].maxFence}
 			}
 			sk = &streamKey{kc: newKeyChecker(op.Key, h.Header, names, b, false, true), prep: newPreparer(h.Header, names, facts)}
+			// A stream knows no fence to come (pinAhead), only the largest.
+			sk.kc.setFences(fenceFacts{maxFence: facts.maxFence, pinAhead: timed.Inf})
 			keys[op.Key] = sk
 		}
 		sk.prep.prepare(op, nil, k)

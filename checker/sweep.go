@@ -54,6 +54,17 @@ import (
 // in every respect than another of the same configuration are dropped
 // (dominates: a smaller clock bound, an earlier possible expiry and a later
 // latest one allow everything the other allows).
+//
+// When the clock uncertainty is many TTLs wide, almost every expiry is
+// ambiguous and unheard grants can be assumed at almost any point, so
+// configurations multiply by how many grants each assumed and which retries
+// supplied them. Two cuts, exact: fence counters past every fence still to
+// be presented are one (fenceFacts.maxFence), and a counter that has passed
+// a fence a successful acquire has yet to be granted is dead
+// (fenceFacts.pinAhead). And one merge in the capped exact sweep, a drop
+// like the beam's: configurations alike but for counts of classes with
+// plenty of retries left to take effect keep the one that applied fewer
+// (sweep.alike).
 
 const maxPending = 128 // pending slots: completed ops of one key in flight at once
 
@@ -151,8 +162,61 @@ type sweep struct {
 	// nil: not known.
 	unique func(string) bool
 
+	// What the key's future says about fences (fenceFacts): past maxFence
+	// every fence counter behaves alike, and one at or above pinAhead can
+	// never explain the successful acquire that will present it.
+	fences fenceFacts
+
 	steps   int
 	charged int64
+}
+
+// fenceFacts is what the sweep knows of the fences a key's ops present,
+// beyond the ops it has seen called. Both bounds cut only what no real
+// behaviour can reach, so the sweep stays sound and complete; timed.Inf
+// means "not known" (a stream without a first pass), which cuts nothing.
+type fenceFacts struct {
+	// maxFence is the largest fence any op of the key presents (0: none).
+	// Nothing compares a fence counter with anything above it: a
+	// successful acquire presenting f needs the counter below f, a renew,
+	// release or write presenting f matches it or not, fenced storage
+	// grants f iff f <= counter, and a class of unknown ops dies once the
+	// counter passes its fence. So every counter above maxFence is the same
+	// to every op still to come, and the sweep keeps them as maxFence+1 —
+	// where a history whose clock is uncertain for many TTLs would
+	// otherwise tell configurations apart by how many unheard grants they
+	// assumed, one per possible expiry.
+	maxFence int64
+	// pinAhead is the lowest fence presented by a successful acquire not
+	// yet called (kept current by the caller, event by event). Counters
+	// only grow, so a configuration whose counter is already at or above
+	// it can never place that acquire: it is dead now, not only when the
+	// acquire comes. (Pending acquires are checked per configuration.)
+	pinAhead int64
+}
+
+// noFenceFacts knows nothing.
+var noFenceFacts = fenceFacts{maxFence: timed.Inf, pinAhead: timed.Inf}
+
+// pins reports whether a placed op, once it succeeds, presents a fence the
+// coordinator's counter must still be below: a successful acquire's.
+func pins(k *kop) bool {
+	return k.in.Kind == model.Acquire && k.in.OK && !k.in.Unknown && k.in.Fence > 0
+}
+
+// canon returns s as the sweep keeps it (normal, the fence counter clamped
+// past maxFence), or false when its counter has passed a fence still to be
+// granted (fenceFacts).
+func (sw *sweep) canon(s timed.State) (timed.State, bool) {
+	if sw.rules.Fences != model.NoFences {
+		if s.Fence >= sw.fences.pinAhead {
+			return s, false
+		}
+		if m := sw.fences.maxFence; m < timed.Inf && s.Fence > m+1 {
+			s.Fence = m + 1
+		}
+	}
+	return normal(s), true
 }
 
 // sweepStuck is the configuration that got furthest before the frontier
@@ -215,7 +279,7 @@ func newSweep(rules timed.Rules, u int64, b *budget, w *window, relaxed, record 
 		rules.Relaxed = true
 	}
 	sw := &sweep{relaxed: relaxed, rules: rules, u: u, b: b, w: w, record: record, cap: cap,
-		classes: map[classKey]*liveClass{}, byID: map[int32]*liveClass{}, app: newAppTable()}
+		classes: map[classKey]*liveClass{}, byID: map[int32]*liveClass{}, app: newAppTable(), fences: noFenceFacts}
 	sw.frontier = []config{{configKey: configKey{s: timed.InitialState()}}}
 	return sw
 }
@@ -225,6 +289,7 @@ func newSweep(rules timed.Rules, u int64, b *budget, w *window, relaxed, record 
 // start only while no configuration was dropped and no unknown op was live.
 func (sw *sweep) fork() *sweep {
 	r := newSweep(sw.rules, sw.u, sw.b, sw.w, true, false, 0)
+	r.fences = sw.fences
 	r.frontier = make([]config, len(sw.frontier))
 	for i, c := range sw.frontier {
 		c.app, c.path = 0, nil
@@ -341,6 +406,9 @@ func (sw *sweep) due(k *kop) {
 	sw.touched = sw.touched[:0]
 	next := &sw.next
 	next.reset(sw.spare, sw.app)
+	if sw.cap > 0 {
+		next.alike = sw.alike
+	}
 	sw.visited.reset()
 	ex := explorer{sw: sw, x: k, next: next, visited: &sw.visited, stack: sw.stack[:0], unplaced: sw.unplaced[:0]}
 	for i := range sw.frontier {
@@ -371,6 +439,7 @@ func (sw *sweep) due(k *kop) {
 		sw.frontier = nil
 		return
 	}
+	sw.dropped = sw.dropped || next.merged
 	sw.spare = sw.frontier
 	sw.frontier = next.configs()
 	sw.stack = ex.stack
@@ -467,6 +536,59 @@ func (sw *sweep) prune() {
 	sw.dropped = true
 }
 
+// plentyLeft is how many members of a class, all free to take effect at
+// once, make two counts of it alike for alike.
+const plentyLeft = 3
+
+// alike reports whether two configurations of the capped exact sweep differ
+// at most in how many members of some classes they applied, where both
+// still have plenty left that could take effect at once (called, no clock
+// bound above the state's, no predecessor waiting): the next ones either
+// applies are interchangeable, and only a run of more than plentyLeft
+// applications before another retry is called could tell them apart.
+// Keeping one of them is a heuristic, not a proof — so the sweep counts it
+// as a drop (a witness it finds is still a linearization; an empty frontier
+// is no longer a refutation, which the relaxed sweep and the search give).
+func (sw *sweep) alike(a, b *config) bool {
+	if a.placed != b.placed || a.s != b.s || a.app == b.app {
+		return false
+	}
+	va, vb := sw.app.vecs[a.app], sw.app.vecs[b.app]
+	free := func(class int32, n int) bool {
+		c := sw.byID[class]
+		if c == nil || len(c.members)-n < plentyLeft {
+			return false
+		}
+		for _, m := range c.members[n : n+plentyLeft] {
+			if m.in.Lo > a.s.NowLo || blocked(m) {
+				return false
+			}
+		}
+		return true
+	}
+	i, j := 0, 0
+	for i < len(va) || j < len(vb) {
+		var class int32
+		var na, nb int
+		switch {
+		case j == len(vb) || i < len(va) && va[i].class < vb[j].class:
+			class, na = va[i].class, int(va[i].n)
+			i++
+		case i == len(va) || vb[j].class < va[i].class:
+			class, nb = vb[j].class, int(vb[j].n)
+			j++
+		default:
+			class, na, nb = va[i].class, int(va[i].n), int(vb[j].n)
+			i++
+			j++
+		}
+		if na != nb && (!free(class, na) || !free(class, nb)) {
+			return false
+		}
+	}
+	return true
+}
+
 // link allocates a linearization step in slabs: a sweep makes one per
 // placement and keeps them until the key is done.
 func (sw *sweep) link(l link) *link {
@@ -478,8 +600,10 @@ func (sw *sweep) link(l link) *link {
 	return &sw.links[len(sw.links)-1]
 }
 
-// alive reports whether some configuration explains every op so far.
-func (sw *sweep) alive() bool { return !sw.dead && len(sw.frontier) > 0 }
+// alive reports whether some configuration explains every op so far. A
+// sweep the budget stopped is not alive: its frontier explains only the ops
+// up to where it stopped.
+func (sw *sweep) alive() bool { return !sw.dead && sw.stopped == stopNone && len(sw.frontier) > 0 }
 
 // frontierSet is a frontier being built, without a configuration that
 // another dominates: the same placed ops and state but for a clock bound no
@@ -490,7 +614,12 @@ func (sw *sweep) alive() bool { return !sw.dead && len(sw.frontier) > 0 }
 // so it compares within the list until it grows past linearMax, and only
 // then groups by what must be equal.
 type frontierSet struct {
-	app    *appTable
+	app *appTable
+	// alike, when set (the capped exact sweep), tells configurations apart
+	// only by their applied counts where that can matter (sweep.alike);
+	// merging the others is a drop, as the beam's.
+	alike  func(a, b *config) bool
+	merged bool
 	list   []config
 	gone   []bool
 	alive  int
@@ -515,6 +644,7 @@ const linearMax = 16
 
 func (f *frontierSet) reset(spare []config, app *appTable) {
 	f.app = app
+	f.alike, f.merged = nil, false
 	f.list = spare[:0]
 	f.gone = f.gone[:0]
 	f.alive = 0
@@ -554,6 +684,17 @@ func (f *frontierSet) add(c config) bool {
 			return false
 		}
 		if f.dom(&c, o) {
+			f.gone[i] = true
+			f.alive--
+			return true
+		}
+		if f.alike != nil && f.alike(o, &c) {
+			// The same but for counts that cannot run out soon: keep the
+			// one that applied fewer.
+			f.merged = true
+			if f.app.total(o.app) <= f.app.total(c.app) {
+				return false
+			}
 			f.gone[i] = true
 			f.alive--
 		}
@@ -691,7 +832,7 @@ func (ex *explorer) explore(c config) {
 			}
 			p = p.minus(i)
 			y := sw.w.slots[i]
-			closed = closed || y.in.Hi < d.s.NowLo
+			closed = closed || y.in.Hi < d.s.NowLo || sw.rules.Fences != model.NoFences && pins(y) && y.in.Fence <= d.s.Fence
 			hi = min(hi, y.in.Hi)
 			unplaced = append(unplaced, y)
 		}
@@ -707,7 +848,11 @@ func (ex *explorer) explore(c config) {
 				}
 				var buf [4]timed.State
 				for _, ns := range timed.StepAnyOutcome(sw.rules, t.s, &y.in, buf[:0]) {
-					n := config{configKey: configKey{s: normal(ns), placed: d.placed.with(y.slot), app: t.app}, last: y, grant: t.grant, path: t.path}
+					ns, ok := sw.canon(ns)
+					if !ok {
+						continue
+					}
+					n := config{configKey: configKey{s: ns, placed: d.placed.with(y.slot), app: t.app}, last: y, grant: t.grant, path: t.path}
 					if y.in.Kind == model.Acquire && y.op.Returned && y.op.OK {
 						n.grant = y
 					}
@@ -807,12 +952,15 @@ func (sw *sweep) closure(d config, hi int64) []appliedState {
 				if sameButTime(ns, cur.s) {
 					continue // changed nothing: not applying it is at least as good
 				}
-				ns = normal(ns)
+				ns, ok := sw.canon(ns)
+				if !ok {
+					continue
+				}
 				app := cur.app
 				if !sw.relaxed {
 					app = sw.app.inc(app, c.id)
 				}
-				if dominatedIn(out, ns, app) {
+				if sw.dominatedIn(out, ns, app) {
 					continue
 				}
 				var path *link
@@ -847,11 +995,12 @@ func (sw *sweep) mayApply(c *liveClass, s *timed.State) bool {
 	return true
 }
 
-// dominatedIn reports whether a state in out with the same applied counts
-// allows everything s does.
-func dominatedIn(out []appliedState, s timed.State, app int32) bool {
+// dominatedIn reports whether a state in out with no more of any class
+// applied allows everything s does (as frontierSet.dom: whatever s can
+// still do, it can).
+func (sw *sweep) dominatedIn(out []appliedState, s timed.State, app int32) bool {
 	for _, o := range out {
-		if o.app == app && dominates(o.s, s) {
+		if dominates(o.s, s) && sw.app.leq(o.app, app) {
 			return true
 		}
 	}

@@ -11,9 +11,6 @@ import (
 	"pgregory.net/rapid"
 )
 
-// sweepsOf runs one sweep alone over each key of h: the exact one with no
-// cap (complete), or the relaxed one from the start. It reports whether
-// every key survives, and whether the exact sweep dropped anything.
 // fataler is what sweepsOf needs of a *testing.T or a *rapid.T.
 type fataler interface {
 	Helper()
@@ -21,6 +18,9 @@ type fataler interface {
 	Fatalf(format string, args ...any)
 }
 
+// sweepsOf runs one sweep alone over each key of h: the exact one with no
+// cap (complete), or the relaxed one from the start. It reports whether
+// every key survives, and whether the exact sweep dropped anything.
 func sweepsOf(tb fataler, h *model.History, relaxed bool) (alive, dropped bool) {
 	tb.Helper()
 	if err := model.Validate(h); err != nil {
@@ -45,7 +45,13 @@ func sweepsOf(tb fataler, h *model.History, relaxed bool) (alive, dropped bool) 
 			events = eventsOf(&kops[i], events)
 		}
 		slices.SortFunc(events, compareEvents)
-		for _, e := range events {
+		// What the checker in memory knows of the fences to come
+		// (fenceFacts), so that the comparisons with the brute force cover
+		// the cuts it allows.
+		sw.fences.maxFence = facts.maxFence
+		ahead := pinsAhead(events)
+		for i, e := range events {
+			sw.fences.pinAhead = ahead[i]
 			switch {
 			case e.kind == evCall:
 				if e.k.role == rolePlaced && !w.open(e.k) {

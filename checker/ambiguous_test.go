@@ -1,0 +1,120 @@
+package checker
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/leasecheck/leasecheck/model"
+)
+
+// The class of interval-memory-budget (ambiguousWorkload): a clock
+// uncertainty that dwarfs the TTL, so that whether a lease had expired is
+// ambiguous at almost every op, and retried acquires whose answers were
+// lost. Correct ones must hold, planted violations (none of which any
+// clock reading explains) must be caught, in exact and in interval mode.
+
+// On small histories of the class, the checker against the brute force
+// (every order, every clock value, every subset of the unanswered ops): it
+// never rejects what the brute force explains; with every op's at known it
+// never accepts what the brute force cannot explain; and every planted
+// violation is rejected by both.
+func TestAmbiguousExpiryAgreesWithBruteForce(t *testing.T) {
+	cases, planted := 0, 0
+	for seed := range uint64(300) {
+		ttl := int64(1 + seed%3)
+		aw := ambiguousWorkload{
+			ops: 5 + int(seed%5), holders: 2, ttl: ttl, u: ttl * int64(3+seed%4), lost: 0.4,
+			semantics: []model.Semantics{model.FencedStorage, model.Seed}[seed%2],
+			plant:     plantKind(seed/2) % plantKinds, seed: seed,
+		}
+		h, ok := aw.history()
+		if aw.plant != plantNone && !ok {
+			continue
+		}
+		cases++
+		for _, hh := range []*model.History{h, interval(h)} {
+			if err := model.Validate(hh); err != nil {
+				t.Fatalf("%s: the generator made an invalid history: %v", aw.name(), err)
+			}
+			want := bruteLinearizable(hh)
+			got := mustCheck(t, hh, Options{Timeout: -1}).Verdict(Linearizable)
+			mode := "interval"
+			if allAt(hh) {
+				mode = "exact"
+			}
+			switch {
+			case got == Unknown:
+				t.Fatalf("%s (%s): undecided\n%s", aw.name(), mode, describeBrute(hh))
+			case want && got != Holds:
+				t.Fatalf("%s (%s): the brute force explains it, the checker says %s\n%s", aw.name(), mode, got, describeBrute(hh))
+			case !want && got == Holds && allAt(hh):
+				t.Fatalf("%s (%s): the brute force cannot explain it, the checker says holds\n%s", aw.name(), mode, describeBrute(hh))
+			case aw.plant == plantNone && !want:
+				t.Fatalf("%s (%s): the generator's correct history is not linearizable\n%s", aw.name(), mode, describeBrute(hh))
+			case aw.plant != plantNone && (want || got != Violated):
+				t.Fatalf("%s (%s): planted violation: brute force %v, checker %s\n%s", aw.name(), mode, want, got, describeBrute(hh))
+			}
+		}
+		if aw.plant != plantNone {
+			planted++
+		}
+	}
+	if planted < cases/2 {
+		t.Fatalf("only %d of %d small histories carry a planted violation", planted, cases)
+	}
+}
+
+// At the sizes where the uncertainty made the checker give up (100 to 1000
+// ops, TTL 30, uncertainty 188, half the answers lost), in interval mode:
+// every correct history holds, every planted violation is caught, and each
+// is decided — not left unknown — inside a budget far below the default.
+func TestAmbiguousExpiryDecided(t *testing.T) {
+	for _, n := range []int{100, 300, 1000} {
+		for _, sem := range []model.Semantics{model.FencedStorage, model.Seed} {
+			for seed := range uint64(max(1, 400/n)) {
+				for pk := plantNone; pk < plantKinds; pk++ {
+					aw := ambiguousWorkload{ops: n, holders: 3, ttl: 30, u: 188, lost: 0.5, semantics: sem, plant: pk, seed: seed}
+					h, ok := aw.history()
+					if !ok {
+						t.Fatalf("%s: no place for the violation", aw.name())
+					}
+					r := mustCheck(t, interval(h), Options{Timeout: time.Minute, MaxMemory: 128 << 20, Workers: 1})
+					got := r.Verdict(Linearizable)
+					switch {
+					case got == Unknown:
+						t.Errorf("%s: undecided: %s", aw.name(), r.Reason)
+					case pk == plantNone && !r.OK():
+						t.Errorf("%s: a correct history: verdicts %+v, violations %+v", aw.name(), r.Properties, r.Violations)
+					case pk != plantNone && got != Violated:
+						t.Errorf("%s: the planted violation was not caught (%s)", aw.name(), got)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkAmbiguousExpiry: the class at growing sizes, interval mode,
+// correct and with a stale write accepted. Before the fence abstraction
+// (fenceFacts) every one of them was undecided at the 1 GiB budget.
+func BenchmarkAmbiguousExpiry(b *testing.B) {
+	for _, n := range []int{100, 300, 1000} {
+		for _, pk := range []plantKind{plantNone, plantStaleWrite} {
+			aw := ambiguousWorkload{ops: n, holders: 3, ttl: 30, u: 188, lost: 0.5, semantics: model.FencedStorage, plant: pk, seed: 1}
+			h, _ := aw.history()
+			h = interval(h)
+			b.Run(fmt.Sprintf("%d-ops/%s", n, pk), func(b *testing.B) {
+				b.ReportAllocs()
+				peak := samplePeak()
+				for b.Loop() {
+					r := mustCheck(b, h, Options{Timeout: 2 * time.Minute, Workers: 1})
+					if got, want := r.Verdict(Linearizable), map[bool]Verdict{true: Holds, false: Violated}[pk == plantNone]; got != want {
+						b.Fatalf("linearizable %s, want %s (%s)", got, want, r.Reason)
+					}
+				}
+				b.ReportMetric(peak.mib(), "peak-MiB")
+			})
+		}
+	}
+}
