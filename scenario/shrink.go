@@ -19,7 +19,19 @@ type ShrinkTest func(s *Scenario) (fails bool, size int)
 // network delays, loss and duplication; halving the TTL and the horizon. A
 // candidate is kept when it is valid, still fails and its size is not
 // larger. s itself must fail; it is not modified.
+//
+// Where none of those one-step candidates helps, it tries realigning ones
+// (realignCandidates): a run whose failure hangs on a fault hitting one
+// event (a 1 ms heartbeat drop on a renewal) sits in a local minimum of
+// plain deletion, since every deletion moves that event away from the fault;
+// these delete and move the faults along, or cut quiet time off.
 func Shrink(s *Scenario, test ShrinkTest, maxTests int) *Scenario {
+	return shrink(s, test, maxTests, shrinkCandidates, realignCandidates)
+}
+
+// shrink is Shrink with its candidate lists, each tried only where none of
+// the ones before it helps.
+func shrink(s *Scenario, test ShrinkTest, maxTests int, lists ...func(*Scenario) []*Scenario) *Scenario {
 	cur := s.Clone()
 	_, size := test(cur)
 	tests := 0
@@ -37,10 +49,19 @@ func Shrink(s *Scenario, test ShrinkTest, maxTests int) *Scenario {
 	}
 	for progress := true; progress && tests < maxTests; {
 		progress = false
-		for _, cand := range shrinkCandidates(cur) {
-			if try(cand) {
-				progress = true
-				break // restart from the smaller scenario: its candidates differ
+		// The realigning candidates are tried only where no plain one
+		// helps: the plain path is walked first, unchanged, to its local
+		// minimum, and a realigning step only ever leaves one — so the
+		// result is never bigger than the plain shrink's alone.
+		for _, list := range lists {
+			for _, cand := range list(cur) {
+				if try(cand) {
+					progress = true
+					break // restart from the smaller scenario: its candidates differ
+				}
+			}
+			if progress {
+				break
 			}
 		}
 	}
@@ -204,4 +225,254 @@ func lower(v *int) bool {
 	}
 	*v--
 	return true
+}
+
+// realignCandidates lists the simplifications of s that move its faults
+// along with what they hit, biggest first: a deletion or shortening moves the
+// events after it earlier, and a fault aligned with one of them (a heartbeat
+// drop on a renewal, a freeze on a write) must move too or miss. Each comes
+// in at most two forms — the faults shifted by the time the deletion saves by
+// static estimate (cutFaults), or a windowed fault widened back so that it
+// still covers its event wherever that moved (widenWindows; trimFront and
+// halving narrow it again). Then quiet time is cut off the start, each fault
+// moved back to just after the previous thing scheduled on its target, and
+// windows narrowed from the front. Their number is linear in the holders,
+// work items and faults; none draws randomly or ranges over a map.
+func realignCandidates(s *Scenario) []*Scenario {
+	var out []*Scenario
+	edit := func(f func(c *Scenario) bool) {
+		c := s.Clone()
+		if f(c) {
+			out = append(out, c)
+		}
+	}
+	// Whole holders: one that held the lease delayed the others, so its
+	// removal moves everything they did after its start earlier.
+	for i := range s.Holders {
+		if len(s.Holders) == 1 {
+			break
+		}
+		p := s.Holders[i]
+		del := func(c *Scenario) {
+			c.Holders = slices.Delete(c.Holders, i, i+1)
+			c.Faults = slices.DeleteFunc(c.Faults, func(f faults.Fault) bool { return f.Target == p.Name })
+		}
+		edit(func(c *Scenario) bool { del(c); return widenWindows(c, "", p.Start) })
+		edit(func(c *Scenario) bool { del(c); return cutFaults(c, "", p.Start, totalWork(p)) })
+	}
+	// Work items: what their holder did after one happens earlier without
+	// it, by at least its work.
+	for i := range s.Holders {
+		for j := range s.Holders[i].Work {
+			p := s.Holders[i]
+			from, w := itemStart(p, j), p.Work[j].Work
+			del := func(c *Scenario) { c.Holders[i].Work = slices.Delete(c.Holders[i].Work, j, j+1) }
+			edit(func(c *Scenario) bool { del(c); return cutFaults(c, p.Name, from, w) })
+			edit(func(c *Scenario) bool { del(c); return widenWindows(c, p.Name, from) })
+		}
+	}
+	// Shorter work items, the holder's later faults moved by as much.
+	for i := range s.Holders {
+		for j := range s.Holders[i].Work {
+			p := s.Holders[i]
+			from, w := itemStart(p, j), p.Work[j].Work
+			for _, nw := range []int64{0, w / 2, w - w/8} {
+				if nw >= w {
+					continue
+				}
+				edit(func(c *Scenario) bool {
+					c.Holders[i].Work[j].Work = nw
+					return cutFaults(c, p.Name, from+nw, w-nw)
+				})
+			}
+		}
+	}
+	// The quiet start: nothing is scheduled before the first start, fault
+	// or request, so cutting that span off shifts the run earlier
+	// unchanged (a reader, reading from t=0, reads less).
+	edit(cutStart)
+	for i := range s.Faults {
+		if t, ok := previousEvent(s, i); ok {
+			edit(func(c *Scenario) bool { c.Faults[i].At = t; return true })
+		}
+	}
+	// Windows narrowed from the front, so that halving the duration (the
+	// back) and this meet on the event the fault must hit.
+	for i := range s.Faults {
+		if windowed(s.Faults[i].Kind) {
+			d := s.Faults[i].Duration
+			edit(func(c *Scenario) bool { return trimFront(&c.Faults[i], d/2) })
+			edit(func(c *Scenario) bool { return trimFront(&c.Faults[i], d/8) })
+		}
+	}
+	for _, c := range out {
+		c.Faults = c.Faults.Sorted()
+	}
+	return out
+}
+
+// windowed reports whether a fault of kind k acts on whatever happens in
+// [At, At+Duration) (every message it sends or the coordinator receives),
+// so that a wider window still does what the narrow one did, and more.
+func windowed(k faults.Kind) bool {
+	switch k {
+	case faults.DropHeartbeats, faults.Delay, faults.Partition, faults.CoordinatorCrash:
+		return true
+	}
+	return false
+}
+
+// shiftable reports whether fault f has a time the shrink may move (a
+// clock offset applies from the start).
+func shiftable(f faults.Fault) bool { return f.Kind != faults.ClockOffset }
+
+// aimedAt reports whether f hits target ("" for any target).
+func aimedAt(f faults.Fault, target string) bool { return target == "" || f.Target == target }
+
+// totalWork is the work of p's items: a lower bound on how long it holds
+// the lease, and so on how much it delays the others.
+func totalWork(p Process) int64 {
+	var w int64
+	for _, it := range p.Work {
+		w += it.Work
+	}
+	return w
+}
+
+// itemStart estimates when p starts its work item j: its start plus the
+// work before it (a lower bound: waiting for the lease and writes add).
+func itemStart(p Process, j int) int64 {
+	t := p.Start
+	for _, it := range p.Work[:j] {
+		t += it.Work
+	}
+	return t
+}
+
+// cutFaults removes the span [from, from+d) from the timeline of the faults
+// aimed at target ("" for all): a fault at or after from+d moves d earlier,
+// one inside the span to from. It reports whether a fault moved.
+func cutFaults(c *Scenario, target string, from, d int64) bool {
+	if d <= 0 {
+		return false
+	}
+	moved := false
+	for k := range c.Faults {
+		f := &c.Faults[k]
+		if !shiftable(*f) || !aimedAt(*f, target) || f.At <= from {
+			continue
+		}
+		f.At -= min(d, f.At-from)
+		moved = true
+	}
+	return moved
+}
+
+// widenWindows stretches the window of every windowed fault aimed at target
+// ("" for all) back to from (a holder target's own start at the latest), its
+// end kept: whichever event it was aligned with, which a deletion moved
+// earlier by an amount no static estimate knows, it still covers. Later
+// candidates narrow it again from both ends. It reports whether one widened.
+func widenWindows(c *Scenario, target string, from int64) bool {
+	widened := false
+	for k := range c.Faults {
+		f := &c.Faults[k]
+		if !windowed(f.Kind) || !aimedAt(*f, target) {
+			continue
+		}
+		lo := from
+		for _, p := range c.Holders {
+			if p.Name == f.Target {
+				lo = min(lo, p.Start)
+			}
+		}
+		if lo >= f.At {
+			continue
+		}
+		f.Duration += f.At - lo
+		f.At = lo
+		widened = true
+	}
+	return widened
+}
+
+// trimFront takes d off the front of a fault's window, its end kept.
+func trimFront(f *faults.Fault, d int64) bool {
+	if d <= 0 || d >= f.Duration {
+		return false
+	}
+	f.At += d
+	f.Duration -= d
+	return true
+}
+
+// cutStart removes the span before the first thing scheduled (a holder's
+// start, a fault, a client's request), shifting everything and the horizon
+// earlier by it. It reports whether there was such a span.
+func cutStart(c *Scenario) bool {
+	t0 := c.Horizon
+	for _, p := range c.Holders {
+		t0 = min(t0, p.Start)
+	}
+	for _, f := range c.Faults {
+		if shiftable(f) {
+			t0 = min(t0, f.At)
+		}
+	}
+	for _, cl := range c.Clients {
+		for _, r := range cl.Requests {
+			t0 = min(t0, r.At)
+		}
+	}
+	if t0 <= 0 || t0 >= c.Horizon {
+		return false
+	}
+	for i := range c.Holders {
+		c.Holders[i].Start -= t0
+	}
+	for i := range c.Faults {
+		if shiftable(c.Faults[i]) {
+			c.Faults[i].At -= t0
+		}
+	}
+	for i := range c.Clients {
+		for j := range c.Clients[i].Requests {
+			c.Clients[i].Requests[j].At -= t0
+		}
+	}
+	c.Horizon -= t0
+	return true
+}
+
+// previousEvent returns the latest thing scheduled on fault i's target
+// before it strikes — the target's start, the estimated start of one of its
+// work items, the end of an earlier fault on it — when that is before the
+// fault: moving the fault there is the biggest move earlier that keeps it
+// after the same scheduled things.
+func previousEvent(s *Scenario, i int) (int64, bool) {
+	f := s.Faults[i]
+	if !shiftable(f) {
+		return 0, false
+	}
+	best, ok := int64(0), false
+	see := func(t int64) {
+		if t < f.At && (!ok || t > best) {
+			best, ok = t, true
+		}
+	}
+	for _, p := range s.Holders {
+		if p.Name != f.Target {
+			continue
+		}
+		see(p.Start)
+		for j := range p.Work {
+			see(itemStart(p, j))
+		}
+	}
+	for k, g := range s.Faults {
+		if k != i && g.Target == f.Target && shiftable(g) && g.At < f.At {
+			see(g.At + g.Duration)
+		}
+	}
+	return best, ok && best > 0 // moving to 0 is zeroing, a candidate already
 }
