@@ -26,15 +26,16 @@ func (w *World) count(k faults.Kind, f faults.Fault) {
 	w.trace1(f.Target, "fault", f.String())
 }
 
-// record writes fault f's record for the history (DESIGN.md §9: faults in
-// the history, never in the verdict): what it hit, named as the history
-// names it, from start for dur (0: an instant, or to the end of the run).
-func (w *World) record(f faults.Fault, start, dur int64) {
+// record writes the record of a fault of kind f.Kind that hit node n for
+// the history (DESIGN.md §9: faults in the history, never in the verdict):
+// what it hit, named as the history names it, from start for dur (0: an
+// instant, or to the end of the run).
+func (w *World) record(n *node, f faults.Fault, start, dur int64, detail string) {
 	target := f.Target
-	if n := w.nodeByName(f.Target); (n.kind == kindHolder || n.kind == kindReader) && n.process != "" {
+	if (n.kind == kindHolder || n.kind == kindReader) && n.process != "" {
 		target = n.process
 	}
-	rec := model.FaultRecord{Kind: string(f.Kind), Target: target, Peer: f.Peer, Start: start, Amount: f.Amount}
+	rec := model.FaultRecord{Kind: string(f.Kind), Target: target, Peer: f.Peer, Start: start, Amount: f.Amount, Detail: detail}
 	if dur > 0 {
 		rec.End, rec.HasEnd = start+dur, true
 	}
@@ -57,7 +58,7 @@ func (w *World) fault(i int) {
 	f := w.plan[i]
 	if f.Kind == faults.ClockOffset { // applied in setup
 		w.count(f.Kind, f)
-		w.record(f, 0, 0)
+		w.record(w.nodeByName(f.Target), f, 0, 0, "")
 		return
 	}
 	id := w.id(f.Target)
@@ -74,9 +75,9 @@ func (w *World) fault(i int) {
 		}
 		n.armed += f.Duration
 	case faults.ClockDrift, faults.ClockStep, faults.RenewDeath, faults.DoubleRelease:
-		w.record(f, w.now, 0) // a drift lasts to the end; the others are instants
+		w.record(n, f, w.now, 0, "") // a drift lasts to the end; the others are instants
 	default:
-		w.record(f, w.now, f.Duration)
+		w.record(n, f, w.now, f.Duration, "")
 	}
 	switch f.Kind {
 	case faults.Overrun:

@@ -428,8 +428,7 @@ func (w *World) step(id int32, env *envelope) {
 	w.scheduleLocal(id, wake)
 	if pause > 0 {
 		w.trace1(n.name, "paused", fmt.Sprintf("for %dms", pause))
-		w.faultRecs = append(w.faultRecs, model.FaultRecord{Kind: string(faults.Pause), Target: n.process, Start: w.now,
-			End: w.now + pause, HasEnd: true, Detail: "paused between its check and its send"})
+		w.record(n, faults.Fault{Kind: faults.Pause, Target: n.name}, w.now, pause, "paused between its check and its send")
 		w.openStop(id, "pause")
 		n.paused++
 		w.q.push(event{t: w.now + pause, kind: evResume, node: id, gen: uint64(n.inc)})
