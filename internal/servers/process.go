@@ -33,8 +33,24 @@ type Process struct {
 }
 
 // Stop freezes the process (SIGSTOP): its connections stay open, nothing
-// answers.
-func (p *Process) Stop() error { return p.signal(syscall.SIGSTOP) }
+// answers. It returns once every thread of every process in the server's
+// group has stopped: kill(2) only queues the signal, and until the thread
+// it picked runs and starts the group stop, the others go on serving — on
+// a loaded machine for tens of milliseconds, long enough for a "frozen"
+// etcd to answer a read, and for a freeze fault's record to lie about when
+// the server stopped answering.
+func (p *Process) Stop() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return errors.New(p.Name + ": not running")
+	}
+	pgid := p.cmd.Process.Pid
+	if err := syscall.Kill(-pgid, syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("%s: SIGSTOP: %w", p.Name, err)
+	}
+	return waitGroupStopped(p.Name, pgid, 10*time.Second)
+}
 
 // Cont resumes it (SIGCONT).
 func (p *Process) Cont() error { return p.signal(syscall.SIGCONT) }
