@@ -4,6 +4,7 @@ package sim
 // crashes and restarts, the end of pauses and freezes.
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -40,6 +41,26 @@ func (w *World) record(n *node, f faults.Fault, start, dur int64, detail string)
 		rec.End, rec.HasEnd = start+dur, true
 	}
 	w.faultRecs = append(w.faultRecs, rec)
+}
+
+// endStopRecords cuts short, at now, the records of the pauses and freezes
+// of n's process that were still running when it crashed: the crash ended
+// them, and a record that went on to its planned end would show a stopped
+// process that no longer exists (and overlap its restart).
+func (w *World) endStopRecords(n *node) {
+	for i := range w.faultRecs {
+		r := &w.faultRecs[i]
+		if r.Target != n.process || (r.Kind != string(faults.Pause) && r.Kind != string(faults.Freeze)) {
+			continue
+		}
+		if r.HasEnd && r.Start <= w.now && r.End > w.now {
+			r.End = w.now
+			if r.Detail != "" {
+				r.Detail += "; "
+			}
+			r.Detail += fmt.Sprintf("cut short by the crash at t=%d", w.now)
+		}
+	}
 }
 
 // notApplied takes back the count of a fault the target's machine has no
@@ -183,6 +204,9 @@ func (w *World) crashHolder(id int32) {
 		w.setBelief(id, false, 0)
 	}
 	w.trace1(n.process, "crashed", "")
+	if n.paused > 0 {
+		w.endStopRecords(n)
+	}
 	n.crashed = true
 	w.closeStop(id, false)
 	n.freezes = min(n.freezes, 1)

@@ -107,3 +107,48 @@ func story(t *testing.T, name string, r *sim.Result) {
 	}
 	_ = faults.AllKinds
 }
+
+// TestCrashEndsStopRecords: a holder crashed while frozen, or while paused,
+// is no longer stopped: the history's record of the freeze or pause ends
+// at the crash, not at its planned end, and says so; a freeze of another
+// process is not touched.
+func TestCrashEndsStopRecords(t *testing.T) {
+	sc, err := scenario.Load(filepath.Join("..", "testdata", "scenarios", "container-freeze.scenario.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// h1 frozen 130..430 and crashed at 200 (restarting at 260); h2 frozen
+	// 300..350 and not crashed.
+	sc.Faults = append(sc.Faults,
+		faults.Fault{Kind: faults.Crash, Target: "h1", At: 200, Duration: 60},
+		faults.Fault{Kind: faults.Freeze, Target: "h2", At: 300, Duration: 50})
+	r, err := sim.Run(sc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h1, h2 bool
+	for _, f := range r.History.Faults {
+		if f.Kind != string(faults.Freeze) {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(f.Target, "h1"):
+			h1 = true
+			if !f.HasEnd || f.End != 200 || !strings.Contains(f.Detail, "cut short by the crash at t=200") {
+				t.Errorf("h1's freeze record = %+v; want it to end at the crash, t=200, and say so", f)
+			}
+		case strings.HasPrefix(f.Target, "h2"):
+			h2 = true
+			if !f.HasEnd || f.Start != 300 || f.End != 350 || f.Detail != "" {
+				t.Errorf("h2's freeze record = %+v; want 300..350 untouched", f)
+			}
+		}
+	}
+	if !h1 || !h2 {
+		t.Fatalf("freeze records of h1 %v, h2 %v; want both in %+v", h1, h2, r.History.Faults)
+	}
+	res, err := checker.Check(context.Background(), r.History, checker.Options{Workers: 1, Timeout: checkBudget})
+	if err != nil || !res.OK() {
+		t.Fatalf("the reference fails the scenario: %+v, %v", res, err)
+	}
+}
