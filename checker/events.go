@@ -202,7 +202,7 @@ func pinsAhead(events []event) []int64 {
 	low := timed.Inf
 	for i := len(events) - 1; i >= 0; i-- {
 		out[i] = low
-		if e := events[i]; e.kind == evCall && e.k.role == rolePlaced && pins(e.k) {
+		if e := events[i]; pinsEvent(e) {
 			low = min(low, e.k.in.Fence)
 		}
 	}

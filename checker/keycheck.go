@@ -27,6 +27,7 @@ type keyChecker struct {
 	exact     *sweep
 	relaxed   *sweep
 	noRelaxed bool // the relaxed sweep could not start soundly, or runs later
+	guessing  bool // a stream pass without a survey: the sweeps stop at guessWork
 	optional  bool // the key has unknown ops that may have taken effect
 	complete  int  // ops to place
 	ops       int
@@ -104,6 +105,12 @@ func (kc *keyChecker) event(e event) {
 		kc.w.close(k)
 		return
 	}
+	if kc.guessing {
+		kc.exact.workCap = guessWork(kc.events)
+		if kc.relaxed != nil {
+			kc.relaxed.workCap = kc.exact.workCap
+		}
+	}
 	kc.exact.due(k)
 	if kc.relaxed != nil && !kc.relaxed.over() {
 		// Once the exact sweep has decided, the relaxed one has nothing to add.
@@ -118,6 +125,12 @@ func (kc *keyChecker) event(e event) {
 	if kc.exact.over() && (kc.relaxed == nil || kc.relaxed.over()) && !kc.decided() {
 		kc.stopped = kc.sweepReason()
 	}
+}
+
+// guessedOut reports whether a sweep stopped at guessWork: the pass
+// without a survey must make way for one with it.
+func (kc *keyChecker) guessedOut() bool {
+	return kc.exact.stopped == stopGuess || kc.relaxed != nil && kc.relaxed.stopped == stopGuess
 }
 
 // decided reports whether the sweeps have a verdict already.
@@ -138,6 +151,8 @@ func (kc *keyChecker) sweepReason() string {
 			return kc.b.memReason(fmt.Sprintf("checking key %q", kc.key))
 		case stopWindow:
 			return fmt.Sprintf("more than %d operations of key %q were in flight at once", maxPending, kc.key)
+		case stopGuess:
+			return fmt.Sprintf("key %q: the search without the history's facts (a first pass over the file) worked past its allowance", kc.key)
 		}
 	}
 	if kc.relaxed == nil {

@@ -122,6 +122,7 @@ const (
 	stopTime
 	stopMemory
 	stopWindow // more ops in flight at once than slots
+	stopGuess  // past workCap, in a stream pass that has no survey's facts
 )
 
 type sweep struct {
@@ -135,6 +136,9 @@ type sweep struct {
 	cap     int
 	dropped bool
 	stopped sweepStop
+	work    int64 // configurations explored, over every event so far
+	workCap int64 // past it, stop (stopGuess); 0: none
+	cmps    int64 // the closure's dominance comparisons not yet counted in work
 
 	frontier []config
 	w        *window
@@ -419,9 +423,11 @@ func (sw *sweep) due(k *kop) {
 		}
 		ex.explore(c)
 		if sw.stopped != stopNone {
+			sw.work += int64(ex.work)
 			return
 		}
 	}
+	sw.work += int64(ex.work)
 	sw.unplaced = ex.unplaced[:0]
 	// What the event held (its visited set, the frontier it replaced) goes;
 	// the new frontier stays.
@@ -813,6 +819,10 @@ func (ex *explorer) explore(c config) {
 				sw.stopped = stopTime
 				return
 			}
+			if sw.workCap > 0 && sw.work+int64(ex.work) > sw.workCap {
+				sw.stopped = stopGuess
+				return
+			}
 		}
 		if sw.cap > 0 && ex.visited.len() > 16*sw.cap {
 			sw.dropped = true // exploring further would cost more than the beam allows
@@ -841,7 +851,11 @@ func (ex *explorer) explore(c config) {
 		if closed {
 			continue
 		}
-		for _, t := range sw.closure(d, hi) {
+		closure := sw.closure(d, hi)
+		if sw.stopped != stopNone {
+			return
+		}
+		for _, t := range closure {
 			for _, y := range unplaced {
 				if y.pred != nil && !placedIn(y.pred, d.placed) {
 					continue
@@ -959,6 +973,22 @@ func (sw *sweep) closure(d config, hi int64) []appliedState {
 				app := cur.app
 				if !sw.relaxed {
 					app = sw.app.inc(app, c.id)
+				}
+				// The closure's cost is its dominance comparisons, quadratic in
+				// its size: counted as work (one unit per 64), with the budget
+				// looked at as in explore.
+				sw.cmps += int64(len(out))
+				if sw.cmps >= 1<<14 {
+					sw.work += sw.cmps >> 6
+					sw.cmps = 0
+					if sw.b.expired() {
+						sw.stopped = stopTime
+						return out
+					}
+					if sw.workCap > 0 && sw.work > sw.workCap {
+						sw.stopped = stopGuess
+						return out
+					}
 				}
 				if sw.dominatedIn(out, ns, app) {
 					continue
