@@ -512,7 +512,10 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 		if sv == nil {
 			w = maxCall - 2*lag - 1
 		}
-		for len(events) > streamLookahead && events[0].t < w {
+		// The lookahead only matters to a key whose search has more than
+		// one configuration to cut: the others' events go as soon as they
+		// are safe, as before it.
+		for len(events) > 0 && events[0].t < w && (len(events) > streamLookahead || !keys[events[0].k.op.Key].kc.branching()) {
 			process(events.pop())
 		}
 		if costly {
