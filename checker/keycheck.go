@@ -127,12 +127,6 @@ func (kc *keyChecker) event(e event) {
 	}
 }
 
-// branching reports whether the sweeps hold more than one configuration:
-// whether what they learn of fences to come (pinAhead) can cut anything.
-func (kc *keyChecker) branching() bool {
-	return len(kc.exact.frontier) > 1 || kc.relaxed != nil && kc.relaxed.alive()
-}
-
 // guessedOut reports whether a sweep stopped at guessWork: the pass
 // without a survey must make way for one with it.
 func (kc *keyChecker) guessedOut() bool {

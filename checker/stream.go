@@ -30,8 +30,8 @@ import (
 //     the lag: no later line can call earlier. So memory is the ops within
 //     the lag, the pending window and the frontiers — for a file written in
 //     time order (every recorder's habit, and ours), a few ops — plus a
-//     fixed lookahead (streamLookahead), which shows the sweep the fences
-//     of the acquires to come.
+//     fixed lookahead of ops read ahead (streamLookahead), which shows the
+//     sweep the fences of the acquires to come.
 //
 // A file in time order is first tried in one pass, without the survey;
 // that pass gives way to the two above when the file proves out of order,
@@ -281,15 +281,16 @@ type streamKey struct {
 	ahead fencesAhead
 }
 
-// streamLookahead is how many events a stream holds beyond those safe to
-// process, so that the sweep knows some of the fences to come: what the
+// streamLookahead is how many ops a stream reads ahead of those whose
+// events it processes, so that the sweep knows some of the fences to come: what the
 // in-memory check knows of the whole future (fenceFacts.pinAhead), a
 // stream knows of the next few hundred ops. The lowest fence among some of
 // the successful acquires still to come is at least the lowest among all
 // of them, so the cut it makes is one the whole future would make too:
 // sound. Where expiries are ambiguous it is what keeps the frontier small
-// (a 300-op history: past a 5 s budget without, 0.2 s with). It costs
-// streamLookahead × kopBytes of memory (400 KiB).
+// (a 300-op history: past a 30 s budget without, 0.2 s with). The ops wait
+// in a queue, not in the event heap, which stays as small as the file's
+// disorder; they cost streamLookahead × kopBytes of memory (400 KiB).
 const streamLookahead = 1024
 
 // fencesAhead is a min-heap of the fences presented by the successful
@@ -312,7 +313,13 @@ func (a *fencesAhead) add(f int64) {
 	}
 }
 
+// take removes f, once: at once when it is the lowest (acquires come in
+// fence order in any correct history), else lazily.
 func (a *fencesAhead) take(f int64) {
+	if len(a.h) > 0 && a.h[0] == f {
+		a.pop()
+		return
+	}
 	if a.gone == nil {
 		a.gone = map[int64]int{}
 	}
@@ -321,28 +328,11 @@ func (a *fencesAhead) take(f int64) {
 
 // low is the lowest fence still ahead (timed.Inf: none).
 func (a *fencesAhead) low() int64 {
-	for len(a.h) > 0 && a.gone[a.h[0]] > 0 {
-		a.gone[a.h[0]]--
-		if a.gone[a.h[0]] == 0 {
+	for len(a.gone) > 0 && len(a.h) > 0 && a.gone[a.h[0]] > 0 {
+		if a.gone[a.h[0]]--; a.gone[a.h[0]] == 0 {
 			delete(a.gone, a.h[0])
 		}
-		n := len(a.h) - 1
-		a.h[0] = a.h[n]
-		a.h = a.h[:n]
-		for i := 0; ; {
-			l, r, m := 2*i+1, 2*i+2, i
-			if l < n && a.h[l] < a.h[m] {
-				m = l
-			}
-			if r < n && a.h[r] < a.h[m] {
-				m = r
-			}
-			if m == i {
-				break
-			}
-			a.h[i], a.h[m] = a.h[m], a.h[i]
-			i = m
-		}
+		a.pop()
 	}
 	if len(a.h) == 0 {
 		return timed.Inf
@@ -350,9 +340,33 @@ func (a *fencesAhead) low() int64 {
 	return a.h[0]
 }
 
-// pinsEvent reports whether e is the call of a placed op that pins a fence
-// (pins): the events pinsAhead and fencesAhead count.
-func pinsEvent(e event) bool { return e.kind == evCall && e.k.role == rolePlaced && pins(e.k) }
+// pop removes the lowest fence.
+func (a *fencesAhead) pop() {
+	n := len(a.h) - 1
+	a.h[0] = a.h[n]
+	a.h = a.h[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && a.h[l] < a.h[m] {
+			m = l
+		}
+		if r < n && a.h[r] < a.h[m] {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		a.h[i], a.h[m] = a.h[m], a.h[i]
+		i = m
+	}
+}
+
+// pinsKop reports whether k is a placed op that pins a fence (pins): the
+// ops whose calls pinsAhead and fencesAhead count.
+func pinsKop(k *kop) bool { return k.role == rolePlaced && pins(k) }
+
+// pinsEvent reports whether e is the call of such an op.
+func pinsEvent(e event) bool { return e.kind == evCall && pinsKop(e.k) }
 
 // kopBytes estimates what an op held in the time-order window costs.
 const kopBytes = 400
@@ -450,6 +464,32 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 	if sv != nil {
 		of = fmt.Sprintf(" of %d", sv.lines)
 	}
+	// admit turns an op that left the lookahead into events, and processes
+	// those that are safe; false: this pass must give up.
+	admit := func(k *kop) bool {
+		op := k.op
+		if sv == nil {
+			if op.Call <= last {
+				return false // further out of order than guessed
+			}
+			lag = max(lag, maxCall-op.Call)
+		}
+		for _, e := range eventsOf(k, evbuf[:0]) {
+			events.push(e)
+		}
+		// Every event before the watermark is safe: no later line calls
+		// before it (when guessing: with a margin as wide again).
+		maxCall = max(maxCall, op.Call)
+		w := maxCall - lag
+		if sv == nil {
+			w = maxCall - 2*lag - 1
+		}
+		for len(events) > 0 && events[0].t < w {
+			process(events.pop())
+		}
+		return !costly
+	}
+	var ahead []*kop // read, prepared, not yet admitted (streamLookahead)
 	n := 0
 	for stopped == "" {
 		k, op := kops.next()
@@ -469,19 +509,13 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 				stopped = b.reason(fmt.Sprintf("checking the history, at line %d%s", rd.Line(), of))
 				break
 			}
-			want := int64(len(events)) * kopBytes
+			want := int64(len(events)+len(ahead)) * kopBytes
 			ok := b.charge(want - held)
 			held = want
 			if !ok {
 				stopped = b.memReason(fmt.Sprintf("holding the operations that the file lists out of time order (up to %d time units apart)", max(lag, maxCall-op.Call)))
 				break
 			}
-		}
-		if sv == nil {
-			if op.Call <= last {
-				return giveUp() // further out of order than guessed
-			}
-			lag = max(lag, maxCall-op.Call)
 		}
 		sk := keys[op.Key]
 		if sk == nil {
@@ -499,30 +533,25 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 		}
 		sk.prep.prepare(op, nil, k)
 		kops.take()
-		for _, e := range eventsOf(k, evbuf[:0]) {
-			if pinsEvent(e) {
-				sk.ahead.add(e.k.in.Fence)
+		// The op waits in the lookahead, its fence known to the sweep,
+		// before its events join the others.
+		if pinsKop(k) {
+			sk.ahead.add(k.in.Fence)
+		}
+		ahead = append(ahead, k)
+		if len(ahead) > streamLookahead {
+			k, ahead = ahead[0], ahead[1:]
+			if !admit(k) {
+				return giveUp()
 			}
-			events.push(e)
-		}
-		// Every event before the watermark is safe: no later line calls
-		// before it (when guessing: with a margin as wide again).
-		maxCall = max(maxCall, op.Call)
-		w := maxCall - lag
-		if sv == nil {
-			w = maxCall - 2*lag - 1
-		}
-		// The lookahead only matters to a key whose search has more than
-		// one configuration to cut: the others' events go as soon as they
-		// are safe, as before it.
-		for len(events) > 0 && events[0].t < w && (len(events) > streamLookahead || !keys[events[0].k.op.Key].kc.branching()) {
-			process(events.pop())
-		}
-		if costly {
-			return giveUp()
 		}
 	}
 	if stopped == "" {
+		for _, k := range ahead {
+			if !admit(k) {
+				return giveUp()
+			}
+		}
 		for len(events) > 0 {
 			process(events.pop())
 			if costly {
