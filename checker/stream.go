@@ -546,6 +546,16 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 			}
 		}
 	}
+	if stopped != "" && sv == nil {
+		// Stopped by the budget with ops still in the lookahead: their
+		// fences were used, their order not yet checked. Any that calls no
+		// later than an event processed makes this pass's verdicts unsound.
+		for _, k := range ahead {
+			if k.op.Call <= last {
+				return giveUp()
+			}
+		}
+	}
 	if stopped == "" {
 		for _, k := range ahead {
 			if !admit(k) {
