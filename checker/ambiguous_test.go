@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/model"
+	"pgregory.net/rapid"
 )
 
 // The class of interval-memory-budget (ambiguousWorkload): a clock
@@ -162,4 +163,45 @@ func BenchmarkAmbiguousExpiry(b *testing.B) {
 			})
 		}
 	}
+}
+
+// On random histories of the class (sizes, TTLs, uncertainties, losses,
+// holders, semantics, plants, exact or interval), the streamed check never
+// gives the opposite verdict to the in-memory one; small ones are held to
+// the brute force, so that the stream's lookahead cuts (fencesAhead) are
+// shown to cut nothing real: it never rejects what some order explains.
+func TestPropertyAmbiguousStreamedAgrees(t *testing.T) {
+	dir := t.TempDir()
+	rapid.Check(t, func(t *rapid.T) {
+		ttl := rapid.Int64Range(1, 40).Draw(t, "ttl")
+		aw := ambiguousWorkload{
+			ops:       rapid.IntRange(4, 60).Draw(t, "ops"),
+			holders:   rapid.IntRange(1, 4).Draw(t, "holders"),
+			ttl:       ttl,
+			u:         ttl * rapid.Int64Range(0, 8).Draw(t, "u/ttl"),
+			lost:      float64(rapid.IntRange(0, 8).Draw(t, "lost/10")) / 10,
+			semantics: rapid.SampledFrom([]model.Semantics{model.FencedStorage, model.Seed}).Draw(t, "semantics"),
+			plant:     plantKind(rapid.IntRange(0, int(plantKinds)-1).Draw(t, "plant")),
+			seed:      rapid.Uint64().Draw(t, "seed"),
+		}
+		h, _ := aw.history()
+		if rapid.Bool().Draw(t, "interval") {
+			h = interval(h)
+		}
+		mem := mustCheck(nil, h, Options{Timeout: time.Minute, Workers: 1})
+		str := streamed(t, dir, h, Options{Timeout: time.Minute, Workers: 1})
+		m, s := mem.Verdict(Linearizable), str.Verdict(Linearizable)
+		if m != Unknown && s != Unknown && m != s {
+			t.Fatalf("%s: in memory %s, streamed %s", aw.name(), m, s)
+		}
+		if len(h.Ops) <= 9 {
+			want := bruteLinearizable(h)
+			if want && s == Violated {
+				t.Fatalf("%s: the brute force explains it, the stream says violated\n%s", aw.name(), describeBrute(h))
+			}
+			if !want && s == Holds && allAt(h) {
+				t.Fatalf("%s: the brute force cannot explain it, the stream says holds\n%s", aw.name(), describeBrute(h))
+			}
+		}
+	})
 }
