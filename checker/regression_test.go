@@ -53,6 +53,18 @@ func TestRegressionIntervalMemoryBudget(t *testing.T) {
 	if r := mustCheck(t, h, opts); !r.OK() {
 		t.Fatalf("in memory: verdicts %+v, violations %+v, reason %q", r.Properties, r.Violations, r.Reason)
 	}
+	// Streamed, the file is read once in time order with no survey: the
+	// search lacks the largest fence and which values were read, works
+	// past guessWork, and gives way to a survey and a second pass (it ran
+	// into the budget before that).
+	opts.StreamAbove = -1
+	r, _, err := CheckFile(context.Background(), file, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() {
+		t.Fatalf("streamed: verdicts %+v, violations %+v, reason %q", r.Properties, r.Violations, r.Reason)
+	}
 }
 
 // A sweep the budget stopped explains only the ops before it stopped: it
