@@ -41,11 +41,12 @@ type Process struct {
 // the server stopped answering.
 func (p *Process) Stop() error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil || p.cmd.Process == nil {
+	cmd := p.cmd
+	p.mu.Unlock() // not held while waiting: the server's output goes through it
+	if cmd == nil || cmd.Process == nil {
 		return errors.New(p.Name + ": not running")
 	}
-	pgid := p.cmd.Process.Pid
+	pgid := cmd.Process.Pid
 	if err := syscall.Kill(-pgid, syscall.SIGSTOP); err != nil {
 		return fmt.Errorf("%s: SIGSTOP: %w", p.Name, err)
 	}
