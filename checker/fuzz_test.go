@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anishathalye/porcupine"
-	"github.com/leasecheck/leasecheck/internal/timed"
 	"pgregory.net/rapid"
 )
 
@@ -39,20 +37,8 @@ func FuzzCheck(f *testing.F) {
 		if !brute && got == Holds && allAt(h) {
 			t.Fatalf("no order explains it, yet the checker accepts it\n%s", describeBrute(h))
 		}
-		if !timed.TieConflict(h) {
-			c := timed.Compile(h)
-			pm := timed.PorcupineModel(c)
-			want := porcupine.CheckOperationsTimeout(pm.ToModel(), timed.PorcupineOperations(c, nil), 2*time.Second)
-			unknown := false
-			for i := range h.Ops {
-				unknown = unknown || !h.Ops[i].Returned
-			}
-			switch {
-			case want == porcupine.Illegal && got != Violated:
-				t.Fatalf("porcupine rejects it, the checker says %s\n%s", got, describeBrute(h))
-			case want == porcupine.Ok && got != Holds && !unknown:
-				t.Fatalf("porcupine accepts it, the checker says %s\n%s", got, describeBrute(h))
-			}
+		if wrong, _ := porcupineDisagrees(h, got, 2*time.Second); wrong != "" {
+			t.Fatalf("%s\n%s", wrong, describeBrute(h))
 		}
 		if s := streamed(t, dir, h, Options{Timeout: -1}); s.Verdict(Linearizable) != got && s.Verdict(Linearizable) != Unknown {
 			t.Fatalf("streamed: linearizable %s, in memory %s\n%s", s.Verdict(Linearizable), got, describeBrute(h))
