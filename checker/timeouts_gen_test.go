@@ -81,6 +81,7 @@ func (tw timeoutWorkload) generate(emit func(*model.Op)) {
 			applied = rng.IntN(2) == 0
 		}
 		owner, _, held := store.Holder(key)
+		late := false
 		switch {
 		case i == badAt:
 			// A write by a holder that does not hold the lease, accepted.
@@ -92,7 +93,7 @@ func (tw timeoutWorkload) generate(emit func(*model.Op)) {
 			}
 			op.Process, op.Owner = hd.name+"-late", hd.name
 			op.Kind, op.Fence, op.Value, op.HasValue = model.Write, max(hd.fence, 1), fmt.Sprintf("bad:%d", i), true
-			op.OK, lost = true, false
+			op.OK, lost, late = true, false, true
 		case !held || owner != hd.name || hd.lost:
 			op.Kind, op.TTL = model.Acquire, hd.ttl
 			op.Fence, op.OK = store.Acquire(key, hd.name, op.TTL, now)
@@ -120,13 +121,18 @@ func (tw timeoutWorkload) generate(emit func(*model.Op)) {
 				op.OK = store.Write(key, hd.name, hd.fence, op.Value, now) == nil
 			}
 		}
-		if lost {
+		switch {
+		case late:
+			// Its own process ("-late"), with this one op: the holder's
+			// own process stays free from where its last op left it (the
+			// op's times were drawn from another holder's).
+		case lost:
 			op.Returned, op.Return, op.OK = false, 0, false
 			if !applied || tw.interval {
 				op.At, op.HasAt = 0, false
 			}
 			hd.free = op.Call
-		} else {
+		default:
 			hd.free = op.Return
 		}
 		line++
