@@ -37,7 +37,7 @@ func FuzzCheck(f *testing.F) {
 		if !brute && got == Holds && allAt(h) {
 			t.Fatalf("no order explains it, yet the checker accepts it\n%s", describeBrute(h))
 		}
-		if wrong, _ := porcupineDisagrees(h, got, 2*time.Second); wrong != "" {
+		if wrong, _ := porcupineDisagrees(h, func() Verdict { return got }, 2*time.Second); wrong != "" {
 			t.Fatalf("%s\n%s", wrong, describeBrute(h))
 		}
 		if s := streamed(t, dir, h, Options{Timeout: -1}); s.Verdict(Linearizable) != got && s.Verdict(Linearizable) != Unknown {
