@@ -10,9 +10,16 @@
 // takes requests again. A Process therefore satisfies realrun.Server and
 // realrun.Restarter, the coordinator-crash fault.
 //
+// Clusters (DESIGN.md §12): StartEtcdCluster starts several etcd members
+// whose peer links all pass through leasecheck's labelled proxies
+// (realrun.NewLabeledProxy), so links between members can be cut, one pair
+// at a time or a member from all, and delayed; each member is a *Process,
+// stopped, killed and restarted as a single server is.
+//
 // Index: process.go (Process, FreePort), redis.go (StartRedis),
 // postgres.go (StartPostgres, PostgresBinDir), zookeeper.go
-// (StartZooKeeper), etcd.go (StartEtcd). serverstest/ finds or starts them
+// (StartZooKeeper), etcd.go (StartEtcd), cluster.go (StartEtcdCluster,
+// EtcdCluster). serverstest/ finds or starts them
 // for tests (environment variables first; under CI=true a missing server
 // fails the test instead of skipping it).
 package servers
