@@ -22,7 +22,7 @@ import (
 type Proxy struct {
 	ln     net.Listener
 	target string
-	label  func(head []byte) (string, bool) // nil: unlabelled
+	label  func(c net.Conn, head []byte) (string, bool) // nil: unlabelled
 
 	cutFrom   map[string]bool          // labels blackholed
 	delayFrom map[string]time.Duration // labels delayed
@@ -49,12 +49,12 @@ type proxyConn struct {
 func NewProxy(target string) (*Proxy, error) { return NewLabeledProxy(target, nil) }
 
 // NewLabeledProxy is NewProxy whose connections are labelled: label gets
-// the bytes the dialler sent so far and names the far end, with true once
-// it has seen enough (it is asked again as more arrive, up to 16 KiB or
-// 10 s of silence, then must answer; "" when it cannot tell). BlackholeFrom
-// and SetDelayFrom then act on one label's connections. HTTPHeader is a
-// labeller for HTTP requests.
-func NewLabeledProxy(target string, label func(head []byte) (string, bool)) (*Proxy, error) {
+// the accepted connection (for its addresses) and the bytes the dialler
+// sent so far, and names the far end, with true once it has seen enough (it is asked again as more
+// arrive, up to 16 KiB or 10 s of silence, then must answer; "" when it
+// cannot tell). BlackholeFrom and SetDelayFrom then act on one label's
+// connections. HTTPHeader is a labeller for HTTP requests.
+func NewLabeledProxy(target string, label func(c net.Conn, head []byte) (string, bool)) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -250,7 +250,7 @@ func (p *Proxy) serve(client net.Conn) {
 
 // readHead reads what the dialler sends first until label has seen
 // enough, 16 KiB, or 10 s of silence, and returns it with its label.
-func readHead(c net.Conn, label func([]byte) (string, bool)) ([]byte, string) {
+func readHead(c net.Conn, label func(net.Conn, []byte) (string, bool)) ([]byte, string) {
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	defer c.SetReadDeadline(time.Time{})
 	buf := make([]byte, 0, 4096)
@@ -258,23 +258,23 @@ func readHead(c net.Conn, label func([]byte) (string, bool)) ([]byte, string) {
 	for len(buf) < 16<<10 {
 		n, err := c.Read(tmp)
 		buf = append(buf, tmp[:n]...)
-		if l, ok := label(buf); ok {
+		if l, ok := label(c, buf); ok {
 			return buf, l
 		}
 		if err != nil {
 			break
 		}
 	}
-	l, _ := label(buf)
+	l, _ := label(c, buf)
 	return buf, l
 }
 
 // HTTPHeader is a labeller (NewLabeledProxy) that labels a connection by
 // the value of header name in the first HTTP request on it, once the
 // request's header is complete ("" when it has none).
-func HTTPHeader(name string) func(head []byte) (string, bool) {
+func HTTPHeader(name string) func(c net.Conn, head []byte) (string, bool) {
 	key := []byte("\r\n" + strings.ToLower(name) + ":")
-	return func(head []byte) (string, bool) {
+	return func(_ net.Conn, head []byte) (string, bool) {
 		end := bytes.Index(head, []byte("\r\n\r\n"))
 		if end < 0 {
 			return "", false

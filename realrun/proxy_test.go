@@ -103,7 +103,7 @@ func TestProxy(t *testing.T) {
 // connections and leaves the others alone; a connection made during its
 // label's cut waits, and one cut is reset on heal.
 func TestLabeledProxy(t *testing.T) {
-	p, err := NewLabeledProxy(echo(t), func(head []byte) (string, bool) {
+	p, err := NewLabeledProxy(echo(t), func(_ net.Conn, head []byte) (string, bool) {
 		l, _, ok := strings.Cut(string(head), "\n")
 		return l, ok
 	})
@@ -172,7 +172,7 @@ func TestHTTPHeaderLabel(t *testing.T) {
 		{"GET /raft/probing HTTP/1.1\r\nHost: x\r\n\r\n", "", true},
 		{"GET /raft HTTP/1.1\r\nX-Server-From: a1\r\n", "", false}, // header not complete yet
 	} {
-		if got, done := l([]byte(c.head)); got != c.want || done != c.done {
+		if got, done := l(nil, []byte(c.head)); got != c.want || done != c.done {
 			t.Errorf("%q: got %q, %v; want %q, %v", c.head, got, done, c.want, c.done)
 		}
 	}

@@ -3,6 +3,8 @@ package servers
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha1"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,8 +48,10 @@ type EtcdMember struct {
 // dialler reads the stream; a pipeline POST's dialler sends it), so proxy
 // i knows which pair a connection belongs to and a cut is per pair: the
 // link i–j is cut at proxy i for j's connections and at proxy j for i's.
-// Connections without the header (the prober's, /members, /version) carry
-// no raft messages and pass.
+// Connections without the header — the lease renewals and lookups a
+// follower forwards to the leader (leasehttp), the prober's, /version —
+// are labelled by the process that holds the dialling socket (Linux's
+// /proc: socketOwner), so a cut stops a forwarded renewal too.
 type EtcdCluster struct {
 	Members []*EtcdMember
 	Version string
@@ -93,16 +98,30 @@ func StartEtcdCluster(ctx context.Context, n int) (*EtcdCluster, error) {
 		if ps[i].peer, err = FreePort(); err != nil {
 			return fail(err)
 		}
-		px, err := realrun.NewLabeledProxy(hostPort(ps[i].peer), realrun.HTTPHeader("X-Server-From"))
+		px, err := realrun.NewLabeledProxy(hostPort(ps[i].peer), c.peerLabel)
 		if err != nil {
 			return fail(err)
 		}
 		m := &EtcdMember{Member: "m" + strconv.Itoa(i+1), Peer: px}
+		c.mu.Lock() // the proxies' labellers read Members
 		c.Members = append(c.Members, m)
+		c.mu.Unlock()
 		initial = append(initial, m.Member+"=http://"+px.Addr())
 	}
-	token := make([]byte, 4)
-	rand.Read(token)
+	tb := make([]byte, 4)
+	rand.Read(tb)
+	token := "leasecheck-" + hex.EncodeToString(tb)
+	// Every member's ID, known before any starts (etcd's computeMemberID:
+	// the first 8 bytes of SHA-1 over its peer URL and the cluster token),
+	// so that the very first connections — a new member asks the others
+	// for /members, and keeps that connection for its lease forwards —
+	// are labelled; the member list checks it after the start.
+	c.mu.Lock()
+	for _, m := range c.Members {
+		sum := sha1.Sum([]byte("http://" + m.Peer.Addr() + token))
+		m.ID = binary.BigEndian.Uint64(sum[:8])
+	}
+	c.mu.Unlock()
 	for i, m := range c.Members {
 		client := "http://" + hostPort(ps[i].client)
 		mdir := filepath.Join(dir, m.Member)
@@ -115,7 +134,7 @@ func StartEtcdCluster(ctx context.Context, n int) (*EtcdCluster, error) {
 			"--listen-peer-urls", "http://" + hostPort(ps[i].peer),
 			"--initial-advertise-peer-urls", "http://" + m.Peer.Addr(),
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",
-			"--initial-cluster-token", "leasecheck-" + hex.EncodeToString(token),
+			"--initial-cluster-token", token,
 			"--logger", "zap", "--log-outputs", "stderr", "--log-level", "warn"}
 		p.newCmd = func() *exec.Cmd {
 			cmd := exec.Command(bin, args...)
@@ -123,7 +142,9 @@ func StartEtcdCluster(ctx context.Context, n int) (*EtcdCluster, error) {
 			return cmd
 		}
 		p.ready = etcdHealthy(p, client)
+		c.mu.Lock()
 		m.Process = p
+		c.mu.Unlock()
 		if err := p.start(p.newCmd()); err != nil {
 			return fail(err)
 		}
@@ -149,21 +170,48 @@ func StartEtcdCluster(ctx context.Context, n int) (*EtcdCluster, error) {
 		return fail(fmt.Errorf("etcd cluster: member list: %w", err))
 	}
 	for _, m := range c.Members {
+		found := false
 		for _, x := range ml.Members {
-			for _, u := range x.PeerURLs {
-				if u == "http://"+m.Peer.Addr() {
-					m.ID = x.ID
-				}
-			}
+			found = found || x.ID == m.ID && slices.Contains(x.PeerURLs, "http://"+m.Peer.Addr())
 		}
-		if m.ID == 0 {
-			return fail(fmt.Errorf("etcd cluster: %s is not in the member list %v", m.Member, ml.Members))
+		if !found {
+			return fail(fmt.Errorf("etcd cluster: %s (ID %s, peer URL http://%s) is not in the member list %v: the member IDs the proxies label connections with are wrong", m.Member, hexID(m.ID), m.Peer.Addr(), ml.Members))
 		}
 	}
 	return c, nil
 }
 
 func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+
+var serverFrom = realrun.HTTPHeader("X-Server-From")
+
+// peerLabel labels a connection to a member's peer proxy with the hex ID
+// of the member that dialled it: rafthttp's X-Server-From header, else the
+// member whose process holds the dialling socket; "" when neither tells.
+func (c *EtcdCluster) peerLabel(conn net.Conn, head []byte) (string, bool) {
+	l, done := serverFrom(conn, head)
+	if !done || l != "" {
+		return l, done
+	}
+	c.mu.Lock()
+	pids := make([]int, len(c.Members))
+	ids := make([]uint64, len(c.Members))
+	for i, m := range c.Members {
+		if m.Process != nil {
+			pids[i] = m.Pid()
+		}
+		ids[i] = m.ID
+	}
+	c.mu.Unlock()
+	if pid := socketOwner(conn.RemoteAddr(), conn.LocalAddr(), pids); pid != 0 {
+		for i := range pids {
+			if pids[i] == pid && ids[i] != 0 {
+				return hexID(ids[i]), true
+			}
+		}
+	}
+	return "", true
+}
 
 // etcdHealthy is the readiness of an etcd member: /health says true (the
 // member has a leader and its raft works).

@@ -108,6 +108,35 @@ func TestEtcdCluster(t *testing.T) {
 		t.Errorf("healed %s reads %q, %v; want v2", leader, v, err)
 	}
 
+	// A follower isolated: the lease renewals it forwards to the leader
+	// (plain HTTP, no raft header) are cut too.
+	leader, err = c.AwaitLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	li = c.Index(leader)
+	fo := (li + 1) % 3
+	gctx, gcancel := context.WithTimeout(ctx, 5*time.Second)
+	lease, err := cli(li).Grant(gctx, 30)
+	gcancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kctx, kcancel := context.WithTimeout(ctx, 5*time.Second)
+	_, err = cli(fo).KeepAliveOnce(kctx, lease.ID)
+	kcancel()
+	if err != nil {
+		t.Fatalf("renewal through follower %s before the cut: %v", c.Members[fo].Member, err)
+	}
+	c.Isolate(fo, true)
+	kctx, kcancel = context.WithTimeout(ctx, 3*time.Second)
+	_, err = cli(fo).KeepAliveOnce(kctx, lease.ID)
+	kcancel()
+	if err == nil {
+		t.Errorf("a renewal through isolated follower %s reached the leader", c.Members[fo].Member)
+	}
+	c.Isolate(fo, false)
+
 	// A bridge: the two followers cut from each other, the leader sees
 	// both; the cluster stays whole (the followers' votes are refused while
 	// they hear from the leader: CheckQuorum's leader lease).
