@@ -68,7 +68,7 @@ type proc struct {
 
 type client struct {
 	b     backend.Backend
-	proxy *Proxy // nil without Target.Addr
+	proxy proxyGroup // nil without Target.Addr; one per address of a cluster
 }
 
 // inflight is the backend call in progress.
@@ -97,7 +97,7 @@ func (p *proc) connect(ctx context.Context) error {
 	c := &client{}
 	addr := p.r.t.Addr
 	if addr != "" {
-		px, err := NewProxy(addr)
+		px, err := newProxyGroup(addr)
 		if err != nil {
 			return err
 		}

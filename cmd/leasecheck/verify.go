@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/impl/etcd"
 	"github.com/leasecheck/leasecheck/impl/postgres"
@@ -42,6 +43,69 @@ func builtinBackends() []lcverify.Backend {
 		{Name: "zookeeper-unfenced", Schemes: []string{"zk-unfenced"}, Usage: "zookeeper-unfenced (the lock recipe + a plain setData) | zk-unfenced://HOST:PORT", Open: openZooKeeper(false)},
 		{Name: "etcd34", Usage: "etcd34 (the installed etcd 3.4 server, started here)", Open: openEtcd34(false)},
 		{Name: "etcd34-mutex", Usage: "etcd34-mutex (the same, concurrency.Mutex + a plain Put)", Open: openEtcd34(true)},
+		{Name: "etcd-cluster", Schemes: []string{"etcd-cluster"}, Usage: "etcd-cluster (3 members of the installed etcd started here, clients to all) | etcd-cluster://leader (clients to the leader, moved to m1 before each round) | etcd-cluster://mN (clients to member N)", Open: openEtcdCluster(etcdFenced)},
+		{Name: "etcd-cluster-mutex", Schemes: []string{"etcd-cluster-mutex"}, Usage: "etcd-cluster-mutex (the same cluster, concurrency.Mutex + a plain Put) | etcd-cluster-mutex://leader | etcd-cluster-mutex://mN", Open: openEtcdCluster(etcdMutex)},
+		{Name: "etcd-cluster-stale-check", Usage: "etcd-cluster-stale-check (the same cluster, a planted bug: the write checks the lock with a serializable read on the client's local member m1, then a plain Put)", Open: openEtcdCluster(etcdStaleCheck)},
+	}
+}
+
+// The etcd lock recipes verify runs on a cluster.
+type etcdRecipe int
+
+const (
+	etcdFenced     etcdRecipe = iota // impl/etcd.Backend
+	etcdMutex                        // impl/etcd.Mutex
+	etcdStaleCheck                   // impl/etcd.OpenStaleCheck: the planted bug
+)
+
+// openEtcdCluster starts a 3-member cluster of the installed etcd server
+// (servers.StartEtcdCluster: every peer link through leasecheck's proxies,
+// the cluster faults between the members) and runs recipe on it, its
+// clients connected to every member (the client's own endpoint selection)
+// or, with ://leader or ://mN, to one. ://leader makes m1 the leader before
+// every round (Settle), so the leader-isolation faults cut off the member
+// the holders are connected to.
+func openEtcdCluster(recipe etcdRecipe) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+	return func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+		_, pin, pinned := strings.Cut(spec, "://")
+		if pinned && pin != "leader" && !(faults.IsMember(pin) && pin != faults.Follower) {
+			return nil, fmt.Errorf("bad cluster spec %q: want %s, %s://leader or %s://mN (N = 1, 2, 3)", spec, strings.Split(spec, ":")[0], strings.Split(spec, ":")[0], strings.Split(spec, ":")[0])
+		}
+		c, err := servers.StartEtcdCluster(ctx, 3)
+		if err != nil {
+			return nil, err
+		}
+		addr := strings.Join(c.Endpoints(), ",")
+		clients := "clients to all members"
+		switch {
+		case pin == "leader":
+			c.PinLeader = "m1"
+			addr, clients = c.Servers[0].Addr, "clients to the leader (m1, made leader before each round)"
+		case pinned:
+			i := c.Index(pin)
+			if i < 0 {
+				c.Close()
+				return nil, fmt.Errorf("bad cluster spec %q: the cluster has members m1, m2, m3", spec)
+			}
+			addr, clients = c.Servers[i].Addr, "clients to "+pin
+		}
+		p := "/leasecheck/" + prefix
+		var tg realrun.Target
+		switch recipe {
+		case etcdFenced:
+			tg = etcdTarget(false, addr, prefix)
+			tg.Info.Name = "etcd-cluster"
+		case etcdMutex:
+			tg = etcdTarget(true, addr, prefix)
+			tg.Info.Name = "etcd-cluster-mutex"
+		case etcdStaleCheck:
+			tg = realrun.Target{Info: etcd.StaleCheckInfo(), Addr: addr, Open: func(ctx context.Context, a string) (backend.Backend, error) {
+				return etcd.OpenStaleCheck(ctx, a, p)
+			}}
+		}
+		tg.Cluster = c
+		return &lcverify.Opened{Target: tg, Shown: fmt.Sprintf("%s (3 members of etcd %s started here, %s: %s)", spec, c.Version, clients, addr),
+			Close: func() { c.Close() }}, nil
 	}
 }
 

@@ -53,9 +53,14 @@ type EtcdMember struct {
 // are labelled by the process that holds the dialling socket (Linux's
 // /proc: socketOwner), so a cut stops a forwarded renewal too.
 type EtcdCluster struct {
-	Members []*EtcdMember
+	Servers []*EtcdMember
 	Version string
 	dir     string
+
+	// PinLeader, when set, is the member Settle makes the leader (etcd's
+	// MoveLeader): the clients of a run pinned to it talk to the leader,
+	// so "isolate the leader" cuts off the member they are connected to.
+	PinLeader string
 
 	mu  sync.Mutex
 	cut map[[2]int]bool // links cut, i < j
@@ -103,8 +108,8 @@ func StartEtcdCluster(ctx context.Context, n int) (*EtcdCluster, error) {
 			return fail(err)
 		}
 		m := &EtcdMember{Member: "m" + strconv.Itoa(i+1), Peer: px}
-		c.mu.Lock() // the proxies' labellers read Members
-		c.Members = append(c.Members, m)
+		c.mu.Lock() // the proxies' labellers read Servers
+		c.Servers = append(c.Servers, m)
 		c.mu.Unlock()
 		initial = append(initial, m.Member+"=http://"+px.Addr())
 	}
@@ -117,12 +122,12 @@ func StartEtcdCluster(ctx context.Context, n int) (*EtcdCluster, error) {
 	// for /members, and keeps that connection for its lease forwards —
 	// are labelled; the member list checks it after the start.
 	c.mu.Lock()
-	for _, m := range c.Members {
+	for _, m := range c.Servers {
 		sum := sha1.Sum([]byte("http://" + m.Peer.Addr() + token))
 		m.ID = binary.BigEndian.Uint64(sum[:8])
 	}
 	c.mu.Unlock()
-	for i, m := range c.Members {
+	for i, m := range c.Servers {
 		client := "http://" + hostPort(ps[i].client)
 		mdir := filepath.Join(dir, m.Member)
 		if err := os.Mkdir(mdir, 0o755); err != nil {
@@ -153,14 +158,14 @@ func StartEtcdCluster(ctx context.Context, n int) (*EtcdCluster, error) {
 	// before any is awaited.
 	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	for _, m := range c.Members {
+	for _, m := range c.Servers {
 		if err := m.waitReady(wctx, 0); err != nil {
 			return fail(err)
 		}
 	}
 	mctx, mcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer mcancel()
-	cli, err := c.client(c.Members[0].Addr)
+	cli, err := c.client(c.Servers[0].Addr)
 	if err != nil {
 		return fail(err)
 	}
@@ -169,7 +174,7 @@ func StartEtcdCluster(ctx context.Context, n int) (*EtcdCluster, error) {
 	if err != nil {
 		return fail(fmt.Errorf("etcd cluster: member list: %w", err))
 	}
-	for _, m := range c.Members {
+	for _, m := range c.Servers {
 		found := false
 		for _, x := range ml.Members {
 			found = found || x.ID == m.ID && slices.Contains(x.PeerURLs, "http://"+m.Peer.Addr())
@@ -194,9 +199,9 @@ func (c *EtcdCluster) peerLabel(conn net.Conn, head []byte) (string, bool) {
 		return l, done
 	}
 	c.mu.Lock()
-	pids := make([]int, len(c.Members))
-	ids := make([]uint64, len(c.Members))
-	for i, m := range c.Members {
+	pids := make([]int, len(c.Servers))
+	ids := make([]uint64, len(c.Servers))
+	for i, m := range c.Servers {
 		if m.Process != nil {
 			pids[i] = m.Pid()
 		}
@@ -237,15 +242,17 @@ func (c *EtcdCluster) client(endpoints ...string) (*clientv3.Client, error) {
 // Endpoints are the members' client addresses, m1 first.
 func (c *EtcdCluster) Endpoints() []string {
 	var out []string
-	for _, m := range c.Members {
+	for _, m := range c.Servers {
 		out = append(out, m.Addr)
 	}
 	return out
 }
 
+var _ realrun.Cluster = (*EtcdCluster)(nil)
+
 // Index is the index of member name ("m2": 1), -1 if none.
 func (c *EtcdCluster) Index(name string) int {
-	for i, m := range c.Members {
+	for i, m := range c.Servers {
 		if m.Member == name {
 			return i
 		}
@@ -265,9 +272,9 @@ type EtcdStatus struct {
 // Status asks every member its status (Maintenance.Status), each within
 // timeout: a stopped or cut-off member may not answer.
 func (c *EtcdCluster) Status(ctx context.Context, timeout time.Duration) []EtcdStatus {
-	out := make([]EtcdStatus, len(c.Members))
+	out := make([]EtcdStatus, len(c.Servers))
 	var wg sync.WaitGroup
-	for i, m := range c.Members {
+	for i, m := range c.Servers {
 		out[i].Member = m.Member
 		wg.Add(1)
 		go func() {
@@ -284,7 +291,7 @@ func (c *EtcdCluster) Status(ctx context.Context, timeout time.Duration) []EtcdS
 				return
 			}
 			out[i].Answered, out[i].Term, out[i].Index = true, s.RaftTerm, s.RaftIndex
-			for _, x := range c.Members {
+			for _, x := range c.Servers {
 				if x.ID == s.Leader {
 					out[i].Leader = x.Member
 				}
@@ -351,12 +358,12 @@ func (c *EtcdCluster) MoveLeader(ctx context.Context, name string) error {
 		if leader == name {
 			return nil
 		}
-		cli, err := c.client(c.Members[c.Index(leader)].Addr)
+		cli, err := c.client(c.Servers[c.Index(leader)].Addr)
 		if err != nil {
 			return err
 		}
 		mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err = cli.MoveLeader(mctx, c.Members[to].ID)
+		_, err = cli.MoveLeader(mctx, c.Servers[to].ID)
 		cancel()
 		cli.Close()
 		if err != nil && attempt >= 5 {
@@ -374,7 +381,7 @@ func (c *EtcdCluster) link(i, j int, on bool) {
 	} else {
 		delete(c.cut, [2]int{i, j})
 	}
-	a, b := c.Members[i], c.Members[j]
+	a, b := c.Servers[i], c.Servers[j]
 	a.Peer.BlackholeFrom(hexID(b.ID), on)
 	b.Peer.BlackholeFrom(hexID(a.ID), on)
 }
@@ -382,38 +389,148 @@ func (c *EtcdCluster) link(i, j int, on bool) {
 // hexID is a member ID as rafthttp writes it in X-Server-From.
 func hexID(id uint64) string { return strconv.FormatUint(id, 16) }
 
-// Cut cuts (true) or heals (false) the link between members i and j
-// (indexes into Members), both ways: every message between them is lost;
-// on heal the connections that were cut are reset and rafthttp redials.
-func (c *EtcdCluster) Cut(i, j int, on bool) {
+// Members names the members, m1 first (realrun.Cluster).
+func (c *EtcdCluster) Members() []string {
+	out := make([]string, len(c.Servers))
+	for i, m := range c.Servers {
+		out[i] = m.Member
+	}
+	return out
+}
+
+func (c *EtcdCluster) member(name string) (int, error) {
+	if i := c.Index(name); i >= 0 {
+		return i, nil
+	}
+	return -1, fmt.Errorf("etcd cluster: no member %q (members: %v)", name, c.Members())
+}
+
+// Cut cuts (true) or heals (false) the link between members a and b, both
+// ways: every message between them is lost; on heal the connections that
+// were cut are reset and rafthttp redials.
+func (c *EtcdCluster) Cut(a, b string, on bool) error {
+	i, err := c.member(a)
+	if err != nil {
+		return err
+	}
+	j, err := c.member(b)
+	if err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.link(i, j, on)
+	return nil
 }
 
-// Isolate cuts (heals) every link of member i: a minority of one, the
-// others a majority.
-func (c *EtcdCluster) Isolate(i int, on bool) {
+// Isolate cuts (heals) every link of member name: a minority of one, the
+// others a majority (realrun.Cluster).
+func (c *EtcdCluster) Isolate(name string, on bool) error {
+	i, err := c.member(name)
+	if err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for j := range c.Members {
+	for j := range c.Servers {
 		if j != i {
 			c.link(i, j, on)
 		}
 	}
+	return nil
 }
 
-// DelayPeers adds d to every chunk on member i's links to the others
-// (each connection passes one proxy, so once per chunk); 0 ends it.
-func (c *EtcdCluster) DelayPeers(i int, d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for j, o := range c.Members {
+// Bridge cuts (heals) the members other than name into two halves (in
+// member order) that cannot reach each other; name reaches both
+// (realrun.Cluster). Of three members: the two others cut from each other.
+func (c *EtcdCluster) Bridge(name string, on bool) error {
+	i, err := c.member(name)
+	if err != nil {
+		return err
+	}
+	var others []int
+	for j := range c.Servers {
 		if j != i {
-			c.Members[i].Peer.SetDelayFrom(hexID(o.ID), d)
-			o.Peer.SetDelayFrom(hexID(c.Members[i].ID), d)
+			others = append(others, j)
 		}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	half := len(others) / 2
+	for _, a := range others[:half] {
+		for _, b := range others[half:] {
+			c.link(a, b, on)
+		}
+	}
+	return nil
+}
+
+// DelayPeers adds d to every chunk on member name's links to the others
+// (each connection passes one proxy, so once per chunk); 0 ends it
+// (realrun.Cluster).
+func (c *EtcdCluster) DelayPeers(name string, d time.Duration) error {
+	i, err := c.member(name)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for j, o := range c.Servers {
+		if j != i {
+			c.Servers[i].Peer.SetDelayFrom(hexID(o.ID), d)
+			o.Peer.SetDelayFrom(hexID(c.Servers[i].ID), d)
+		}
+	}
+	return nil
+}
+
+// Stop freezes member name's process (SIGSTOP) (realrun.Cluster).
+func (c *EtcdCluster) Stop(name string) error {
+	i, err := c.member(name)
+	if err != nil {
+		return err
+	}
+	return c.Servers[i].Process.Stop()
+}
+
+// Cont resumes it (realrun.Cluster).
+func (c *EtcdCluster) Cont(name string) error {
+	i, err := c.member(name)
+	if err != nil {
+		return err
+	}
+	return c.Servers[i].Process.Cont()
+}
+
+// Restart kills member name and starts it on its data after down,
+// returning once it is healthy again (realrun.Cluster).
+func (c *EtcdCluster) Restart(ctx context.Context, name string, down time.Duration) error {
+	i, err := c.member(name)
+	if err != nil {
+		return err
+	}
+	return c.Servers[i].Process.Restart(ctx, down)
+}
+
+// Settle heals every link and delay, resumes every member, restarts any
+// that is not running, waits until every member follows one leader and,
+// when PinLeader names a member, hands it the leadership
+// (realrun.Cluster: before every run).
+func (c *EtcdCluster) Settle(ctx context.Context) error {
+	c.Heal()
+	for _, m := range c.Servers {
+		m.Process.Cont()
+		if !m.Process.Running() {
+			if err := m.Process.Restart(ctx, 0); err != nil {
+				return err
+			}
+		}
+	}
+	if c.PinLeader != "" {
+		return c.MoveLeader(ctx, c.PinLeader)
+	}
+	_, err := c.AwaitLeader(ctx)
+	return err
 }
 
 // Heal heals every cut and ends every delay.
@@ -423,8 +540,8 @@ func (c *EtcdCluster) Heal() {
 	for l := range c.cut {
 		c.link(l[0], l[1], false)
 	}
-	for i, m := range c.Members {
-		for j, o := range c.Members {
+	for i, m := range c.Servers {
+		for j, o := range c.Servers {
 			if i != j {
 				m.Peer.SetDelayFrom(hexID(o.ID), 0)
 			}
@@ -436,7 +553,7 @@ func (c *EtcdCluster) Heal() {
 // 10 s), closes the proxies and removes the cluster's directory.
 func (c *EtcdCluster) Close() error {
 	var wg sync.WaitGroup
-	for _, m := range c.Members {
+	for _, m := range c.Servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

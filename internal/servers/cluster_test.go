@@ -43,7 +43,7 @@ func TestEtcdCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	cli := func(i int) *clientv3.Client {
-		k, err := clientv3.New(clientv3.Config{Endpoints: []string{c.Members[i].Addr}, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+		k, err := clientv3.New(clientv3.Config{Endpoints: []string{c.Servers[i].Addr}, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func TestEtcdCluster(t *testing.T) {
 	// The leader isolated: the majority elects another; the old leader's
 	// own writes cannot commit; its serializable reads answer stale.
 	li := c.Index(leader)
-	c.Isolate(li, true)
+	c.Isolate(leader, true)
 	var next string
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		for _, s := range c.Status(ctx, time.Second) {
@@ -100,7 +100,7 @@ func TestEtcdCluster(t *testing.T) {
 	if v, err := get(li, clientv3.WithSerializable()); err != nil || v != "v1" {
 		t.Errorf("the isolated member's serializable read = %q, %v; want the stale v1", v, err)
 	}
-	c.Isolate(li, false)
+	c.Isolate(leader, false)
 	if _, err := c.AwaitLeader(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -126,16 +126,16 @@ func TestEtcdCluster(t *testing.T) {
 	_, err = cli(fo).KeepAliveOnce(kctx, lease.ID)
 	kcancel()
 	if err != nil {
-		t.Fatalf("renewal through follower %s before the cut: %v", c.Members[fo].Member, err)
+		t.Fatalf("renewal through follower %s before the cut: %v", c.Servers[fo].Member, err)
 	}
-	c.Isolate(fo, true)
+	c.Isolate(c.Servers[fo].Member, true)
 	kctx, kcancel = context.WithTimeout(ctx, 3*time.Second)
 	_, err = cli(fo).KeepAliveOnce(kctx, lease.ID)
 	kcancel()
 	if err == nil {
-		t.Errorf("a renewal through isolated follower %s reached the leader", c.Members[fo].Member)
+		t.Errorf("a renewal through isolated follower %s reached the leader", c.Servers[fo].Member)
 	}
-	c.Isolate(fo, false)
+	c.Isolate(c.Servers[fo].Member, false)
 
 	// A bridge: the two followers cut from each other, the leader sees
 	// both; the cluster stays whole (the followers' votes are refused while
@@ -146,12 +146,14 @@ func TestEtcdCluster(t *testing.T) {
 	}
 	li = c.Index(leader)
 	f1, f2 := (li+1)%3, (li+2)%3
-	c.Cut(f1, f2, true)
+	if err := c.Bridge(leader, true); err != nil {
+		t.Fatal(err)
+	}
 	if err := put(f1, "v4", 15*time.Second); err != nil {
-		t.Errorf("write through follower %s with only %s–%s cut: %v", c.Members[f1].Member, c.Members[f1].Member, c.Members[f2].Member, err)
+		t.Errorf("write through follower %s with only %s–%s cut: %v", c.Servers[f1].Member, c.Servers[f1].Member, c.Servers[f2].Member, err)
 	}
 	if v, err := get(f2); v != "v4" || err != nil {
-		t.Errorf("%s across the bridge reads %q, %v; want v4", c.Members[f2].Member, v, err)
+		t.Errorf("%s across the bridge reads %q, %v; want v4", c.Servers[f2].Member, v, err)
 	}
 	c.Heal()
 
@@ -161,22 +163,22 @@ func TestEtcdCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	fi := (c.Index(leader) + 1) % 3
-	if err := c.Members[fi].Kill(); err != nil {
+	if err := c.Servers[fi].Kill(); err != nil {
 		t.Fatal(err)
 	}
 	if err := put(c.Index(leader), "v5", 10*time.Second); err != nil {
 		t.Fatalf("write with one follower down: %v", err)
 	}
-	if err := c.Members[fi].Restart(ctx, 0); err != nil {
+	if err := c.Servers[fi].Restart(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := get(fi); v != "v5" || err != nil {
-		t.Errorf("restarted %s reads %q, %v; want v5", c.Members[fi].Member, v, err)
+		t.Errorf("restarted %s reads %q, %v; want v5", c.Servers[fi].Member, v, err)
 	}
 
 	var pids []int
 	var addrs []string
-	for _, m := range c.Members {
+	for _, m := range c.Servers {
 		pids = append(pids, m.Pid())
 		addrs = append(addrs, m.Addr, m.Peer.Addr())
 	}
