@@ -111,9 +111,9 @@ func (r *runner) watchLeader(ctx context.Context) {
 // backend says so (Info.LeasesRestart: etcd's new leader refreshes every
 // lease to a full TTL plus an election timeout, its lessor's Promote): a
 // lease nobody could renew since the trouble began — the last cluster
-// fault that started after the previous change, else the last time the
-// old leader was seen — outlives its deadline by up to that span, a TTL
-// and RestartGrace. The span counts as an outage (restartSlack), so the
+// fault that struck the leader after the previous change, else the last
+// time the old leader was seen leading — outlives its deadline by up to
+// that span, a TTL and RestartGrace. The span counts as an outage (restartSlack), so the
 // run's clock uncertainty grows by it: a late expiry on a leader change is
 // the service's promise, not a violation.
 func (r *runner) leaderChanged(from, to string, lastSeen, lastChange int64) {
@@ -184,6 +184,11 @@ func resolveMember(target, leader string, members []string) string {
 
 func (r *runner) clusterFault(ctx context.Context, f faults.Fault) {
 	c := r.t.Cluster
+	if c == nil {
+		r.partialf(f.Kind, model.FaultRecord{Kind: string(f.Kind), Target: f.Target, Start: r.now(),
+			Detail: fmt.Sprintf("not applied: %s is one server, not a cluster the harness started", r.t.Info.Name)})
+		return
+	}
 	before := c.Leader(ctx)
 	member := resolveMember(f.Target, before, c.Members())
 	rec := model.FaultRecord{Kind: string(f.Kind), Target: member}
@@ -236,9 +241,11 @@ func (r *runner) clusterFault(ctx context.Context, f faults.Fault) {
 		return
 	}
 	rec.Start = r.now()
-	r.mu.Lock()
-	r.clusterSince = rec.Start
-	r.mu.Unlock()
+	if member == before { // the leader hit: from now on it may renew nothing
+		r.mu.Lock()
+		r.clusterSince = rec.Start
+		r.mu.Unlock()
+	}
 	i := r.count(f.Kind, rec)
 	r.cutOff(true) // clients of the member hit may hear nothing until it ends and a leader is elected
 	if f.Kind == faults.MemberCrash {

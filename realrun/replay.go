@@ -180,9 +180,10 @@ func RunScenario(ctx context.Context, t Target, sc *scenario.Scenario, opt Optio
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); r.serverLoop(runCtx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); r.clusterLoop(runCtx) }()
 	if t.Cluster != nil {
-		wg.Add(2)
-		go func() { defer wg.Done(); r.clusterLoop(runCtx) }()
+		wg.Add(1)
 		go func() { defer wg.Done(); r.watchLeader(runCtx) }()
 	}
 	watched := make(chan struct{})
@@ -359,7 +360,7 @@ type runner struct {
 	// requests again (on a cluster: the longest span a leader change left
 	// leases unrenewable, leaderChanged).
 	outage time.Duration
-	// clusterSince is when the last cluster fault struck.
+	// clusterSince is when the last cluster fault that hit the leader struck.
 	clusterSince int64
 	// cut counts the faults in progress that cut clients off on purpose;
 	// quietFrom is when the last one ended (on the recorder's clock).

@@ -46,6 +46,7 @@ func builtinBackends() []lcverify.Backend {
 		{Name: "etcd-cluster", Schemes: []string{"etcd-cluster"}, Usage: "etcd-cluster (3 members of the installed etcd started here, clients to all) | etcd-cluster://leader (clients to the leader, moved to m1 before each round) | etcd-cluster://mN (clients to member N)", Open: openEtcdCluster(etcdFenced)},
 		{Name: "etcd-cluster-mutex", Schemes: []string{"etcd-cluster-mutex"}, Usage: "etcd-cluster-mutex (the same cluster, concurrency.Mutex + a plain Put) | etcd-cluster-mutex://leader | etcd-cluster-mutex://mN", Open: openEtcdCluster(etcdMutex)},
 		{Name: "etcd-cluster-stale-check", Usage: "etcd-cluster-stale-check (the same cluster, a planted bug: the write checks the lock with a serializable read on the client's local member m1, then a plain Put)", Open: openEtcdCluster(etcdStaleCheck)},
+		{Name: "etcd34-stale-check", Usage: "etcd34-stale-check (the same planted bug on one etcd 3.4 server, where the check is exact)", Open: openEtcd34StaleCheck},
 	}
 }
 
@@ -99,6 +100,14 @@ func openEtcdCluster(recipe etcdRecipe) func(ctx context.Context, spec, prefix s
 			tg = etcdTarget(true, addr, prefix)
 			tg.Info.Name = "etcd-cluster-mutex"
 		case etcdStaleCheck:
+			// The holders' local member, m1, is a follower: m2 is made the
+			// leader before every round, so cutting m1 off leaves the
+			// majority's leader in place and m1 answering reads from what it
+			// last heard.
+			if !pinned {
+				c.PinLeader = "m2"
+				clients = "clients to all members, the check on m1, a follower (m2 made leader before each round)"
+			}
 			tg = realrun.Target{Info: etcd.StaleCheckInfo(), Addr: addr, Open: func(ctx context.Context, a string) (backend.Backend, error) {
 				return etcd.OpenStaleCheck(ctx, a, p)
 			}}
@@ -143,6 +152,19 @@ func openEtcd34(mutex bool) func(ctx context.Context, spec, prefix string) (*lcv
 		tg.Server = p
 		return &lcverify.Opened{Target: tg, Shown: spec + " (etcd " + version + " started here, " + p.Addr + ")", Close: func() { p.Close() }}, nil
 	}
+}
+
+// openEtcd34StaleCheck runs the stale-check planted bug on one etcd 3.4
+// server process: the cluster backend's single-server control.
+func openEtcd34StaleCheck(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+	o, err := openEtcd34(false)(ctx, spec, prefix)
+	if err != nil {
+		return nil, err
+	}
+	p := "/leasecheck/" + prefix
+	o.Target.Info = etcd.StaleCheckInfo()
+	o.Target.Open = func(ctx context.Context, a string) (backend.Backend, error) { return etcd.OpenStaleCheck(ctx, a, p) }
+	return o, nil
 }
 
 // openRedis starts a redis-server for the bare name (verify may then stop
