@@ -189,7 +189,9 @@ func (r *runner) clusterFault(ctx context.Context, f faults.Fault) {
 			Detail: fmt.Sprintf("not applied: %s is one server, not a cluster the harness started", r.t.Info.Name)})
 		return
 	}
-	before := c.Leader(ctx)
+	// A fault that falls due while no member leads (the last one's
+	// election) waits a little for one: "the leader" means someone.
+	before := r.awaitLeader(ctx, 5*time.Second)
 	member := resolveMember(f.Target, before, c.Members())
 	rec := model.FaultRecord{Kind: string(f.Kind), Target: member}
 	if member == "" {
