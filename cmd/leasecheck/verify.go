@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
@@ -24,7 +27,12 @@ func init() {
 		summary: "run the workload with real faults against a real lease backend (etcd, Redis, PostgreSQL, ZooKeeper) and check it",
 		run: func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			c := lcverify.Command{Name: "leasecheck verify", Backends: builtinBackends(), Default: "etcd"}
-			return c.Run(context.Background(), args, stdout, stderr)
+			// An interrupt ends the round in progress and stops the servers
+			// verify started, removing their data (a cluster's too), as
+			// verify.Main does.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return c.Run(ctx, args, stdout, stderr)
 		},
 	})
 }
@@ -46,6 +54,8 @@ func builtinBackends() []lcverify.Backend {
 		{Name: "etcd-cluster", Schemes: []string{"etcd-cluster"}, Usage: "etcd-cluster (3 members of the installed etcd started here, clients to all) | etcd-cluster://leader (clients to the leader, moved to m1 before each round) | etcd-cluster://mN (clients to member N)", Open: openEtcdCluster(etcdFenced)},
 		{Name: "etcd-cluster-mutex", Schemes: []string{"etcd-cluster-mutex"}, Usage: "etcd-cluster-mutex (the same cluster, concurrency.Mutex + a plain Put) | etcd-cluster-mutex://leader | etcd-cluster-mutex://mN", Open: openEtcdCluster(etcdMutex)},
 		{Name: "etcd-cluster-stale-check", Usage: "etcd-cluster-stale-check (the same cluster, a planted bug: the write checks the lock with a serializable read on the client's local member m1, then a plain Put)", Open: openEtcdCluster(etcdStaleCheck)},
+		{Name: "zookeeper-ensemble", Usage: "zookeeper-ensemble (3 servers of the installed ZooKeeper started here, clients to all)", Open: openZooKeeperEnsemble(true)},
+		{Name: "zookeeper-ensemble-unfenced", Usage: "zookeeper-ensemble-unfenced (the same ensemble, the lock recipe + a plain setData)", Open: openZooKeeperEnsemble(false)},
 		{Name: "etcd34-stale-check", Usage: "etcd34-stale-check (the same planted bug on one etcd 3.4 server, where the check is exact)", Open: openEtcd34StaleCheck},
 	}
 }
@@ -151,6 +161,31 @@ func openEtcd34(mutex bool) func(ctx context.Context, spec, prefix string) (*lcv
 		tg := etcdTarget(mutex, p.Addr, prefix)
 		tg.Server = p
 		return &lcverify.Opened{Target: tg, Shown: spec + " (etcd " + version + " started here, " + p.Addr + ")", Close: func() { p.Close() }}, nil
+	}
+}
+
+// openZooKeeperEnsemble starts a 3-server ZooKeeper ensemble
+// (servers.StartZooKeeperEnsemble: every link between two servers through
+// leasecheck's proxies, the cluster faults between them), its clients
+// connected to any server (the client library's choice).
+func openZooKeeperEnsemble(fenced bool) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+	return func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+		e, err := servers.StartZooKeeperEnsemble(ctx, 3)
+		if err != nil {
+			return nil, err
+		}
+		info := zookeeper.Info()
+		if !fenced {
+			info = zookeeper.UnfencedInfo()
+		}
+		// A new leader gives every session a fresh timeout (its session
+		// tracker starts over from the log): leader changes are declared
+		// as restarts are (realrun's leaderChanged).
+		info.Name = spec
+		addr := strings.Join(e.Endpoints(), ",")
+		tg := zkTarget(fenced, info, addr, prefix)
+		tg.Cluster = e
+		return &lcverify.Opened{Target: tg, Shown: fmt.Sprintf("%s (3 servers of ZooKeeper started here, clients to any: %s)", spec, addr), Close: func() { e.Close() }}, nil
 	}
 }
 

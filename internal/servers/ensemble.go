@@ -50,8 +50,9 @@ var _ realrun.Cluster = (*ZooKeeperEnsemble)(nil)
 // 127.0.0.1, each server's data in a temporary directory of the
 // ensemble's, and returns once every server serves (srvr says it leads or
 // follows). The timing is StartZooKeeper's (tick 100 ms, sessions of 200 ms
-// to 60 s), with initLimit 100 ticks (10 s to sync a follower on a loaded
-// machine) and syncLimit 10 ticks: a follower that hears nothing from its
+// to 60 s), with initLimit 30 ticks (3 s for a follower to sync with a new
+// leader, which also bounds how long an election that chose a leader the
+// others cannot follow holds everyone up) and syncLimit 10 ticks: a follower that hears nothing from its
 // leader for 1 s, or a leader that hears from no quorum for that long,
 // gives up and elects again (etcd's election timeout, for comparison).
 func StartZooKeeperEnsemble(ctx context.Context, n int) (*ZooKeeperEnsemble, error) {
@@ -117,7 +118,7 @@ func StartZooKeeperEnsemble(ctx context.Context, n int) (*ZooKeeperEnsemble, err
 			servers = append(servers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", j+1, q, el))
 		}
 		conf := fmt.Sprintf(`tickTime=%d
-initLimit=100
+initLimit=30
 syncLimit=10
 dataDir=%s
 clientPort=%d
