@@ -161,8 +161,8 @@ func (p Plan) Validate(holders []string, rhoPPM int64) error {
 				return bad("target must be a holder or resource")
 			}
 		case Partition:
-			if !isHolder(f.Target) || (f.Peer != Coordinator && f.Peer != Resource) {
-				return bad("partition is holder to coordinator or resource")
+			if !isHolder(f.Target) || (f.Peer != Coordinator && f.Peer != Resource && !IsMember(f.Peer)) {
+				return bad("partition is holder to coordinator, resource, or (on a cluster) one member: leader, follower, m1, ...")
 			}
 		case OwnerReuse:
 			if !isHolder(f.Target) || f.Duration <= 0 {

@@ -42,7 +42,9 @@ const (
 	// [At, At+Duration).
 	Delay Kind = "delay"
 	// Partition cuts the holder off from Peer ("coordinator" or "resource")
-	// in [At, At+Duration): messages either way are lost.
+	// in [At, At+Duration): messages either way are lost. On a cluster,
+	// Peer may name one member ("leader", "follower", m1, ...): the holder
+	// is cut off from it and keeps the others.
 	Partition Kind = "partition"
 	// Crash kills the holder at At without releasing; it loses its volatile
 	// state. Duration > 0 restarts it (a new incarnation under a new owner

@@ -283,3 +283,36 @@ func orNone(s string) string {
 	}
 	return s
 }
+
+// partitionMember cuts a holder off from one member of a cluster (a
+// partition whose Peer is a member): that member's proxy of the holder's
+// is blackholed, the others pass, so the client's own endpoint selection
+// must find another member.
+func (p *proc) partitionMember(now int64, f faults.Fault, rec model.FaultRecord, d int64) {
+	r := p.r
+	c := r.t.Cluster
+	members := []string(nil)
+	if c != nil {
+		members = c.Members()
+	}
+	if c == nil || len(p.cl.proxy) != len(members) {
+		rec.Detail = fmt.Sprintf("not applied: %s is not a cluster whose members the client connects to one by one", r.t.Info.Name)
+		r.partialf(f.Kind, rec)
+		return
+	}
+	// The leader is asked here, on the holder's goroutine: a second at
+	// most per member, once per fault.
+	member := resolveMember(f.Peer, c.Leader(context.Background()), members)
+	i := slices.Index(members, member)
+	if i < 0 {
+		rec.Detail = fmt.Sprintf("not applied: no member is the %s", f.Peer)
+		r.partialf(f.Kind, rec)
+		return
+	}
+	px := p.cl.proxy[i]
+	rec.Peer = member
+	rec.Detail = fmt.Sprintf("%s%s cut off from %s (%s) for %v, not from the other members", p.process, p.fenceNote(), member, f.Peer, us2d(d))
+	px.Blackhole(true)
+	r.excuse(now + d)
+	p.lifts = append(p.lifts, lift{at: now + d, rec: r.count(f.Kind, rec), fn: func() { px.Blackhole(false) }, cut: true})
+}

@@ -586,6 +586,10 @@ func (p *proc) apply(now int64, f faults.Fault) {
 			return
 		}
 		rec.Peer = f.Peer
+		if faults.IsMember(f.Peer) {
+			p.partitionMember(now, f, rec, d)
+			return
+		}
 		rec.Detail = fmt.Sprintf("%s%s cut off from the server for %v (blackholed, then its connections reset)", p.process, p.fenceNote(), us2d(d))
 		if f.Peer == faults.Resource {
 			rec.Detail += "; the resource is the backend itself, so the whole connection is cut"
