@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 60s
 PKGS     := ./...
 
-.PHONY: all build test check run bench bench-slow bench-memory fuzz fuzz-history fuzz-scenario fuzz-check vet fmt clean
+.PHONY: all build test check run soak bench bench-slow bench-memory fuzz fuzz-history fuzz-scenario fuzz-check vet fmt clean
 
 all: vet test
 
@@ -54,6 +54,14 @@ bench-memory: build
 
 bench-slow:
 	$(GO) test -run '^$$' -bench '^BenchmarkSlow' -benchtime 1x -timeout 60m ./checker/
+
+# The long cluster sweeps (DESIGN.md §12), a few minutes each: the fenced
+# backends clean over 20 rounds with every fault, the cluster's included;
+# etcd's concurrency.Mutex with a plain Put caught under holder pauses.
+soak: build
+	bin/leasecheck verify --backend etcd-cluster --seeds 20 --shrink-for 0 --progress=false
+	bin/leasecheck verify --backend zookeeper-ensemble --seeds 20 --shrink-for 0 --progress=false
+	bin/leasecheck verify --backend etcd-cluster-mutex --faults pause,partition --seeds 20 --shrink-for 30s --save 1 --progress=false; test $$? -eq 1
 
 # Go native fuzzing, FUZZTIME per target: the scenario generator (through
 # rapid.MakeFuzz; seed corpus in testdata/fuzz/FuzzScenario, new failing

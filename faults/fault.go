@@ -11,6 +11,30 @@ const (
 	Resource    = "resource"
 )
 
+// Targets of the cluster faults (ClusterKinds), resolved when they strike;
+// a member may also be named (m1, m2, ...: IsMember).
+const (
+	Leader   = "leader"
+	Follower = "follower"
+)
+
+// IsMember reports whether s names a cluster member: "leader", "follower"
+// or m1, m2, ...
+func IsMember(s string) bool {
+	if s == Leader || s == Follower {
+		return true
+	}
+	if len(s) < 2 || s[0] != 'm' || s[1] == '0' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // Fault is one injection. Times are simulated milliseconds of true time.
 // Which parameters matter depends on Kind (see the Kind constants); the
 // others are zero.
@@ -105,6 +129,18 @@ func (p Plan) Validate(holders []string, rhoPPM int64) error {
 		if f.At < 0 || f.Duration < 0 {
 			return bad("negative time")
 		}
+		if f.Kind.IsCluster() {
+			if !IsMember(f.Target) {
+				return bad("target must be a cluster member: leader, follower, m1, m2, ...")
+			}
+			if f.Duration <= 0 {
+				return bad("a cluster fault needs a duration > 0")
+			}
+			if f.Kind == PeerDelay && f.Amount <= 0 {
+				return bad("peer-delay needs an amount > 0")
+			}
+			continue
+		}
 		switch f.Kind {
 		case ClockOffset, ClockDrift, ClockStep:
 			if f.Target != Coordinator && !isHolder(f.Target) {
@@ -125,8 +161,8 @@ func (p Plan) Validate(holders []string, rhoPPM int64) error {
 				return bad("target must be a holder or resource")
 			}
 		case Partition:
-			if !isHolder(f.Target) || (f.Peer != Coordinator && f.Peer != Resource) {
-				return bad("partition is holder to coordinator or resource")
+			if !isHolder(f.Target) || (f.Peer != Coordinator && f.Peer != Resource && !IsMember(f.Peer)) {
+				return bad("partition is holder to coordinator, resource, or (on a cluster) one member: leader, follower, m1, ...")
 			}
 		case OwnerReuse:
 			if !isHolder(f.Target) || f.Duration <= 0 {

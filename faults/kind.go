@@ -42,7 +42,9 @@ const (
 	// [At, At+Duration).
 	Delay Kind = "delay"
 	// Partition cuts the holder off from Peer ("coordinator" or "resource")
-	// in [At, At+Duration): messages either way are lost.
+	// in [At, At+Duration): messages either way are lost. On a cluster,
+	// Peer may name one member ("leader", "follower", m1, ...): the holder
+	// is cut off from it and keeps the others.
 	Partition Kind = "partition"
 	// Crash kills the holder at At without releasing; it loses its volatile
 	// state. Duration > 0 restarts it (a new incarnation under a new owner
@@ -59,16 +61,39 @@ const (
 	OwnerReuse Kind = "owner-reuse"
 )
 
-// AllKinds lists every kind, in the order summaries print them.
-var AllKinds = []Kind{
-	Pause, Overrun, ClockOffset, ClockDrift, ClockStep, Freeze,
-	DropHeartbeats, RenewDeath, Delay, Partition, Crash, CoordinatorCrash,
-	DoubleRelease, OwnerReuse,
-}
+// The cluster faults (DESIGN.md §12) strike between the servers of a
+// replicated lease service — a 3-member etcd cluster, a ZooKeeper
+// ensemble — and only there: the simulator has one coordinator, so they are
+// not in AllKinds and "all" does not include them; `verify` adds them for a
+// cluster backend. Their target is a member: "leader" or "follower" (found
+// from the servers' own status when the fault strikes; the record names
+// the member hit), or a member's name (m1, m2, ...).
+const (
+	// MemberIsolate cuts the target member off from every other member for
+	// Duration (a minority of one; the others, a majority). Clients
+	// connected to it stay connected.
+	MemberIsolate Kind = "member-isolate"
+	// MemberBridge cuts the other members into two halves that cannot hear
+	// each other for Duration; the target hears both sides (Jepsen's
+	// bridge).
+	MemberBridge Kind = "member-bridge"
+	// PeerDelay adds Amount ms to every message on the target member's
+	// links to the other members for Duration.
+	PeerDelay Kind = "peer-delay"
+	// MemberPause stops the target member's process (SIGSTOP) for Duration.
+	MemberPause Kind = "member-pause"
+	// MemberCrash kills the target member (SIGKILL) and restarts it on its
+	// data Duration ms later: it comes back with a log that lags the
+	// others'.
+	MemberCrash Kind = "member-crash"
+)
 
-// Valid reports whether k is one of AllKinds.
-func (k Kind) Valid() bool {
-	for _, a := range AllKinds {
+// ClusterKinds lists the cluster faults, in the order summaries print them.
+var ClusterKinds = []Kind{MemberIsolate, MemberBridge, PeerDelay, MemberPause, MemberCrash}
+
+// IsCluster reports whether k is a cluster fault.
+func (k Kind) IsCluster() bool {
+	for _, a := range ClusterKinds {
 		if a == k {
 			return true
 		}
@@ -76,9 +101,26 @@ func (k Kind) Valid() bool {
 	return false
 }
 
+// AllKinds lists every kind, in the order summaries print them.
+var AllKinds = []Kind{
+	Pause, Overrun, ClockOffset, ClockDrift, ClockStep, Freeze,
+	DropHeartbeats, RenewDeath, Delay, Partition, Crash, CoordinatorCrash,
+	DoubleRelease, OwnerReuse,
+}
+
+// Valid reports whether k is one of AllKinds or ClusterKinds.
+func (k Kind) Valid() bool {
+	for _, a := range AllKinds {
+		if a == k {
+			return true
+		}
+	}
+	return k.IsCluster()
+}
+
 // ParseKinds parses a comma-separated list of kind names; "all" or "" means
-// AllKinds and "none" means no faults. The result follows AllKinds' order and
-// has no duplicates.
+// AllKinds and "none" means no faults. The result follows AllKinds' order,
+// then ClusterKinds', and has no duplicates.
 func ParseKinds(s string) ([]Kind, error) {
 	s = strings.TrimSpace(s)
 	switch s {
@@ -91,12 +133,12 @@ func ParseKinds(s string) ([]Kind, error) {
 	for _, f := range strings.Split(s, ",") {
 		k := Kind(strings.TrimSpace(f))
 		if !k.Valid() {
-			return nil, fmt.Errorf("unknown fault kind %q (known: %s)", k, joinKinds(AllKinds))
+			return nil, fmt.Errorf("unknown fault kind %q (known: %s; on clusters: %s)", k, joinKinds(AllKinds), joinKinds(ClusterKinds))
 		}
 		want[k] = true
 	}
 	var out []Kind
-	for _, k := range AllKinds {
+	for _, k := range append(append([]Kind(nil), AllKinds...), ClusterKinds...) {
 		if want[k] {
 			out = append(out, k)
 		}

@@ -108,6 +108,18 @@
 //     (Info.LeasesRestart: ZooKeeper, etcd) gets the run's clock
 //     uncertainty widened by the outage, a TTL and its RestartGrace, and
 //     the log says so.
+//   - the cluster faults (faults.ClusterKinds: member-isolate,
+//     member-bridge, peer-delay, member-pause, member-crash), on a
+//     Target.Cluster the harness started: applied one at a time at the
+//     member named, or the leader or a follower as the servers' own status
+//     says when the fault falls due (cluster.go). Each record names the
+//     member hit and who led before and after; LeaderRecord records say who
+//     led when. A leader change on a backend that refreshes leases
+//     (Info.LeasesRestart) widens the run's clock uncertainty as a restart
+//     does, from when the trouble began (the last fault that hit the
+//     leader, else when the old leader was last seen). On a target that is
+//     not a cluster they are recorded as not applied. Target.Addr lists the
+//     members' addresses; each client gets a proxy in front of each.
 //
 // # A backend that dies
 //
@@ -131,7 +143,8 @@
 // Index: run.go (Target, Config, Result, Run, Applicable), workload.go
 // (Workload), replay.go (Options, RunScenario, AutoTTL, the server faults),
 // proc.go (the driver of one process), recorder.go, proxy.go (Proxy),
-// server.go (Server, Restarter: what a controlled server offers), check.go
+// server.go (Server, Restarter: what a controlled server offers), cluster.go
+// (Cluster, the cluster faults, the leader records), check.go
 // (RunAndCheck). testdata/ holds the clock scenarios that bite;
 // internal/servers starts real servers for verify and the tests.
 package realrun

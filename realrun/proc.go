@@ -68,7 +68,7 @@ type proc struct {
 
 type client struct {
 	b     backend.Backend
-	proxy *Proxy // nil without Target.Addr
+	proxy proxyGroup // nil without Target.Addr; one per address of a cluster
 }
 
 // inflight is the backend call in progress.
@@ -97,7 +97,7 @@ func (p *proc) connect(ctx context.Context) error {
 	c := &client{}
 	addr := p.r.t.Addr
 	if addr != "" {
-		px, err := NewProxy(addr)
+		px, err := newProxyGroup(addr)
 		if err != nil {
 			return err
 		}
@@ -586,6 +586,10 @@ func (p *proc) apply(now int64, f faults.Fault) {
 			return
 		}
 		rec.Peer = f.Peer
+		if faults.IsMember(f.Peer) {
+			p.partitionMember(now, f, rec, d)
+			return
+		}
 		rec.Detail = fmt.Sprintf("%s%s cut off from the server for %v (blackholed, then its connections reset)", p.process, p.fenceNote(), us2d(d))
 		if f.Peer == faults.Resource {
 			rec.Detail += "; the resource is the backend itself, so the whole connection is cut"

@@ -1,8 +1,10 @@
 package realrun
 
 import (
+	"bytes"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 )
@@ -12,9 +14,18 @@ import (
 // connections (Freeze: a paused process, whose bytes arrive when it
 // resumes), or blackhole (nothing passes; when it heals, every connection
 // that was cut is reset, so what was in flight is lost).
+//
+// A labelled proxy (NewLabeledProxy) also knows who is on the other end of
+// each connection, from the request that opens it, and can cut or delay
+// the connections of one label only: the per-pair links of a cluster,
+// where every member dials one proxy in front of each other member.
 type Proxy struct {
 	ln     net.Listener
 	target string
+	label  func(c net.Conn, head []byte) (string, bool) // nil: unlabelled
+
+	cutFrom   map[string]bool          // labels blackholed
+	delayFrom map[string]time.Duration // labels delayed
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -29,21 +40,79 @@ type Proxy struct {
 }
 
 type proxyConn struct {
-	client, server net.Conn
+	client, server net.Conn // server nil until dialled
+	label          string
 	cut            bool // saw a blackhole: reset on heal
 }
 
 // NewProxy listens on 127.0.0.1 on a free port and forwards to target.
-func NewProxy(target string) (*Proxy, error) {
+func NewProxy(target string) (*Proxy, error) { return NewLabeledProxy(target, nil) }
+
+// NewLabeledProxy is NewProxy whose connections are labelled: label gets
+// the accepted connection (for its addresses) and the bytes the dialler
+// sent so far, and names the far end, with true once it has seen enough (it is asked again as more
+// arrive, up to 16 KiB or 10 s of silence, then must answer; "" when it
+// cannot tell). BlackholeFrom and SetDelayFrom then act on one label's
+// connections. HTTPHeader is a labeller for HTTP requests.
+func NewLabeledProxy(target string, label func(c net.Conn, head []byte) (string, bool)) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{ln: ln, target: target, conns: map[*proxyConn]struct{}{}}
+	p := &Proxy{ln: ln, target: target, label: label, conns: map[*proxyConn]struct{}{},
+		cutFrom: map[string]bool{}, delayFrom: map[string]time.Duration{}}
 	p.cond = sync.NewCond(&p.mu)
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
+}
+
+// BlackholeFrom cuts (true) or heals (false) the connections labelled
+// label, as Blackhole does all of them: while cut nothing passes and new
+// ones wait; on heal every connection open during the cut is reset.
+func (p *Proxy) BlackholeFrom(label string, on bool) {
+	p.mu.Lock()
+	var cut []*proxyConn
+	if on {
+		p.cutFrom[label] = true
+		for c := range p.conns {
+			if c.label == label && c.server != nil {
+				c.cut = true
+			}
+		}
+	} else {
+		delete(p.cutFrom, label)
+		for c := range p.conns {
+			if c.label == label && c.cut && !p.holed {
+				cut = append(cut, c)
+				delete(p.conns, c)
+			}
+		}
+	}
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	for _, c := range cut {
+		c.close()
+	}
+}
+
+// SetDelayFrom adds d to every chunk of the connections labelled label, on
+// top of SetDelay's (0: none).
+func (p *Proxy) SetDelayFrom(label string, d time.Duration) {
+	p.mu.Lock()
+	if d > 0 {
+		p.delayFrom[label] = d
+	} else {
+		delete(p.delayFrom, label)
+	}
+	p.mu.Unlock()
+}
+
+func (c *proxyConn) close() {
+	c.client.Close()
+	if c.server != nil {
+		c.server.Close()
+	}
 }
 
 // Addr is the address clients dial instead of the target's.
@@ -72,11 +141,13 @@ func (p *Proxy) Blackhole(on bool) {
 	var cut []*proxyConn
 	if on {
 		for c := range p.conns {
-			c.cut = true
+			if c.server != nil { // one still waiting to dial goes on after the heal
+				c.cut = true
+			}
 		}
 	} else {
 		for c := range p.conns {
-			if c.cut {
+			if c.cut && !p.cutFrom[c.label] {
 				cut = append(cut, c)
 				delete(p.conns, c)
 			}
@@ -85,8 +156,7 @@ func (p *Proxy) Blackhole(on bool) {
 	p.cond.Broadcast()
 	p.mu.Unlock()
 	for _, c := range cut {
-		c.client.Close()
-		c.server.Close()
+		c.close()
 	}
 }
 
@@ -101,8 +171,7 @@ func (p *Proxy) Close() error {
 	p.mu.Unlock()
 	err := p.ln.Close()
 	for c := range conns {
-		c.client.Close()
-		c.server.Close()
+		c.close()
 	}
 	p.wg.Wait()
 	return err
@@ -124,9 +193,28 @@ func (p *Proxy) accept() {
 }
 
 func (p *Proxy) serve(client net.Conn) {
+	var head []byte
+	pc := &proxyConn{client: client}
+	if p.label != nil {
+		head, pc.label = readHead(client, p.label)
+	}
 	// A blackholed network does not even complete the handshake with the
-	// server; the client sees its own timeout.
-	if !p.waitPass(nil) {
+	// server; the client sees its own timeout. (A labelled connection has
+	// been accepted to learn its label; it waits here until its cut heals.)
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		client.Close()
+		return
+	}
+	p.conns[pc] = struct{}{}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.conns, pc)
+		p.mu.Unlock()
+	}()
+	if !p.waitPass(pc) {
 		client.Close()
 		return
 	}
@@ -135,7 +223,6 @@ func (p *Proxy) serve(client net.Conn) {
 		client.Close()
 		return
 	}
-	pc := &proxyConn{client: client, server: server}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -143,8 +230,15 @@ func (p *Proxy) serve(client net.Conn) {
 		server.Close()
 		return
 	}
-	p.conns[pc] = struct{}{}
+	pc.server = server
 	p.mu.Unlock()
+	if len(head) > 0 {
+		if _, err := server.Write(head); err != nil {
+			client.Close()
+			server.Close()
+			return
+		}
+	}
 	done := make(chan struct{}, 2)
 	go func() { p.pipe(pc, server, client); done <- struct{}{} }()
 	go func() { p.pipe(pc, client, server); done <- struct{}{} }()
@@ -152,20 +246,63 @@ func (p *Proxy) serve(client net.Conn) {
 	client.Close()
 	server.Close()
 	<-done
-	p.mu.Lock()
-	delete(p.conns, pc)
-	p.mu.Unlock()
 }
 
-// waitPass blocks while the proxy is frozen or blackholed; false when the
-// proxy closed or pc was cut.
+// readHead reads what the dialler sends first until label has seen
+// enough, 16 KiB, or 10 s of silence, and returns it with its label.
+func readHead(c net.Conn, label func(net.Conn, []byte) (string, bool)) ([]byte, string) {
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	defer c.SetReadDeadline(time.Time{})
+	buf := make([]byte, 0, 4096)
+	tmp := make([]byte, 4096)
+	for len(buf) < 16<<10 {
+		n, err := c.Read(tmp)
+		buf = append(buf, tmp[:n]...)
+		if l, ok := label(c, buf); ok {
+			return buf, l
+		}
+		if err != nil {
+			break
+		}
+	}
+	l, _ := label(c, buf)
+	return buf, l
+}
+
+// HTTPHeader is a labeller (NewLabeledProxy) that labels a connection by
+// the value of header name in the first HTTP request on it, once the
+// request's header is complete ("" when it has none).
+func HTTPHeader(name string) func(c net.Conn, head []byte) (string, bool) {
+	key := []byte("\r\n" + strings.ToLower(name) + ":")
+	return func(_ net.Conn, head []byte) (string, bool) {
+		end := bytes.Index(head, []byte("\r\n\r\n"))
+		if end < 0 {
+			return "", false
+		}
+		h := bytes.ToLower(head[:end+2])
+		i := bytes.Index(h, key)
+		if i < 0 {
+			return "", true
+		}
+		v := head[i+len(key):]
+		v = v[:bytes.Index(v, []byte("\r\n"))]
+		return string(bytes.TrimSpace(v)), true
+	}
+}
+
+// waitPass blocks while the proxy is frozen or pc is blackholed; false
+// when the proxy closed or pc was cut.
 func (p *Proxy) waitPass(pc *proxyConn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for (p.frozen || p.holed) && !p.closed && (pc == nil || !pc.cut || p.holed) {
+	for {
+		holed := p.holed || p.cutFrom[pc.label]
+		if !(p.frozen || holed) || p.closed || (pc.cut && !holed) {
+			break
+		}
 		p.cond.Wait()
 	}
-	return !p.closed && (pc == nil || !pc.cut)
+	return !p.closed && !pc.cut
 }
 
 func (p *Proxy) pipe(pc *proxyConn, dst io.Writer, src io.Reader) {
@@ -174,7 +311,7 @@ func (p *Proxy) pipe(pc *proxyConn, dst io.Writer, src io.Reader) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			d := p.delay
+			d := p.delay + p.delayFrom[pc.label]
 			p.mu.Unlock()
 			if d > 0 {
 				time.Sleep(d)
@@ -190,4 +327,58 @@ func (p *Proxy) pipe(pc *proxyConn, dst io.Writer, src io.Reader) {
 			return
 		}
 	}
+}
+
+// proxyGroup is one client's proxies: one in front of each address of the
+// target (a cluster's members, Target.Addr "a,b,c"), acting as one for the
+// faults on the client (a partition cuts it from every member); member i's
+// alone for a partition from one member.
+type proxyGroup []*Proxy
+
+// newProxyGroup starts a proxy in front of each comma-separated address.
+func newProxyGroup(addrs string) (proxyGroup, error) {
+	var g proxyGroup
+	for _, a := range strings.Split(addrs, ",") {
+		p, err := NewProxy(strings.TrimSpace(a))
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
+		g = append(g, p)
+	}
+	return g, nil
+}
+
+// Addr is the proxies' addresses, comma-separated, in the target's order.
+func (g proxyGroup) Addr() string {
+	s := make([]string, len(g))
+	for i, p := range g {
+		s[i] = p.Addr()
+	}
+	return strings.Join(s, ",")
+}
+
+func (g proxyGroup) SetDelay(d time.Duration) {
+	for _, p := range g {
+		p.SetDelay(d)
+	}
+}
+
+func (g proxyGroup) Freeze(on bool) {
+	for _, p := range g {
+		p.Freeze(on)
+	}
+}
+
+func (g proxyGroup) Blackhole(on bool) {
+	for _, p := range g {
+		p.Blackhole(on)
+	}
+}
+
+func (g proxyGroup) Close() error {
+	for _, p := range g {
+		p.Close()
+	}
+	return nil
 }

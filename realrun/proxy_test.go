@@ -3,6 +3,7 @@ package realrun
 import (
 	"bufio"
 	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -95,5 +96,84 @@ func TestProxy(t *testing.T) {
 	defer c2.Close()
 	if _, err := roundTrip(c2, time.Second); err != nil {
 		t.Errorf("new connection after heal: %v", err)
+	}
+}
+
+// TestLabeledProxy: a labelled proxy cuts and delays one label's
+// connections and leaves the others alone; a connection made during its
+// label's cut waits, and one cut is reset on heal.
+func TestLabeledProxy(t *testing.T) {
+	p, err := NewLabeledProxy(echo(t), func(_ net.Conn, head []byte) (string, bool) {
+		l, _, ok := strings.Cut(string(head), "\n")
+		return l, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	dial := func(label string) net.Conn {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetDeadline(time.Now().Add(2 * time.Second))
+		if _, err := c.Write([]byte(label + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		if l, err := bufio.NewReader(c).ReadString('\n'); err != nil || l != label+"\n" {
+			t.Fatalf("%s: the opening line came back as %q, %v", label, l, err)
+		}
+		return c
+	}
+	a, b := dial("a"), dial("b")
+	p.BlackholeFrom("a", true)
+	if _, err := roundTrip(a, 200*time.Millisecond); err == nil {
+		t.Errorf("a's round trip passed a's cut")
+	}
+	if _, err := roundTrip(b, time.Second); err != nil {
+		t.Errorf("b's round trip failed during a's cut: %v", err)
+	}
+	late, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	late.Write([]byte("a\n"))
+	late.SetDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := bufio.NewReader(late).ReadString('\n'); err == nil {
+		t.Errorf("a connection labelled a was served during a's cut")
+	}
+	p.SetDelayFrom("b", 150*time.Millisecond)
+	if d, err := roundTrip(b, 2*time.Second); err != nil || d < 300*time.Millisecond {
+		t.Errorf("b's delayed round trip = %v, %v; want >= 300ms", d, err)
+	}
+	p.SetDelayFrom("b", 0)
+	p.BlackholeFrom("a", false)
+	time.Sleep(50 * time.Millisecond)
+	if _, err := roundTrip(a, 500*time.Millisecond); err == nil {
+		t.Errorf("a's connection cut by its blackhole survived the heal")
+	}
+	late.SetDeadline(time.Now().Add(time.Second))
+	if l, err := bufio.NewReader(late).ReadString('\n'); err != nil || l != "a\n" {
+		t.Errorf("the connection that waited out a's cut: %q, %v; want its line after the heal", l, err)
+	}
+	dial("a")
+}
+
+func TestHTTPHeaderLabel(t *testing.T) {
+	l := HTTPHeader("X-Server-From")
+	for _, c := range []struct {
+		head, want string
+		done       bool
+	}{
+		{"GET /raft/stream/msgapp/2 HTTP/1.1\r\nHost: x\r\nX-Server-From: 8e9e05c52164694d\r\n\r\n", "8e9e05c52164694d", true},
+		{"POST /raft HTTP/1.1\r\nx-server-from:  a1\r\nContent-Length: 3\r\n\r\nabc", "a1", true},
+		{"GET /raft/probing HTTP/1.1\r\nHost: x\r\n\r\n", "", true},
+		{"GET /raft HTTP/1.1\r\nX-Server-From: a1\r\n", "", false}, // header not complete yet
+	} {
+		if got, done := l(nil, []byte(c.head)); got != c.want || done != c.done {
+			t.Errorf("%q: got %q, %v; want %q, %v", c.head, got, done, c.want, c.done)
+		}
 	}
 }

@@ -113,6 +113,14 @@ func RunScenario(ctx context.Context, t Target, sc *scenario.Scenario, opt Optio
 	r.lat = r.us(sc.Network.MinDelay)
 	defer r.closeAll()
 
+	if t.Cluster != nil {
+		sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+		err := t.Cluster.Settle(sctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("%s: the cluster did not settle before the run: %w", t.Info.Name, err)
+		}
+	}
 	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	admin, err := t.Open(octx, t.Addr)
 	cancel()
@@ -136,7 +144,7 @@ func RunScenario(ctx context.Context, t Target, sc *scenario.Scenario, opt Optio
 	for _, p := range r.procs {
 		p.start += r.start
 	}
-	for _, pf := range append(r.board.holder, r.board.server...) {
+	for _, pf := range append(append(r.board.holder, r.board.server...), r.board.cluster...) {
 		pf.at += r.start
 	}
 	r.applyOffsets()
@@ -172,6 +180,12 @@ func RunScenario(ctx context.Context, t Target, sc *scenario.Scenario, opt Optio
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); r.serverLoop(runCtx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); r.clusterLoop(runCtx) }()
+	if t.Cluster != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.watchLeader(runCtx) }()
+	}
 	watched := make(chan struct{})
 	go func() { defer close(watched); r.watch(runCtx, stop) }()
 	wg.Wait()
@@ -343,8 +357,11 @@ type runner struct {
 	serverErr error // the harness could not bring the server back
 	deadErr   error // the watchdog ended the run
 	// outage is the longest restart, from the kill until the server took
-	// requests again.
+	// requests again (on a cluster: the longest span a leader change left
+	// leases unrenewable, leaderChanged).
 	outage time.Duration
+	// clusterSince is when the last cluster fault that hit the leader struck.
+	clusterSince int64
 	// cut counts the faults in progress that cut clients off on purpose;
 	// quietFrom is when the last one ended (on the recorder's clock).
 	cut       int
@@ -379,6 +396,8 @@ func (r *runner) setup(ctx context.Context) error {
 	}
 	for i, f := range sc.Faults {
 		switch {
+		case f.Kind.IsCluster():
+			r.board.cluster = append(r.board.cluster, &planned{idx: i, f: f, at: r.us(f.At)})
 		case f.Target == faults.Coordinator || f.Target == faults.Resource:
 			r.board.server = append(r.board.server, &planned{idx: i, f: f, at: r.us(f.At)})
 		case f.Kind == faults.ClockOffset:
@@ -392,6 +411,7 @@ func (r *runner) setup(ctx context.Context) error {
 	}
 	byAt(r.board.holder)
 	byAt(r.board.server)
+	byAt(r.board.cluster)
 	return nil
 }
 
@@ -664,6 +684,7 @@ type board struct {
 	ttl      int64
 	holder   []*planned // holder faults, by At
 	server   []*planned // coordinator and resource faults, by At
+	cluster  []*planned // faults between a cluster's servers, by At
 }
 
 // planned is one fault of the plan: f, due at at (µs since the start).

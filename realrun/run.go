@@ -17,10 +17,12 @@ import (
 // Target is a backend to run against.
 type Target struct {
 	Info backend.Info
-	// Addr is the server's host:port. When set, every client process gets
-	// its own TCP proxy in front of it (for delay, partition and the
-	// connection freeze of a paused holder); when empty, those faults are
-	// not applicable.
+	// Addr is the server's host:port, or a cluster's members' client
+	// addresses separated by commas (in Cluster.Members' order). When set,
+	// every client process gets its own TCP proxy in front of each (for
+	// delay, partition and the connection freeze of a paused holder), and
+	// Open gets the proxies' addresses the same way; when empty, those
+	// faults are not applicable.
 	Addr string
 	// Open connects one client to addr (the server's own or a proxy's).
 	Open func(ctx context.Context, addr string) (backend.Backend, error)
@@ -28,6 +30,10 @@ type Target struct {
 	// stop and resume (the coordinator-crash fault; a Restarter is also
 	// crashed and restarted).
 	Server Server
+	// Cluster, when set, is the replicated service's servers, which the
+	// harness started: the cluster faults (faults.ClusterKinds) strike
+	// between them, and every run starts from a settled cluster.
+	Cluster Cluster
 	// Clock, when set, steps the coordinator's lease clock (clock-step and
 	// clock-offset on "coordinator"): an in-process coordinator whose clock
 	// the harness owns (SteppableClock). A real server's clock belongs to
@@ -175,7 +181,7 @@ func Applicable(t Target, k faults.Kind) bool {
 	case faults.CoordinatorCrash:
 		return t.Server != nil
 	}
-	return false
+	return k.IsCluster() && t.Cluster != nil
 }
 
 // ApplicableKinds filters kinds down to those applicable to t.

@@ -19,7 +19,8 @@ const WorkloadRhoPPM = 1000
 // outlasts the TTL: renewals go on while it works), sized so the holders
 // take the lease in turn for about cfg.Duration; one reader; one fault per
 // kind of cfg.Faults, each due in a slot of its own in [10%, 60%] of the run
-// (Run retargets holder faults at whoever holds the lease then). Durations are in TTLs, because what
+// (Run retargets holder faults at whoever holds the lease then; a cluster
+// fault strikes the leader or a follower, whoever that is then). Durations are in TTLs, because what
 // matters is how they compare to the lease: a pause past the TTL, a
 // partition as long as it. Times are ms, as in every scenario; every choice
 // comes from cfg.Seed.
@@ -112,6 +113,28 @@ func Workload(t Target, cfg Config) *scenario.Scenario {
 			f.Duration = max(T/2, 1)
 		case faults.DoubleRelease:
 			f.Amount = T / 4
+		case faults.MemberIsolate, faults.MemberBridge, faults.PeerDelay, faults.MemberPause, faults.MemberCrash:
+			// Between the servers, at the leader or a follower (found when it
+			// strikes), for about a TTL or two: long enough for an election
+			// (1 s on etcd) and for a lease to run out meanwhile.
+			f.Target = faults.Follower
+			if c.Int64(0, 1, "member") == 0 {
+				f.Target = faults.Leader
+			}
+			switch k {
+			case faults.MemberIsolate:
+				f.Duration = T*3/2 + c.Int64(0, T, "isolate")
+			case faults.MemberBridge:
+				f.Duration = T + c.Int64(0, T, "bridge")
+			case faults.PeerDelay:
+				// Small: the proxy delays each chunk in turn, so a delay
+				// near the heartbeat interval (100 ms) throttles the link.
+				f.Duration, f.Amount = T, max(T/40, 1)+c.Int64(0, T/40, "peer-delay")
+			case faults.MemberPause:
+				f.Duration = T + c.Int64(0, T, "member-pause")
+			case faults.MemberCrash:
+				f.Duration = T/2 + c.Int64(0, T/2, "member-crash")
+			}
 		}
 		sc.Faults = append(sc.Faults, f)
 		if k == faults.ClockStep && t.Clock != nil {

@@ -82,6 +82,15 @@ func (w *World) fault(i int) {
 		w.record(w.nodeByName(f.Target), f, 0, 0, "")
 		return
 	}
+	if f.Kind.IsCluster() {
+		// Between the servers of a cluster: the simulator has one
+		// coordinator. Reported, not counted.
+		w.counts[1][kindIndex(f.Kind)]++
+		w.faultRecs = append(w.faultRecs, model.FaultRecord{Kind: string(f.Kind), Target: f.Target, Start: w.now, Partial: true,
+			Detail: "not applied: a fault between the servers of a cluster; the simulator has one coordinator"})
+		w.trace1(f.Target, "fault-not-applied", f.String()+" (a cluster fault: the simulator has one coordinator)")
+		return
+	}
 	id := w.id(f.Target)
 	n := &w.nodes[id]
 	if n.crashed && f.Kind != faults.CoordinatorCrash {

@@ -134,11 +134,14 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		cfg.kinds = planKinds(cfg.sc.Faults)
 	} else {
 		if cfg.faultList == "all" || cfg.faultList == "" {
+			if tg.Cluster != nil { // "all" on a cluster: the faults between its servers too
+				cfg.kinds = append(cfg.kinds, faults.ClusterKinds...)
+			}
 			cfg.kinds = realrun.ApplicableKinds(tg, cfg.kinds)
 		}
 		for _, k := range cfg.kinds {
 			if !realrun.Applicable(tg, k) {
-				return fail("fault %q is not applicable to %s (applicable: %s)", k, shown, kindList(realrun.ApplicableKinds(tg, faults.AllKinds)))
+				return fail("fault %q is not applicable to %s (applicable: %s)", k, shown, kindList(realrun.ApplicableKinds(tg, append(append([]faults.Kind(nil), faults.AllKinds...), faults.ClusterKinds...))))
 			}
 		}
 	}
@@ -257,11 +260,12 @@ func holderMachine(name string, sc *scenario.Scenario) (string, func(holder.Conf
 	return name, m.Options().NewHolder, fmt.Sprintf(", holders with planted bug %s (from %s)", name, from), nil
 }
 
-// planKinds lists the kinds a plan holds, in AllKinds' order.
+// planKinds lists the kinds a plan holds, in AllKinds' order, then
+// ClusterKinds'.
 func planKinds(p faults.Plan) []faults.Kind {
 	c := p.Counts()
 	var out []faults.Kind
-	for _, k := range faults.AllKinds {
+	for _, k := range append(append([]faults.Kind(nil), faults.AllKinds...), faults.ClusterKinds...) {
 		if c[k] > 0 {
 			out = append(out, k)
 		}

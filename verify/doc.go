@@ -19,8 +19,9 @@
 //
 // and `mylock-verify --backend redis://127.0.0.1:6379 --seeds 20` runs it.
 // cmd/leasecheck/verify.go is the same call with the built-in table
-// (etcd, etcd-mutex, redis, postgres, zookeeper, etcd34 and their URL
-// forms); examples/redislock/cmd/redislock-verify is a third-party lock
+// (etcd, etcd-mutex, redis, postgres, zookeeper, etcd34, the clusters
+// etcd-cluster, etcd-cluster-mutex and zookeeper-ensemble, and their URL
+// forms; on a cluster target, "--faults all" adds faults.ClusterKinds); examples/redislock/cmd/redislock-verify is a third-party lock
 // library's.
 //
 // # What a run is

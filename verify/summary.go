@@ -78,7 +78,7 @@ func (s *Summary) WriteText(w io.Writer, shown string, info backend.Info, wall t
 	}
 	row("time", "%s, clock uncertainty <= %.1f ms", mode, float64(s.ClockUncertainty)/1000)
 	var partial []string
-	for _, k := range faults.AllKinds {
+	for _, k := range append(append([]faults.Kind(nil), faults.AllKinds...), faults.ClusterKinds...) {
 		if n := s.FaultsPartial[string(k)]; n > 0 {
 			partial = append(partial, fmt.Sprintf("  %-24s %d", k, n))
 		}

@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
+	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/impl/etcd"
 	"github.com/leasecheck/leasecheck/impl/postgres"
@@ -23,7 +27,12 @@ func init() {
 		summary: "run the workload with real faults against a real lease backend (etcd, Redis, PostgreSQL, ZooKeeper) and check it",
 		run: func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			c := lcverify.Command{Name: "leasecheck verify", Backends: builtinBackends(), Default: "etcd"}
-			return c.Run(context.Background(), args, stdout, stderr)
+			// An interrupt ends the round in progress and stops the servers
+			// verify started, removing their data (a cluster's too), as
+			// verify.Main does.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return c.Run(ctx, args, stdout, stderr)
 		},
 	})
 }
@@ -42,6 +51,80 @@ func builtinBackends() []lcverify.Backend {
 		{Name: "zookeeper-unfenced", Schemes: []string{"zk-unfenced"}, Usage: "zookeeper-unfenced (the lock recipe + a plain setData) | zk-unfenced://HOST:PORT", Open: openZooKeeper(false)},
 		{Name: "etcd34", Usage: "etcd34 (the installed etcd 3.4 server, started here)", Open: openEtcd34(false)},
 		{Name: "etcd34-mutex", Usage: "etcd34-mutex (the same, concurrency.Mutex + a plain Put)", Open: openEtcd34(true)},
+		{Name: "etcd-cluster", Schemes: []string{"etcd-cluster"}, Usage: "etcd-cluster (3 members of the installed etcd started here, clients to all) | etcd-cluster://leader (clients to the leader, moved to m1 before each round) | etcd-cluster://mN (clients to member N)", Open: openEtcdCluster(etcdFenced)},
+		{Name: "etcd-cluster-mutex", Schemes: []string{"etcd-cluster-mutex"}, Usage: "etcd-cluster-mutex (the same cluster, concurrency.Mutex + a plain Put) | etcd-cluster-mutex://leader | etcd-cluster-mutex://mN", Open: openEtcdCluster(etcdMutex)},
+		{Name: "etcd-cluster-stale-check", Usage: "etcd-cluster-stale-check (the same cluster, a planted bug: the write checks the lock with a serializable read on the client's local member m1, then a plain Put)", Open: openEtcdCluster(etcdStaleCheck)},
+		{Name: "zookeeper-ensemble", Usage: "zookeeper-ensemble (3 servers of the installed ZooKeeper started here, clients to all)", Open: openZooKeeperEnsemble(true)},
+		{Name: "zookeeper-ensemble-unfenced", Usage: "zookeeper-ensemble-unfenced (the same ensemble, the lock recipe + a plain setData)", Open: openZooKeeperEnsemble(false)},
+		{Name: "etcd34-stale-check", Usage: "etcd34-stale-check (the same planted bug on one etcd 3.4 server, where the check is exact)", Open: openEtcd34StaleCheck},
+	}
+}
+
+// The etcd lock recipes verify runs on a cluster.
+type etcdRecipe int
+
+const (
+	etcdFenced     etcdRecipe = iota // impl/etcd.Backend
+	etcdMutex                        // impl/etcd.Mutex
+	etcdStaleCheck                   // impl/etcd.OpenStaleCheck: the planted bug
+)
+
+// openEtcdCluster starts a 3-member cluster of the installed etcd server
+// (servers.StartEtcdCluster: every peer link through leasecheck's proxies,
+// the cluster faults between the members) and runs recipe on it, its
+// clients connected to every member (the client's own endpoint selection)
+// or, with ://leader or ://mN, to one. ://leader makes m1 the leader before
+// every round (Settle), so the leader-isolation faults cut off the member
+// the holders are connected to.
+func openEtcdCluster(recipe etcdRecipe) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+	return func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+		_, pin, pinned := strings.Cut(spec, "://")
+		if pinned && pin != "leader" && !(faults.IsMember(pin) && pin != faults.Follower) {
+			return nil, fmt.Errorf("bad cluster spec %q: want %s, %s://leader or %s://mN (N = 1, 2, 3)", spec, strings.Split(spec, ":")[0], strings.Split(spec, ":")[0], strings.Split(spec, ":")[0])
+		}
+		c, err := servers.StartEtcdCluster(ctx, 3)
+		if err != nil {
+			return nil, err
+		}
+		addr := strings.Join(c.Endpoints(), ",")
+		clients := "clients to all members"
+		switch {
+		case pin == "leader":
+			c.PinLeader = "m1"
+			addr, clients = c.Servers[0].Addr, "clients to the leader (m1, made leader before each round)"
+		case pinned:
+			i := c.Index(pin)
+			if i < 0 {
+				c.Close()
+				return nil, fmt.Errorf("bad cluster spec %q: the cluster has members m1, m2, m3", spec)
+			}
+			addr, clients = c.Servers[i].Addr, "clients to "+pin
+		}
+		p := "/leasecheck/" + prefix
+		var tg realrun.Target
+		switch recipe {
+		case etcdFenced:
+			tg = etcdTarget(false, addr, prefix)
+			tg.Info.Name = "etcd-cluster"
+		case etcdMutex:
+			tg = etcdTarget(true, addr, prefix)
+			tg.Info.Name = "etcd-cluster-mutex"
+		case etcdStaleCheck:
+			// The holders' local member, m1, is a follower: m2 is made the
+			// leader before every round, so cutting m1 off leaves the
+			// majority's leader in place and m1 answering reads from what it
+			// last heard.
+			if !pinned {
+				c.PinLeader = "m2"
+				clients = "clients to all members, the check on m1, a follower (m2 made leader before each round)"
+			}
+			tg = realrun.Target{Info: etcd.StaleCheckInfo(), Addr: addr, Open: func(ctx context.Context, a string) (backend.Backend, error) {
+				return etcd.OpenStaleCheck(ctx, a, p)
+			}}
+		}
+		tg.Cluster = c
+		return &lcverify.Opened{Target: tg, Shown: fmt.Sprintf("%s (3 members of etcd %s started here, %s: %s)", spec, c.Version, clients, addr),
+			Close: func() { c.Close() }}, nil
 	}
 }
 
@@ -79,6 +162,44 @@ func openEtcd34(mutex bool) func(ctx context.Context, spec, prefix string) (*lcv
 		tg.Server = p
 		return &lcverify.Opened{Target: tg, Shown: spec + " (etcd " + version + " started here, " + p.Addr + ")", Close: func() { p.Close() }}, nil
 	}
+}
+
+// openZooKeeperEnsemble starts a 3-server ZooKeeper ensemble
+// (servers.StartZooKeeperEnsemble: every link between two servers through
+// leasecheck's proxies, the cluster faults between them), its clients
+// connected to any server (the client library's choice).
+func openZooKeeperEnsemble(fenced bool) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+	return func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+		e, err := servers.StartZooKeeperEnsemble(ctx, 3)
+		if err != nil {
+			return nil, err
+		}
+		info := zookeeper.Info()
+		if !fenced {
+			info = zookeeper.UnfencedInfo()
+		}
+		// A new leader gives every session a fresh timeout (its session
+		// tracker starts over from the log): leader changes are declared
+		// as restarts are (realrun's leaderChanged).
+		info.Name = spec
+		addr := strings.Join(e.Endpoints(), ",")
+		tg := zkTarget(fenced, info, addr, prefix)
+		tg.Cluster = e
+		return &lcverify.Opened{Target: tg, Shown: fmt.Sprintf("%s (3 servers of ZooKeeper started here, clients to any: %s)", spec, addr), Close: func() { e.Close() }}, nil
+	}
+}
+
+// openEtcd34StaleCheck runs the stale-check planted bug on one etcd 3.4
+// server process: the cluster backend's single-server control.
+func openEtcd34StaleCheck(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+	o, err := openEtcd34(false)(ctx, spec, prefix)
+	if err != nil {
+		return nil, err
+	}
+	p := "/leasecheck/" + prefix
+	o.Target.Info = etcd.StaleCheckInfo()
+	o.Target.Open = func(ctx context.Context, a string) (backend.Backend, error) { return etcd.OpenStaleCheck(ctx, a, p) }
+	return o, nil
 }
 
 // openRedis starts a redis-server for the bare name (verify may then stop

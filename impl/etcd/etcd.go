@@ -94,10 +94,14 @@ func MutexInfo() backend.Info {
 // ErrGone is the unknown outcome of a release that found the key gone.
 var ErrGone = errors.New("etcd: release: the lock key is gone (expired, or released by a later holder): outcome unknown")
 
-// Dial connects to the etcd at addr and checks that it answers.
+// Dial connects to the etcd at addr — or, when addr lists several
+// members' addresses separated by commas, to the cluster, with the
+// client's own endpoint selection (clientv3's round-robin over them) — and
+// checks that it answers.
 func Dial(ctx context.Context, addr string) (*clientv3.Client, error) {
+	endpoints := strings.Split(addr, ",")
 	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   []string{addr},
+		Endpoints:   endpoints,
 		DialTimeout: 2 * time.Second,
 		Logger:      zap.NewNop(),
 		// Fail fast instead of retrying forever on a dead endpoint.
@@ -109,11 +113,14 @@ func Dial(ctx context.Context, addr string) (*clientv3.Client, error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	if _, err := cli.Status(cctx, addr); err != nil {
-		cli.Close()
-		return nil, fmt.Errorf("etcd: %s does not answer: %w", addr, err)
+	// One member answering is enough: a cluster serves with one down.
+	for _, ep := range endpoints {
+		if _, err = cli.Status(cctx, ep); err == nil {
+			return cli, nil
+		}
 	}
-	return cli, nil
+	cli.Close()
+	return nil, fmt.Errorf("etcd: %s does not answer: %w", addr, err)
 }
 
 type grant struct {
@@ -226,15 +233,85 @@ func ttlSeconds(d time.Duration) int64 {
 }
 
 // Backend is the fenced etcd lease ("etcd").
-type Backend struct{ common }
+type Backend struct {
+	common
+	// staleCheck is the planted bug of OpenStaleCheck: the write is a
+	// serializable read of the lock key on the local member, then a plain
+	// Put.
+	staleCheck bool
+	local      *clientv3.Client
+}
 
-// Open connects to the etcd at addr; keys live under prefix.
+// StaleCheckInfo describes the planted bug OpenStaleCheck runs.
+func StaleCheckInfo() backend.Info {
+	i := Info()
+	i.Name = "etcd-stale-check"
+	i.FencedWrite = "none: a serializable Get of P/lock/K on the client's local member (the first address), then a plain Put if it names the holder (a planted bug)"
+	i.FencedWrites = false
+	return i
+}
+
+// OpenStaleCheck is Backend with a planted bug in its write, one that
+// only a cluster exposes: before writing, the holder checks that it still
+// holds the lock with a serializable read (clientv3.WithSerializable),
+// answered by its local member — the first of addr's addresses, as a
+// client co-located with a member reads from it — without a round trip
+// through the leader; then it writes with a plain Put through the cluster.
+// On a single server the local member is the whole truth and the check is
+// exact; on a cluster, a member cut off from the majority has not seen the
+// lease's revocation and says "yes" after the lock moved on, and the Put,
+// sent to a member of the majority, lands: a write by a former holder.
+func OpenStaleCheck(ctx context.Context, addr, prefix string) (*Backend, error) {
+	cli, err := Dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	first, _, _ := strings.Cut(addr, ",")
+	local, err := Dial(ctx, first)
+	if err != nil {
+		cli.Close()
+		return nil, err
+	}
+	return &Backend{common: common{cli: cli, prefix: prefix, grants: map[string]grant{}}, staleCheck: true, local: local}, nil
+}
+
+// Close closes the clients.
+func (b *Backend) Close() error {
+	if b.local != nil {
+		b.local.Close()
+	}
+	return b.cli.Close()
+}
+
+// writeAfterStaleCheck is the planted bug's write (OpenStaleCheck).
+func (b *Backend) writeAfterStaleCheck(ctx context.Context, req backend.Request) (backend.Response, error) {
+	lock := b.prefix + "/lock/" + req.Key
+	g, err := b.local.Get(ctx, lock, clientv3.WithSerializable())
+	if err != nil {
+		return backend.Response{}, err
+	}
+	switch {
+	case len(g.Kvs) == 0:
+		return backend.Response{Reason: backend.ReasonExpired}, nil
+	case string(g.Kvs[0].Value) != req.Owner:
+		return backend.Response{Reason: backend.ReasonNotHolder}, nil
+	case g.Kvs[0].CreateRevision != req.Fence:
+		return backend.Response{Reason: backend.ReasonStaleFence}, nil
+	}
+	if _, err := b.cli.Put(ctx, b.prefix+"/data/"+req.Key, req.Value); err != nil {
+		return backend.Response{}, err
+	}
+	return backend.Response{OK: true}, nil
+}
+
+// Open connects to the etcd at addr (several addresses, comma-separated:
+// a cluster); keys live under prefix.
 func Open(ctx context.Context, addr, prefix string) (*Backend, error) {
 	cli, err := Dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{common{cli: cli, prefix: prefix, grants: map[string]grant{}}}, nil
+	return &Backend{common: common{cli: cli, prefix: prefix, grants: map[string]grant{}}}, nil
 }
 
 // Do runs one operation.
@@ -285,6 +362,9 @@ func (b *Backend) Do(ctx context.Context, req backend.Request) (backend.Response
 		}
 		return backend.Response{}, ErrGone
 	case model.Write:
+		if b.staleCheck {
+			return b.writeAfterStaleCheck(ctx, req)
+		}
 		t, err := b.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(lock), "=", req.Fence), clientv3.Compare(clientv3.Value(lock), "=", req.Owner)).
 			Then(clientv3.OpPut(b.prefix+"/data/"+req.Key, req.Value)).

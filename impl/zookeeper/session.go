@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,7 +76,9 @@ func dialSession(ctx context.Context, addr string, timeout time.Duration, lease 
 		}
 		return c, nil
 	}
-	conn, _, err := zk.Connect([]string{addr}, timeout, zk.WithDialer(dial), zk.WithLogger(quiet{}), zk.WithLogInfo(false),
+	// addr may list an ensemble's servers, comma-separated: the library
+	// picks one (a lease session never moves to another: see dial).
+	conn, _, err := zk.Connect(strings.Split(addr, ","), timeout, zk.WithDialer(dial), zk.WithLogger(quiet{}), zk.WithLogInfo(false),
 		zk.WithEventCallback(s.event))
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper: %w", err)

@@ -152,6 +152,23 @@ func (p *Process) Pid() int {
 	return p.cmd.Process.Pid
 }
 
+// Running reports whether the server's current incarnation has been
+// started and has not exited.
+func (p *Process) Running() bool {
+	p.mu.Lock()
+	done := p.done
+	p.mu.Unlock()
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return false
+	default:
+		return true
+	}
+}
+
 // Log returns what the process printed (for error messages), at most 1 MiB.
 func (p *Process) Log() string {
 	p.mu.Lock()

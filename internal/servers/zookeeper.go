@@ -72,15 +72,7 @@ func ZooKeeperClasspath() (string, error) {
 // SIGKILL loses nothing the kernel already has; Restart replays the log, so
 // znodes and sessions survive it). Java comes from $JAVA_HOME or PATH.
 func StartZooKeeper(ctx context.Context) (*Process, error) {
-	java := "java"
-	if h := os.Getenv("JAVA_HOME"); h != "" {
-		java = filepath.Join(h, "bin", "java")
-	}
-	java, err := exec.LookPath(java)
-	if err != nil {
-		return nil, fmt.Errorf("ZooKeeper needs Java (apt-get install -y default-jre-headless): %w", err)
-	}
-	cp, err := ZooKeeperClasspath()
+	command, err := zooKeeperCommand()
 	if err != nil {
 		return nil, err
 	}
@@ -110,18 +102,7 @@ forceSync=no
 		return nil, err
 	}
 	p := &Process{Name: "zookeeper", Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir}
-	p.newCmd = func() *exec.Cmd {
-		cmd := exec.Command(java,
-			// A small, quiet JVM: the machine is shared, and a JIT or a
-			// collector that eats a core shows up as lease lateness.
-			"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
-			"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dzookeeper.jmx.log4j.disable=true",
-			// A kill right after the first start leaves a log but no snapshot.
-			"-Dzookeeper.snapshot.trust.empty=true",
-			"-cp", cp, "org.apache.zookeeper.server.ZooKeeperServerMain", cfg)
-		cmd.Dir = dir
-		return cmd
-	}
+	p.newCmd = func() *exec.Cmd { return command("org.apache.zookeeper.server.ZooKeeperServerMain", cfg, dir) }
 	// The port is bound before the database is loaded; connections made
 	// in between are dropped. srvr answers "not currently serving" until
 	// the server is up.
@@ -135,6 +116,35 @@ forceSync=no
 		return nil, err
 	}
 	return p, nil
+}
+
+// zooKeeperCommand finds Java ($JAVA_HOME or PATH) and the classpath and
+// returns how to run a ZooKeeper main class on a zoo.cfg, in dir.
+func zooKeeperCommand() (func(main, cfg, dir string) *exec.Cmd, error) {
+	java := "java"
+	if h := os.Getenv("JAVA_HOME"); h != "" {
+		java = filepath.Join(h, "bin", "java")
+	}
+	java, err := exec.LookPath(java)
+	if err != nil {
+		return nil, fmt.Errorf("ZooKeeper needs Java (apt-get install -y default-jre-headless): %w", err)
+	}
+	cp, err := ZooKeeperClasspath()
+	if err != nil {
+		return nil, err
+	}
+	return func(main, cfg, dir string) *exec.Cmd {
+		cmd := exec.Command(java,
+			// A small, quiet JVM: the machine is shared, and a JIT or a
+			// collector that eats a core shows up as lease lateness.
+			"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
+			"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dzookeeper.jmx.log4j.disable=true",
+			// A kill right after the first start leaves a log but no snapshot.
+			"-Dzookeeper.snapshot.trust.empty=true",
+			"-cp", cp, main, cfg)
+		cmd.Dir = dir
+		return cmd
+	}, nil
 }
 
 // FourLetterWord sends one of ZooKeeper's four-letter commands ("srvr",

@@ -1,0 +1,129 @@
+package realrun_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/realrun"
+)
+
+// fakeCluster is a realrun.Cluster that logs what the harness asked of it
+// and elects the next member when its leader is cut off or stopped: an
+// independent account of what the cluster faults did.
+type fakeCluster struct {
+	mu     sync.Mutex
+	leader int
+	calls  []string
+}
+
+func (c *fakeCluster) Members() []string { return []string{"m1", "m2", "m3"} }
+
+func (c *fakeCluster) Leader(context.Context) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Members()[c.leader]
+}
+
+func (c *fakeCluster) do(call, member string, on bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, fmt.Sprintf("%s(%s,%v)", call, member, on))
+	if on && member == c.Members()[c.leader] && call != "bridge" {
+		c.leader = (c.leader + 1) % 3 // the others elect one of themselves
+	}
+	return nil
+}
+
+func (c *fakeCluster) Isolate(m string, on bool) error { return c.do("isolate", m, on) }
+func (c *fakeCluster) Bridge(m string, on bool) error  { return c.do("bridge", m, on) }
+func (c *fakeCluster) DelayPeers(m string, d time.Duration) error {
+	return c.do("delay", m, d > 0)
+}
+func (c *fakeCluster) Stop(m string) error { return c.do("stop", m, true) }
+func (c *fakeCluster) Cont(m string) error { return c.do("cont", m, false) }
+func (c *fakeCluster) Restart(_ context.Context, m string, down time.Duration) error {
+	time.Sleep(down)
+	return c.do("restart", m, true)
+}
+func (c *fakeCluster) Settle(context.Context) error { return c.do("settle", "", false) }
+
+func clusterRun(t *testing.T, cl realrun.Cluster, restart bool, fs ...faults.Fault) *realrun.Result {
+	t.Helper()
+	tg := inProcess(memstore.New(), nil)
+	tg.Info.LeasesRestart, tg.Info.RestartGrace = restart, 100*time.Millisecond
+	tg.Cluster = cl
+	sc := realrun.Workload(tg, realrun.Config{Seed: 3, Duration: 3 * time.Second, TTL: time.Second})
+	sc.Faults = append(sc.Faults, fs...)
+	res, err := realrun.RunScenario(context.Background(), tg, sc, realrun.Options{TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func records(res *realrun.Result, kind string) []model.FaultRecord {
+	var out []model.FaultRecord
+	for _, f := range res.History.Faults {
+		if f.Kind == kind {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// TestClusterFaults: a cluster fault strikes the member its target names
+// when it falls due (the leader, a follower), is undone when it ends, and
+// its record names the member and who led before and after; the leader
+// records follow the leader; a leader change widens the clock uncertainty
+// only for a backend that refreshes leases on one; the run starts from a
+// settled cluster; and a target that is no cluster records the fault as
+// not applied.
+func TestClusterFaults(t *testing.T) {
+	cl := &fakeCluster{}
+	res := clusterRun(t, cl, true,
+		faults.Fault{Kind: faults.MemberIsolate, Target: faults.Leader, At: 500, Duration: 500},
+		faults.Fault{Kind: faults.MemberPause, Target: faults.Follower, At: 1500, Duration: 300})
+	want := []string{"settle(,false)", "isolate(m1,true)", "isolate(m1,false)", "stop(m1,true)", "cont(m1,false)"}
+	if got := strings.Join(cl.calls, " "); got != strings.Join(want, " ") {
+		t.Errorf("calls %s; want %s", got, strings.Join(want, " "))
+	}
+	iso := records(res, string(faults.MemberIsolate))
+	if len(iso) != 1 || iso[0].Target != "m1" || !iso[0].HasEnd || !strings.Contains(iso[0].Detail, "m1 (the leader)") || !strings.Contains(iso[0].Detail, "m1 led before, m2 after") {
+		t.Errorf("member-isolate records %+v", iso)
+	}
+	if p := records(res, string(faults.MemberPause)); len(p) != 1 || p[0].Target != "m1" || !strings.Contains(p[0].Detail, "m1 (a follower)") {
+		t.Errorf("member-pause records %+v (m2 led, so the first follower is m1)", p)
+	}
+	ls := records(res, realrun.LeaderRecord)
+	if len(ls) < 2 || ls[0].Target != "m1" || ls[1].Target != "m2" || ls[0].End > ls[1].Start {
+		t.Errorf("leader records %+v; want m1, then m2", ls)
+	}
+	if res.Faults[faults.MemberIsolate] != 1 || res.Faults[faults.MemberPause] != 1 {
+		t.Errorf("counted %v", res.Faults)
+	}
+	withSlack := res.History.Header.ClockUncertainty
+
+	res = clusterRun(t, &fakeCluster{}, false,
+		faults.Fault{Kind: faults.MemberIsolate, Target: faults.Leader, At: 500, Duration: 500})
+	if res.History.Header.ClockUncertainty >= withSlack {
+		t.Errorf("clock uncertainty %d without lease refresh, %d with: a leader change must widen it only for a backend that refreshes leases", res.History.Header.ClockUncertainty, withSlack)
+	}
+
+	tg := inProcess(memstore.New(), nil)
+	sc := realrun.Workload(tg, realrun.Config{Seed: 3, Duration: 2 * time.Second, TTL: time.Second})
+	sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.MemberCrash, Target: faults.Leader, At: 300, Duration: 300})
+	res, err := realrun.RunScenario(context.Background(), tg, sc, realrun.Options{TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := records(res, string(faults.MemberCrash)); len(r) != 1 || !r[0].Partial || !strings.Contains(r[0].Detail, "not a cluster") || res.Partial[faults.MemberCrash] != 1 {
+		t.Errorf("a cluster fault on one server: records %+v, partial %v", r, res.Partial)
+	}
+}
