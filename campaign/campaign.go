@@ -84,6 +84,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	first, n := cfg.Shard.Of(cfg.First, cfg.Seeds)
 	_, simulated := cfg.Target.(*Simulated)
 	sum := NewSummary(cfg.Target.Implementation(), first, cfg.Kinds, JudgedBy(cfg.Target), simulated)
+	if cfg.Shard != (Shard{}) {
+		sum.Sweep = &SweepPart{FirstSeed: cfg.First, Seeds: cfg.Seeds, Shard: cfg.Shard.I, Shards: cfg.Shard.N}
+	}
 	if n == 0 {
 		return sum, nil
 	}
