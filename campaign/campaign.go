@@ -165,7 +165,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		f := &Failure{Seed: seed, Outcome: r.o}
 		if cfg.Save.Dir != "" && (cfg.Save.max() < 0 || saved < cfg.Save.max()) {
 			saved++
-			f.Saved, f.SaveErr = SaveFailure(ctx, cfg.Target, r.o, fmt.Sprintf("seed-%d", seed), cfg.Save)
+			f.Saved, f.SaveErr = SaveFailure(ctx, cfg.Target, r.o, FailureName(cfg.Target.Implementation(), seed), cfg.Save)
 		}
 		if cfg.OnFailure != nil {
 			cfg.OnFailure(f)

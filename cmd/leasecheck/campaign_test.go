@@ -182,7 +182,7 @@ func TestMutantFailFastRepro(t *testing.T) {
 				}
 			}
 			slices.Sort(violated)
-			base := filepath.Join(dir, fmt.Sprintf("seed-%d", sum.FailedSeeds[0]))
+			base := filepath.Join(dir, fmt.Sprintf("mutant-%s-seed-%d", m, sum.FailedSeeds[0]))
 			if !strings.Contains(errOut, "replay: leasecheck repro "+base+".scenario.json") {
 				t.Errorf("no replay line for %s in\n%s", base, errOut)
 			}
