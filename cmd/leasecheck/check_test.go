@@ -423,8 +423,31 @@ func TestCheckBadInput(t *testing.T) {
 				if n := strings.Count(strings.TrimSpace(r.stderr), "\n"); n != 0 {
 					t.Errorf("check %v: want a one-line message, got %d lines:\n%s", args, n+1, r.stderr)
 				}
-				if r.stdout != "" {
-					t.Errorf("check %v: unusable input, yet stdout:\n%s", args, r.stdout)
+				if args[0] != "--json" {
+					if r.stdout != "" {
+						t.Errorf("check %v: unusable input, yet stdout:\n%s", args, r.stdout)
+					}
+					continue
+				}
+				// --json: a script that parses standard output learns why.
+				var rep struct {
+					OK    *bool `json:"ok"`
+					Error struct {
+						File   string `json:"file"`
+						Line   int    `json:"line"`
+						Reason string `json:"reason"`
+					} `json:"error"`
+					Warnings []checkWarning `json:"warnings"`
+				}
+				d := json.NewDecoder(strings.NewReader(r.stdout))
+				d.DisallowUnknownFields()
+				if err := d.Decode(&rep); err != nil {
+					t.Errorf("check %v: stdout is not the JSON error object (%v):\n%s", args, err, r.stdout)
+					continue
+				}
+				if rep.OK == nil || *rep.OK || rep.Error.File != "input.jsonl" || rep.Error.Line != tc.line ||
+					!strings.Contains(rep.Error.Reason, tc.reason) || !strings.Contains(r.stderr, rep.Error.Reason) || rep.Warnings == nil {
+					t.Errorf("check %v: JSON error %+v, want ok false, input.jsonl line %d, a reason with %s as on stderr:\n%s", args, rep, tc.line, tc.reason, r.stderr)
 				}
 			}
 		})
