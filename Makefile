@@ -66,8 +66,9 @@ soak: build
 # Go native fuzzing, FUZZTIME per target: the scenario generator (through
 # rapid.MakeFuzz; seed corpus in testdata/fuzz/FuzzScenario, new failing
 # inputs in sim/testdata/fuzz/FuzzScenario, replay with
-# `go test ./sim -run FuzzScenario/NAME`), the history reader and the
-# checker.
+# `go test ./sim -run FuzzScenario/NAME`; it minimizes each new input for
+# 10 executions, not Go's 60 s, which stalled it: sim/fuzz_test.go), the
+# history reader and the checker.
 fuzz: fuzz-scenario fuzz-history fuzz-check
 
 fuzz-scenario:

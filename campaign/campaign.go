@@ -84,6 +84,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	first, n := cfg.Shard.Of(cfg.First, cfg.Seeds)
 	_, simulated := cfg.Target.(*Simulated)
 	sum := NewSummary(cfg.Target.Implementation(), first, cfg.Kinds, JudgedBy(cfg.Target), simulated)
+	if cfg.Shard != (Shard{}) {
+		sum.Sweep = &SweepPart{FirstSeed: cfg.First, Seeds: cfg.Seeds, Shard: cfg.Shard.I, Shards: cfg.Shard.N}
+	}
 	if n == 0 {
 		return sum, nil
 	}
@@ -162,7 +165,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		f := &Failure{Seed: seed, Outcome: r.o}
 		if cfg.Save.Dir != "" && (cfg.Save.max() < 0 || saved < cfg.Save.max()) {
 			saved++
-			f.Saved, f.SaveErr = SaveFailure(ctx, cfg.Target, r.o, fmt.Sprintf("seed-%d", seed), cfg.Save)
+			f.Saved, f.SaveErr = SaveFailure(ctx, cfg.Target, r.o, FailureName(cfg.Target.Implementation(), seed), cfg.Save)
 		}
 		if cfg.OnFailure != nil {
 			cfg.OnFailure(f)

@@ -1,12 +1,15 @@
 package campaign
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/leasecheck/leasecheck/checker"
@@ -98,12 +101,46 @@ func SaveFailure(ctx context.Context, t Target, o *Outcome, name string, opts Sa
 	return saved, err
 }
 
+// FailureName is the base name under which a campaign saves a failing
+// seed: the implementation (Target.Implementation: "reference",
+// "mutant:NAME") and the seed, as "reference-seed-7" or
+// "mutant-renew-loop-dies-seed-7". Failures of different implementations
+// saved into one directory never share a name; merge finds a part's saved
+// failures by it.
+func FailureName(impl string, seed uint64) string {
+	return FileName(impl) + "-seed-" + strconv.FormatUint(seed, 10)
+}
+
+// FileName makes s usable as part of a file name on any system: every run
+// of characters other than letters, digits, '.', '_' and '-' becomes one
+// '-' ("mutant:renew-loop-dies" is "mutant-renew-loop-dies",
+// "redis://127.0.0.1:6379/2" is "redis-127.0.0.1-6379-2").
+func FileName(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}
+
 // WriteFailure saves outcome o under dir (created if need be) as name.*:
 // the scenario with Implementation, FaultKinds and Expect filled in, the
 // history, the timeline page (WritePage) and porcupine's, the story
 // (WriteStory) and the trace. from is the size before shrinking (nil: not
 // shrunk); replay, when set, is the command that replays the scenario file
 // (nil: "leasecheck repro FILE").
+//
+// A saved failure is never overwritten: when one of its files exists with
+// other contents, nothing is written and the error says which (WriteNew).
+// Saving the same failure again (a deterministic rerun) is allowed, since
+// it changes nothing.
 func WriteFailure(dir, name string, o *Outcome, from *Size, replay func(scenarioFile string) string) (*Saved, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -111,41 +148,92 @@ func WriteFailure(dir, name string, o *Outcome, from *Size, replay func(scenario
 	base := filepath.Join(dir, name)
 	s := &Saved{Scenario: base + ".scenario.json", History: base + ".history.jsonl", Page: base + ".html",
 		Porcupine: base + ".porcupine.html", Story: base + ".md", Outcome: o, From: from}
-	sc := Expecting(o)
-	if err := sc.Save(s.Scenario); err != nil {
-		return nil, err
-	}
-	if err := WriteFile(s.History, func(w io.Writer) error { return model.WriteHistory(w, o.History) }); err != nil {
-		return nil, err
-	}
 	if replay == nil {
 		replay = func(f string) string { return "leasecheck repro " + f }
 	}
+	sc := Expecting(o)
 	page := PageInfo{Title: name, Replay: replay(s.Scenario), Secondary: filepath.Base(s.Porcupine)}
-	if err := WriteFile(s.Page, func(w io.Writer) error { return WritePage(w, o, page) }); err != nil {
-		return nil, err
-	}
-	if err := WriteFile(s.Porcupine, func(w io.Writer) error { return checker.WriteHTML(w, o.History, o.Check) }); err != nil {
-		return nil, err
-	}
 	info := StoryInfo{Title: name, ScenarioFile: s.Scenario, From: from, Replay: replay(s.Scenario)}
-	if err := WriteFile(s.Story, func(w io.Writer) error { WriteStory(w, o, info); return nil }); err != nil {
-		return nil, err
+	files := []NewFile{
+		{s.Scenario, func(w io.Writer) error { _, err := w.Write(sc.Marshal()); return err }},
+		{s.History, func(w io.Writer) error { return model.WriteHistory(w, o.History) }},
+		{s.Page, func(w io.Writer) error { return WritePage(w, o, page) }},
+		{s.Porcupine, func(w io.Writer) error { return checker.WriteHTML(w, o.History, o.Check) }},
+		{s.Story, func(w io.Writer) error { WriteStory(w, o, info); return nil }},
 	}
 	if o.Sim != nil {
 		s.Trace = base + ".trace.txt"
-		if err := WriteFile(s.Trace, func(w io.Writer) error {
+		files = append(files, NewFile{s.Trace, func(w io.Writer) error {
 			for _, l := range o.TraceLines() {
 				if _, err := fmt.Fprintln(w, l); err != nil {
 					return err
 				}
 			}
 			return nil
-		}); err != nil {
-			return nil, err
-		}
+		}})
+	}
+	if err := WriteNew(files...); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// NewFile is a file for WriteNew: its path and what writes its contents.
+type NewFile struct {
+	Path  string
+	Write func(io.Writer) error
+}
+
+// ErrExists is wrapped by WriteNew's error when a file would be
+// overwritten.
+var ErrExists = errors.New("a saved failure is never overwritten")
+
+// WriteNew writes the files, all or none: when one exists with other
+// contents than it would be given, nothing is written and the error names
+// it (wrapping ErrExists). A file that exists with exactly its contents is
+// left as it is. Files are created exclusively, so a concurrent writer of
+// the same name loses instead of overwriting.
+func WriteNew(files ...NewFile) error {
+	contents := make([][]byte, len(files))
+	for i, f := range files {
+		var b bytes.Buffer
+		if err := f.Write(&b); err != nil {
+			return fmt.Errorf("writing %s: %w", f.Path, err)
+		}
+		contents[i] = b.Bytes()
+	}
+	same := make([]bool, len(files))
+	for i, f := range files {
+		old, err := os.ReadFile(f.Path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			return err
+		case bytes.Equal(old, contents[i]):
+			same[i] = true
+		default:
+			return fmt.Errorf("%s exists and holds something else: %w (remove it, or save into another directory)", f.Path, ErrExists)
+		}
+	}
+	for i, f := range files {
+		if same[i] {
+			continue
+		}
+		out, err := os.OpenFile(f.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s appeared while saving: %w", f.Path, ErrExists)
+		} else if err != nil {
+			return err
+		}
+		if _, err := out.Write(contents[i]); err != nil {
+			out.Close()
+			return fmt.Errorf("writing %s: %w", f.Path, err)
+		}
+		if err := out.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Expecting returns a copy of o's scenario that records what replaying it

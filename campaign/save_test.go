@@ -1,7 +1,9 @@
 package campaign
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,5 +119,106 @@ func TestParseTarget(t *testing.T) {
 		if _, err := ParseTarget(bad); err == nil {
 			t.Errorf("ParseTarget(%q) accepted", bad)
 		}
+	}
+}
+
+// TestSavedFailuresNeverShareAName: two planted bugs failing at the same
+// seeds, saved into one directory, keep every file of both (the names carry
+// the implementation); a different failure saved under an existing name is
+// refused and writes nothing, while saving the same failure again (a
+// deterministic rerun) changes nothing and succeeds.
+func TestSavedFailuresNeverShareAName(t *testing.T) {
+	dir := t.TempDir()
+	saved := map[string]map[uint64]*Saved{}
+	for _, name := range []string{"greedy-grant", "trust-local-clock"} {
+		cfg := mutantConfig(name, 40)
+		cfg.Save = SaveOptions{Dir: dir, Max: -1, NoShrink: true}
+		saved[name] = map[uint64]*Saved{}
+		cfg.OnFailure = func(f *Failure) {
+			if f.SaveErr != nil {
+				t.Fatalf("%s seed %d: %v", name, f.Seed, f.SaveErr)
+			}
+			saved[name][f.Seed] = f.Saved
+		}
+		sweep(t, cfg)
+	}
+	common := 0
+	for seed, a := range saved["greedy-grant"] {
+		b, ok := saved["trust-local-clock"][seed]
+		if !ok {
+			continue
+		}
+		common++
+		if a.Scenario == b.Scenario {
+			t.Fatalf("seed %d: both saved as %s", seed, a.Scenario)
+		}
+		for name, s := range map[string]*Saved{"greedy-grant": a, "trust-local-clock": b} {
+			sc, err := scenario.Load(s.Scenario)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sc.Implementation != "mutant:"+name || !strings.Contains(filepath.Base(s.Scenario), name) {
+				t.Errorf("seed %d: %s holds %s's failure, want %s's", seed, s.Scenario, sc.Implementation, name)
+			}
+		}
+	}
+	if common == 0 {
+		t.Fatal("the two mutants share no failing seed: the collision is untested")
+	}
+
+	var seed uint64
+	var first *Saved
+	for seed, first = range saved["greedy-grant"] {
+		break
+	}
+	before := map[string][]byte{}
+	for _, f := range first.Files() {
+		before[f], _ = os.ReadFile(f)
+	}
+	// The same failure again: allowed, nothing changes.
+	if _, err := WriteFailure(dir, strings.TrimSuffix(filepath.Base(first.Scenario), ".scenario.json"), first.Outcome, nil, nil); err != nil {
+		t.Errorf("saving the same failure again: %v", err)
+	}
+	// Another failure under that name: refused, nothing written.
+	var other *Saved
+	for s, o := range saved["trust-local-clock"] {
+		if s != seed {
+			other = o
+			break
+		}
+	}
+	if other == nil {
+		for _, o := range saved["trust-local-clock"] {
+			other = o
+		}
+	}
+	_, err := WriteFailure(dir, strings.TrimSuffix(filepath.Base(first.Scenario), ".scenario.json"), other.Outcome, nil, nil)
+	if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("saving another failure over %s: %v, want ErrExists naming the file", first.Scenario, err)
+	}
+	for f, b := range before {
+		if now, _ := os.ReadFile(f); !bytes.Equal(now, b) {
+			t.Errorf("%s was overwritten", f)
+		}
+	}
+}
+
+// TestFileName: names of implementations and backends become file-name
+// parts without separators, and FailureName tells implementations apart.
+func TestFileName(t *testing.T) {
+	for in, want := range map[string]string{
+		"mutant:renew-loop-dies":   "mutant-renew-loop-dies",
+		"redis://127.0.0.1:6379/2": "redis-127.0.0.1-6379-2",
+		"bsm/redislock":            "bsm-redislock",
+		"backend:etcd34-mutex":     "backend-etcd34-mutex",
+		`a\b c..d`:                 "a-b-c..d",
+		"::":                       "",
+	} {
+		if got := FileName(in); got != want {
+			t.Errorf("FileName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if a, b := FailureName(ImplReference, 7), FailureName("mutant:greedy-grant", 7); a == b || a != "reference-seed-7" {
+		t.Errorf("FailureName: %q and %q", a, b)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/leasecheck/leasecheck/faults"
@@ -40,8 +41,26 @@ type Summary struct {
 	// smallest MaxFailedSeeds of them, ascending.
 	Failed      int      `json:"failed"`
 	FailedSeeds []uint64 `json:"failed_seeds"`
+	// Sweep is the whole sweep this summary is one shard of (run --shard
+	// I/N), nil for an unsharded run and for a merge. Each shard carries it
+	// so that Merge can tell a missing first or last shard from a smaller
+	// sweep: without it the union of shards 2..N is a valid-looking range.
+	Sweep *SweepPart `json:"sweep,omitempty"`
 	// SimStats are the simulator's measurements (nil for a real backend).
 	*SimStats
+}
+
+// SweepPart says which part of which sweep a shard's summary covers: the
+// sweep's whole range (FirstSeed, Seeds) and the shard Shard of Shards.
+type SweepPart struct {
+	FirstSeed uint64 `json:"first_seed"`
+	Seeds     int    `json:"seeds"`
+	Shard     int    `json:"shard"`
+	Shards    int    `json:"shards"`
+}
+
+func (w SweepPart) String() string {
+	return fmt.Sprintf("shard %d/%d of seeds %s", w.Shard, w.Shards, seedSpan(w.FirstSeed, w.Seeds))
 }
 
 // SimStats are the measurements of simulated runs, summed over seeds.
@@ -145,14 +164,20 @@ func (s *Summary) Status() int { return Status(s.Violated(), s.Undecided > 0) }
 // Merge combines the summaries of disjoint parts of one campaign (shards,
 // or consecutive seed ranges) into the summary of their union: the same
 // value, and the same JSON bytes, as one run over the union. The parts must
-// be of the same target, fault kinds and properties, and their seed ranges
-// must tile one range without gap or overlap.
+// be of the same target, fault kinds and properties. Shards (parts with a
+// Sweep) must all be of one sweep, each whole and each given once, and
+// together be every shard of it: a missing shard is refused wherever it is,
+// first and last included. Unsharded parts must tile one range without gap
+// or overlap.
 func Merge(parts ...*Summary) (*Summary, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("merge: no summaries")
 	}
 	ps := slices.Clone(parts)
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].FirstSeed < ps[j].FirstSeed })
+	if err := checkSweep(ps); err != nil {
+		return nil, err
+	}
 	a := ps[0]
 	out := &Summary{Implementation: a.Implementation, FirstSeed: a.FirstSeed, Faults: map[string]int{}, Violations: map[string]int{}, FailedSeeds: []uint64{}}
 	if a.SimStats != nil {
@@ -205,11 +230,74 @@ func Merge(parts ...*Summary) (*Summary, error) {
 	return out, nil
 }
 
-func (s *Summary) seedRange() string {
-	if s.Seeds == 0 {
-		return fmt.Sprintf("none from %d", s.FirstSeed)
+// checkSweep checks that the shards among ps (sorted by first seed) are
+// every shard of one sweep, each whole, each once. Either every part is a
+// shard or none is: an unsharded range mixed with shards is two campaigns'
+// bookkeeping, and its place in the sweep cannot be checked.
+func checkSweep(ps []*Summary) error {
+	var first *Summary
+	for _, p := range ps {
+		if p.Sweep != nil {
+			first = p
+			break
+		}
 	}
-	return fmt.Sprintf("%d..%d", s.FirstSeed, s.FirstSeed+uint64(s.Seeds)-1)
+	if first == nil {
+		return nil
+	}
+	w := *first.Sweep
+	if w.Shards < 1 || w.Seeds < w.Shards {
+		return fmt.Errorf("merge: %s: not a valid sweep", w)
+	}
+	got := make([]*Summary, w.Shards+1)
+	for _, p := range ps {
+		if p.Sweep == nil {
+			return fmt.Errorf("merge: seeds %s are not a shard, but seeds %s are %s: not one sweep", p.seedRange(), first.seedRange(), w)
+		}
+		q := *p.Sweep
+		if q.FirstSeed != w.FirstSeed || q.Seeds != w.Seeds || q.Shards != w.Shards {
+			return fmt.Errorf("merge: %s and %s: not one sweep", w, q)
+		}
+		if q.Shard < 1 || q.Shard > q.Shards {
+			return fmt.Errorf("merge: %s: no such shard", q)
+		}
+		if got[q.Shard] != nil {
+			return fmt.Errorf("merge: shard %d/%d is given twice (seeds %s and %s overlap)", q.Shard, q.Shards, got[q.Shard].seedRange(), p.seedRange())
+		}
+		got[q.Shard] = p
+		wantFirst, wantN := Shard{q.Shard, q.Shards}.Of(w.FirstSeed, w.Seeds)
+		if p.FirstSeed != wantFirst || p.Seeds > wantN {
+			return fmt.Errorf("merge: %s should cover seeds %s, but covers %s", q, seedSpan(wantFirst, wantN), p.seedRange())
+		}
+		if p.Seeds < wantN {
+			return fmt.Errorf("merge: %s stopped early: seeds %s of %s (a shard run with --fail-fast, or interrupted)", q, p.seedRange(), seedSpan(wantFirst, wantN))
+		}
+	}
+	var missing []string
+	for i := 1; i <= w.Shards; i++ {
+		if got[i] == nil {
+			f, n := Shard{i, w.Shards}.Of(w.FirstSeed, w.Seeds)
+			missing = append(missing, fmt.Sprintf("shard %d/%d (seeds %s)", i, w.Shards, seedSpan(f, n)))
+		}
+	}
+	if len(missing) > 0 {
+		more := ""
+		if len(missing) > 10 {
+			more = fmt.Sprintf(" and %d more", len(missing)-10)
+			missing = missing[:10]
+		}
+		return fmt.Errorf("merge: the sweep of seeds %s in %d shards is missing %s%s", seedSpan(w.FirstSeed, w.Seeds), w.Shards, strings.Join(missing, ", "), more)
+	}
+	return nil
+}
+
+func (s *Summary) seedRange() string { return seedSpan(s.FirstSeed, s.Seeds) }
+
+func seedSpan(first uint64, n int) string {
+	if n <= 0 {
+		return fmt.Sprintf("none from %d", first)
+	}
+	return fmt.Sprintf("%d..%d", first, first+uint64(n)-1)
 }
 
 func sameKeys(a, b map[string]int) bool {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -222,6 +223,72 @@ func TestMergeOfShardsIsTheWhole(t *testing.T) {
 			t.Errorf("%s: merged", name)
 		} else if !strings.Contains(err.Error(), "merge:") {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestMergeRefusesEveryMissingShard: every proper subset of a sweep's
+// shards is refused, naming each missing shard — the first and the last
+// too, whose absence leaves no gap between the parts given — and so are a
+// shard given twice, a shard of another sweep and an unsharded range mixed
+// with shards. Only the whole set merges.
+func TestMergeRefusesEveryMissingShard(t *testing.T) {
+	const n = 4
+	whole := mutantConfig("renew-loop-dies", 80)
+	parts := make([]*Summary, n+1)
+	for i := 1; i <= n; i++ {
+		cfg := whole
+		cfg.Shard = Shard{i, n}
+		parts[i], _ = sweep(t, cfg)
+		if w := parts[i].Sweep; w == nil || w.Shard != i || w.Shards != n || w.Seeds != 80 || w.FirstSeed != whole.First {
+			t.Fatalf("shard %d/%d carries sweep %+v", i, n, w)
+		}
+	}
+	for mask := 1; mask < 1<<n; mask++ {
+		var given []*Summary
+		var missing []int
+		for i := 1; i <= n; i++ {
+			if mask&(1<<(i-1)) != 0 {
+				given = append(given, parts[i])
+			} else {
+				missing = append(missing, i)
+			}
+		}
+		_, err := Merge(given...)
+		if len(missing) == 0 {
+			if err != nil {
+				t.Errorf("all %d shards: %v", n, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("shards missing %v: merged", missing)
+			continue
+		}
+		for _, i := range missing {
+			if !strings.Contains(err.Error(), fmt.Sprintf("shard %d/%d", i, n)) {
+				t.Errorf("shards missing %v: the error does not name shard %d/%d: %v", missing, i, n, err)
+			}
+		}
+	}
+	other := whole
+	other.Seeds, other.Shard = 120, Shard{4, n}
+	otherSweep, _ := sweep(t, other)
+	plain := whole
+	plain.First, plain.Seeds = whole.First+80, 20
+	plainSum, _ := sweep(t, plain)
+	early := *parts[4]
+	early.Seeds--
+	for name, ps := range map[string][]*Summary{
+		"twice":         {parts[1], parts[2], parts[2], parts[3], parts[4]},
+		"another sweep": {parts[1], parts[2], parts[3], otherSweep},
+		"mixed":         {parts[1], parts[2], parts[3], parts[4], plainSum},
+		"stopped early": {parts[1], parts[2], parts[3], &early},
+	} {
+		if _, err := Merge(ps...); err == nil {
+			t.Errorf("%s: merged", name)
+		} else {
+			t.Logf("%s: %v", name, err)
 		}
 	}
 }

@@ -15,7 +15,13 @@ import (
 )
 
 // Factory returns a fresh backend and a function that stops it (and
-// removes what it stored). Each property calls it once.
+// removes what it stored). Each property calls it once, and calls stop
+// after every client of the property has returned. A request whose client
+// gave up (a timeout) may still be on its way to the service then, so stop
+// must close the backend's connections and wait until the service has
+// applied what they carried before it deletes, or a late write lands after
+// the delete (impl/redis.CleanupClient does this for Redis; the test
+// examples/redislock.TestCleanupAfterLateWrites holds writes to show it).
 type Factory func() (b backend.Backend, stop func(), err error)
 
 // OutEnv is the environment variable that, when Options.Out is empty,

@@ -34,6 +34,13 @@ import (
 //     was told: its deadline was computed from a false premise (DESIGN.md
 //     §7, a misconfiguration the article warns about: "限定整个系统的时钟不确定度").
 //
+// These are excuses for not knowing, so they end where the holder was told:
+// once a renew, write or release under A's fence has been refused (its
+// answer arrived), A knows it lost the lease, and nothing excuses a belief
+// after that — not a pause before it, not a clock that stood still, not a
+// false drift bound. The time budgets above count only the part of the
+// overlap before the refusal.
+//
 // A partitioned or slow-network holder is not excused: its local deadline,
 // counted from the request's send with 2ρ and a margin, ends its belief
 // before the coordinator's expiry.
@@ -54,15 +61,24 @@ func exclusiveBelief(r *sim.Result) []Finding {
 			if b.Fence < a.Fence {
 				old, fresh = b, a
 			}
-			if misinformed(r, old) {
-				continue
+			// The excuses hold until the holder is told (refusal); none after.
+			refusal := refusedOp(r.History, old)
+			cut := hi
+			if refusal != nil {
+				cut = min(hi, max(lo, refusal.Return))
 			}
-			ref := confirmedAt(r.History, old, lo)
-			excused := stopped(r, old.Process, lo, hi) + frozen(r, old.Process, ref, hi)
+			excused := cut - lo
+			if !misinformed(r, old) {
+				ref := confirmedAt(r.History, old, lo)
+				excused = min(excused, stopped(r, old.Process, lo, cut)+frozen(r, old.Process, ref, cut))
+			}
 			if hi-lo <= excused {
 				continue
 			}
-			out = append(out, beliefFinding(r, old, fresh, lo, hi, hi-lo-excused))
+			if refusal != nil && refusal.Return >= hi {
+				refusal = nil // told only after the overlap: not part of this story
+			}
+			out = append(out, beliefFinding(r, old, fresh, lo, hi, hi-lo-excused, refusal))
 			if len(out) == maxFindings {
 				return out
 			}
@@ -71,10 +87,13 @@ func exclusiveBelief(r *sim.Result) []Finding {
 	return out
 }
 
-func beliefFinding(r *sim.Result, old, fresh *sim.Belief, lo, hi, unexcused int64) Finding {
+func beliefFinding(r *sim.Result, old, fresh *sim.Belief, lo, hi, unexcused int64, refusal *model.Op) Finding {
 	f := Finding{Property: ExclusiveBelief, From: lo, To: hi,
 		TraceLines: lines(old.FromLine, old.ToLine, fresh.FromLine, fresh.ToLine),
 		Lines:      lines(grantOp(r.History, old.Owner, old.Fence), grantOp(r.History, fresh.Owner, fresh.Fence))}
+	if refusal != nil {
+		f.Lines = lines(append(f.Lines, refusal.Line)...)
+	}
 	until := func(b *sim.Belief) string {
 		if b.Open {
 			return fmt.Sprintf("past the end of the run (t=%d)", b.To)
@@ -86,7 +105,38 @@ func beliefFinding(r *sim.Result, old, fresh *sim.Belief, lo, hi, unexcused int6
 		"A holder must stop believing before the coordinator can grant the lease to anyone else.",
 		old.Process, old.Fence, old.From, until(old), fresh.Process, fresh.Fence, fresh.From, until(fresh),
 		hi-lo, lo, hi, unexcused, old.Process)
+	if refusal != nil {
+		f.Explanation += fmt.Sprintf(" %s was told it had lost the lease at t=%d — its %s under fence %d was refused (line %d%s) — and believed on for %dms after it: "+
+			"after a refusal nothing excuses a belief.", old.Process, refusal.Return, refusal.Kind, old.Fence, refusal.Line, errorText(refusal), hi-max(lo, refusal.Return))
+	}
 	return f
+}
+
+func errorText(op *model.Op) string {
+	if op.Error == "" {
+		return ""
+	}
+	return ": " + op.Error
+}
+
+// refusedOp is the first operation that told b's holder it no longer holds
+// b's lease: a renew, write or release under b's fence, refused (answered,
+// not OK) during the belief. Nil when none was.
+func refusedOp(h *model.History, b *sim.Belief) *model.Op {
+	var first *model.Op
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Process != b.Process || op.Fence != b.Fence || !op.Returned || op.OK || op.Return < b.From {
+			continue
+		}
+		if op.Kind != model.Renew && op.Kind != model.Write && op.Kind != model.Release {
+			continue
+		}
+		if first == nil || op.Return < first.Return {
+			first = op
+		}
+	}
+	return first
 }
 
 // grantOp returns the line of the acquire that granted fence to owner, or 0.

@@ -9,7 +9,9 @@
 //     history when the storage re-checks writes), except where the holder of
 //     the older grant could not know better: while it is paused or frozen,
 //     for as long as its clock stood still, or when it was told a smaller
-//     drift bound than a drift that happened (belief.go, with the article's
+//     drift bound than a drift that happened — never after it was told it
+//     lost the lease (a refused renew, write or release under its fence):
+//     those excuses are for not knowing (belief.go, with the article's
 //     sentences);
 //   - liveness-recovery: after the lease's holder crashes, another acquires
 //     within TTL + the clock bound + its retry interval; and a crash is

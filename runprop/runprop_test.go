@@ -1,11 +1,13 @@
 package runprop
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
 )
@@ -154,4 +156,93 @@ func TestLivenessFindingsTellTheStory(t *testing.T) {
 	if e := r.Trace[fs[0].TraceLines[0]-1]; e.What != "crashed" {
 		t.Errorf("first trace line %q, want the crash", e)
 	}
+}
+
+// TestBeliefAfterRefusalIsNotExcused: the exception of exclusive-belief is
+// for a holder that could not know better, so it ends where the holder was
+// told. A holder that keeps believing after its renew was refused (the
+// planted holder bug write-after-failed-renew) is caught under freezes,
+// where the time budget alone — the holder's clock stood still longer than
+// the overlap — would excuse every one of these overlaps; each finding
+// cites the refusal. The reference over the same seeds raises nothing,
+// though its refusals do fall inside overlaps (so the rule is exercised
+// on correct code, not only on the bug).
+func TestBeliefAfterRefusalIsNotExcused(t *testing.T) {
+	bug := &sim.Options{NewHolder: func(c holder.Config) machine.Holder {
+		c.Bugs |= holder.BugWriteAfterFailedRenew
+		return holder.New(c)
+	}}
+	caught, refusedInOverlap := 0, 0
+	for seed := uint64(1); seed <= 1500; seed++ {
+		sc := scenario.FromSeed(seed, scenario.Options{Kinds: []faults.Kind{faults.Freeze, faults.Pause}})
+		ref, err := sim.Run(sc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fs := exclusiveBelief(ref); len(fs) > 0 {
+			t.Fatalf("seed %d: the reference: %+v", seed, fs)
+		}
+		refusedInOverlap += refusalsInOverlaps(ref)
+		r, err := sim.Run(sc, bug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range exclusiveBelief(r) {
+			if !strings.Contains(f.Explanation, "after a refusal nothing excuses a belief") {
+				continue // caught without the refusal rule too
+			}
+			old := beliefAt(r, f)
+			if old == nil {
+				t.Fatalf("seed %d: no belief of the finding %+v", seed, f)
+			}
+			refusal := refusedOp(r.History, old)
+			if refusal == nil || !slices.Contains(f.Lines, refusal.Line) || refusal.OK || !refusal.Returned {
+				t.Fatalf("seed %d: the finding does not cite a refusal: %+v", seed, f)
+			}
+			// Without the rule: the stopped clock's budget covers it all.
+			budget := stopped(r, old.Process, f.From, f.To) + frozen(r, old.Process, confirmedAt(r.History, old, f.From), f.To)
+			if budget >= f.To-f.From {
+				caught++
+			}
+		}
+	}
+	if caught == 0 {
+		t.Fatal("no belief after a refusal that the time budget would have excused: the rule is untested")
+	}
+	if refusedInOverlap == 0 {
+		t.Fatal("the reference never had a refusal inside an overlap: the no-false-alarm half is vacuous")
+	}
+	t.Logf("%d findings only the refusal rule makes; %d reference refusals inside overlaps, none flagged", caught, refusedInOverlap)
+}
+
+// beliefAt is the older belief of an exclusive-belief finding: the one of
+// the lower fence among those overlapping its span.
+func beliefAt(r *sim.Result, f Finding) *sim.Belief {
+	var old *sim.Belief
+	for i := range r.Beliefs {
+		b := &r.Beliefs[i]
+		if b.From <= f.From && b.To >= f.To && (old == nil || b.Fence < old.Fence) {
+			old = b
+		}
+	}
+	return old
+}
+
+// refusalsInOverlaps counts the beliefs overlapping another holder's whose
+// holder was refused during the overlap.
+func refusalsInOverlaps(r *sim.Result) int {
+	n := 0
+	for i := range r.Beliefs {
+		for j := range r.Beliefs {
+			a, b := &r.Beliefs[i], &r.Beliefs[j]
+			if a.Process == b.Process || a.Fence >= b.Fence {
+				continue
+			}
+			lo, hi := max(a.From, b.From), min(a.To, b.To)
+			if op := refusedOp(r.History, a); hi > lo && op != nil && op.Return >= lo && op.Return <= hi {
+				n++
+			}
+		}
+	}
+	return n
 }

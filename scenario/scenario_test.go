@@ -60,7 +60,7 @@ func TestParseRejects(t *testing.T) {
 // Every scenario rapid can draw survives JSON: Marshal then Parse gives it
 // back, so a saved scenario replays what was run.
 func TestPropertyScenarioJSON(t *testing.T) {
-	t.Chdir("..") // rapid's fail files go to the repository's testdata/rapid/
+	t.Chdir("..") // the module root, as the other property tests
 	rapid.Check(t, func(rt *rapid.T) {
 		a := scenario.Generate(sim.NewRapid(rt), scenario.Options{Kinds: faults.AllKinds})
 		b, err := scenario.Parse(a.Marshal())

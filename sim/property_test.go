@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,21 +22,78 @@ import (
 	"github.com/leasecheck/leasecheck/sim"
 )
 
-// rootDir moves the test to the module root, so rapid keeps its fail files
-// in the repository's testdata/rapid/<Test>/ (DESIGN.md §5 layout).
+// rootDir moves the test to the module root, where the scenarios and
+// regressions live. Rapid keeps no fail files (rapidtest: a fail file in
+// testdata/rapid/ would replay first on every later run, for good); a
+// failure prints its -rapid.seed and the replay command below.
 func rootDir(t *testing.T) {
 	t.Chdir("..")
 }
 
+// replayDirs holds, per property, the directory this test process saves its
+// failing case into: made by os.MkdirTemp (so concurrent runs never share
+// one), kept after the test, and reused while rapid shrinks, so it ends up
+// holding the last (smallest) failing case.
+var replayDirs sync.Map
+
+func replayDir(name string) (string, error) {
+	if d, ok := replayDirs.Load(name); ok {
+		return d.(string), nil
+	}
+	d, err := os.MkdirTemp("", "leasecheck-"+strings.ReplaceAll(name, "/", "-")+"-")
+	if err != nil {
+		return "", err
+	}
+	d2, _ := replayDirs.LoadOrStore(name, d)
+	return d2.(string), nil
+}
+
 // replay saves the failing scenario and returns the one command that
-// replays it. During shrinking the file is overwritten, so it ends up
-// holding the last (smallest) failing scenario.
+// replays it: `repro` runs it again and judges it as the property did.
 func replay(t *rapid.T, name string, sc *scenario.Scenario) string {
-	path := filepath.Join(os.TempDir(), "leasecheck-"+name+".scenario.json")
-	if err := sc.Save(path); err != nil {
+	dir, err := replayDir(name)
+	path := filepath.Join(dir, "failure.scenario.json")
+	if err == nil {
+		err = sc.Save(path)
+	}
+	if err != nil {
 		return fmt.Sprintf("(cannot save scenario: %v)\n%s", err, sc.Marshal())
 	}
 	return "replay: go run ./cmd/leasecheck repro " + path
+}
+
+// replayJudged is replay for a property that judged a transformed history
+// (h: the run's history with something taken out): replaying the scenario
+// would judge the untransformed one and pass, so the history as judged is
+// saved beside it and the replay command checks that.
+func replayJudged(t *rapid.T, name string, sc *scenario.Scenario, h *model.History, transformed string) string {
+	dir, err := replayDir(name)
+	scPath, hPath := filepath.Join(dir, "failure.scenario.json"), filepath.Join(dir, "failure.history.jsonl")
+	if err == nil {
+		err = sc.Save(scPath)
+	}
+	if err == nil {
+		var f *os.File
+		if f, err = os.Create(hPath); err == nil {
+			err = model.WriteHistory(f, h)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Sprintf("(cannot save the failing history: %v)\n%s", err, sc.Marshal())
+	}
+	return fmt.Sprintf("replay: go run ./cmd/leasecheck check %s   (the history as judged, %s; the run's scenario: %s)", hPath, transformed, scPath)
+}
+
+// replayRapidNetwork is replay for a run whose network choices rapid drew
+// while it ran: they are not in the scenario, so the file alone does not
+// reproduce the run, and the command says so.
+func replayRapidNetwork(t *rapid.T, name string, sc *scenario.Scenario) string {
+	r := replay(t, name, sc)
+	return r + "   (the scenario only: its messages' delays, losses and duplicates were rapid's draws; " +
+		"for the exact run, go test ./sim -run '^" + name + "$' with the -rapid.seed rapid prints)"
 }
 
 // checkBudget bounds one history's linearizability search in the tests. The
@@ -46,6 +105,10 @@ const checkBudget = 60 * time.Second
 // history and the run properties (runprop: exclusive belief, liveness) on
 // the run.
 func checkRun(t *rapid.T, name string, sc *scenario.Scenario, opts *sim.Options) *sim.Result {
+	replay := replay
+	if opts != nil && opts.Chooser != nil {
+		replay = replayRapidNetwork
+	}
 	r, err := sim.Run(sc, opts)
 	if err != nil {
 		t.Fatalf("generated an invalid scenario: %v\n%s", err, sc.Marshal())
@@ -145,25 +208,86 @@ func TestLivenessIsMeasured(t *testing.T) {
 // with every fault kind and lost responses.
 func TestPropertyIntervalModeHolds(t *testing.T) {
 	rootDir(t)
-	rapid.Check(t, func(rt *rapid.T) {
-		sc := scenario.Generate(sim.NewRapid(rt), scenario.Options{Kinds: faults.AllKinds})
-		r, err := sim.Run(sc, nil)
-		if err != nil {
-			rt.Fatalf("generated an invalid scenario: %v", err)
+	rapid.Check(t, func(rt *rapid.T) { intervalModeHolds(rt, "TestPropertyIntervalModeHolds", nil) })
+}
+
+// intervalModeHolds is TestPropertyIntervalModeHolds's property, against
+// the reference (m nil) or a planted bug.
+func intervalModeHolds(rt *rapid.T, name string, m *mutants.Mutant) {
+	sc := scenario.Generate(sim.NewRapid(rt), scenario.Options{Kinds: faults.AllKinds})
+	var opts *sim.Options
+	if m != nil {
+		m.Adapt(sc)
+		sc.Implementation, opts = m.Implementation(), m.Options()
+	}
+	r, err := sim.Run(sc, opts)
+	if err != nil {
+		rt.Fatalf("generated an invalid scenario: %v", err)
+	}
+	h := *r.History
+	h.Ops = append([]model.Op(nil), r.History.Ops...)
+	for i := range h.Ops {
+		h.Ops[i].At, h.Ops[i].HasAt = 0, false
+	}
+	res, err := checker.Check(context.Background(), &h, checker.Options{Workers: 1, Timeout: checkBudget})
+	if err != nil {
+		rt.Fatal(err)
+	}
+	if !res.OK() {
+		rt.Fatalf("interval mode: verdicts %+v violations %+v\n%s", res.Properties, res.Violations,
+			replayJudged(rt, name, sc, &h, "every op's `at` removed"))
+	}
+}
+
+// TestReplayReproducesTheJudgedHistory: when a property judged a
+// transformed history, the replay it prints reproduces the failure: the
+// saved history is the one judged (no `at`), and checking it fails again;
+// the directory is this run's own (two properties never share one) and
+// stays after the test. A planted coordinator bug makes the property fail.
+func TestReplayReproducesTheJudgedHistory(t *testing.T) {
+	rootDir(t)
+	for name, v := range map[string]string{"rapid.checks": "200", "rapid.seed": "1", "rapid.shrinktime": "2s", "rapid.nofailfile": "true"} {
+		f := flag.Lookup(name)
+		old := f.Value.String()
+		defer f.Value.Set(old)
+		f.Value.Set(v)
+	}
+	const name = "TestReplayReproducesTheJudgedHistory"
+	rec := &recorder{name: name}
+	rapid.Check(rec, func(rt *rapid.T) { intervalModeHolds(rt, name, mutants.ByName("greedy-grant")) })
+	if !rec.failed {
+		t.Fatal("greedy-grant passed the interval-mode property: the replay is untested")
+	}
+	_, cmd, ok := strings.Cut(rec.msg, "replay: go run ./cmd/leasecheck check ")
+	if !ok {
+		t.Fatalf("no check replay line in:\n%s", rec.msg)
+	}
+	path, _, _ := strings.Cut(cmd, " ")
+	t.Logf("replay: check %s", path)
+	if !strings.HasPrefix(path, os.TempDir()) || filepath.Dir(path) == os.TempDir() {
+		t.Errorf("saved at %s, not in a directory of its own under %s", path, os.TempDir())
+	}
+	defer os.RemoveAll(filepath.Dir(path))
+	res, h, err := checker.CheckFile(context.Background(), path, checker.Options{Workers: 1, Timeout: checkBudget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK() {
+		t.Fatalf("checking the saved history %s passes: the replay does not reproduce the failure", path)
+	}
+	for _, op := range h.Ops {
+		if op.HasAt {
+			t.Fatalf("the saved history keeps `at` (line %d): it is not the history judged", op.Line)
 		}
-		h := *r.History
-		h.Ops = append([]model.Op(nil), r.History.Ops...)
-		for i := range h.Ops {
-			h.Ops[i].At, h.Ops[i].HasAt = 0, false
-		}
-		res, err := checker.Check(context.Background(), &h, checker.Options{Workers: 1, Timeout: checkBudget})
-		if err != nil {
-			rt.Fatal(err)
-		}
-		if !res.OK() {
-			rt.Fatalf("interval mode: verdicts %+v violations %+v\n%s", res.Properties, res.Violations, replay(rt, "TestPropertyIntervalModeHolds", sc))
-		}
-	})
+	}
+	other, err := replayDir("TestPropertyIntervalModeHolds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(other)
+	if other == filepath.Dir(path) {
+		t.Errorf("two properties share the directory %s", other)
+	}
 }
 
 // recorder is a rapid.TB that records a falsified property instead of

@@ -147,6 +147,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	v := &verifier{c: c, cfg: cfg, shown: shown, stderr: stderr, info: tg.Info, keys: &keys{used: map[string]int{}}}
 	v.impl = "backend:" + Redact(cfg.spec)
+	v.label = backendLabel(b.Name, cfg.spec)
 	return v.run(ctx, tg, stdout)
 }
 
@@ -290,6 +291,7 @@ type verifier struct {
 	cfg    *config
 	shown  string // the backend as output names it
 	impl   string // "backend:SPEC" without its password
+	label  string // the backend in saved files' names (backendLabel)
 	info   backend.Info
 	stderr io.Writer
 	keys   *keys

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/leasecheck/leasecheck/campaign"
@@ -49,7 +51,7 @@ func (v *verifier) failure(ctx context.Context, f *campaign.Failure) {
 				how = fmt.Sprintf("shrunk from %s to %s (%s)", sz, campaign.SizeOf(s), st)
 			}
 		}
-		saved, saveErr = campaign.WriteFailure(v.cfg.out, fmt.Sprintf("verify-%s-seed-%d", fileName(v.info.Name), f.Seed), small, from, v.replay)
+		saved, saveErr = campaign.WriteFailure(v.cfg.out, v.failureName(f.Seed), small, from, v.replay)
 		if saved != nil {
 			v.sum.Histories = append(v.sum.Histories, saved.History)
 		}
@@ -118,7 +120,7 @@ func (v *verifier) runError(err error) int {
 	if dir == "" {
 		dir = "leasecheck-failures"
 	}
-	base := filepath.Join(dir, fmt.Sprintf("verify-%s-seed-%d.partial", fileName(v.info.Name), v.seed))
+	base := filepath.Join(dir, v.failureName(v.seed)+".partial")
 	if err := savePartial(base, re.Result, v.replay(base+".scenario.json")); err != nil {
 		fmt.Fprintf(v.stderr, "%s: saving the partial history: %v\n", v.c.Name, err)
 		return ExitUsage
@@ -134,17 +136,14 @@ func savePartial(base string, res *realrun.Result, replay string) error {
 	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 		return err
 	}
-	if err := campaign.WriteFile(base+".history.jsonl", func(w io.Writer) error { return model.WriteHistory(w, res.History) }); err != nil {
-		return err
-	}
+	files := []campaign.NewFile{{Path: base + ".history.jsonl", Write: func(w io.Writer) error { return model.WriteHistory(w, res.History) }}}
 	if res.Scenario != nil {
-		if err := res.Scenario.Save(base + ".scenario.json"); err != nil {
-			return err
-		}
+		files = append(files, campaign.NewFile{Path: base + ".scenario.json", Write: func(w io.Writer) error { _, err := w.Write(res.Scenario.Marshal()); return err }})
 	}
 	in := report.Input{Title: filepath.Base(base) + " (the run did not finish: not judged)", History: res.History,
 		Beliefs: beliefsOf(res), Replay: replay}
-	return campaign.WriteFile(base+".html", func(w io.Writer) error { return report.WriteTimeline(w, in, report.Options{}) })
+	files = append(files, campaign.NewFile{Path: base + ".html", Write: func(w io.Writer) error { return report.WriteTimeline(w, in, report.Options{}) }})
+	return campaign.WriteNew(files...)
 }
 
 func beliefsOf(res *realrun.Result) []report.Belief {
@@ -165,15 +164,32 @@ func (v *verifier) logf(format string, args ...any) {
 	fmt.Fprintf(v.stderr, format, args...)
 }
 
-// fileName makes a backend's name part of a file name ("bsm/redislock":
-// "bsm-redislock").
-func fileName(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == ':' || r == ' ' {
-			return '-'
-		}
-		return r
-	}, s)
+// failureName is the base name of round seed's saved failure: the backend
+// as selected (backendLabel: etcd34-mutex and etcd-mutex, or two servers of
+// one kind, never share a name), the planted bug if any, the seed.
+func (v *verifier) failureName(seed uint64) string {
+	name := "verify-" + campaign.FileName(v.label)
+	if v.cfg.mutant != "" {
+		name += "-mutant-" + campaign.FileName(v.cfg.mutant)
+	}
+	return name + "-seed-" + strconv.FormatUint(seed, 10)
+}
+
+// backendLabel names the backend a spec selects for file names: the
+// registered name for a server started here ("etcd34-mutex"), the name and
+// the address for a server of yours ("redis-127.0.0.1-6379-2"), never the
+// credentials.
+func backendLabel(name, spec string) string {
+	if spec == name {
+		return name
+	}
+	if u, err := url.Parse(spec); err == nil && u.Host != "" {
+		return name + "-" + u.Host + u.Path
+	}
+	if i := strings.LastIndex(spec, "@"); i >= 0 {
+		spec = spec[i+1:]
+	}
+	return name + "-" + spec
 }
 
 // shellQuote quotes s for a shell when it needs it.

@@ -341,3 +341,62 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 		t.Errorf("exit %d, %q: want 2 and no password", code, out.String())
 	}
 }
+
+// TestSavedNamesPerBackend: two registered backends whose clients report
+// the same Info.Name (as etcd34-mutex and etcd-mutex do) save their
+// failures at the same seed under different names into one --out, each
+// printed in its replay line; a rerun whose failure differs does not
+// overwrite the first one's files, and says so.
+func TestSavedNamesPerBackend(t *testing.T) {
+	t.Parallel()
+	twin := memBackend("mem-unfenced") // the same client, Info.Name "mem-unfenced"
+	twin.Name, twin.Schemes = "mem-unfenced-twin", nil
+	c := command()
+	c.Backends = append(c.Backends, twin)
+	dir := t.TempDir()
+	verifyInto := func(name string) (string, string) {
+		var so, se bytes.Buffer
+		code := c.Run(context.Background(), []string{"--backend", name, "--faults", "pause", "--duration", "3s", "--ttl", "300ms",
+			"--out", dir, "--shrink-for", "0", "--json", "--quiet"}, &so, &se)
+		if code != verify.ExitViolation {
+			t.Fatalf("%s: exit %d, want %d\n%s%s", name, code, verify.ExitViolation, so.String(), se.String())
+		}
+		return so.String(), se.String()
+	}
+	histories := map[string]string{}
+	for _, name := range []string{"mem-unfenced", "mem-unfenced-twin"} {
+		out, errOut := verifyInto(name)
+		s := decode(t, out)
+		if len(s.Histories) != 1 || s.Backend != "mem-unfenced" {
+			t.Fatalf("%s: summary %+v", name, s)
+		}
+		h := s.Histories[0]
+		if !strings.Contains(filepath.Base(h), name+"-seed-") {
+			t.Errorf("%s saved as %s: the name does not say which backend", name, h)
+		}
+		base := strings.TrimSuffix(h, ".history.jsonl")
+		if !strings.Contains(errOut, "--scenario "+base+".scenario.json") {
+			t.Errorf("%s: the replay line does not name %s.scenario.json:\n%s", name, base, errOut)
+		}
+		histories[name] = h
+	}
+	if histories["mem-unfenced"] == histories["mem-unfenced-twin"] {
+		t.Fatalf("both saved as %s", histories["mem-unfenced"])
+	}
+	first := strings.TrimSuffix(histories["mem-unfenced"], ".history.jsonl") + ".scenario.json"
+	before, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A real rerun never repeats exactly: its failure is another one.
+	out, errOut := verifyInto("mem-unfenced")
+	if !strings.Contains(errOut, "never overwritten") {
+		t.Errorf("the rerun does not say its failure was not saved over the first:\n%s", errOut)
+	}
+	if s := decode(t, out); len(s.Histories) != 0 {
+		t.Errorf("the rerun lists saved histories %v", s.Histories)
+	}
+	if now, _ := os.ReadFile(first); !bytes.Equal(now, before) {
+		t.Errorf("%s was overwritten by the rerun", first)
+	}
+}

@@ -126,6 +126,29 @@ func TestShardMergeByteIdentical(t *testing.T) {
 			t.Errorf("merge %v: exit %d, want 2 with a reason\n%s", bad, code, errOut)
 		}
 	}
+	// A sweep missing its first or its last shard leaves no gap between the
+	// parts given: it is refused all the same, naming the missing shard.
+	var thirds []string
+	for i := 1; i <= 3; i++ {
+		thirds = append(thirds, part(fmt.Sprintf("t%d.json", i), "--seeds", "90", "--shard", fmt.Sprintf("%d/3", i)))
+	}
+	for _, tc := range []struct {
+		files   []string
+		missing string
+	}{
+		{thirds[1:], "shard 1/3 (seeds 1..30)"},
+		{thirds[:2], "shard 3/3 (seeds 61..90)"},
+		{thirds[2:], "shard 1/3 (seeds 1..30), shard 2/3 (seeds 31..60)"},
+		{[]string{thirds[0], thirds[2]}, "shard 2/3 (seeds 31..60)"},
+	} {
+		out, errOut, code := runCmd(append([]string{"merge"}, tc.files...)...)
+		if code != exitUsage || !strings.Contains(errOut, "missing "+tc.missing) {
+			t.Errorf("merge %v: exit %d, want 2 naming %s\n%s%s", tc.files, code, tc.missing, out, errOut)
+		}
+	}
+	if _, errOut, code := runCmd(append([]string{"merge"}, thirds...)...); code != exitOK {
+		t.Errorf("merge of all three shards: exit %d\n%s", code, errOut)
+	}
 }
 
 // TestMutantFailFastRepro is issue 8's "must show": for built-in mutants,
@@ -159,7 +182,7 @@ func TestMutantFailFastRepro(t *testing.T) {
 				}
 			}
 			slices.Sort(violated)
-			base := filepath.Join(dir, fmt.Sprintf("seed-%d", sum.FailedSeeds[0]))
+			base := filepath.Join(dir, fmt.Sprintf("mutant-%s-seed-%d", m, sum.FailedSeeds[0]))
 			if !strings.Contains(errOut, "replay: leasecheck repro "+base+".scenario.json") {
 				t.Errorf("no replay line for %s in\n%s", base, errOut)
 			}

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/leasecheck/leasecheck/campaign"
@@ -70,6 +72,24 @@ type checkReport struct {
 	Properties map[string]string   `json:"properties"`
 	Violations []checker.Violation `json:"violations"`
 	Reason     string              `json:"reason,omitempty"`
+	// Warnings are lines a person should look at: unknown fields, refusals
+	// that read like timeouts (check_warn.go). Always present.
+	Warnings []checkWarning `json:"warnings"`
+}
+
+// checkInputError is --json's output for input that cannot be used (exit
+// 2): the same file, line and reason as the message on standard error, so
+// a script that parses the JSON learns why.
+type checkInputError struct {
+	OK       bool           `json:"ok"`
+	Error    inputError     `json:"error"`
+	Warnings []checkWarning `json:"warnings"`
+}
+
+type inputError struct {
+	File   string `json:"file"`
+	Line   int    `json:"line,omitempty"`
+	Reason string `json:"reason"`
 }
 
 // parseSize reads a byte count: an integer with an optional unit (B, KiB,
@@ -142,9 +162,38 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *timeout <= 0 {
 		opts.Timeout = -1 // no limit
 	}
+	var warnMu sync.Mutex
+	warnings := []checkWarning{}
 	opts.Read = model.ReadOptions{Strict: *strict, Warn: func(w model.Warning) {
 		fmt.Fprintf(stderr, "leasecheck: warning: %s (--strict refuses it)\n", w)
+		warnMu.Lock()
+		warnings = append(warnings, checkWarning{File: w.Name, Lines: []int{w.Line}, Count: 1, Message: w.Message + " (--strict refuses it)"})
+		warnMu.Unlock()
 	}}
+	encodeJSON := func(v any) int {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			fmt.Fprintf(stderr, "leasecheck: %v\n", err)
+			return exitUsage
+		}
+		return exitOK
+	}
+	// inputFail reports input that cannot be used: exit 2, and with --json
+	// the reason as JSON on standard output too.
+	inputFail := func(err error) int {
+		fmt.Fprintf(stderr, "leasecheck: %v\n", err)
+		if *asJSON {
+			ie := inputError{File: files[0], Reason: err.Error()}
+			var pe *model.ParseError
+			if errors.As(err, &pe) {
+				ie = inputError{File: pe.Name, Line: pe.Line, Reason: pe.Reason}
+			}
+			encodeJSON(checkInputError{Error: ie, Warnings: warnings})
+		}
+		return exitUsage
+	}
 	switch {
 	case *htmlPath != "" || *porcPath != "":
 		opts.StreamAbove = math.MaxInt64 // the pages need every op
@@ -158,14 +207,22 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var res *checker.Result
 	var h *model.History
+	scan := &refusalScan{}
 	if files[0] == "-" {
-		res, h, err = checker.CheckReader(context.Background(), stdin, "-", opts)
+		res, h, err = checker.CheckReader(context.Background(), io.TeeReader(stdin, scan), "-", opts)
 	} else {
+		if f, err := os.Open(files[0]); err == nil { // else CheckFile says why
+			io.Copy(scan, f)
+			f.Close()
+		}
 		res, h, err = checker.CheckFile(context.Background(), files[0], opts)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "leasecheck: %v\n", err)
-		return exitUsage
+		return inputFail(err)
+	}
+	if w := scan.warning(files[0]); w != nil {
+		fmt.Fprintf(stderr, "leasecheck: warning: %s\n", w)
+		warnings = append(warnings, *w)
 	}
 	if *porcPath != "" {
 		budget := 10 * time.Second
@@ -186,19 +243,15 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *asJSON {
 		rep := checkReport{OK: res.OK(), Ops: res.Ops, Keys: res.Keys, Undecided: res.Undecided(),
-			Properties: map[string]string{}, Violations: res.Violations, Reason: res.Reason}
+			Properties: map[string]string{}, Violations: res.Violations, Reason: res.Reason, Warnings: warnings}
 		if rep.Violations == nil {
 			rep.Violations = []checker.Violation{}
 		}
 		for _, p := range res.Properties {
 			rep.Properties[p.Name] = p.Verdict.String()
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintf(stderr, "leasecheck: %v\n", err)
-			return exitUsage
+		if code := encodeJSON(rep); code != exitOK {
+			return code
 		}
 	} else {
 		printCheckText(stdout, h, res)

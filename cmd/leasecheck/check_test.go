@@ -423,9 +423,13 @@ func TestCheckBadInput(t *testing.T) {
 				if n := strings.Count(strings.TrimSpace(r.stderr), "\n"); n != 0 {
 					t.Errorf("check %v: want a one-line message, got %d lines:\n%s", args, n+1, r.stderr)
 				}
-				if r.stdout != "" {
-					t.Errorf("check %v: unusable input, yet stdout:\n%s", args, r.stdout)
+				if args[0] != "--json" {
+					if r.stdout != "" {
+						t.Errorf("check %v: unusable input, yet stdout:\n%s", args, r.stdout)
+					}
+					continue
 				}
+				wantJSONInputError(t, args, r, tc.line, tc.reason)
 			}
 		})
 	}
@@ -490,8 +494,13 @@ func TestCheckStrictInput(t *testing.T) {
 			for _, args := range [][]string{{"input.jsonl"}, {"--stream", "input.jsonl"}, {"--json", "--stream", "input.jsonl"}} {
 				r := runCheckCLI(t, bin, dir, nil, args...)
 				prefix := fmt.Sprintf("input.jsonl:%d: ", tc.line)
-				if r.code != 2 || !strings.Contains(r.stderr, prefix) || !strings.Contains(r.stderr, tc.reason) || r.stdout != "" {
-					t.Errorf("check %v: exit %d, stderr %q, stdout %q; want exit 2, %q and %q, no stdout", args, r.code, r.stderr, r.stdout, prefix, tc.reason)
+				if r.code != 2 || !strings.Contains(r.stderr, prefix) || !strings.Contains(r.stderr, tc.reason) {
+					t.Errorf("check %v: exit %d, stderr %q; want exit 2, %q and %q", args, r.code, r.stderr, prefix, tc.reason)
+				}
+				if args[0] == "--json" {
+					wantJSONInputError(t, args, r, tc.line, tc.reason)
+				} else if r.stdout != "" {
+					t.Errorf("check %v: unusable input, yet stdout:\n%s", args, r.stdout)
 				}
 			}
 		})
@@ -600,5 +609,32 @@ func TestCheckBudgets(t *testing.T) {
 	// budget's doing.
 	if r := runCheckCLI(t, bin, dir, nil, "--stream", "reversed.jsonl"); r.code != 0 {
 		t.Errorf("check --stream reversed.jsonl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// wantJSONInputError: with --json, input that cannot be used prints one
+// JSON object on standard output — ok false, the file, the line and the
+// reason, the same as on standard error — so a script that parses the
+// JSON learns why.
+func wantJSONInputError(t *testing.T, args []string, r checkRun, line int, reason string) {
+	t.Helper()
+	var rep struct {
+		OK    *bool `json:"ok"`
+		Error struct {
+			File   string `json:"file"`
+			Line   int    `json:"line"`
+			Reason string `json:"reason"`
+		} `json:"error"`
+		Warnings []checkWarning `json:"warnings"`
+	}
+	d := json.NewDecoder(strings.NewReader(r.stdout))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&rep); err != nil {
+		t.Errorf("check %v: stdout is not the JSON error object (%v):\n%s", args, err, r.stdout)
+		return
+	}
+	if rep.OK == nil || *rep.OK || rep.Error.File != "input.jsonl" || rep.Error.Line != line ||
+		!strings.Contains(rep.Error.Reason, reason) || !strings.Contains(r.stderr, rep.Error.Reason) || rep.Warnings == nil {
+		t.Errorf("check %v: JSON error %+v, want ok false, input.jsonl line %d, a reason with %s as on stderr:\n%s", args, rep, line, reason, r.stderr)
 	}
 }

@@ -142,10 +142,13 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
 			return exitUsage
 		}
+		// Unique per implementation, strategy and property; an existing
+		// file with other contents is never overwritten (WriteFailure).
 		name := "explore-" + string(st)
 		if mut != nil {
 			name += "-" + mut.Name
 		}
+		name += "-" + campaign.FileName(cx.Property)
 		// Saved as run saves a failure: the scenario repro replays, the
 		// history with its fault records, the timeline, the story.
 		o, err := campaign.Replay(context.Background(), cx.Scenario, campaign.JudgeOptions{})

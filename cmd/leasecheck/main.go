@@ -37,7 +37,7 @@ func register(name string, c command) { commands[name] = c }
 var examples = map[string][]string{
 	"check":   {"leasecheck check history.jsonl", "leasecheck check --json --html out.html history.jsonl"},
 	"run":     {"leasecheck run --seeds 20000 --json", "leasecheck run --mutant no-expiry --fail-fast --out failures/", "leasecheck run --seeds 100000000 --shard 3/1000 --json > part-3.json"},
-	"repro":   {"leasecheck repro failures/seed-22.scenario.json", "leasecheck repro 4612 --faults pause,crash --history h.jsonl --trace"},
+	"repro":   {"leasecheck repro failures/reference-seed-22.scenario.json", "leasecheck repro 4612 --faults pause,crash --history h.jsonl --trace"},
 	"merge":   {"leasecheck merge --out merged/ results/*/summary.json"},
 	"mutants": {"leasecheck mutants", "leasecheck mutants --json"},
 	"verify":  {"leasecheck verify --backend etcd", "leasecheck verify --backend redis://127.0.0.1:6379 --duration 20s --json"},

@@ -107,8 +107,8 @@ func gatherSaved(dir string, sum *campaign.Summary, parts []*campaign.Summary, d
 				from = dirOf[p]
 			}
 		}
-		name := fmt.Sprintf("seed-%d", seed)
-		copied := 0
+		name := campaign.FailureName(sum.Implementation, seed)
+		var files []campaign.NewFile
 		for _, ext := range savedExts {
 			src, dst := filepath.Join(from, name+ext), filepath.Join(dir, name+ext)
 			b, err := os.ReadFile(src)
@@ -120,12 +120,13 @@ func gatherSaved(dir string, sum *campaign.Summary, parts []*campaign.Summary, d
 			if ext == ".md" || ext == ".html" {
 				b = []byte(strings.ReplaceAll(string(b), filepath.Join(from, name+".scenario.json"), filepath.Join(dir, name+".scenario.json")))
 			}
-			if err := os.WriteFile(dst, b, 0o644); err != nil {
-				return err
-			}
-			copied++
+			files = append(files, campaign.NewFile{Path: dst, Write: func(w io.Writer) error { _, err := w.Write(b); return err }})
 		}
-		if copied == 0 {
+		// As every save: never over another failure's files.
+		if err := campaign.WriteNew(files...); err != nil {
+			return err
+		}
+		if len(files) == 0 {
 			fmt.Fprintf(stderr, "leasecheck merge: seed %d failed, but %s/%s.* is not there (was the part run with --out %s?)\n", seed, from, name, from)
 		}
 	}

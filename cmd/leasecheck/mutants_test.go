@@ -78,7 +78,7 @@ func TestMutantRunFlag(t *testing.T) {
 		if sum.Violations[tc.prop] == 0 || len(sum.FailedSeeds) == 0 {
 			t.Errorf("run --mutant %s: violations %v, want %s", tc.name, sum.Violations, tc.prop)
 		}
-		if !strings.Contains(errOut, "replay: leasecheck repro "+dir+"/seed-") {
+		if !strings.Contains(errOut, "replay: leasecheck repro "+dir+"/mutant-"+tc.name+"-seed-") {
 			t.Errorf("run --mutant %s: no replay line in\n%s", tc.name, errOut)
 		}
 	}

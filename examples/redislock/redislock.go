@@ -23,6 +23,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
+	lcredis "github.com/leasecheck/leasecheck/impl/redis"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -54,6 +55,9 @@ type Backend struct {
 	rdb    *goredis.Client
 	locker *redislock.Client
 	prefix string
+	// closeOnce closes rdb once: in Cleanup or Close.
+	closeOnce sync.Once
+	closeErr  error
 
 	mu sync.Mutex
 	// locks holds each owner's lock object by key: redislock's token is
@@ -79,6 +83,7 @@ func Open(ctx context.Context, url, addr, prefix string) (*Backend, error) {
 	opts.MaxRetries = -1
 	opts.ContextTimeoutEnabled = true
 	opts.DialTimeout = 2 * time.Second
+	opts.ClientName = lcredis.ClientName(prefix) // Cleanup waits for these connections
 	rdb := goredis.NewClient(opts)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		rdb.Close()
@@ -177,12 +182,14 @@ func (b *Backend) Do(ctx context.Context, req backend.Request) (backend.Response
 }
 
 // Cleanup deletes every key under the prefix (SCAN + DEL).
+//
+// It closes the Backend first and waits until the server has applied every
+// command its connections carried (impl/redis.CleanupClient): a write
+// whose caller gave up may still be on its way, and a plain SET landing
+// after the delete would be left behind.
 func (b *Backend) Cleanup(ctx context.Context) error {
-	keys, err := b.Keys(ctx)
-	if err != nil || len(keys) == 0 {
-		return err
-	}
-	return b.rdb.Del(ctx, keys...).Err()
+	b.closeOnce.Do(func() { b.closeErr = lcredis.CleanupClient(ctx, b.rdb, b.prefix) })
+	return b.closeErr
 }
 
 // Keys lists the keys under the prefix.
@@ -195,5 +202,9 @@ func (b *Backend) Keys(ctx context.Context) ([]string, error) {
 	return keys, iter.Err()
 }
 
-// Close closes the connections. Locks are not released: they expire.
-func (b *Backend) Close() error { return b.rdb.Close() }
+// Close closes the connections (after Cleanup, which closed them, it does
+// nothing). Locks are not released: they expire.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() { b.closeErr = b.rdb.Close() })
+	return nil
+}

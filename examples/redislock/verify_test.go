@@ -13,6 +13,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/examples/redislock"
 	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 	"github.com/leasecheck/leasecheck/verify"
@@ -60,7 +61,7 @@ func TestVerifyCaught(t *testing.T) {
 			if !strings.Contains(se.String(), "'s write was accepted, but the lease was held by") {
 				t.Errorf("the story of the late write is not told")
 			}
-			if !strings.Contains(se.String(), "replay: redislock-verify --backend "+url+" --ttl 1s --scenario "+filepath.Join(dir, "verify-bsm-redislock-seed-1.scenario.json")) {
+			if !strings.Contains(se.String(), "replay: redislock-verify --backend "+url+" --ttl 1s --scenario "+filepath.Join(dir, "verify-"+campaign.FileName("redislock-"+strings.TrimPrefix(url, "redis://"))+"-seed-1.scenario.json")) {
 				t.Errorf("no replay line for the saved failure")
 			}
 			leftovers(t, url, "leasecheck:"+prefix+":*")

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -105,6 +106,23 @@ var quiet sync.Once
 type Backend struct {
 	rdb    *goredis.Client
 	prefix string
+	// closeOnce closes rdb once: in Cleanup (which must close it before it
+	// waits) or Close.
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// ClientName is the connection name (go-redis Options.ClientName) of the
+// clients of one prefix, by which CleanupClient knows their connections:
+// the prefix, with anything CLIENT SETNAME refuses (spaces, newlines)
+// replaced.
+func ClientName(prefix string) string {
+	return strings.Map(func(r rune) rune {
+		if r <= ' ' || r > '~' {
+			return '_'
+		}
+		return r
+	}, "leasecheck/"+prefix)
 }
 
 // Open connects to the server at url (redis://[user:password@]host:port[/db]);
@@ -127,6 +145,7 @@ func Open(ctx context.Context, url, addr, prefix string) (*Backend, error) {
 	opts.PoolSize = 4
 	opts.Protocol = 2
 	opts.DisableIdentity = true
+	opts.ClientName = ClientName(prefix)
 	rdb := goredis.NewClient(opts)
 	b := &Backend{rdb: rdb, prefix: prefix}
 	if err := rdb.Ping(ctx).Err(); err != nil {
@@ -210,12 +229,91 @@ func parse(kind model.Kind, v any) (backend.Response, error) {
 	return r, nil
 }
 
-// Cleanup deletes every key under the prefix.
-func (b *Backend) Cleanup(ctx context.Context) error { return b.DeletePrefix(ctx) }
+// cleanupWait bounds how long Cleanup waits for the server to finish with
+// the closed connections when its context has no deadline.
+const cleanupWait = 10 * time.Second
 
-// DeletePrefix deletes every key under the prefix (SCAN + DEL).
-func (b *Backend) DeletePrefix(ctx context.Context) error {
-	iter := b.rdb.Scan(ctx, 0, b.prefix+"*", 100).Iterator()
+// Cleanup deletes every key under the prefix, once nothing can write there
+// any more. Commands on different connections are not ordered: a write
+// whose client gave up (a timeout) may still sit in its connection's
+// buffers, on the server or in a slow network, and a DEL sent on another
+// connection could run first and leave that write's key behind. So Cleanup
+// first closes this Backend's connections (it is not usable afterwards;
+// Close is then a no-op), waits until the server has dropped every
+// connection of this prefix's clients (CLIENT LIST, by name) — by then
+// every command they carried has been applied — and only then deletes,
+// through a connection of its own. Backends of the same prefix opened
+// elsewhere must be closed first, as the runner and the conformance suite
+// do. When the server lists no connection names (CLIENT LIST refused), it
+// deletes anyway and says so.
+func (b *Backend) Cleanup(ctx context.Context) error {
+	b.closeOnce.Do(func() { b.closeErr = CleanupClient(ctx, b.rdb, b.prefix) })
+	return b.closeErr
+}
+
+// CleanupClient is Cleanup for any go-redis client whose connections are
+// named (Options.ClientName, unique to the prefix): it closes rdb, waits
+// until the server has dropped every connection of that name, and deletes
+// every key under prefix through a connection of its own. A lock library
+// adapted by hand (examples/redislock) cleans up with it.
+func CleanupClient(ctx context.Context, rdb *goredis.Client, prefix string) error {
+	opts := *rdb.Options()
+	name := opts.ClientName
+	rdb.Close()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cleanupWait)
+		defer cancel()
+	}
+	opts.ClientName = "" // not one of the connections waited for
+	admin := goredis.NewClient(&opts)
+	defer admin.Close()
+	var waitErr error
+	if name == "" {
+		waitErr = errors.New("redis: cleanup: the client's connections have no name (Options.ClientName): late writes cannot be waited for; deleted what was there")
+	} else {
+		waitErr = waitGone(ctx, admin, name)
+	}
+	if err := deletePrefix(ctx, admin, prefix); err != nil {
+		return err
+	}
+	return waitErr
+}
+
+// waitGone waits until the server lists no connection named name.
+func waitGone(ctx context.Context, admin *goredis.Client, name string) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		list, err := admin.ClientList(ctx).Result()
+		if err != nil {
+			return fmt.Errorf("redis: cleanup: cannot tell whether late writes are still on the way (CLIENT LIST: %w); deleted what was there", err)
+		}
+		open := 0
+		for _, line := range strings.Split(list, "\n") {
+			for _, f := range strings.Fields(line) {
+				if f == "name="+name {
+					open++
+				}
+			}
+		}
+		if open == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("redis: cleanup: %d connection(s) of prefix %q still open on the server: a command on them may still write after this cleanup", open, name)
+		case <-tick.C:
+		}
+	}
+}
+
+// DeletePrefix deletes every key under the prefix (SCAN + DEL) now, with no
+// wait for commands in flight: Cleanup is the one that waits.
+func (b *Backend) DeletePrefix(ctx context.Context) error { return deletePrefix(ctx, b.rdb, b.prefix) }
+
+func deletePrefix(ctx context.Context, rdb *goredis.Client, prefix string) error {
+	iter := rdb.Scan(ctx, 0, prefix+"*", 100).Iterator()
 	var ks []string
 	for iter.Next(ctx) {
 		ks = append(ks, iter.Val())
@@ -226,11 +324,15 @@ func (b *Backend) DeletePrefix(ctx context.Context) error {
 	if len(ks) == 0 {
 		return nil
 	}
-	return b.rdb.Del(ctx, ks...).Err()
+	return rdb.Del(ctx, ks...).Err()
 }
 
-// Close closes the connections.
-func (b *Backend) Close() error { return b.rdb.Close() }
+// Close closes the connections; after Cleanup (which closed them) it does
+// nothing.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() { b.closeErr = b.rdb.Close() })
+	return nil
+}
 
 // Addr returns the host:port of a redis:// URL.
 func Addr(url string) (string, error) {
