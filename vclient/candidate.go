@@ -132,17 +132,16 @@ func (c *Candidate) cross(ctx context.Context, cl *call) (reply, error) {
 				<-r
 				continue
 			}
-			w.abandon(cl)
-			// Answered at the same instant the context ended: take the
-			// reply, as a client reading its socket would.
-			select {
-			case r := <-cl.done:
-				if r.err == nil {
-					return r, nil
-				}
-			default:
+			// Giving up is a step of the harness's too: the client goes on
+			// (draws its jitter, retries) only when the harness says so, one
+			// candidate at a time — timeouts that end at the same instant
+			// would otherwise race. An answer delivered first still counts.
+			w.abandon(cl, ctx.Err())
+			r := <-cl.done
+			if r.err != nil {
+				return reply{}, r.err
 			}
-			return reply{}, ctx.Err()
+			return r, nil
 		}
 	}
 }
@@ -170,7 +169,8 @@ type call struct {
 
 	done      chan reply
 	abandoned bool
-	op        int // index of its op in the history, -1 when it has none
+	why       error // why it was abandoned
+	op        int   // index of its op in the history, -1 when it has none
 }
 
 type reply struct {

@@ -31,8 +31,8 @@ type recorder struct {
 
 // crash is one incarnation crashed, for the recovery measurement.
 type crash struct {
-	at       int64
-	identity string
+	at   int64
+	proc string // the incarnation that crashed
 }
 
 func (r *recorder) init(sc *scenario.Scenario, opts Options) {
@@ -51,7 +51,7 @@ func (r *recorder) struck(fault int, t int64, proc, why string) {
 	}
 	r.struckAt[fault], r.struckProc[fault], r.struckWhy[fault] = t, proc, why
 	if k := r.sc.Faults[fault].Kind; k == faults.Crash || k == faults.OwnerReuse {
-		r.crashes = append(r.crashes, crash{at: t, identity: ""})
+		r.crashes = append(r.crashes, crash{at: t, proc: proc})
 	}
 }
 
@@ -167,8 +167,8 @@ func (r *recorder) faultRecords() []model.FaultRecord {
 func (r *recorder) recoveries(res *sim.Result) {
 	for _, c := range r.crashes {
 		holder := r.holderAt(c.at)
-		if holder == "" {
-			continue
+		if holder == "" || holder != c.proc {
+			continue // it did not hold the lease: nobody waits for it
 		}
 		waiters := r.aliveAt(c.at, holder)
 		if len(waiters) == 0 {

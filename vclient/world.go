@@ -3,6 +3,7 @@ package vclient
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -76,7 +77,6 @@ type world struct {
 	opts   Options
 	client Client
 	srv    Server
-	rng    *rand.Rand
 	start  time.Time
 
 	mu       sync.Mutex
@@ -91,6 +91,9 @@ type world struct {
 	// outstanding are the requests not answered yet (lost ones included),
 	// so that the shutdown can answer every one.
 	outstanding map[*call]struct{}
+	// aborts are the requests whose client's context ended, waiting for
+	// the harness to let the client go on.
+	aborts []*call
 	// cancels end every incarnation's context, at the latest at shutdown.
 	cancels []context.CancelFunc
 
@@ -140,6 +143,7 @@ const (
 	evResume
 	evServe
 	evDeliver
+	evAbort
 )
 
 const ms = time.Millisecond
@@ -168,7 +172,7 @@ func Run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*sim
 	var res *sim.Result
 	synctest.Test(t, func(*testing.T) {
 		w := &world{sc: sc, opts: opts, client: client, srv: opts.Server(),
-			rng: rand.New(rand.NewPCG(sc.Seed, 0x76636c69656e74)), arrive: make(chan struct{}, 1), exited: make(chan struct{}, 1),
+			arrive: make(chan struct{}, 1), exited: make(chan struct{}, 1),
 			outstanding: map[*call]struct{}{}}
 		w.rec.init(sc, opts)
 		if serial {
@@ -261,6 +265,10 @@ func (w *world) loop() {
 // drawing each one's network delay (in the order of the candidates' names
 // and their own request counts, never the order the goroutines ran in).
 func (w *world) admit(now time.Duration) {
+	for _, c := range w.aborts {
+		w.events = append(w.events, &event{at: now, kind: evAbort, call: c})
+	}
+	w.aborts = w.aborts[:0]
 	if len(w.arrivals) == 0 {
 		return
 	}
@@ -301,7 +309,8 @@ func (w *world) admit(now time.Duration) {
 // half a delay fault's amount each.
 func (w *world) delays(c *call) (out, back int64) {
 	nw := w.sc.Network
-	leg := func() int64 { return nw.MinDelay + w.rng.Int64N(nw.MaxDelay-nw.MinDelay+1) }
+	r := w.draw(c, 1)
+	leg := func() int64 { return nw.MinDelay + r.Int64N(nw.MaxDelay-nw.MinDelay+1) }
 	out, back = leg(), leg()
 	sent := int64(c.sent / ms)
 	for _, f := range w.sc.Faults {
@@ -337,11 +346,37 @@ func (w *world) pick(now time.Duration) *event {
 			return e
 		}
 	}
-	slices.SortFunc(due, func(a, b int) int { return cmpEvent(w.events[a], w.events[b]) })
-	i := due[w.rng.IntN(len(due))]
+	// The event with the smallest draw goes first: a draw of the event's
+	// own (its request, its kind, the instant), so the order depends on
+	// neither the goroutines nor how the set of due events came together.
+	i := due[0]
+	best := w.rank(w.events[i], now)
+	for _, j := range due[1:] {
+		if r := w.rank(w.events[j], now); r < best || r == best && cmpEvent(w.events[j], w.events[i]) < 0 {
+			i, best = j, r
+		}
+	}
 	e := w.events[i]
 	w.events = slices.Delete(w.events, i, i+1)
 	return e
+}
+
+// draw returns a source for one request's choices (purpose: 1 its delays,
+// 2 a partition's), seeded from the scenario's seed and the request's
+// identity — its candidate, store and number — alone.
+func (w *world) draw(c *call, purpose uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(w.sc.Seed^0x9e3779b97f4a7c15*purpose, w.key(c)))
+}
+
+func (w *world) key(c *call) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d/%d", c.cand.Name, c.store, c.seq)
+	return h.Sum64()
+}
+
+// rank is an event's draw for its place in the order at instant now.
+func (w *world) rank(e *event, now time.Duration) uint64 {
+	return rand.New(rand.NewPCG(w.sc.Seed^uint64(now), w.key(e.call)^uint64(e.kind)<<56)).Uint64()
 }
 
 func cmpEvent(a, b *event) int {
@@ -397,6 +432,11 @@ func (w *world) step(e *event, now time.Duration) {
 		w.serve(e, now)
 	case evDeliver:
 		w.deliver(e, now)
+	case evAbort:
+		if _, ok := w.outstanding[e.call]; ok {
+			delete(w.outstanding, e.call)
+			e.call.done <- reply{err: e.call.why}
+		}
 	}
 }
 
@@ -496,6 +536,9 @@ func (w *world) enqueue(c *Candidate, cl *call) bool {
 	cl.done = make(chan reply, 1)
 	w.arrivals = append(w.arrivals, cl)
 	w.outstanding[cl] = struct{}{}
+	if debugSends {
+		w.rec.traceLocked(w.nowMs(), c.Name, "send", fmt.Sprintf("%d/%d %v", cl.store, cl.seq, cl.sent))
+	}
 	w.mu.Unlock()
 	select {
 	case w.arrive <- struct{}{}:
@@ -516,10 +559,18 @@ func (w *world) pauseOf(c *Candidate) chan struct{} {
 	return n.resume
 }
 
-func (w *world) abandon(c *call) {
+// abandon asks the harness to let c's client give up waiting (its context
+// ended with err).
+func (w *world) abandon(c *call, err error) {
 	w.mu.Lock()
 	c.abandoned = true
+	c.why = err
+	w.aborts = append(w.aborts, c)
 	w.mu.Unlock()
+	select {
+	case w.arrive <- struct{}{}:
+	default:
+	}
 }
 
 // paused reports until when c's node is paused, when c is its live
@@ -608,7 +659,7 @@ func (w *world) partitioned(c *call, t int64) (lost, loseAnswer bool) {
 	}
 	for _, f := range w.sc.Faults {
 		if f.Kind == faults.Partition && f.Target == c.cand.Node && f.Peer == peer && t >= f.At && t < f.At+f.Duration {
-			if w.rng.IntN(2) == 0 {
+			if w.draw(c, 2).IntN(2) == 0 {
 				return true, false
 			}
 			return false, true
@@ -629,6 +680,9 @@ func (w *world) deliver(e *event, now time.Duration) {
 	n := w.node(c.cand.Node)
 	if c.abandoned || n == nil || n.cur != c.cand {
 		return // nobody reads it: its op stays without a return
+	}
+	if _, ok := w.outstanding[c]; !ok {
+		return
 	}
 	if c.op >= 0 {
 		w.rec.returned(c.op, int64(now/ms))
@@ -731,3 +785,5 @@ func (c *call) what() string {
 	}
 	return c.req.Method + " " + c.req.URL.Path
 }
+
+var debugSends = false

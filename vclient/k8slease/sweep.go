@@ -89,6 +89,11 @@ const (
 	// between a leadership check and a write, for up to two
 	// LeaseDurations.
 	Pauses Profile = "pause"
+	// Contention: latency within RenewDeadline on every candidate and one
+	// candidate crashed (and restarted): the followers race for a Lease
+	// whose holder died, with reads and writes far apart — where a store
+	// without resourceVersion checks lets two of them win.
+	Contention Profile = "contention"
 	// All: pauses, latency beyond RenewDeadline, partitions from the API
 	// server, the API server down, crashes with and without a restart
 	// under the same identity.
@@ -96,7 +101,7 @@ const (
 )
 
 // Profiles lists them.
-var Profiles = []Profile{NoFaults, Latency, Pauses, All}
+var Profiles = []Profile{NoFaults, Latency, Pauses, Contention, All}
 
 // ParseProfile reads a profile name.
 func ParseProfile(s string) (Profile, error) {
@@ -119,6 +124,8 @@ func (p Profile) Kinds() []faults.Kind {
 		return []faults.Kind{faults.Delay}
 	case Pauses:
 		return []faults.Kind{faults.Pause}
+	case Contention:
+		return []faults.Kind{faults.Delay, faults.Crash}
 	case All:
 		return []faults.Kind{faults.Pause, faults.Delay, faults.Partition, faults.CoordinatorCrash, faults.Crash, faults.OwnerReuse}
 	}
@@ -161,11 +168,15 @@ func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *scen
 		at := func() int64 { return ld/2 + r.Int64N(span-ld/2) }
 		rtt := 2 * sc.Network.MaxDelay
 		switch p {
-		case Latency:
+		case Latency, Contention:
 			for _, h := range names {
 				budget := tm.RenewDeadline - rtt - 2 // the round trip stays inside RenewDeadline
 				sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Delay, Target: h, At: at(), Duration: 1 + r.Int64N(2*ld), Amount: r.Int64N(budget + 1)})
 			}
+		}
+		switch p {
+		case Contention:
+			sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Crash, Target: pick(), At: at(), Duration: 1 + r.Int64N(ld)})
 		case Pauses:
 			for range 1 + r.IntN(2) {
 				sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Pause, Target: pick(), At: at(), Duration: ld/4 + r.Int64N(2*ld)})

@@ -132,7 +132,7 @@ func TestLatencyUnsafeTiming(t *testing.T) {
 // beyond RenewDeadline, partitions, the API server down, crashes and
 // restarts — violates nothing (-seeds 10000 for the claim).
 func TestFencedClean(t *testing.T) {
-	sweep(t, Fenced, All, nil, seeds(100), nil).clean(t, "fenced, every fault")
+	sweep(t, Fenced, All, safeTimings(), seeds(100), nil).clean(t, "fenced, every fault")
 }
 
 // TestReplay replays a saved scenario file (-scenario FILE): the command
