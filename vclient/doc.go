@@ -45,6 +45,8 @@
 //
 // Index: world.go (Run, Server, Client, Options, the harness loop and the
 // faults), candidate.go (Candidate: Transport, Write, Leading, Stopped),
-// record.go (the history and the result), target.go (Target).
-// Package k8slease is the first client: client-go's LeaderElector.
+// record.go (the history and the result), target.go (Target). Kinds lists
+// the fault kinds injected; a scenario with another is refused.
+// Package k8slease is the first client, client-go's LeaderElector;
+// examples/httplease shows the entry point for one of your own.
 package vclient

@@ -3,6 +3,7 @@ package vclient
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/leasecheck/leasecheck/faults"
@@ -18,6 +19,7 @@ type recorder struct {
 	sc     *scenario.Scenario
 	opts   Options
 	ops    []model.Op
+	seqs   []int // each op's number among its candidate's requests to its store
 	trace  []sim.TraceEvent
 	grants int64 // successful acquires so far: the belief spans' term numbers
 	// Fault records' facts: when each plan entry struck, on which process.
@@ -71,6 +73,7 @@ func (r *recorder) op(c *call, op *model.Op, t int64) int {
 	o.Call = int64(c.sent / time.Millisecond)
 	o.At, o.HasAt = t, true
 	r.ops = append(r.ops, o)
+	r.seqs = append(r.seqs, c.seq)
 	if o.Kind == model.Acquire && o.OK {
 		r.grants++
 		r.traceLocked(t, "server", "granted", fmt.Sprintf("%s fence=%d", o.Owner, o.Fence))
@@ -100,9 +103,27 @@ func (r *recorder) result(w *world) *sim.Result {
 	if r.opts.Fenced {
 		h.Header.Semantics = model.FencedStorage
 	}
-	// Each process's ops in the order it issued them: by call, stably.
-	ops := slices.Clone(r.ops)
-	slices.SortStableFunc(ops, func(a, b model.Op) int { return cmp64(a.Call, b.Call) })
+	// Each process's ops in the order it issued them: by call, then by
+	// process and the order it issued them in (a request held by a pause
+	// is sent when it resumes, with those issued after it).
+	idx := make([]int, len(r.ops))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		x, y := &r.ops[a], &r.ops[b]
+		if c := cmp64(x.Call, y.Call); c != 0 {
+			return c
+		}
+		if x.Process != y.Process {
+			return strings.Compare(x.Process, y.Process)
+		}
+		return r.seqs[a] - r.seqs[b]
+	})
+	ops := make([]model.Op, len(idx))
+	for i, j := range idx {
+		ops[i] = r.ops[j]
+	}
 	h.Ops = ops
 	h.Faults = r.faultRecords()
 	h.NumberLines()

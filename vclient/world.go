@@ -67,6 +67,10 @@ type Options struct {
 	Fences model.FenceOrder
 }
 
+// Kinds are the fault kinds the harness injects (package doc); a scenario
+// with another is refused, never run as if the fault had struck.
+var Kinds = []faults.Kind{faults.Pause, faults.Delay, faults.Partition, faults.CoordinatorCrash, faults.Crash, faults.OwnerReuse}
+
 // runs serializes runs whose client draws from a process-wide source.
 var runs sync.Mutex
 
@@ -163,6 +167,14 @@ func Run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*sim
 	}
 	if opts.Server == nil {
 		return nil, fmt.Errorf("vclient: Options.Server is nil")
+	}
+	for i, f := range sc.Faults {
+		if !slices.Contains(Kinds, f.Kind) {
+			return nil, fmt.Errorf("vclient: fault %d (%s): %s is not injected in virtual time (these are: %v)", i, f, f.Kind, Kinds)
+		}
+	}
+	if len(sc.Clients) > 0 || sc.ReadEvery > 0 || sc.Space != nil || sc.Schedule != nil {
+		return nil, fmt.Errorf("vclient: adversarial clients, a reader and explored spaces are the simulator's, not run in virtual time")
 	}
 	ru, serial := client.(RandUser)
 	if serial {
