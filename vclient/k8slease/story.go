@@ -135,7 +135,7 @@ func WriteStory(w io.Writer, o *campaign.Outcome) {
 	fmt.Fprintf(w, "The other candidates saw the Lease stop changing and, `LeaseDuration` (%s) later, %s took it over at t=%dms "+
 		"(`holderIdentity` %s, `leaseTransitions` + 1; line %d). ", secs(sc.TTL), z.Grant.Owner, z.Grant.At, z.Grant.Owner, z.Grant.Line)
 	fmt.Fprintf(w, "%s's write %q reached the store at t=%dms and was accepted (line %d): a write from a leader the Lease had moved on from, "+
-		"interleaved with the new leader's — a zombie write. ", who, z.Write.Value, z.Write.At, z.Write.Line)
+		"after the Lease was granted to %s — a zombie write. ", who, z.Write.Value, z.Write.At, z.Write.Line, z.Grant.Owner)
 	switch {
 	case z.Stopped >= 0 && z.Stopped <= z.Write.Call:
 		fmt.Fprintf(w, "%s's `OnStoppedLeading` came at t=%dms, as it resumed and the write went out: too late to stop it.", who, z.Stopped)
@@ -148,6 +148,9 @@ func WriteStory(w io.Writer, o *campaign.Outcome) {
 		"longer `LeaseDuration` closes this window — a pause longer than `LeaseDuration` minus the time since the last renewal "+
 		"always opens it. What does: a token the store checks. The same elector with every write carrying the `resourceVersion` "+
 		"of the update that made its writer leader (implementation `%s`) has the store refuse this write.\n", Fenced)
+	fmt.Fprintf(w, "\nTo keep it: a virtual-time scenario is not the simulator's, so campaign's `testdata/regressions/` cannot replay it; "+
+		"put it in `vclient/k8slease/testdata/regressions/`, where `go test ./vclient/k8slease -run TestRegressions` replays every scenario "+
+		"and fails unless exactly its `expect` is violated and its saved history is recorded again.\n")
 }
 
 // AppendStory appends WriteStory to a saved failure's Markdown story.
