@@ -548,9 +548,6 @@ func (w *world) enqueue(c *Candidate, cl *call) bool {
 	cl.done = make(chan reply, 1)
 	w.arrivals = append(w.arrivals, cl)
 	w.outstanding[cl] = struct{}{}
-	if debugSends {
-		w.rec.traceLocked(w.nowMs(), c.Name, "send", fmt.Sprintf("%d/%d %v", cl.store, cl.seq, cl.sent))
-	}
 	w.mu.Unlock()
 	select {
 	case w.arrive <- struct{}{}:
@@ -797,5 +794,3 @@ func (c *call) what() string {
 	}
 	return c.req.Method + " " + c.req.URL.Path
 }
-
-var debugSends = false
