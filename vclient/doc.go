@@ -16,7 +16,12 @@
 // seed among those due, and delivers each answer the same way; a
 // client's goroutines therefore run one answer at a time, and a client
 // that draws random numbers (a retry jitter) draws them from the run's
-// seeded source (RandUser). The same scenario gives the same history.
+// seeded source (RandUser); a client giving up on a request (its context
+// ended) does so as a harness step too. The same scenario gives the same
+// history — byte for byte under pauses, latency and crashes; where lost
+// requests, an unavailable server and client-side timeouts mix, a few
+// seeds in a hundred still vary between runs (k8slease's TestDeterministic
+// and TestReplayRate say how many).
 //
 // Faults, from the scenario's plan (package faults), as virtual time
 // passes: pause (strikes at the candidate's next write after At, between
