@@ -46,6 +46,8 @@ bench:
 	GOGC=400 $(GO) test -run '^$$' -bench . -benchtime 1x -cpu 1 ./explore/
 	$(GO) test ./campaign -run '^TestMutantReport$$' -report -count=1 -v
 	$(GO) test ./campaign -run '^$$' -bench '^BenchmarkSweepFlat$$' -benchtime 1x
+	$(GO) test ./vclient/k8slease -run '^$$' -bench '^BenchmarkElection$$' -benchtime 20x
+	$(GO) test ./vclient/k8slease -run '^TestReplayRate$$' -failures 100 -count=1 -v -timeout 30m
 
 # Peak memory of a sweep of 10^6 seeds (issue 10: at most 300 MB, flat in
 # the number of seeds); a few CPU-minutes.

@@ -1,0 +1,57 @@
+// Package vclient runs users' real client code — goroutines, timers,
+// retries, callbacks, unmodified — in virtual time, and judges it with
+// leasecheck's checker and run properties (DESIGN.md §11).
+//
+// A run is one testing/synctest bubble holding the candidates (each an
+// incarnation of the user's Client), an in-process lease Server the
+// clients reach through their own library over HTTP (Candidate.Transport
+// is the http.RoundTripper to point it at), a resource the leader writes
+// to (Candidate.Write), and the fault injector. The bubble's clock jumps
+// ahead whenever every goroutine is blocked, so an hour of leases takes
+// milliseconds. A bubble needs a *testing.T: sweeps run as go test.
+//
+// Replay. Requests are not served when their goroutine happens to run:
+// the harness serves them one at a time, at whole milliseconds, once the
+// bubble is idle (synctest.Wait), in an order drawn from the scenario's
+// seed among those due, and delivers each answer the same way; a
+// client's goroutines therefore run one answer at a time, and a client
+// that draws random numbers (a retry jitter) draws them from the run's
+// seeded source (RandUser); a client giving up on a request (its context
+// ended) does so as a harness step too. The same scenario gives the same
+// history — byte for byte under pauses, latency and crashes; where lost
+// requests, an unavailable server and client-side timeouts mix, a few
+// seeds in a hundred still vary between runs (k8slease's TestDeterministic
+// and TestReplayRate say how many).
+//
+// Faults, from the scenario's plan (package faults), as virtual time
+// passes: pause (strikes at the candidate's next write after At, between
+// its leadership check and the write going out; everything it sends or
+// is answered is held until it resumes, and it cannot notice its
+// contexts ending meanwhile), delay (its round trips longer by Amount),
+// partition from the coordinator (each request lost, or applied with its
+// answer lost), coordinator-crash (the lease server answers 503), crash
+// (its context cancelled; a restart after Duration under a new identity)
+// and owner-reuse (restarted under the same identity).
+//
+// Recording. The lease server says what each request did to the lease
+// (an acquire, renew or release, with its outcome), the harness adds who
+// sent it when, when it was applied and when the answer arrived (none: the
+// client gave up, or crashed); writes are recorded at the resource. The
+// history is history format v1 in exact mode with fault records, fence-less
+// where the client grants no token (Options.Fences). The candidates'
+// beliefs (Candidate.Leading and Stopped, from the client's own callbacks)
+// and the pauses go into a simulator-shaped result (sim.Result), so the
+// run properties judge them: exclusive-belief, liveness.
+//
+// Judging, shrinking and saving are package campaign's: Target is a
+// campaign.Target, so campaign.Run sweeps seeds over it, campaign.Shrink
+// shrinks its failures with scenario.Shrink, and campaign.SaveFailure saves
+// them (scenario, history, timeline, story, trace, replay command).
+//
+// Index: world.go (Run, Server, Client, Options, the harness loop and the
+// faults), candidate.go (Candidate: Transport, Write, Leading, Stopped),
+// record.go (the history and the result), target.go (Target). Kinds lists
+// the fault kinds injected; a scenario with another is refused.
+// Package k8slease is the first client, client-go's LeaderElector;
+// examples/httplease shows the entry point for one of your own.
+package vclient

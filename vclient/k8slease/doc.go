@@ -1,0 +1,34 @@
+// Package k8slease runs Kubernetes leader election — client-go's
+// LeaderElector from k8s.io/client-go, unmodified, with
+// resourcelock.LeaseLock — in virtual time (package vclient), against an
+// in-process Lease API server that enforces resourceVersion optimistic
+// concurrency on every update (Server; AcceptStale plants the fake
+// clientset's missing check), and sweeps seeds over the three timing
+// parameters (Timings: client-go's 15 s / 10 s / 2 s, OpenShift's
+// 137 s / 107 s / 26 s, 60 s / 15 s / 5 s, tight ones) and fault
+// profiles (Profiles: none, latency within RenewDeadline, pauses, all).
+//
+// Elector is the user's program: the leader's work writes to a separate
+// store, each write guarded by IsLeader(). Unfenced (Unfenced), a leader
+// paused between that check and its write writes after the Lease moved
+// on — the zombie write client-go's documentation warns of; the sweep
+// finds it, campaign shrinks and saves it, and WriteStory tells it in
+// LeaseDuration / RenewDeadline / OnStoppedLeading terms. Fenced
+// (Fenced), every write carries the resourceVersion of the Lease update
+// that made its writer leader, and the store refuses a lower one.
+//
+// Sweeps run as go test (a synctest bubble needs a *testing.T):
+//
+//	go test ./vclient/k8slease -run TestNoFaultsClean -seeds 10000
+//	go test ./vclient/k8slease -run TestLatencyClean -seeds 10000
+//	go test ./vclient/k8slease -run TestFencedClean -seeds 10000
+//	go test ./vclient/k8slease -run TestZombieWrite -save DIR
+//	go test ./vclient/k8slease -run 'TestReplay$' -scenario DIR/seed-N.scenario.json
+//	go test ./vclient/k8slease -run TestReplayRate -failures 100
+//	go test ./vclient/k8slease -run '^$' -bench BenchmarkElection
+//
+// Index: server.go (the Lease API server), elector.go (Elector, the
+// fenced token), jitter.go (client-go's jitter pointed at the run's
+// seeded source), sweep.go (Target, Timings, Profiles, Generator),
+// story.go (FindZombieWrite, WriteStory, AppendStory).
+package k8slease

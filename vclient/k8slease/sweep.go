@@ -1,0 +1,218 @@
+package k8slease
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/vclient"
+)
+
+// Implementations, as a scenario records them.
+const (
+	// Unfenced: client-go's LeaderElector, the writes guarded by IsLeader().
+	Unfenced = "vclient:k8slease"
+	// Fenced: the same, every write carrying the Lease's resourceVersion
+	// as a token the resource checks.
+	Fenced = "vclient:k8slease-fenced"
+	// AcceptStale: Unfenced against a Lease store with the planted bug of
+	// client-go's fake clientset: an update with a stale resourceVersion
+	// is applied.
+	AcceptStale = "vclient:k8slease+accept-stale"
+)
+
+// Target returns the campaign target an implementation name stands for,
+// its runs bubbles of t; an unknown name is an error naming the known ones.
+func Target(t *testing.T, impl string) (*vclient.Target, error) {
+	tg := &vclient.Target{T: t, Name: impl}
+	switch impl {
+	case Unfenced, AcceptStale:
+		stale := impl == AcceptStale
+		tg.Client = &Elector{}
+		tg.Options = vclient.Options{Fences: model.NoFences,
+			Server: func() vclient.Server { s := NewServer(); s.AcceptStale = stale; return s }}
+	case Fenced:
+		tg.Client = &Elector{Fenced: true}
+		tg.Options = vclient.Options{Fenced: true, Fences: model.Increasing,
+			Server: func() vclient.Server { s := NewServer(); s.Fenced = true; return s }}
+	default:
+		return nil, fmt.Errorf("implementation %q: want %s, %s or %s", impl, Unfenced, Fenced, AcceptStale)
+	}
+	return tg, nil
+}
+
+// Timing is one setting of the three parameters, in milliseconds.
+type Timing struct {
+	Name                                      string
+	LeaseDuration, RenewDeadline, RetryPeriod int64
+}
+
+// Timings are the settings a sweep draws from: client-go's defaults (as
+// kube-controller-manager and kube-scheduler ship them), OpenShift's
+// (137 s / 107 s / 26 s, chosen to ride out an API server's restart), a
+// relaxed one, and tight ones that client-go's validation accepts; the
+// last is not Safe.
+var Timings = []Timing{
+	{"default", 15000, 10000, 2000},
+	{"openshift", 137000, 107000, 26000},
+	{"relaxed", 60000, 15000, 5000},
+	{"tight", 4000, 2500, 1000},
+	{"tight-edge", 5000, 4000, 1000},
+	{"tight-2s", 2000, 1500, 1000},
+}
+
+// Safe reports whether the timing keeps a leader inside its lease under
+// any API latency within RenewDeadline: the leader's renewals are applied
+// a round trip + RetryPeriod apart (the Latency profile slows both legs
+// alike), and the others may take over LeaseDuration after the last one;
+// so RetryPeriod + RenewDeadline must not exceed LeaseDuration. client-go
+// checks only LeaseDuration > RenewDeadline > 1.2·RetryPeriod: tight-2s
+// (2 s / 1.5 s / 1 s) passes its check and is not safe.
+func (t Timing) Safe() bool { return t.RetryPeriod+t.RenewDeadline <= t.LeaseDuration }
+
+// Profile is a sweep's fault class.
+type Profile string
+
+const (
+	// NoFaults: no fault; a quiet network (0-5 ms a leg).
+	NoFaults Profile = "none"
+	// Latency: API calls slowed, every round trip still inside
+	// RenewDeadline (a delay fault per candidate, up to RenewDeadline
+	// minus the network's own).
+	Latency Profile = "latency"
+	// Pauses: candidates paused (a GC pause, a throttled container)
+	// between a leadership check and a write, for up to two
+	// LeaseDurations.
+	Pauses Profile = "pause"
+	// Contention: latency within RenewDeadline on every candidate and one
+	// candidate crashed (and restarted): the followers race for a Lease
+	// whose holder died, with reads and writes far apart — where a store
+	// without resourceVersion checks lets two of them win.
+	Contention Profile = "contention"
+	// All: pauses, latency beyond RenewDeadline, partitions from the API
+	// server, the API server down, crashes with and without a restart
+	// under the same identity.
+	All Profile = "all"
+)
+
+// Profiles lists them.
+var Profiles = []Profile{NoFaults, Latency, Pauses, Contention, All}
+
+// ParseProfile reads a profile name.
+func ParseProfile(s string) (Profile, error) {
+	for _, p := range Profiles {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	names := make([]string, len(Profiles))
+	for i, p := range Profiles {
+		names[i] = string(p)
+	}
+	return "", fmt.Errorf("unknown fault profile %q (known: %s)", s, strings.Join(names, ", "))
+}
+
+// Kinds returns the fault kinds a profile draws.
+func (p Profile) Kinds() []faults.Kind {
+	switch p {
+	case Latency:
+		return []faults.Kind{faults.Delay}
+	case Pauses:
+		return []faults.Kind{faults.Pause}
+	case Contention:
+		return []faults.Kind{faults.Delay, faults.Crash}
+	case All:
+		return []faults.Kind{faults.Pause, faults.Delay, faults.Partition, faults.CoordinatorCrash, faults.Crash, faults.OwnerReuse}
+	}
+	return []faults.Kind{}
+}
+
+// Generator returns the scenario of each seed of a sweep against impl
+// under profile p: two to four candidates with the timing drawn from
+// timings (nil: all of Timings), each with a work program of one or two
+// items, and the profile's faults, all drawn from the seed alone.
+func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *scenario.Scenario {
+	if len(timings) == 0 {
+		timings = Timings
+	}
+	return func(seed uint64) *scenario.Scenario {
+		r := rand.New(rand.NewPCG(seed, 0x6b38736c65617365))
+		tm := timings[r.IntN(len(timings))]
+		ld := tm.LeaseDuration
+		sc := &scenario.Scenario{Version: scenario.Version, Seed: seed, Semantics: "seed", Key: "lease", TTL: ld,
+			Network: scenario.Network{MinDelay: 0, MaxDelay: 1 + r.Int64N(5)}, Implementation: impl, FaultKinds: p.Kinds()}
+		if impl == Fenced {
+			sc.Semantics = "fenced-storage"
+		}
+		n := 2 + r.IntN(3)
+		for i := range n {
+			proc := scenario.Process{Name: fmt.Sprintf("h%d", i+1), Timeout: tm.RenewDeadline, RenewEvery: tm.RetryPeriod,
+				RetryMax: retryBound(tm.RetryPeriod, sc.Network.MaxDelay)}
+			if r.IntN(3) == 0 {
+				proc.Start = r.Int64N(ld)
+			}
+			for range 1 + r.IntN(2) {
+				proc.Work = append(proc.Work, holder.Item{Work: 1 + r.Int64N(max(tm.RetryPeriod, 1000)), Writes: 1 + r.IntN(2)})
+			}
+			sc.Holders = append(sc.Holders, proc)
+		}
+		span := 4 * ld // faults strike in [LeaseDuration/2, 4·LeaseDuration)
+		sc.Horizon = span + 3*ld
+		names := sc.Names()
+		pick := func() string { return names[r.IntN(len(names))] }
+		at := func() int64 { return ld/2 + r.Int64N(span-ld/2) }
+		rtt := 2 * sc.Network.MaxDelay
+		switch p {
+		case Latency, Contention:
+			for _, h := range names {
+				budget := tm.RenewDeadline - rtt - 2 // the round trip stays inside RenewDeadline
+				sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Delay, Target: h, At: at(), Duration: 1 + r.Int64N(2*ld), Amount: r.Int64N(budget + 1)})
+			}
+		}
+		switch p {
+		case Contention:
+			sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Crash, Target: pick(), At: at(), Duration: 1 + r.Int64N(ld)})
+		case Pauses:
+			for range 1 + r.IntN(2) {
+				sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Pause, Target: pick(), At: at(), Duration: ld/4 + r.Int64N(2*ld)})
+			}
+		case All:
+			for range 1 + r.IntN(4) {
+				f := faults.Fault{Target: pick(), At: at()}
+				switch r.IntN(6) {
+				case 0:
+					f.Kind, f.Duration = faults.Pause, ld/4+r.Int64N(2*ld)
+				case 1:
+					f.Kind, f.Duration, f.Amount = faults.Delay, 1+r.Int64N(2*ld), r.Int64N(2*tm.RenewDeadline)
+				case 2:
+					f.Kind, f.Duration, f.Peer = faults.Partition, 1+r.Int64N(2*ld), faults.Coordinator
+				case 3:
+					f.Kind, f.Target, f.Duration = faults.CoordinatorCrash, faults.Coordinator, 1+r.Int64N(2*ld)
+				case 4:
+					f.Kind = faults.Crash
+					if r.IntN(2) == 0 {
+						f.Duration = 1 + r.Int64N(ld)
+					}
+				case 5:
+					f.Kind, f.Duration = faults.OwnerReuse, 1+r.Int64N(ld)
+				}
+				sc.Faults = append(sc.Faults, f)
+			}
+		}
+		sc.Faults = sc.Faults.Sorted()
+		return sc
+	}
+}
+
+// retryBound is the scenario's retry interval for the liveness bound: a
+// follower notices a silent leader's last renewal within one jittered
+// retry (RetryPeriod·(1+JitterFactor)) and a round trip, and tries again
+// within another after LeaseDuration ran out from then.
+func retryBound(rp, maxDelay int64) int64 {
+	return (rp*44+9)/10 + 4*maxDelay + 4
+}

@@ -1,0 +1,241 @@
+package k8slease
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/runprop"
+	"github.com/leasecheck/leasecheck/scenario"
+)
+
+var (
+	seedsFlag    = flag.Int("seeds", 0, "seeds per sweep (0: each test's short default; 10000 for the issue's claims)")
+	scenarioFlag = flag.String("scenario", "", "TestReplay: the saved scenario file to replay")
+	saveFlag     = flag.String("save", "", "where sweeps save their failures (default: the test's temporary directory)")
+)
+
+// replayCommand is the command that replays a saved scenario file.
+func replayCommand(file string) string {
+	return "go test ./vclient/k8slease -run 'TestReplay$' -count=1 -scenario " + file
+}
+
+func seeds(short int) int {
+	if *seedsFlag > 0 {
+		return *seedsFlag
+	}
+	return short
+}
+
+func saveDir(t *testing.T) string {
+	if *saveFlag != "" {
+		return *saveFlag
+	}
+	return t.TempDir()
+}
+
+// sweep runs a campaign of n seeds against impl under profile p.
+type sweepResult struct {
+	sum      *campaign.Summary
+	failures []*campaign.Failure
+}
+
+func sweep(t *testing.T, impl string, p Profile, timings []Timing, n int, cfg func(*campaign.Config)) sweepResult {
+	t.Helper()
+	tg, err := Target(t, impl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out sweepResult
+	c := campaign.Config{Target: tg, Scenario: Generator(impl, p, timings), Kinds: p.Kinds(), Seeds: n, First: 1, Workers: 2,
+		Save: campaign.SaveOptions{Replay: replayCommand, Shrink: campaign.ShrinkOptions{Budget: 300}},
+		OnFailure: func(f *campaign.Failure) {
+			if f.Saved != nil {
+				if err := AppendStory(f.Saved); err != nil {
+					t.Errorf("story: %v", err)
+				}
+			}
+			out.failures = append(out.failures, f)
+		}}
+	if cfg != nil {
+		cfg(&c)
+	}
+	out.sum, err = campaign.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// clean asserts that a sweep found nothing: no violation, nothing undecided.
+func (r sweepResult) clean(t *testing.T, what string) {
+	t.Helper()
+	var b strings.Builder
+	r.sum.WriteText(&b, 0)
+	t.Logf("%s:\n%s", what, b.String())
+	for i, f := range r.failures {
+		if i == 3 {
+			break
+		}
+		var w strings.Builder
+		campaign.WriteOutcome(&w, f.Outcome)
+		t.Errorf("%s: seed %d: %s\n%s", what, f.Seed, strings.Join(f.Outcome.Failed(), ", "), w.String())
+	}
+	if r.sum.Undecided > 0 {
+		t.Errorf("%s: %d seeds undecided", what, r.sum.Undecided)
+	}
+}
+
+func safeTimings() []Timing {
+	var out []Timing
+	for _, tm := range Timings {
+		if tm.Safe() {
+			out = append(out, tm)
+		}
+	}
+	return out
+}
+
+// TestNoFaultsClean: client-go's elector with no fault keeps one leader
+// at a time, on every timing (the issue: zero violations over 10^4 seeds,
+// go test ./vclient/k8slease -run TestNoFaultsClean -seeds 10000).
+func TestNoFaultsClean(t *testing.T) {
+	sweep(t, Unfenced, NoFaults, nil, seeds(100), nil).clean(t, "no faults")
+}
+
+// TestLatencyClean: API latency within RenewDeadline, on every timing
+// whose RetryPeriod + RenewDeadline fits in LeaseDuration, causes no
+// violation (-seeds 10000 for the issue's claim).
+func TestLatencyClean(t *testing.T) {
+	sweep(t, Unfenced, Latency, safeTimings(), seeds(100), nil).clean(t, "latency within RenewDeadline")
+}
+
+// TestLatencyUnsafeTiming: the same latency on a timing client-go accepts
+// but whose RetryPeriod + RenewDeadline exceeds LeaseDuration (2 s /
+// 1.5 s / 1 s) lets the leader write after its lease ran out: the sweep
+// that is clean on safe timings is not blind.
+func TestLatencyUnsafeTiming(t *testing.T) {
+	edge := []Timing{Timings[5]}
+	if edge[0].Safe() {
+		t.Fatalf("%+v is safe", edge[0])
+	}
+	r := sweep(t, Unfenced, Latency, edge, seeds(200), func(c *campaign.Config) { c.FailFast = true })
+	if len(r.failures) == 0 {
+		t.Fatalf("no violation in %d seeds of latency within RenewDeadline at %+v", r.sum.Seeds, edge[0])
+	}
+	t.Logf("seed %d: %v", r.failures[0].Seed, r.failures[0].Outcome.Failed())
+}
+
+// TestFencedClean: the fenced variant under every fault — pauses, latency
+// beyond RenewDeadline, partitions, the API server down, crashes and
+// restarts — on the safe timings violates no history property and no
+// liveness property (-seeds 10000 for the issue's claim): the store refuses
+// every stale write. What fencing cannot change is client-go's own belief:
+// OnStoppedLeading comes up to the last renewal's answer latency +
+// RetryPeriod + RenewDeadline after the API server applied it, while
+// another candidate may lead LeaseDuration after it; so where an answer
+// took longer than LeaseDuration − RenewDeadline − RetryPeriod and the
+// leader then lost the API, two electors believe at once. Every
+// exclusive-belief finding must be of that kind, and is counted.
+func TestFencedClean(t *testing.T) {
+	r := sweep(t, Fenced, All, safeTimings(), seeds(100), nil)
+	var b strings.Builder
+	r.sum.WriteText(&b, 0)
+	t.Logf("fenced, every fault:\n%s", b.String())
+	late := 0
+	for _, f := range r.failures {
+		o := f.Outcome
+		if !slices.Equal(o.Failed(), []string{runprop.ExclusiveBelief}) {
+			var w strings.Builder
+			campaign.WriteOutcome(&w, o)
+			t.Errorf("seed %d: %v\n%s", f.Seed, o.Failed(), w.String())
+			continue
+		}
+		why, ok := lateAnswer(o)
+		if !ok {
+			var w strings.Builder
+			campaign.WriteOutcome(&w, o)
+			t.Errorf("seed %d: two electors believed at once without a late renewal answer: %s\n%s", f.Seed, why, w.String())
+			continue
+		}
+		late++
+		t.Logf("seed %d: %s", f.Seed, why)
+	}
+	if r.sum.Undecided > 0 {
+		t.Errorf("%d seeds undecided", r.sum.Undecided)
+	}
+	t.Logf("%d of %d seeds: two electors believed at once after a late renewal answer (client-go's belief; every stale write refused)", late, r.sum.Seeds)
+}
+
+// lateAnswer explains an overlap of two beliefs by the older believer's
+// last renewal before the other's belief began: its answer's latency
+// (return − at) + RetryPeriod + RenewDeadline reaching past LeaseDuration.
+func lateAnswer(o *campaign.Outcome) (string, bool) {
+	sc := o.Scenario
+	ld, rd, rp := sc.TTL, sc.Holders[0].Timeout, sc.Holders[0].RenewEvery
+	bs := o.Sim.Beliefs
+	for i := range bs {
+		for j := range bs {
+			a, b := &bs[i], &bs[j]
+			if a.Process == b.Process || !(a.From <= b.From && b.From < a.To) {
+				continue
+			}
+			var last *model.Op
+			for k := range o.History.Ops {
+				op := &o.History.Ops[k]
+				if op.Process == a.Process && op.OK && op.HasAt && op.At < b.From && (op.Kind == model.Renew || op.Kind == model.Acquire) &&
+					(last == nil || op.At > last.At) {
+					last = op
+				}
+			}
+			if last == nil {
+				return fmt.Sprintf("%s believed with no renewal", a.Process), false
+			}
+			if !last.Returned {
+				return fmt.Sprintf("%s's last renewal (line %d, applied t=%d) was never answered", a.Process, last.Line, last.At), true
+			}
+			d := last.Return - last.At
+			why := fmt.Sprintf("%s's last renewal (line %d) was applied at t=%d and answered %dms later; %dms + RetryPeriod %dms + RenewDeadline %dms vs LeaseDuration %dms",
+				a.Process, last.Line, last.At, d, d, rp, rd, ld)
+			return why, d+rp+rd+2 >= ld // 2 ms: the harness serves and answers at whole milliseconds
+		}
+	}
+	return "no two beliefs overlap", false
+}
+
+// TestReplay replays a saved scenario file (-scenario FILE): the command
+// every saved failure's story and page print.
+func TestReplay(t *testing.T) {
+	if *scenarioFlag == "" {
+		t.Skip("no -scenario FILE to replay")
+	}
+	o, err := Replay(t, *scenarioFlag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	campaign.WriteOutcome(&b, o)
+	t.Log(b.String())
+	if err := campaign.CheckExpect(o); err != nil {
+		t.Fatalf("%s: %v", *scenarioFlag, err)
+	}
+}
+
+// Replay runs a saved scenario against the implementation it records and
+// judges it.
+func Replay(t *testing.T, file string) (*campaign.Outcome, error) {
+	sc, err := scenario.Load(file)
+	if err != nil {
+		return nil, err
+	}
+	tg, err := Target(t, sc.Implementation)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return campaign.Judge(context.Background(), tg, sc, campaign.JudgeOptions{Budget: -1})
+}

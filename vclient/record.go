@@ -1,0 +1,280 @@
+package vclient
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/sim"
+)
+
+// recorder keeps what the run showed: the ops as the stores applied them,
+// the trace, the beliefs and pauses, and when each fault struck. Its
+// methods run under world.mu.
+type recorder struct {
+	sc     *scenario.Scenario
+	opts   Options
+	ops    []model.Op
+	seqs   []int // each op's number among its candidate's requests to its store
+	trace  []sim.TraceEvent
+	grants int64 // successful acquires so far: the belief spans' term numbers
+	// Fault records' facts: when each plan entry struck, on which process.
+	struckAt   map[int]int64
+	struckProc map[int]string
+	struckWhy  map[int]string
+	beliefs    []sim.Belief
+	stops      []sim.Stop
+	crashes    []crash
+}
+
+// crash is one incarnation crashed, for the recovery measurement.
+type crash struct {
+	at   int64
+	proc string // the incarnation that crashed
+}
+
+func (r *recorder) init(sc *scenario.Scenario, opts Options) {
+	r.sc, r.opts = sc, opts
+	r.struckAt, r.struckProc, r.struckWhy = map[int]int64{}, map[int]string{}, map[int]string{}
+}
+
+func (r *recorder) traceLocked(t int64, node, what, detail string) int {
+	r.trace = append(r.trace, sim.TraceEvent{T: t, Node: node, What: what, Detail: detail})
+	return len(r.trace)
+}
+
+func (r *recorder) struck(fault int, t int64, proc, why string) {
+	if _, ok := r.struckAt[fault]; ok {
+		return
+	}
+	r.struckAt[fault], r.struckProc[fault], r.struckWhy[fault] = t, proc, why
+	if k := r.sc.Faults[fault].Kind; k == faults.Crash || k == faults.OwnerReuse {
+		r.crashes = append(r.crashes, crash{at: t, proc: proc})
+	}
+}
+
+// op records an op a store applied at t, sent by c; it returns its index.
+// The op's call is when the candidate sent it (the millisecond it was in),
+// its at when the store applied it; its return comes when it is delivered.
+func (r *recorder) op(c *call, op *model.Op, t int64) int {
+	o := *op
+	o.Process = c.cand.Name
+	if o.Kind == model.Write {
+		o.Process = c.cand.Name + "/work"
+	}
+	if o.Owner == "" {
+		o.Owner = c.cand.Identity
+	}
+	o.Key = r.sc.Key
+	o.Call = int64(c.sent / time.Millisecond)
+	o.At, o.HasAt = t, true
+	r.ops = append(r.ops, o)
+	r.seqs = append(r.seqs, c.seq)
+	if o.Kind == model.Acquire && o.OK {
+		r.grants++
+		r.traceLocked(t, "server", "granted", fmt.Sprintf("%s fence=%d", o.Owner, o.Fence))
+	}
+	return len(r.ops) - 1
+}
+
+func (r *recorder) returned(i int, t int64) {
+	r.ops[i].Return, r.ops[i].Returned = t, true
+}
+
+// result builds the simulator-shaped result the run properties and the
+// reports read: the history, the trace, the beliefs, the stops, the
+// liveness measurements.
+func (r *recorder) result(w *world) *sim.Result {
+	end := r.sc.Horizon
+	// Beliefs still held at the end run to it.
+	for _, n := range w.nodes {
+		if n.believing && n.cur != nil {
+			r.beliefs = append(r.beliefs, sim.Belief{Process: n.cur.Name, Owner: n.cur.Identity, Fence: n.beliefFence,
+				From: n.beliefFrom, To: max(end, n.beliefFrom), FromLine: n.beliefLine, Open: true})
+		}
+	}
+	slices.SortStableFunc(r.beliefs, func(a, b sim.Belief) int { return cmp64(a.From, b.From) })
+	h := &model.History{Name: fmt.Sprintf("seed-%d", r.sc.Seed), Header: model.DefaultHeader()}
+	h.Header.Fences = r.opts.Fences
+	if r.opts.Fenced {
+		h.Header.Semantics = model.FencedStorage
+	}
+	// Each process's ops in the order it issued them: by call, then by
+	// process and the order it issued them in (a request held by a pause
+	// is sent when it resumes, with those issued after it).
+	idx := make([]int, len(r.ops))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		x, y := &r.ops[a], &r.ops[b]
+		if c := cmp64(x.Call, y.Call); c != 0 {
+			return c
+		}
+		if x.Process != y.Process {
+			return strings.Compare(x.Process, y.Process)
+		}
+		return r.seqs[a] - r.seqs[b]
+	})
+	ops := make([]model.Op, len(idx))
+	for i, j := range idx {
+		ops[i] = r.ops[j]
+	}
+	h.Ops = ops
+	h.Faults = r.faultRecords()
+	h.NumberLines()
+	res := &sim.Result{Scenario: r.sc, History: h, Trace: r.trace, Plan: r.sc.Faults, Beliefs: r.beliefs, Stops: r.stops}
+	res.Stats = sim.Stats{End: end, Ops: len(ops), Faults: map[faults.Kind]int{}}
+	for i := range r.sc.Faults {
+		if _, ok := r.struckAt[i]; ok || r.sc.Faults[i].Kind != faults.Pause {
+			res.Stats.Faults[r.sc.Faults[i].Kind]++
+		}
+	}
+	r.recoveries(res)
+	return res
+}
+
+// faultRecords writes the plan as the history's fault records: when each
+// fault struck and ended, on what. A pause that never found a write to
+// strike at is kept, marked partial.
+func (r *recorder) faultRecords() []model.FaultRecord {
+	var out []model.FaultRecord
+	for i, f := range r.sc.Faults {
+		fr := model.FaultRecord{Kind: string(f.Kind), Target: f.Target, Peer: f.Peer, Start: f.At, Amount: f.Amount}
+		if f.Duration > 0 {
+			fr.End, fr.HasEnd = f.At+f.Duration, true
+		}
+		switch f.Kind {
+		case faults.Pause:
+			t, ok := r.struckAt[i]
+			if !ok {
+				fr.Partial = true
+				fr.Detail = fmt.Sprintf("armed at t=%d; %s wrote nothing after it, so it never struck", f.At, f.Target)
+				break
+			}
+			fr.Target, fr.Start, fr.End, fr.HasEnd = r.struckProc[i], t, t+f.Duration, true
+			fr.Detail = r.struckWhy[i]
+		case faults.Crash, faults.OwnerReuse:
+			if p, ok := r.struckProc[i]; ok {
+				fr.Target = p
+			}
+			fr.Detail = "the candidate's context was cancelled; restarted under a new identity"
+			if f.Kind == faults.OwnerReuse {
+				fr.Detail = "the candidate's context was cancelled; a new elector restarted under the same identity"
+			}
+			if f.Duration == 0 {
+				fr.Detail = "the candidate's context was cancelled; not restarted"
+			}
+		case faults.CoordinatorCrash:
+			fr.Detail = "the lease server answered 503 to every request"
+		case faults.Partition:
+			fr.Detail = "each request either lost, or applied with its answer lost"
+		case faults.Delay:
+			fr.Detail = "every request's round trip longer by amount ms, half each way"
+		}
+		out = append(out, fr)
+	}
+	return out
+}
+
+// recoveries measures, for each crash of the lease's holder while another
+// candidate was alive and stayed alive, how long until the next grant to
+// anyone (a grant that comes only after every waiter died too measures
+// nothing of the lease).
+func (r *recorder) recoveries(res *sim.Result) {
+	for _, c := range r.crashes {
+		holder := r.holderAt(c.at)
+		if holder == "" || holder != c.proc {
+			continue // it did not hold the lease: nobody waits for it
+		}
+		waiters := r.aliveAt(c.at, holder)
+		if len(waiters) == 0 {
+			continue
+		}
+		got := false
+		for _, op := range res.History.Ops {
+			if op.OK && op.At > c.at && (op.Kind == model.Acquire || op.Kind == model.Renew && op.Process != holder) {
+				if r.anySurvives(waiters, c.at, op.At) {
+					res.Stats.Recoveries = append(res.Stats.Recoveries, op.At-c.at)
+					res.Stats.RecoveryAt = append(res.Stats.RecoveryAt, c.at)
+				}
+				got = true
+				break
+			}
+		}
+		if !got && r.anySurvives(waiters, c.at, r.sc.Horizon) {
+			if res.Stats.Unrecovered == 0 {
+				res.Stats.UnrecoveredSince = c.at
+			}
+			res.Stats.Unrecovered++
+		}
+	}
+}
+
+// holderAt returns the process whose grant or renewal was the latest
+// applied before t, unless a release came after it.
+func (r *recorder) holderAt(t int64) string {
+	holder, at := "", int64(-1)
+	for _, op := range r.ops {
+		if !op.OK || op.At >= t || op.At < at {
+			continue
+		}
+		switch op.Kind {
+		case model.Acquire, model.Renew:
+			holder, at = op.Process, op.At
+		case model.Release:
+			holder, at = "", op.At
+		}
+	}
+	return holder
+}
+
+// aliveAt lists the incarnations other than except running at t.
+func (r *recorder) aliveAt(t int64, except string) []string {
+	var out []string
+	for _, e := range r.trace {
+		if e.T > t {
+			break
+		}
+		switch e.What {
+		case "started":
+			if e.Node != except {
+				out = append(out, e.Node)
+			}
+		case "crashed":
+			out = slices.DeleteFunc(out, func(n string) bool { return n == e.Node })
+		}
+	}
+	return out
+}
+
+// anySurvives reports whether one of procs did not crash in (from, to].
+func (r *recorder) anySurvives(procs []string, from, to int64) bool {
+	for _, p := range procs {
+		dead := false
+		for _, e := range r.trace {
+			if e.What == "crashed" && e.Node == p && e.T > from && e.T <= to {
+				dead = true
+				break
+			}
+		}
+		if !dead {
+			return true
+		}
+	}
+	return false
+}
+
+func cmp64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
