@@ -86,6 +86,16 @@ type Info struct {
 	// and leasetest's timing checks apply it the same way: on both sides of
 	// every op without `at` (DESIGN.md §3).
 	Uncertainty time.Duration
+	// ExpiryLateness is how long after a lease's expiry the coordinator may
+	// still treat it as held — refuse an acquire, accept the holder's write
+	// or renew — because it frees expired leases late: etcd's lessor finds
+	// them on a sweep every 500 ms and revokes them through raft. It never
+	// lets anyone be granted a live lease, so it is not clock uncertainty:
+	// it becomes the history's expiry_lateness, the checker allows answers
+	// "still held" that late and no later (later ones are the finding
+	// expiry-lateness), and leasetest waits that much longer before it
+	// expects an expired lease to be granted. 0: freed at expiry.
+	ExpiryLateness time.Duration
 	// TTLGranularity: TTLs are rounded up to a multiple of it (etcd: 1s).
 	TTLGranularity time.Duration
 	// MinTTL is the shortest TTL the backend grants as asked (etcd: 2s, its
