@@ -124,6 +124,9 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	if shown == "" {
 		shown = Redact(cfg.spec)
 	}
+	if err := tg.Info.Check(); err != nil {
+		return fail("backend %s: %v", shown, err)
+	}
 	if tg.Open == nil {
 		return fail("backend %s: Open returned a target without a client (Target.Open)", shown)
 	}
@@ -134,11 +137,18 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		cfg.kinds = planKinds(cfg.sc.Faults)
 	} else {
 		if cfg.faultList == "all" || cfg.faultList == "" {
+			// Every kind that applies; the rest are named with the reason, so
+			// that a kind left out is never a silent gap in the verdict.
+			for _, k := range cfg.kinds {
+				if why := realrun.NotApplicable(tg, k); why != "" {
+					fmt.Fprintf(stderr, "verify: fault %s not applicable to %s: %s\n", k, shown, why)
+				}
+			}
 			cfg.kinds = realrun.ApplicableKinds(tg, cfg.kinds)
 		}
 		for _, k := range cfg.kinds {
-			if !realrun.Applicable(tg, k) {
-				return fail("fault %q is not applicable to %s (applicable: %s)", k, shown, kindList(realrun.ApplicableKinds(tg, faults.AllKinds)))
+			if why := realrun.NotApplicable(tg, k); why != "" {
+				return fail("fault %q is not applicable to %s: %s (applicable: %s)", k, shown, why, kindList(realrun.ApplicableKinds(tg, faults.AllKinds)))
 			}
 		}
 	}

@@ -67,7 +67,7 @@ func (s *Summary) WriteText(w io.Writer, shown string, info backend.Info, wall t
 	}
 	row("backend", "%s", shown)
 	row("fences", "%s: %s", info.Fences, info.FenceSource)
-	if info.FencedWrites {
+	if info.FencedWrites() {
 		row("fenced writes", "yes: %s", info.FencedWrite)
 	} else {
 		row("fenced writes", "no: %s (a holder paused past its TTL can write after the lease moved on)", info.FencedWrite)

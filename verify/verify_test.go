@@ -96,7 +96,10 @@ func memBackend(name string) verify.Backend {
 		}
 		info := backend.InProcessInfo(name)
 		if name == "mem-unfenced" {
-			info.FencedWrites, info.FencedWrite = false, "none: a plain write"
+			info.Writes, info.FencedWrite = backend.UncheckedWrites, "none: a plain write"
+		}
+		if name == "mem-undeclared" {
+			info.Writes = backend.WritesUndeclared // an adapter that forgot it
 		}
 		return &verify.Opened{Target: realrun.Target{Info: info, Clock: clk,
 			Open: func(context.Context, string) (backend.Backend, error) { return b, nil }}}, nil
@@ -104,7 +107,7 @@ func memBackend(name string) verify.Backend {
 }
 
 func command() verify.Command {
-	return verify.Command{Name: "memverify", Backends: []verify.Backend{memBackend("mem"), memBackend("mem-unfenced"), memBackend("mem-dies")}}
+	return verify.Command{Name: "memverify", Backends: []verify.Backend{memBackend("mem"), memBackend("mem-unfenced"), memBackend("mem-dies"), memBackend("mem-undeclared")}}
 }
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -284,6 +287,10 @@ func TestUsage(t *testing.T) {
 		{[]string{"--scenario", "/nonexistent.scenario.json"}, "nonexistent"},
 		{[]string{"--mutant", "no-expiry"}, "holder mutants only"},
 		{[]string{"extra"}, "unexpected arguments"},
+		// A declaration left at its zero value is refused, naming what to set.
+		{[]string{"--backend", "mem-undeclared"}, "Writes is not declared: set backend.CheckedWrites"},
+		// A fault that cannot apply to the user's own server says why.
+		{[]string{"--backend", "mem", "--faults", "coordinator-crash"}, "needs a server the harness starts, kills and restarts itself"},
 	}
 	for _, c := range cases {
 		code, so, se := run(t, c.args...)
