@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/impl/memstore"
@@ -227,6 +228,15 @@ func TestUnfencedCaughtSavedReplayed(t *testing.T) {
 	}
 	if !bytes.Contains(story, []byte("## Replay")) || !bytes.Contains(story, []byte(replay)) || !bytes.Contains(story, []byte("linearizable")) {
 		t.Errorf("the story is missing its replay or its violation:\n%s", story)
+	}
+	// Every line the stories cite — on stderr and in the .md — is the op
+	// of the saved history they describe, not a line of the round before
+	// shrinking.
+	if err := campaign.CheckCitedLines(s.Histories[0], errOut); err != nil {
+		t.Errorf("stderr: %v", err)
+	}
+	if err := campaign.CheckCitedLines(s.Histories[0], string(story)); err != nil {
+		t.Errorf("%s.md: %v", base, err)
 	}
 
 	// The replay line, as printed (--backend may even be left out: the
