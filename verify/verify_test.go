@@ -242,9 +242,13 @@ func TestUnfencedCaughtSavedReplayed(t *testing.T) {
 	// The replay line, as printed (--backend may even be left out: the
 	// scenario names it). A real run does not repeat its interleaving
 	// exactly, so it gets three rounds; one failing is reproduction.
-	code, out, _ = run(t, "--ttl", "300ms", "--scenario", base+".scenario.json", "--seeds", "3", "--out", t.TempDir(), "--shrink-for", "0", "--json", "--quiet")
+	// It replays: no --shrink-for, and the saved failure is not shrunk again.
+	code, out, errOut = run(t, "--ttl", "300ms", "--scenario", base+".scenario.json", "--seeds", "3", "--out", t.TempDir(), "--json", "--quiet")
 	if code != verify.ExitViolation || decode(t, out).Failed == 0 {
 		t.Errorf("the replay did not reproduce the failure: exit %d", code)
+	}
+	if strings.Contains(errOut, "shrinking seed") || strings.Contains(errOut, "shrunk from") {
+		t.Errorf("the replay of a saved failure shrank it again:\n%s", errOut)
 	}
 }
 
