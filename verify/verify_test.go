@@ -229,6 +229,17 @@ func TestUnfencedCaughtSavedReplayed(t *testing.T) {
 	if !bytes.Contains(story, []byte("## Replay")) || !bytes.Contains(story, []byte(replay)) || !bytes.Contains(story, []byte("linearizable")) {
 		t.Errorf("the story is missing its replay or its violation:\n%s", story)
 	}
+	// The story of a real run prints no internal values: no simulated
+	// network, no raw work items; "At a glance" says why, not the raw
+	// violation again.
+	for _, bad := range []string{"network delay", "work [{", "fence 0"} {
+		if bytes.Contains(story, []byte(bad)) {
+			t.Errorf("the story says %q:\n%s", bad, story)
+		}
+	}
+	if glance, _, _ := strings.Cut(strings.SplitN(string(story), "## At a glance", 2)[1], "## The scenario"); strings.Contains(glance, "no order of the operations explains") {
+		t.Errorf("At a glance repeats the raw violation:\n%s", glance)
+	}
 	// Every line the stories cite — on stderr and in the .md — is the op
 	// of the saved history they describe, not a line of the round before
 	// shrinking.
