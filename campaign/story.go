@@ -69,7 +69,7 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 	fmt.Fprintf(w, "\n## At a glance\n\n")
 	if m != nil {
 		fmt.Fprintf(w, "%s\n", m.Story)
-	} else if vs := o.Violations(); len(vs) > 0 {
+	} else if vs := o.ByCause(); len(vs) > 0 {
 		fmt.Fprintf(w, "%s\n", glance(vs))
 	}
 
@@ -112,7 +112,7 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 
 	fmt.Fprintf(w, "\n## What happened\n\n")
 	trace := o.TraceLines()
-	for _, v := range o.Violations() {
+	for _, v := range o.ByCause() {
 		var where []string
 		if v.Kind == RunProperty {
 			where = append(where, "run property")

@@ -68,7 +68,7 @@ func (v *verifier) failure(ctx context.Context, f *campaign.Failure) {
 	}
 	w := v.stderr
 	fmt.Fprintf(w, "\nFAIL seed %d: %s\n", f.Seed, strings.Join(o.Failed(), ", "))
-	for _, vi := range told.Violations() {
+	for _, vi := range told.ByCause() {
 		campaign.WriteViolation(indent{w}, vi, nil)
 	}
 	switch {
