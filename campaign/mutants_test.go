@@ -14,6 +14,10 @@ import (
 
 var update = flag.Bool("update", false, "search, shrink and rewrite the counterexamples under testdata/scenarios/mutants")
 
+// updateStories rewrites only the stories of the scenarios as committed:
+// for a change in how stories are told, which should not reshrink them.
+var updateStories = flag.Bool("update-stories", false, "rewrite only the .md stories of the committed counterexamples")
+
 // counterexampleDir holds one shrunk scenario (and its story) per mutant,
 // as the repository root names it in the stories' commands.
 const (
@@ -90,7 +94,7 @@ func TestMutantCounterexamples(t *testing.T) {
 			var b bytes.Buffer
 			WriteStory(&b, o, StoryInfo{Title: m.Name, ScenarioFile: counterexampleName + "/" + m.Name + ".scenario.json",
 				GoTest: "go test ./campaign -run 'TestMutantCounterexamples/" + m.Name + "$' -v"})
-			if *update {
+			if *update || *updateStories {
 				if err := os.WriteFile(md, b.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -110,7 +110,7 @@ func WriteViolation(w io.Writer, v Violation, trace []string) {
 // FAIL with the properties violated, UNDECIDED, or OK.
 func WriteOutcome(w io.Writer, o *Outcome) {
 	trace := o.TraceLines()
-	for _, v := range o.Violations() {
+	for _, v := range o.ByCause() {
 		fmt.Fprintln(w)
 		WriteViolation(w, v, trace)
 	}
@@ -240,5 +240,84 @@ func WriteVerdicts(w io.Writer, o *Outcome) {
 			kind = "  (run property)"
 		}
 		fmt.Fprintf(w, "  %-24s %s%s\n", p, o.Verdict(p), kind)
+	}
+}
+
+// ByCause is Violations with the violations of one cause told as one
+// finding: a history property's violations on one key that cite the same
+// first line — one failed renew, one grant, one frozen holder's term —
+// and differ only in the later op (a write each) become one, citing every
+// line, its story told once and the other ops listed. A holder frozen past
+// its TTL that wrote eight times is one finding with its eight writes, not
+// eight. Violations (and --json) keep every violation apart.
+func (o *Outcome) ByCause() []Violation {
+	return groupByCause(o.Violations(), o.History)
+}
+
+func groupByCause(vs []Violation, h *model.History) []Violation {
+	byLine := map[int]*model.Op{}
+	if h != nil {
+		for i := range h.Ops {
+			byLine[h.Ops[i].Line] = &h.Ops[i]
+		}
+	}
+	type cause struct {
+		property, key string
+		first         int
+	}
+	var out []Violation
+	at := map[cause]int{}
+	more := map[int][]int{} // index in out: the other lines of its cause
+	for _, v := range vs {
+		if v.Kind != HistoryProperty || len(v.Lines) < 2 {
+			out = append(out, v)
+			continue
+		}
+		c := cause{v.Property, v.Key, v.Lines[0]}
+		i, ok := at[c]
+		if !ok {
+			at[c] = len(out)
+			out = append(out, v)
+			continue
+		}
+		for _, l := range v.Lines[1:] {
+			if !containsInt(out[i].Lines, l) {
+				out[i].Lines = append(out[i].Lines, l)
+				more[i] = append(more[i], l)
+			}
+		}
+	}
+	for i, ls := range more {
+		g := &out[i]
+		sortInts(g.Lines)
+		sortInts(ls)
+		var items []string
+		for _, l := range ls {
+			if op := byLine[l]; op != nil {
+				items = append(items, fmt.Sprintf("line %d: %s", l, op.Describe()))
+			} else {
+				items = append(items, fmt.Sprintf("line %d", l))
+			}
+		}
+		g.Explanation = strings.TrimSpace(g.Explanation) + fmt.Sprintf("\nThe same cause (line %d) also explains %s: %s.",
+			g.Lines[0], plural(len(ls), "1 more operation", fmt.Sprintf("%d more operations", len(ls))), strings.Join(items, "; "))
+	}
+	return out
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func sortInts(xs []int) {
+	for i := 1; i < len(xs); i++ {
+		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
+			xs[j], xs[j-1] = xs[j-1], xs[j]
+		}
 	}
 }

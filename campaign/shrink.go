@@ -188,7 +188,11 @@ func ShrinkWithStats(ctx context.Context, t Target, o *Outcome, opts ShrinkOptio
 		}
 		return true, n
 	}
-	small := scenario.Shrink(o.Scenario, test, budget)
+	shrink := scenario.Shrink
+	if opts.For > 0 {
+		shrink = scenario.ShrinkCoarse
+	}
+	small := shrink(o.Scenario, test, budget)
 	st.Took = time.Since(began)
 	if err := ctx.Err(); err != nil {
 		return nil, st, err

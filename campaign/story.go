@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/leasecheck/leasecheck/impl/holder"
 	"github.com/leasecheck/leasecheck/impl/mutants"
 )
 
@@ -64,11 +65,12 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 		fmt.Fprintf(w, "- fault kinds drawn from: %s\n", strings.Join(kinds, ", "))
 	}
 
+	real := strings.HasPrefix(impl, backendPrefix)
 	fmt.Fprintf(w, "\n## At a glance\n\n")
 	if m != nil {
 		fmt.Fprintf(w, "%s\n", m.Story)
-	} else if vs := o.Violations(); len(vs) > 0 {
-		fmt.Fprintf(w, "%s\n", firstParagraph(vs[0].Explanation))
+	} else if vs := o.ByCause(); len(vs) > 0 {
+		fmt.Fprintf(w, "%s\n", glance(vs))
 	}
 
 	fmt.Fprintf(w, "\n## The scenario\n\n")
@@ -77,10 +79,26 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 	} else {
 		fmt.Fprintf(w, "%s; ", SizeOf(o))
 	}
-	fmt.Fprintf(w, "TTL %dms, network delay %d-%dms (loss %dppm, duplication %dppm), horizon %dms, %s semantics, seed %d.\n",
-		sc.TTL, sc.Network.MinDelay, sc.Network.MaxDelay, sc.Network.DropPPM, sc.Network.DupPPM, sc.Horizon, sc.Semantics, sc.Seed)
+	if real {
+		// A real run has the server's own network, and the scenario's times
+		// are scaled onto the real TTL: its units are the scenario's, not
+		// the history's.
+		fmt.Fprintf(w, "TTL %d, horizon %d, in the scenario's time units (a real run scales them onto its real TTL; the history's times are in %s), seed %d.\n",
+			sc.TTL, sc.Horizon, unitName(o.History.Header.TimeUnit), sc.Seed)
+		if key := firstKey(o); strings.Contains(key, ".") {
+			base, run, _ := strings.Cut(key, ".")
+			fmt.Fprintf(w, "- key %q: the scenario's key %q in run %s against the server (every real run, shrink candidate and replay uses a key of its own, so that none sees another's leftovers)\n", key, base, run)
+		}
+	} else {
+		fmt.Fprintf(w, "TTL %dms, network delay %d-%dms (loss %dppm, duplication %dppm), horizon %dms, %s semantics, seed %d.\n",
+			sc.TTL, sc.Network.MinDelay, sc.Network.MaxDelay, sc.Network.DropPPM, sc.Network.DupPPM, sc.Horizon, sc.Semantics, sc.Seed)
+	}
+	unit := "ms"
+	if real {
+		unit = ""
+	}
 	for _, p := range sc.Holders {
-		fmt.Fprintf(w, "- holder %s starts at %dms, work %v\n", p.Name, p.Start, p.Work)
+		fmt.Fprintf(w, "- holder %s starts at %d%s; %s\n", p.Name, p.Start, unit, describeWork(p.Work, unit))
 	}
 	if sc.ReadEvery > 0 {
 		fmt.Fprintf(w, "- reader r1 reads every %dms\n", sc.ReadEvery)
@@ -94,7 +112,7 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 
 	fmt.Fprintf(w, "\n## What happened\n\n")
 	trace := o.TraceLines()
-	for _, v := range o.Violations() {
+	for _, v := range o.ByCause() {
 		var where []string
 		if v.Kind == RunProperty {
 			where = append(where, "run property")
@@ -201,6 +219,92 @@ func orNone(xs []string) string {
 		return "no property"
 	}
 	return strings.Join(xs, ", ")
+}
+
+// glance says what went wrong in a sentence or two, for "At a glance":
+// the reason each violated property gives (its explanation's last
+// sentence before the faults), not the explanation again, which "What
+// happened" tells in full.
+func glance(vs []Violation) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range vs {
+		if seen[v.Property] {
+			continue
+		}
+		seen[v.Property] = true
+		n := 0
+		for _, u := range vs {
+			if u.Property == v.Property {
+				n++
+			}
+		}
+		s := fmt.Sprintf("`%s`", v.Property)
+		if n > 1 {
+			s += fmt.Sprintf(" (%d violations; the first)", n)
+		}
+		out = append(out, s+": "+reason(v.Explanation))
+	}
+	return strings.Join(out, "\n\n") + "\n\nThe lines, the state and the faults are under \"What happened\"."
+}
+
+// reason is the sentence of an explanation that says why: the last one
+// before "This happened during ...".
+func reason(e string) string {
+	e = strings.TrimSpace(firstParagraph(e))
+	if i := strings.Index(e, " This happened during "); i >= 0 {
+		e = e[:i]
+	}
+	e = strings.TrimSpace(e)
+	body := strings.TrimSuffix(e, ".")
+	if i := strings.LastIndex(body, ". "); i >= 0 && i+2 < len(body) {
+		return body[i+2:] + "."
+	}
+	return e
+}
+
+// describeWork renders a holder's program in words: what it does once it
+// holds the lease.
+func describeWork(items []holder.Item, unit string) string {
+	if len(items) == 0 {
+		return "acquires and holds the lease, with no work"
+	}
+	if len(items) > 4 {
+		lo, hi, writes := items[0].Work, items[0].Work, 0
+		for _, it := range items {
+			lo, hi, writes = min(lo, it.Work), max(hi, it.Work), writes+it.Writes
+		}
+		return fmt.Sprintf("once it holds the lease, %d rounds of work of %d-%d%s each, %d writes in all", len(items), lo, hi, unit, writes)
+	}
+	var parts []string
+	for _, it := range items {
+		switch it.Writes {
+		case 0:
+			parts = append(parts, fmt.Sprintf("works %d%s without writing", it.Work, unit))
+		case 1:
+			parts = append(parts, fmt.Sprintf("works %d%s then writes once", it.Work, unit))
+		default:
+			parts = append(parts, fmt.Sprintf("works %d%s then writes %d times", it.Work, unit, it.Writes))
+		}
+	}
+	return "once it holds the lease, " + strings.Join(parts, "; ")
+}
+
+func firstKey(o *Outcome) string {
+	if o.History != nil && len(o.History.Ops) > 0 {
+		return o.History.Ops[0].Key
+	}
+	return ""
+}
+
+func unitName(u string) string {
+	switch u {
+	case "us":
+		return "µs"
+	case "":
+		return "ms"
+	}
+	return u
 }
 
 func firstParagraph(s string) string {

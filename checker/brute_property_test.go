@@ -21,6 +21,7 @@ type smallOptions struct {
 	processes  int  // 0: 2 or 3
 	mutate     bool // change one field afterwards (the history may become wrong)
 	sameOwners bool // processes share owners
+	late       bool // the header declares an expiry_lateness of 1 to 3
 }
 
 // genSmall draws a small history of one key, full of ties: a process's
@@ -40,6 +41,9 @@ func genSmall(t *rapid.T, o smallOptions) *model.History {
 		u = rapid.Int64Range(1, 2).Draw(t, "u")
 	}
 	h.Header.ClockUncertainty = u
+	if o.late {
+		h.Header.ExpiryLateness = rapid.Int64Range(1, 3).Draw(t, "expiry lateness")
+	}
 	nproc := o.processes
 	if nproc == 0 {
 		nproc = rapid.IntRange(2, 3).Draw(t, "processes")
@@ -208,6 +212,10 @@ var smallModes = []struct {
 	{"fence-less", smallOptions{fences: model.NoFences, lost: true, uncertain: true}},
 	{"fence-less-exact", smallOptions{fences: model.NoFences, exact: true, lost: true}},
 	{"shared-owners", smallOptions{exact: true, sameOwners: true, lost: true}},
+	{"exact-late", smallOptions{exact: true, lost: true, late: true}},
+	{"interval-late", smallOptions{uncertain: true, lost: true, late: true}},
+	{"fence-less-late", smallOptions{fences: model.NoFences, exact: true, lost: true, late: true}},
+	{"fenced-late", smallOptions{exact: true, semantics: model.FencedStorage, lost: true, late: true}},
 }
 
 // allAt reports whether every op carries its coordinator clock reading:

@@ -82,7 +82,7 @@ func bruteCheckKey(h *model.History, idx []int) bool {
 	}
 	// Past this clock value every lease in the history has expired, so
 	// later readings are all alike.
-	b.maxT += maxTTL + u + 2
+	b.maxT += maxTTL + u + 2 + h.Header.ExpiryLateness
 	for _, op := range b.ops {
 		lo, hi := op.Call-u, op.Return+u
 		switch {
@@ -199,7 +199,20 @@ func (b *bruteSearch) apply(s bruteState, op *model.Op, now int64) []bruteState 
 // acquire's fence is whatever it would have been.
 func (b *bruteSearch) step(s bruteState, op *model.Op, now int64, ok, unanswered bool) []bruteState {
 	hdr := b.h.Header
-	live := s.holder != "" && now < s.expiry
+	// The coordinator may answer that a lease is live (refuse an acquire,
+	// accept its holder's renew or write) up to expiry_lateness after its
+	// expiry (live); it may answer that it expired (grant it, refuse its
+	// holder) from its expiry on (expired).
+	live := s.holder != "" && now-hdr.ExpiryLateness < s.expiry
+	expired := s.holder == "" || now >= s.expiry
+	// allowed: the outcome ok is possible when success needs the lease live
+	// and the rest (holder, fence) is can.
+	allowed := func(can bool) bool {
+		if ok {
+			return can && live
+		}
+		return !can || expired
+	}
 	fenceMatches := func(f int64) bool {
 		return hdr.Fences == model.NoFences || f == 0 || f == s.fence
 	}
@@ -207,7 +220,7 @@ func (b *bruteSearch) step(s bruteState, op *model.Op, now int64, ok, unanswered
 	case model.Acquire:
 		can := s.holder == "" || now >= s.expiry
 		if !ok {
-			if can {
+			if !live {
 				return nil
 			}
 			return []bruteState{s}
@@ -242,8 +255,7 @@ func (b *bruteSearch) step(s bruteState, op *model.Op, now int64, ok, unanswered
 			return out
 		}
 	case model.Renew:
-		can := s.holder == op.Owner && live && fenceMatches(op.Fence)
-		if ok != can {
+		if !allowed(s.holder == op.Owner && fenceMatches(op.Fence)) {
 			return nil
 		}
 		if ok {
@@ -264,7 +276,11 @@ func (b *bruteSearch) step(s bruteState, op *model.Op, now int64, ok, unanswered
 		if hdr.Semantics == model.FencedStorage {
 			can = op.Fence >= 1 && op.Fence <= s.fence && op.Fence >= s.highest
 		} else {
-			can = s.holder == op.Owner && live && fenceMatches(op.Fence) && (hdr.Fences == model.NoFences || op.Fence == s.fence)
+			can = s.holder == op.Owner && fenceMatches(op.Fence) && (hdr.Fences == model.NoFences || op.Fence == s.fence)
+			if !allowed(can) {
+				return nil
+			}
+			can = ok
 		}
 		if ok != can {
 			return nil
@@ -320,7 +336,7 @@ func bruteFenceMonotonic(h *model.History) bool {
 // describeBrute names a history's ops for a failure message.
 func describeBrute(h *model.History) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "semantics=%s fences=%s u=%d\n", h.Header.Semantics, h.Header.Fences, h.Header.ClockUncertainty)
+	fmt.Fprintf(&b, "semantics=%s fences=%s u=%d late=%d\n", h.Header.Semantics, h.Header.Fences, h.Header.ClockUncertainty, h.Header.ExpiryLateness)
 	for i := range h.Ops {
 		fmt.Fprintf(&b, "  %d %s key=%q process=%s\n", h.Ops[i].Line, h.Ops[i].Describe(), h.Ops[i].Key, h.Ops[i].Process)
 	}

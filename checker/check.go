@@ -18,12 +18,17 @@ const (
 	SingleWriterPerFence = "single-writer-per-fence"
 	FenceMonotonic       = "fence-monotonic"
 	StopOnRenewFailure   = "stop-on-renew-failure"
+	// ExpiryLateness: the coordinator answered that a lease was live (refused
+	// an acquire, accepted its holder's renew or write) later after its
+	// expiry than the header's expiry_lateness allows, and nothing else is
+	// wrong with the key: no one was granted a live lease (lateness.go).
+	ExpiryLateness = "expiry-lateness"
 )
 
 // Properties returns the property names in the order they are reported: a
 // new slice each time, so no caller can change what another sees.
 func Properties() []string {
-	return []string{Linearizable, SingleWriterPerFence, FenceMonotonic, StopOnRenewFailure}
+	return []string{Linearizable, SingleWriterPerFence, FenceMonotonic, StopOnRenewFailure, ExpiryLateness}
 }
 
 // Verdict is a three-valued answer, as porcupine's CheckResult.
@@ -75,6 +80,9 @@ type Options struct {
 	// Read tunes reading, for CheckFile and CheckReader: Strict refuses
 	// unknown fields, Warn hears of them.
 	Read model.ReadOptions
+	// lateness, when not 0, replaces the header's expiry lateness (the
+	// second search of lateness.go).
+	lateness int64
 }
 
 // budget makes the check's budget from the options, and the context whose
@@ -200,6 +208,7 @@ func checkHistory(b *budget, h *model.History, opts Options) *Result {
 	results := checkAll(b, c, opts.Workers)
 	r := &Result{Ops: len(h.Ops), Keys: len(c.Keys)}
 	assemble(r, results, h.Faults)
+	reclassify(r, lateInMemory(b, h, results), h.Header.ExpiryLateness, h.Header.TimeUnit)
 	return r
 }
 

@@ -39,5 +39,6 @@ func ExampleCheck() {
 	// single-writer-per-fence holds
 	// fence-monotonic holds
 	// stop-on-renew-failure holds
+	// expiry-lateness holds
 	// linearizable [3 4]
 }

@@ -190,6 +190,14 @@ func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *mod
 	owns := s.Holder == in.Owner && s.Holder != timed.NoOwner
 	holder := n.owner(s.Holder)
 	mustLive := lo < s.ExpHi && hi < s.ExpLo
+	// pastLate: the op came after the expiry plus the declared lateness,
+	// so no answer "still live" explains it (timed.Rules.Lateness).
+	lateEnd := s.ExpHi
+	past, late := "", ""
+	if rules.Lateness > 0 && rules.Lateness < timed.Inf {
+		lateEnd = s.ExpHi + min(rules.Lateness, timed.Inf-max(s.ExpHi, 0))
+		past, late = fmt.Sprintf(" more than the declared lateness (%d) before", rules.Lateness), " plus the declared lateness"
+	}
 	switch in.Kind {
 	case model.Acquire:
 		if in.OK {
@@ -209,8 +217,8 @@ func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *mod
 			if s.Holder == timed.NoOwner {
 				return fmt.Sprintf("Nobody held the lease, yet %s's acquire was refused.", who)
 			}
-			if lo >= s.ExpHi {
-				return fmt.Sprintf("%s's lease had expired (by %s), yet %s's acquire at %s was refused.", holder, span(s.ExpLo, s.ExpHi), who, span(lo, hi))
+			if lo >= lateEnd {
+				return fmt.Sprintf("%s's lease had expired (by %s)%s, yet %s's acquire at %s was refused.", holder, span(s.ExpLo, s.ExpHi), past, who, span(lo, hi))
 			}
 		}
 	case model.Renew, model.Release:
@@ -225,8 +233,8 @@ func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *mod
 			if in.Fence != 0 && in.Fence != s.Fence {
 				return fmt.Sprintf("%s's %s of fence %d succeeded, but the current fence is %d.", who, verb, in.Fence, s.Fence)
 			}
-			if in.Kind == model.Renew && lo >= s.ExpHi {
-				return fmt.Sprintf("%s's lease had expired (at %s) by the time of its renew (%s); a renew after expiry must fail.", who, span(s.ExpLo, s.ExpHi), span(lo, hi))
+			if in.Kind == model.Renew && lo >= lateEnd {
+				return fmt.Sprintf("%s's lease had expired (at %s%s) by the time of its renew (%s); a renew after expiry must fail.", who, span(s.ExpLo, s.ExpHi), late, span(lo, hi))
 			}
 		} else if owns && (in.Fence == 0 || in.Fence == s.Fence) && (in.Kind == model.Release || mustLive) {
 			if rules.Fences == model.NoFences {
@@ -254,8 +262,8 @@ func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *mod
 			if in.Fence != s.Fence {
 				return fmt.Sprintf("%s's write under fence %d was accepted, but the current fence is %d.", who, in.Fence, s.Fence)
 			}
-			if lo >= s.ExpHi {
-				return fmt.Sprintf("%s's write at %s was accepted after its lease expired (%s).", who, span(lo, hi), span(s.ExpLo, s.ExpHi))
+			if lo >= lateEnd {
+				return fmt.Sprintf("%s's write at %s was accepted after its lease expired (%s%s).", who, span(lo, hi), span(s.ExpLo, s.ExpHi), late)
 			}
 		} else if owns && in.Fence == s.Fence && mustLive {
 			if rules.Fences == model.NoFences {

@@ -2,8 +2,11 @@ package checker
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
+	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -21,8 +24,16 @@ func annotate(f found, faults []model.FaultRecord) Violation {
 	if len(faults) == 0 || f.from > f.to {
 		return v
 	}
-	var named []string
-	more := 0
+	// The overlapping faults, the one most likely to explain the violation
+	// first: one that hit a process the violation cites before one that
+	// hit another, then the shorter before the longer (a pause before a
+	// clock offset active since t=0), then in time order.
+	type overlap struct {
+		fr     *model.FaultRecord
+		cited  bool
+		length int64
+	}
+	var over []overlap
 	for i := range faults {
 		fr := &faults[i]
 		end := fr.End
@@ -32,18 +43,30 @@ func annotate(f found, faults []model.FaultRecord) Violation {
 		if fr.Start > f.to || end < f.from {
 			continue
 		}
-		if len(named) == maxFaultsNamed {
-			more++
-			continue
+		length := end - fr.Start
+		if !fr.HasEnd {
+			length = timed.Inf // it lasts to the end of the history
 		}
-		named = append(named, describeFault(fr))
+		over = append(over, overlap{fr: fr, cited: slices.Contains(f.procs, fr.Target), length: length})
 	}
-	if len(named) == 0 {
+	if len(over) == 0 {
 		return v
 	}
+	sort.SliceStable(over, func(a, b int) bool {
+		if over[a].cited != over[b].cited {
+			return over[a].cited
+		}
+		return over[a].length < over[b].length
+	})
+	var named []string
+	for _, o := range over[:min(len(over), maxFaultsNamed)] {
+		named = append(named, describeFault(o.fr))
+	}
 	s := " This happened during " + strings.Join(named, ", ")
-	if more > 0 {
-		s += fmt.Sprintf(" and %d more fault(s)", more)
+	if more := len(over) - len(named); more == 1 {
+		s += " and 1 more fault"
+	} else if more > 1 {
+		s += fmt.Sprintf(" and %d more faults", more)
 	}
 	e := strings.TrimRight(v.Explanation, " ")
 	if !strings.HasSuffix(e, ".") {

@@ -31,6 +31,7 @@ const maxPerKey = 50
 type found struct {
 	Violation
 	from, to int64
+	procs    []string // the processes of the ops cited, for ranking faults
 }
 
 func newFound(property, key, explanation string, ops ...*model.Op) found {
@@ -38,6 +39,9 @@ func newFound(property, key, explanation string, ops ...*model.Op) found {
 	f.Lines = make([]int, 0, len(ops))
 	for _, op := range ops {
 		f.Lines = append(f.Lines, op.Line)
+		if !slices.Contains(f.procs, op.Process) {
+			f.procs = append(f.procs, op.Process)
+		}
 		f.from = min(f.from, op.Call)
 		f.to = max(f.to, op.Call)
 		if op.Returned {

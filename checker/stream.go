@@ -378,6 +378,20 @@ const kopBytes = 400
 // already processed, the guess was wrong: it learns the truth in a first
 // pass of its own, and streams again with it.
 func checkStream(b *budget, f *os.File, name string, opts Options) (*Result, *model.History, error) {
+	r, h, err := checkStreamOnce(b, f, name, opts)
+	if err != nil || r == nil {
+		return r, h, err
+	}
+	late, err := lateInStream(b, f, name, h.Header, opts, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	reclassify(r, late, h.Header.ExpiryLateness, h.Header.TimeUnit)
+	return r, h, nil
+}
+
+// checkStreamOnce is checkStream but for expiry lateness (lateness.go).
+func checkStreamOnce(b *budget, f *os.File, name string, opts Options) (*Result, *model.History, error) {
 	ro := readAhead(opts.Read)
 	if user := ro.Warn; user != nil {
 		told := map[model.Warning]bool{} // once each, over every pass
@@ -388,7 +402,7 @@ func checkStream(b *budget, f *os.File, name string, opts Options) (*Result, *mo
 			}
 		}
 	}
-	r, h, done, err := streamPass(b, f, name, ro, nil, nil)
+	r, h, done, err := streamPass(b, f, name, ro, nil, nil, opts.lateness)
 	if done || err != nil {
 		return r, h, err
 	}
@@ -406,7 +420,7 @@ func checkStream(b *budget, f *os.File, name string, opts Options) (*Result, *mo
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, nil, err
 	}
-	r, h, _, err = streamPass(b, f, name, ro, sv, reads)
+	r, h, _, err = streamPass(b, f, name, ro, sv, reads, opts.lateness)
 	return r, h, err
 }
 
@@ -426,7 +440,10 @@ func guessWork(events int) int64 { return 1<<16 + 64*int64(events) }
 // facts; without, it guesses the lag, keeps every unanswered write (it
 // cannot know which were read), and gives up (done false) as soon as the
 // guess proves wrong or a key's sweep works past guessWork.
-func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *survey, reads *readFilter) (*Result, *model.History, bool, error) {
+//
+// lateness, when not 0, replaces the header's expiry lateness (the second
+// search of lateness.go).
+func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *survey, reads *readFilter, lateness int64) (*Result, *model.History, bool, error) {
 	rd := ro.NewReader(f, name)
 	defer rd.Close()
 	h := &model.History{Name: name}
@@ -503,6 +520,9 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 		n++
 		if n == 1 {
 			h.Header = rd.Header()
+			if lateness != 0 {
+				h.Header.ExpiryLateness = lateness
+			}
 		}
 		if n&4095 == 0 {
 			if b.expired() {

@@ -208,15 +208,35 @@ func TestFaultsNamedInStories(t *testing.T) {
 		{Kind: "crash", Target: "D", Start: 21}, // after: not named
 	}
 	got := annotate(f, faults).Explanation
-	want := "something happened. This happened during pause(B) [5,10], clock-step(coordinator) from t=3, partition(C↔coordinator) [15,30] (partly applied)."
+	// The shorter before the longer: the clock step lasts to the end.
+	want := "something happened. This happened during pause(B) [5,10], partition(C↔coordinator) [15,30] (partly applied), clock-step(coordinator) from t=3."
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	// The fault that explains the violation comes first: with every fault
+	// kind on, a clock offset active since t=0 and a pause of one of the
+	// processes the violation cites, the pause leads, whatever their order.
+	cited := found{Violation: Violation{Explanation: "h2 wrote late"}, from: 100, to: 120, procs: []string{"h1", "h2"}}
+	noisy := []model.FaultRecord{
+		{Kind: "clock-offset", Target: "h1", Start: 0},
+		{Kind: "clock-drift", Target: "h3", Start: 0},
+		{Kind: "delay", Target: "h3", Start: 90, End: 110, HasEnd: true},
+		{Kind: "drop-heartbeats", Target: "h4", Start: 95, End: 105, HasEnd: true},
+		{Kind: "partition", Target: "h5", Start: 99, End: 101, HasEnd: true},
+		{Kind: "pause", Target: "h2", Start: 60, End: 118, HasEnd: true},
+	}
+	got = annotate(cited, noisy).Explanation
+	if want := "h2 wrote late. This happened during pause(h2) [60,118], clock-offset(h1) from t=0, partition(h5) [99,101]"; !strings.HasPrefix(got, want) {
+		t.Errorf("got  %s\nwant %s...", got, want)
+	}
+	if !strings.HasSuffix(got, " and 1 more fault.") {
+		t.Errorf("six faults, five named: %s", got)
 	}
 	var many []model.FaultRecord
 	for i := range 8 {
 		many = append(many, model.FaultRecord{Kind: "pause", Target: fmt.Sprintf("h%d", i), Start: 12, End: 13, HasEnd: true})
 	}
-	if got := annotate(f, many).Explanation; !strings.HasSuffix(got, "pause(h4) [12,13] and 3 more fault(s).") {
+	if got := annotate(f, many).Explanation; !strings.HasSuffix(got, "pause(h4) [12,13] and 3 more faults.") {
 		t.Errorf("eight faults: %s", got)
 	}
 }

@@ -30,7 +30,7 @@ var (
 	// no fences; writes checked against holder and deadline
 	noFenceGuarded = lockConfig{fences: backend.NoFences, fencedWrites: true}
 	// no fences, writes not checked: a plain lock library (the zero Info)
-	noFencePlain = lockConfig{serverTime: true}
+	noFencePlain = lockConfig{fences: backend.NoFences, serverTime: true}
 )
 
 type brokenCase struct {

@@ -25,8 +25,9 @@
 // invariants.
 //
 // What applies. Options.Info says what the backend has. Most lock libraries
-// have no fencing token and write to a plain key: the zero Info says so
-// (backend.NoFences, FencedWrites false). The properties that presuppose
+// have no fencing token and write to a plain key: their Info says so
+// (backend.NoFences, backend.UncheckedWrites; neither has a default, and an
+// Info that leaves one undeclared is refused). The properties that presuppose
 // fences or fenced writes (FenceIncreases, StaleFence, WriteAfterExpiry) are
 // then skipped with the reason, the fence and write parts of the others are
 // noted as not checked, and the missing protection is reported once, by

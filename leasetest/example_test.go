@@ -36,16 +36,17 @@ func ExampleRun() {
 	}, leasetest.Options{Info: backend.InProcessInfo("memstore"), TTL: time.Second})
 }
 
-// A lock library without fencing tokens, whose data is a plain key: the
-// zero Info says exactly that (backend.NoFences, FencedWrites false). The
-// suite skips what presupposes fences, and reports the missing protection
-// once, as Zombie's finding; Expect records that the caller knows.
+// A lock library without fencing tokens, whose data is a plain key: Info
+// says exactly that (backend.NoFences, backend.UncheckedWrites; neither has
+// a default, so neither can be forgotten). The suite skips what
+// presupposes fences, saying why, and reports the missing protection once,
+// as Zombie's finding; Expect records that the caller knows.
 // examples/redislock does this for github.com/bsm/redislock.
 func ExampleRun_lockLibrary() {
 	var t *testing.T // your test's
 	var openMyLock leasetest.Factory
 	leasetest.Run(t, openMyLock, leasetest.Options{
-		Info:   backend.Info{Name: "mylock", Uncertainty: 2 * time.Millisecond},
+		Info:   backend.Info{Name: "mylock", Fences: backend.NoFences, Writes: backend.UncheckedWrites, Uncertainty: 2 * time.Millisecond},
 		Expect: []string{"Zombie"},
 	})
 }

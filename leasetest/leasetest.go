@@ -125,7 +125,7 @@ var properties = map[string]property{
 // Why a property does not apply, in the words the skip prints.
 const (
 	whyNoFences       = "Info.Fences is NoFences: grants carry no fencing token, so there is no fence to check"
-	whyUnfencedWrites = "Info.FencedWrites is false: the service does not check writes; the missing protection is reported once, by Zombie"
+	whyUnfencedWrites = "Info.Writes is UncheckedWrites: the service does not check writes; the missing protection is reported once, by Zombie"
 )
 
 // applies returns "" when the property applies to a backend described by
@@ -135,7 +135,7 @@ func applies(name string, info backend.Info) string {
 	switch {
 	case p.needsFences && info.Fences == backend.NoFences:
 		return whyNoFences
-	case p.needsFencedWrites && !info.FencedWrites:
+	case p.needsFencedWrites && !info.FencedWrites():
 		return whyUnfencedWrites
 	}
 	return ""
@@ -147,9 +147,34 @@ func applies(name string, info backend.Info) string {
 // report is one t.Error (failed) or t.Log (passed, with notes) block, so
 // parallel subtests do not interleave. The subtests finish before t does;
 // stop shared servers with t.Cleanup, not with defer.
+//
+// An Info that leaves Fences or Writes undeclared is refused (t.Fatal,
+// with what to declare): each decides which properties are checked. The
+// properties skipped, and why, are also written to standard error when
+// the suite ends, so that they show without -v (go test prints a test's
+// output only with -v, or when the package fails, or when run in the
+// package's directory).
 func Run(t *testing.T, f Factory, opts Options) {
 	t.Helper()
 	opts.defaults()
+	if err := opts.Info.Check(); err != nil {
+		t.Fatalf("leasetest: %v", err)
+	}
+	var skipped []string
+	for _, name := range propertyNames {
+		if slices.Contains(opts.Skip, name) {
+			skipped = append(skipped, fmt.Sprintf("%s (Options.Skip)", name))
+		} else if why := applies(name, opts.Info); why != "" {
+			skipped = append(skipped, fmt.Sprintf("%s (%s)", name, why))
+		}
+	}
+	if len(skipped) > 0 {
+		summary := skippedSummary(t.Name(), skipped)
+		t.Cleanup(func() { // after the subtests
+			t.Log(summary)
+			fmt.Fprintln(os.Stderr, summary)
+		})
+	}
 	for _, name := range propertyNames {
 		if slices.Contains(opts.Skip, name) {
 			continue
@@ -178,11 +203,20 @@ func Run(t *testing.T, f Factory, opts Options) {
 	}
 }
 
+// skippedSummary is the line Run ends with when some properties were not
+// checked.
+func skippedSummary(test string, skipped []string) string {
+	return fmt.Sprintf("leasetest %s: %d of %d properties not checked: %s", test, len(skipped), len(propertyNames), strings.Join(skipped, "; "))
+}
+
 // Check runs every property (concurrently) and returns nil, or an error
 // listing every failure: each failed property's report, which starts with
 // its name. Properties in opts.Expect that fail are not errors; those that
 // pass are.
 func Check(ctx context.Context, f Factory, opts Options) error {
+	if err := opts.Info.Check(); err != nil {
+		return err
+	}
 	var errs []error
 	for _, r := range Evaluate(ctx, f, opts) {
 		expected := slices.Contains(opts.Expect, r.Property)
@@ -202,9 +236,19 @@ func Check(ctx context.Context, f Factory, opts Options) error {
 
 // Evaluate runs every property not in opts.Skip (concurrently) and returns
 // their results in the order of Properties; those that do not apply carry
-// the reason in Skipped.
+// the reason in Skipped. An Info that leaves Fences or Writes undeclared
+// (backend.Info.Check) fails every property with the reason, unrun.
 func Evaluate(ctx context.Context, f Factory, opts Options) []*Result {
 	opts.defaults()
+	if err := opts.Info.Check(); err != nil {
+		var out []*Result
+		for _, name := range propertyNames {
+			if !slices.Contains(opts.Skip, name) {
+				out = append(out, &Result{Property: name, Failures: []string{err.Error()}})
+			}
+		}
+		return out
+	}
 	var names []string
 	for _, name := range propertyNames {
 		if !slices.Contains(opts.Skip, name) {

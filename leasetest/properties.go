@@ -426,7 +426,7 @@ const unfencedFinding = "writes are not fenced: a holder paused past its TTL wro
 // Zombie: the article's GC pause. A pauses past its TTL; B is granted; A's
 // write under its old fence, arriving before B writes anything, is refused;
 // B's is accepted and read back. For a backend whose writes are not fenced
-// (Info.FencedWrites false), A's write is accepted, and that is the finding
+// (Info.Writes is UncheckedWrites), A's write is accepted, and that is the finding
 // this property reports: the one cost of the missing protection.
 func testZombie(e *env) {
 	ga := e.mustAcquire("A", "acquire-free", "the key is free")
@@ -454,7 +454,7 @@ func testZombie(e *env) {
 		e.res.Evidence = fmt.Sprintf("%s = ok after A paused %v (TTL %v), while B holds the lease: nothing checked the write against the lease%s",
 			z.call(), paused.Round(time.Millisecond), e.ttl(), rule("write-not-holder"))
 	default:
-		e.note("%s = %s, though Info.FencedWrites is false: if the service checks writes against the lease, declare FencedWrites and the suite checks them all", z.call(), z.got())
+		e.note("%s = %s, though Info.Writes is UncheckedWrites: if the service checks writes against the lease, declare backend.CheckedWrites and the suite checks them all", z.call(), z.got())
 	}
 	e.wantOK(e.write("B", fb, "b1"), "write-mine-live", "B holds the lease")
 	e.wantRead(e.read(), "b1", true, "B's write, the last accepted")

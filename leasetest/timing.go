@@ -57,12 +57,16 @@ func (e *env) surelyLive(g, p reply) bool {
 }
 
 // surelyExpired: the lease g granted or renewed has expired, for the
-// checker, when p is applied (unless renewed in between).
+// checker, when p is applied (unless renewed in between), and the
+// coordinator may no longer treat it as held (Info.ExpiryLateness).
 func (e *env) surelyExpired(g, p reply) bool {
 	_, ghi, ok1 := e.window(g)
 	plo, _, ok2 := e.window(p)
-	return ok1 && ok2 && plo >= ghi+g.ttl
+	return ok1 && ok2 && plo >= ghi+g.ttl+e.late()
 }
+
+// late is Info.ExpiryLateness in the windows' unit.
+func (e *env) late() int64 { return int64(e.info.ExpiryLateness / time.Microsecond) }
 
 // errorWhereKnown: p got an error (not a timeout) while g's lease was
 // surely live by the client's clock. The checker accepts any error as an
@@ -96,7 +100,7 @@ func (e *env) earlyAt(g reply) (int64, bool) {
 
 // lateAt is when to send a probe that must find g's lease expired.
 func (e *env) lateAt(g reply) int64 {
-	return g.after + g.ttl + 2*e.u() + e.lateSlack()
+	return g.after + g.ttl + 2*e.u() + e.late() + e.lateSlack()
 }
 
 // since renders how long after g's request p was sent, for messages.

@@ -36,7 +36,10 @@ type lockConfig struct {
 }
 
 func (c lockConfig) info(name string) backend.Info {
-	i := backend.Info{Name: name, Fences: c.fences, FencedWrites: c.fencedWrites, ServerTime: c.serverTime}
+	i := backend.Info{Name: name, Fences: c.fences, Writes: backend.UncheckedWrites, ServerTime: c.serverTime}
+	if c.fencedWrites {
+		i.Writes = backend.CheckedWrites
+	}
 	if !c.serverTime {
 		// The lease clock is time.Now read inside Do, between the call and
 		// the return the recorder measures; 1ms covers the rounding.

@@ -593,6 +593,16 @@ func parseHeader(raw *rawLine) (Header, string) {
 		}
 		h.Fences = order
 	}
+	late, present, reason := raw.integer(fExpiryLateness)
+	if reason != "" {
+		return h, "header " + reason
+	}
+	if present {
+		h.ExpiryLateness = late
+		if reason := ruleLateness(late); reason != "" {
+			return h, reason
+		}
+	}
 	return h, ruleHeaderRules(h)
 }
 

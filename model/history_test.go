@@ -229,6 +229,8 @@ func TestWriterExactBytes(t *testing.T) {
 		{Header{}, `{"format":"leasecheck/history","version":1,"time_unit":"ms","clock_uncertainty":0,"semantics":"seed"}` + "\n"},
 		{Header{Version: 1, TimeUnit: "ns", ClockUncertainty: 250, Semantics: FencedStorage},
 			`{"format":"leasecheck/history","version":1,"time_unit":"ns","clock_uncertainty":250,"semantics":"fenced-storage"}` + "\n"},
+		{Header{Version: 1, TimeUnit: "us", ClockUncertainty: 5, Semantics: Seed, Fences: Increasing, ExpiryLateness: 1500000},
+			`{"format":"leasecheck/history","version":1,"time_unit":"us","clock_uncertainty":5,"semantics":"seed","fences":"increasing","expiry_lateness":1500000}` + "\n"},
 	} {
 		var buf bytes.Buffer
 		w := NewWriter(&buf, tc.h)
@@ -237,6 +239,15 @@ func TestWriterExactBytes(t *testing.T) {
 		}
 		if buf.String() != tc.want {
 			t.Errorf("header %+v written as %s, want %s", tc.h, buf.String(), tc.want)
+		}
+		if tc.h.Version == 0 {
+			continue
+		}
+		back, err := ReadHistory(strings.NewReader(tc.want+`{"process":"A","op":"read","call":1}`+"\n"), "h")
+		if err != nil {
+			t.Errorf("header %s read back: %v", tc.want, err)
+		} else if back.Header != tc.h {
+			t.Errorf("header %s read back as %+v, want %+v", tc.want, back.Header, tc.h)
 		}
 	}
 
@@ -319,6 +330,8 @@ func TestParseErrors(t *testing.T) {
 		{"format not string", `{"format":1,"version":1}`, 1, `header field "format": want a string, got number`},
 		{"bad time unit", `{"format":"leasecheck/history","version":1,"time_unit":"h"}`, 1, `header field "time_unit": want one of ns, us, ms, s, got "h"`},
 		{"negative uncertainty", `{"format":"leasecheck/history","version":1,"clock_uncertainty":-1}`, 1, `header field "clock_uncertainty": must be >= 0, got -1`},
+		{"negative expiry lateness", `{"format":"leasecheck/history","version":1,"expiry_lateness":-3}`, 1, `header field "expiry_lateness": must be >= 0, got -3`},
+		{"expiry lateness not a number", `{"format":"leasecheck/history","version":1,"expiry_lateness":"1s"}`, 1, `header field "expiry_lateness": want`},
 		{"bad semantics", `{"format":"leasecheck/history","version":1,"semantics":"strict"}`, 1, `header field "semantics": want "seed" or "fenced-storage", got "strict"`},
 		{"header not first", `{"process":"A","op":"read","call":1}` + "\n" + hdrLine, 2, `a header line (it has a "format" field) must be the first non-blank line`},
 		{"second header", hdrLine + "\n" + `{"process":"A","op":"read","call":1}` + "\n\n" + hdrLine, 4, `a second header line (it has a "format" field); the header is line 1`},

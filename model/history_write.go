@@ -56,6 +56,10 @@ func NewWriter(w io.Writer, h Header) *Writer {
 		b = append(b, `,"fences":`...)
 		b = appendJSONString(b, h.Fences.String())
 	}
+	if h.ExpiryLateness != 0 {
+		b = append(b, `,"expiry_lateness":`...)
+		b = strconv.AppendInt(b, h.ExpiryLateness, 10)
+	}
 	b = append(b, "}\n"...)
 	_, wr.err = wr.bw.Write(b)
 	wr.buf = b[:0]

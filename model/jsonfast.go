@@ -37,6 +37,7 @@ const (
 	fClockUncertainty
 	fSemantics
 	fFences
+	fExpiryLateness
 	fProcess
 	fOwner
 	fKey
@@ -67,6 +68,7 @@ var fieldNames = [nFields]string{
 	fClockUncertainty: "clock_uncertainty",
 	fSemantics:        "semantics",
 	fFences:           "fences",
+	fExpiryLateness:   "expiry_lateness",
 	fProcess:          "process",
 	fOwner:            "owner",
 	fKey:              "key",
@@ -92,7 +94,7 @@ var fieldNames = [nFields]string{
 // The fields of each kind of line. A known field on a line of another kind
 // is treated like an unknown one (warned, ignored; an error under Strict).
 const (
-	headerFields = 1<<fFormat | 1<<fVersion | 1<<fTimeUnit | 1<<fClockUncertainty | 1<<fSemantics | 1<<fFences
+	headerFields = 1<<fFormat | 1<<fVersion | 1<<fTimeUnit | 1<<fClockUncertainty | 1<<fSemantics | 1<<fFences | 1<<fExpiryLateness
 	opFields     = 1<<fProcess | 1<<fOwner | 1<<fKey | 1<<fOp | 1<<fTTL | 1<<fFence | 1<<fValue | 1<<fCall |
 		1<<fReturn | 1<<fAt | 1<<fOK | 1<<fError
 	faultFields = 1<<fFault | 1<<fTarget | 1<<fStart | 1<<fEnd | 1<<fAmount | 1<<fPeer | 1<<fDetail | 1<<fPartial
@@ -104,7 +106,7 @@ func (f field) String() string { return fieldNames[f] }
 // lookupField; init checks that it has no collisions.
 func fieldHash(key []byte) uint {
 	n := len(key)
-	return (uint(n) + uint(key[0])*9 + uint(key[n-1])*15) & 63
+	return (uint(n)*4 + uint(key[0])*2 + uint(key[n-1])) & 63
 }
 
 var fieldTable [64]int8 // fieldHash -> field+1; 0: not a known field

@@ -160,6 +160,14 @@ type Header struct {
 	// Fences is an extension of v1 (a field v1 readers ignore): how the
 	// coordinator numbers grants. Absent means sequential.
 	Fences FenceOrder
+	// ExpiryLateness is an extension of v1 (a field v1 readers ignore), in
+	// TimeUnit: how long after a lease's expiry the coordinator may still
+	// treat it as held — refuse an acquire, accept its holder's renew or
+	// write — because it frees expired leases late (etcd's lessor revokes
+	// them asynchronously). It never lets the lease be granted to anyone
+	// before its expiry. Absent means 0. The checker reports answers later
+	// than this as expiry-lateness, apart from linearizability.
+	ExpiryLateness int64
 }
 
 // DefaultHeader is what a history without a header line means.

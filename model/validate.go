@@ -31,6 +31,17 @@ func ruleUncertainty(u int64) string {
 	return ""
 }
 
+// ruleLateness: the header's expiry lateness is a time >= 0.
+func ruleLateness(l int64) string {
+	if l < 0 {
+		return fmt.Sprintf("header field \"expiry_lateness\": must be >= 0, got %d", l)
+	}
+	if l > MaxTime {
+		return fmt.Sprintf("header field \"expiry_lateness\": %d is above the largest time leasecheck can reason about exactly, %d (2^62 - 1)", l, MaxTime)
+	}
+	return ""
+}
+
 // ruleHeaderRules: the header's choices fit together. A fenced resource
 // judges writes by their fences, so it cannot go without them.
 func ruleHeaderRules(h Header) string {
@@ -142,6 +153,9 @@ func validateHeader(h Header) string {
 		return fmt.Sprintf("header field \"time_unit\": want one of ns, us, ms, s, got %s", quoteShort(h.TimeUnit))
 	}
 	if reason := ruleUncertainty(h.ClockUncertainty); reason != "" {
+		return reason
+	}
+	if reason := ruleLateness(h.ExpiryLateness); reason != "" {
 		return reason
 	}
 	if h.Semantics != Seed && h.Semantics != FencedStorage {

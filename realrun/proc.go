@@ -413,6 +413,9 @@ func (p *proc) step(now int64, rep *machine.Reply) {
 
 func (p *proc) fenceNote() string {
 	if p.believes {
+		if p.fence == 0 { // a fence-less lock: no token to name
+			return " (holding the lease)"
+		}
 		return fmt.Sprintf(" (fence %d)", p.fence)
 	}
 	return ""

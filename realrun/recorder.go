@@ -273,7 +273,7 @@ func (r *Recorder) finish(ctx context.Context, partial bool) (*model.History, er
 	return &model.History{
 		Name: r.info.Name,
 		Header: model.Header{Version: 1, TimeUnit: "us", ClockUncertainty: u, Semantics: model.Seed,
-			Fences: r.info.Fences.Order()},
+			Fences: r.info.Fences.Order(), ExpiryLateness: int64(r.info.ExpiryLateness / unit)},
 		Ops: ops,
 	}, nil
 }

@@ -55,11 +55,14 @@ type Options struct {
 
 // AutoTTL is the real TTL a scenario with TTL ttl (ms) is run at on a
 // backend described by info: at least the scenario's own, MinTTL, the
-// backend's minimum, and ten times its declared clock uncertainty (so that
-// a write late by a fraction of a TTL is provably late), rounded up to the
-// backend's granularity.
+// backend's minimum, ten times its declared clock uncertainty (so that a
+// write late by a fraction of a TTL is provably late) and twice its
+// declared expiry lateness (so that a lease the server frees late is
+// handed on about when the scenario has it handed on: etcd's, typically
+// half a second late of a declared 5 s), rounded up to the backend's
+// granularity.
 func AutoTTL(info backend.Info, ttl int64) time.Duration {
-	d := max(time.Duration(ttl)*time.Millisecond, MinTTL, 10*info.Uncertainty)
+	d := max(time.Duration(ttl)*time.Millisecond, MinTTL, 10*info.Uncertainty, 2*info.ExpiryLateness)
 	return realTTL(info, d)
 }
 

@@ -161,7 +161,7 @@ func Run(ctx context.Context, t Target, cfg Config) (*Result, error) {
 	cfg.defaults()
 	for _, k := range cfg.Faults {
 		if !Applicable(t, k) {
-			return nil, fmt.Errorf("fault %q is not applicable to %s", k, t.Info.Name)
+			return nil, fmt.Errorf("fault %q is not applicable to %s: %s", k, t.Info.Name, NotApplicable(t, k))
 		}
 	}
 	sc := Workload(t, cfg)
@@ -171,17 +171,33 @@ func Run(ctx context.Context, t Target, cfg Config) (*Result, error) {
 // Applicable reports whether fault kind k can be injected into t for real.
 // Clock faults always apply (to a holder); delay and partition need a proxy
 // (Target.Addr); coordinator-crash a server the harness controls.
-func Applicable(t Target, k faults.Kind) bool {
+func Applicable(t Target, k faults.Kind) bool { return NotApplicable(t, k) == "" }
+
+// NotApplicable says why fault kind k cannot be injected into t for real,
+// or "" when it can.
+func NotApplicable(t Target, k faults.Kind) string {
 	switch k {
 	case faults.Pause, faults.Overrun, faults.ClockOffset, faults.ClockDrift, faults.ClockStep, faults.Freeze,
 		faults.DropHeartbeats, faults.RenewDeath, faults.Crash, faults.DoubleRelease, faults.OwnerReuse:
-		return true
+		return ""
 	case faults.Delay, faults.Partition:
-		return t.Addr != ""
+		if t.Addr == "" {
+			return "it needs the server's address, to put a proxy between the clients and the server (Target.Addr), and the target gives none"
+		}
+		return ""
 	case faults.CoordinatorCrash:
-		return t.Server != nil
+		if t.Server == nil {
+			return "it needs a server the harness starts, kills and restarts itself (Target.Server); a server of your own is not one leasecheck may crash"
+		}
+		return ""
 	}
-	return k.IsCluster() && t.Cluster != nil
+	if k.IsCluster() {
+		if t.Cluster == nil {
+			return "it strikes between the servers of a cluster, and the target is not one leasecheck started (a cluster backend such as etcd-cluster or zookeeper-ensemble)"
+		}
+		return ""
+	}
+	return "leasecheck cannot inject it into a real backend"
 }
 
 // ApplicableKinds filters kinds down to those applicable to t.

@@ -124,6 +124,9 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	if shown == "" {
 		shown = Redact(cfg.spec)
 	}
+	if err := tg.Info.Check(); err != nil {
+		return fail("backend %s: %v", shown, err)
+	}
 	if tg.Open == nil {
 		return fail("backend %s: Open returned a target without a client (Target.Open)", shown)
 	}
@@ -137,11 +140,18 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 			if tg.Cluster != nil { // "all" on a cluster: the faults between its servers too
 				cfg.kinds = append(cfg.kinds, faults.ClusterKinds...)
 			}
+			// Every kind that applies; the rest are named with the reason, so
+			// that a kind left out is never a silent gap in the verdict.
+			for _, k := range cfg.kinds {
+				if why := realrun.NotApplicable(tg, k); why != "" {
+					fmt.Fprintf(stderr, "verify: fault %s not applicable to %s: %s\n", k, shown, why)
+				}
+			}
 			cfg.kinds = realrun.ApplicableKinds(tg, cfg.kinds)
 		}
 		for _, k := range cfg.kinds {
-			if !realrun.Applicable(tg, k) {
-				return fail("fault %q is not applicable to %s (applicable: %s)", k, shown, kindList(realrun.ApplicableKinds(tg, append(append([]faults.Kind(nil), faults.AllKinds...), faults.ClusterKinds...))))
+			if why := realrun.NotApplicable(tg, k); why != "" {
+				return fail("fault %q is not applicable to %s: %s (applicable: %s)", k, shown, why, kindList(realrun.ApplicableKinds(tg, append(append([]faults.Kind(nil), faults.AllKinds...), faults.ClusterKinds...))))
 			}
 		}
 	}
@@ -173,7 +183,7 @@ func (c Command) parse(args []string, stderr io.Writer) (*config, int, bool) {
 	fs.StringVar(&cfg.mutant, "mutant", "", "run the holders with a planted holder bug `NAME` (leasecheck mutants; holder mutants only: the backend is the coordinator)")
 	fs.StringVar(&cfg.out, "out", "leasecheck-failures", "where failing rounds are saved: scenario, history with fault records, timeline page, story")
 	fs.IntVar(&cfg.maxSaved, "save", campaign.DefaultMaxSaved, "save (and shrink) the first `N` failing rounds (-1: all, 0: none)")
-	fs.DurationVar(&cfg.shrinkFor, "shrink-for", DefaultShrinkFor, "time to shrink each saved failure (every candidate is a real run; one running when it ends finishes); 0: save it as run")
+	fs.DurationVar(&cfg.shrinkFor, "shrink-for", DefaultShrinkFor, "time to shrink each saved failure (every candidate is a real run; one running when it ends finishes); 0: save it as run (the default with --scenario: a replay replays)")
 	fs.BoolVar(&cfg.failFast, "fail-fast", false, "stop at the first failing round")
 	fs.BoolVar(&cfg.json, "json", false, "print the summary as one JSON object")
 	fs.DurationVar(&cfg.budget, "timeout", 60*time.Second, "linearizability search budget per history")
@@ -220,6 +230,12 @@ func (c Command) parse(args []string, stderr io.Writer) (*config, int, bool) {
 		}
 		if cfg.sc, err = scenario.Load(cfg.scenarioFile); err != nil {
 			return failf("%v", err)
+		}
+		// Replaying a saved failure replays it: it was shrunk before it was
+		// saved, and shrinking it again by default would spend a minute of
+		// real runs to keep nothing. --shrink-for asks for it.
+		if !set["shrink-for"] {
+			cfg.shrinkFor = 0
 		}
 		// A scenario a failing verify round saved names its backend.
 		if spec, ok := strings.CutPrefix(cfg.sc.Implementation, "backend:"); ok && !set["backend"] && !strings.Contains(spec, "xxxxx") {

@@ -22,11 +22,13 @@ import (
 const maxTold = 10
 
 // failure saves a failing round (shrunk for --shrink-for, unless it is
-// beyond --save) and tells it on stderr: its violations as the round
-// showed them, what the shrinking achieved, the files and the line that
-// replays it.
+// beyond --save) and tells it on stderr: its violations — as the saved
+// history shows them, so that every line cited is a line of the file saved
+// beside the story; as the round showed them when nothing was saved — what
+// the shrinking achieved, the files and the line that replays it.
 func (v *verifier) failure(ctx context.Context, f *campaign.Failure) {
 	o := f.Outcome
+	told := o
 	var saved *campaign.Saved
 	var saveErr error
 	var how string
@@ -54,6 +56,7 @@ func (v *verifier) failure(ctx context.Context, f *campaign.Failure) {
 		saved, saveErr = campaign.WriteFailure(v.cfg.out, v.failureName(f.Seed), small, from, v.replay)
 		if saved != nil {
 			v.sum.Histories = append(v.sum.Histories, saved.History)
+			told = small
 		}
 	}
 	v.told++
@@ -67,7 +70,7 @@ func (v *verifier) failure(ctx context.Context, f *campaign.Failure) {
 	}
 	w := v.stderr
 	fmt.Fprintf(w, "\nFAIL seed %d: %s\n", f.Seed, strings.Join(o.Failed(), ", "))
-	for _, vi := range o.Violations() {
+	for _, vi := range told.ByCause() {
 		campaign.WriteViolation(indent{w}, vi, nil)
 	}
 	switch {

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/model"
 )
 
 // Summary is `verify --json`: the campaign's summary — the same fields as
@@ -23,6 +25,9 @@ type Summary struct {
 	// clock_uncertainty of a round's history, in it.
 	TimeUnit         string `json:"time_unit"`
 	ClockUncertainty int64  `json:"clock_uncertainty"`
+	// ExpiryLateness is the backend's declared expiry lateness (Info), in
+	// TimeUnit: how late it may free an expired lease.
+	ExpiryLateness int64 `json:"expiry_lateness"`
 	// FenceSource and FencedWrite describe the backend (Info).
 	FenceSource string `json:"fence_source"`
 	FencedWrite string `json:"fenced_write"`
@@ -32,11 +37,13 @@ type Summary struct {
 	FaultsPartial map[string]int `json:"faults_partial"`
 	// Histories are the saved failures' histories.
 	Histories []string `json:"histories,omitempty"`
+	// minTTL is the shortest TTL a round granted, in TimeUnit (0: none).
+	minTTL int64
 }
 
 func newSummary(info backend.Info, sum *campaign.Summary, kinds []faults.Kind) *Summary {
 	s := &Summary{Backend: info.Name, Summary: sum, TimeUnit: "us", FenceSource: info.FenceSource, FencedWrite: info.FencedWrite,
-		FaultsPartial: map[string]int{}}
+		ExpiryLateness: int64(info.ExpiryLateness / time.Microsecond), FaultsPartial: map[string]int{}}
 	for _, k := range kinds {
 		s.FaultsPartial[string(k)] = 0
 	}
@@ -46,9 +53,30 @@ func newSummary(info backend.Info, sum *campaign.Summary, kinds []faults.Kind) *
 // add counts what a round adds beyond the campaign's summary.
 func (s *Summary) add(o *campaign.Outcome) {
 	s.ClockUncertainty = max(s.ClockUncertainty, o.History.Header.ClockUncertainty)
+	for i := range o.History.Ops {
+		if op := &o.History.Ops[i]; op.Kind == model.Acquire && op.TTL > 0 && (s.minTTL == 0 || op.TTL < s.minTTL) {
+			s.minTTL = op.TTL
+		}
+	}
 	for k, n := range o.Partial {
 		s.FaultsPartial[string(k)] += n
 	}
+}
+
+// declared renders a declaration and its detail once: "none: grants carry
+// no token", never "none: none: grants carry no token".
+func declared(word, detail string) string {
+	detail = strings.TrimPrefix(detail, word+": ")
+	if detail == "" || detail == word {
+		return word
+	}
+	return word + ": " + detail
+}
+
+// seconds renders a time in microseconds, the histories' unit, in the one
+// unit real-backend stories use: seconds, to the millisecond.
+func seconds(us int64) string {
+	return fmt.Sprintf("%.3f s", float64(us)/1e6)
 }
 
 // WriteJSON writes s as one line of JSON.
@@ -66,17 +94,28 @@ func (s *Summary) WriteText(w io.Writer, shown string, info backend.Info, wall t
 		fmt.Fprintf(w, "%-26s %s\n", name, fmt.Sprintf(format, args...))
 	}
 	row("backend", "%s", shown)
-	row("fences", "%s: %s", info.Fences, info.FenceSource)
-	if info.FencedWrites {
-		row("fenced writes", "yes: %s", info.FencedWrite)
+	row("fences", "%s", declared(info.Fences.String(), info.FenceSource))
+	if info.FencedWrites() {
+		row("fenced writes", "%s", declared("yes", info.FencedWrite))
 	} else {
-		row("fenced writes", "no: %s (a holder paused past its TTL can write after the lease moved on)", info.FencedWrite)
+		row("fenced writes", "%s (a holder paused past its TTL can write after the lease moved on)", declared("no", strings.TrimPrefix(info.FencedWrite, "none: ")))
 	}
 	mode := "interval (the server reports no clock)"
 	if info.ServerTime {
 		mode = "exact (the server's clock mapped onto the client's)"
 	}
-	row("time", "%s, clock uncertainty <= %.1f ms", mode, float64(s.ClockUncertainty)/1000)
+	row("time", "%s, clock uncertainty <= %s", mode, seconds(s.ClockUncertainty))
+	if s.ExpiryLateness > 0 {
+		row("expiry lateness", "<= %s: the server may free an expired lease that late (refusing acquires, accepting the holder's writes), never early", seconds(s.ExpiryLateness))
+	}
+	if s.minTTL > 0 && 2*s.ClockUncertainty >= s.minTTL {
+		fmt.Fprintf(w, "\nnote: the clock uncertainty (%s) is at least half the TTL (%s). The checker places each operation anywhere\n"+
+			"within %s of when the client saw it, so from timing alone it cannot tell a live lease from an expired one: a\n"+
+			"second holder during a live lease, an early expiry or a lease living on past its TTL go unflagged. What still\n"+
+			"catches two holders is the fences (fence-monotonic, single-writer-per-fence) and the data they wrote. (A\n"+
+			"server restart declares this much: it restores leases with a fresh TTL counted from its recovery.)\n",
+			seconds(s.ClockUncertainty), seconds(s.minTTL), seconds(s.ClockUncertainty))
+	}
 	var partial []string
 	for _, k := range append(append([]faults.Kind(nil), faults.AllKinds...), faults.ClusterKinds...) {
 		if n := s.FaultsPartial[string(k)]; n > 0 {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/impl/memstore"
@@ -96,7 +97,10 @@ func memBackend(name string) verify.Backend {
 		}
 		info := backend.InProcessInfo(name)
 		if name == "mem-unfenced" {
-			info.FencedWrites, info.FencedWrite = false, "none: a plain write"
+			info.Writes, info.FencedWrite = backend.UncheckedWrites, "none: a plain write"
+		}
+		if name == "mem-undeclared" {
+			info.Writes = backend.WritesUndeclared // an adapter that forgot it
 		}
 		return &verify.Opened{Target: realrun.Target{Info: info, Clock: clk,
 			Open: func(context.Context, string) (backend.Backend, error) { return b, nil }}}, nil
@@ -104,7 +108,7 @@ func memBackend(name string) verify.Backend {
 }
 
 func command() verify.Command {
-	return verify.Command{Name: "memverify", Backends: []verify.Backend{memBackend("mem"), memBackend("mem-unfenced"), memBackend("mem-dies")}}
+	return verify.Command{Name: "memverify", Backends: []verify.Backend{memBackend("mem"), memBackend("mem-unfenced"), memBackend("mem-dies"), memBackend("mem-undeclared")}}
 }
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -225,13 +229,37 @@ func TestUnfencedCaughtSavedReplayed(t *testing.T) {
 	if !bytes.Contains(story, []byte("## Replay")) || !bytes.Contains(story, []byte(replay)) || !bytes.Contains(story, []byte("linearizable")) {
 		t.Errorf("the story is missing its replay or its violation:\n%s", story)
 	}
+	// The story of a real run prints no internal values: no simulated
+	// network, no raw work items; "At a glance" says why, not the raw
+	// violation again.
+	for _, bad := range []string{"network delay", "work [{", "fence 0"} {
+		if bytes.Contains(story, []byte(bad)) {
+			t.Errorf("the story says %q:\n%s", bad, story)
+		}
+	}
+	if glance, _, _ := strings.Cut(strings.SplitN(string(story), "## At a glance", 2)[1], "## The scenario"); strings.Contains(glance, "no order of the operations explains") {
+		t.Errorf("At a glance repeats the raw violation:\n%s", glance)
+	}
+	// Every line the stories cite — on stderr and in the .md — is the op
+	// of the saved history they describe, not a line of the round before
+	// shrinking.
+	if err := campaign.CheckCitedLines(s.Histories[0], errOut); err != nil {
+		t.Errorf("stderr: %v", err)
+	}
+	if err := campaign.CheckCitedLines(s.Histories[0], string(story)); err != nil {
+		t.Errorf("%s.md: %v", base, err)
+	}
 
 	// The replay line, as printed (--backend may even be left out: the
 	// scenario names it). A real run does not repeat its interleaving
 	// exactly, so it gets three rounds; one failing is reproduction.
-	code, out, _ = run(t, "--ttl", "300ms", "--scenario", base+".scenario.json", "--seeds", "3", "--out", t.TempDir(), "--shrink-for", "0", "--json", "--quiet")
+	// It replays: no --shrink-for, and the saved failure is not shrunk again.
+	code, out, errOut = run(t, "--ttl", "300ms", "--scenario", base+".scenario.json", "--seeds", "3", "--out", t.TempDir(), "--json", "--quiet")
 	if code != verify.ExitViolation || decode(t, out).Failed == 0 {
 		t.Errorf("the replay did not reproduce the failure: exit %d", code)
+	}
+	if strings.Contains(errOut, "shrinking seed") || strings.Contains(errOut, "shrunk from") {
+		t.Errorf("the replay of a saved failure shrank it again:\n%s", errOut)
 	}
 }
 
@@ -284,6 +312,10 @@ func TestUsage(t *testing.T) {
 		{[]string{"--scenario", "/nonexistent.scenario.json"}, "nonexistent"},
 		{[]string{"--mutant", "no-expiry"}, "holder mutants only"},
 		{[]string{"extra"}, "unexpected arguments"},
+		// A declaration left at its zero value is refused, naming what to set.
+		{[]string{"--backend", "mem-undeclared"}, "Writes is not declared: set backend.CheckedWrites"},
+		// A fault that cannot apply to the user's own server says why.
+		{[]string{"--backend", "mem", "--faults", "coordinator-crash"}, "needs a server the harness starts, kills and restarts itself"},
 	}
 	for _, c := range cases {
 		code, so, se := run(t, c.args...)

@@ -283,8 +283,12 @@ func printCheckText(w io.Writer, h *model.History, res *checker.Result) {
 	if res.Keys == 1 {
 		keys = "key"
 	}
-	fmt.Fprintf(w, "%s: %s, %d %s, %s semantics, clock uncertainty %d %s\n",
-		h.Name, campaign.Count(int64(res.Ops), "operation", "operations"), res.Keys, keys, h.Header.Semantics, h.Header.ClockUncertainty, h.Header.TimeUnit)
+	late := ""
+	if h.Header.ExpiryLateness > 0 {
+		late = fmt.Sprintf(", expiry lateness %d %s", h.Header.ExpiryLateness, h.Header.TimeUnit)
+	}
+	fmt.Fprintf(w, "%s: %s, %d %s, %s semantics, clock uncertainty %d %s%s\n",
+		h.Name, campaign.Count(int64(res.Ops), "operation", "operations"), res.Keys, keys, h.Header.Semantics, h.Header.ClockUncertainty, h.Header.TimeUnit, late)
 	for _, p := range res.Properties {
 		fmt.Fprintf(w, "  %-24s %s\n", p.Name, p.Verdict)
 	}

@@ -210,7 +210,7 @@ func writeFailure(w io.Writer, f *campaign.Failure, seedReplay string) {
 		shown = s.Outcome
 	}
 	trace := shown.TraceLines()
-	for _, v := range shown.Violations() {
+	for _, v := range shown.ByCause() {
 		campaign.WriteViolation(indent{w}, v, trace)
 	}
 	switch s := f.Saved; {

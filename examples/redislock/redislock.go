@@ -32,6 +32,8 @@ import (
 func Info() backend.Info {
 	return backend.Info{
 		Name:        "bsm/redislock",
+		Fences:      backend.NoFences,
+		Writes:      backend.UncheckedWrites,
 		FenceSource: "none: redislock grants no fencing token",
 		FencedWrite: "none: a plain SET of the data key after taking the lock",
 		// Redis expires a key when its millisecond clock is past the

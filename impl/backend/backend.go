@@ -2,6 +2,8 @@ package backend
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/leasecheck/leasecheck/machine"
@@ -56,26 +58,30 @@ type Backend interface {
 	Close() error
 }
 
-// Info describes a backend to the runner, the suite and the report. Its
-// zero value is the honest default for a lock library: grants carry no
-// fencing token and writes are not checked by the service. A backend
-// declares what it has (DESIGN.md §8); the suite judges what applies and
-// reports what is missing once.
+// Info describes a backend to the runner, the suite and the report. A
+// backend declares what it has (DESIGN.md §8); the suite judges what
+// applies and reports what is missing once. The two declarations that
+// decide which properties are checked, Fences and Writes, have no default:
+// their zero values are "undeclared", which Check (and so leasetest.Run,
+// realrun.Run and verify) refuses, so that a forgotten field never turns
+// checks off in silence.
 type Info struct {
 	Name string // e.g. "redis", "etcd"
-	// Fences says what token a grant carries: NoFences (the zero value: most
-	// lock libraries), SequentialFences (1, 2, 3: a counter) or
-	// IncreasingFences (only grows, with gaps: revisions, sequences, zxids).
+	// Fences says what token a grant carries: NoFences (most lock
+	// libraries), SequentialFences (1, 2, 3: a counter) or IncreasingFences
+	// (only grows, with gaps: revisions, sequences, zxids). Required.
 	Fences Fences
-	// FencedWrites: the service checks every write against the holder, its
-	// deadline and (with fences) the fence presented, in the same atomic
-	// step as the write, and refuses the rest. False (the zero value): the
-	// write goes to the resource unchecked — a plain SET after taking the
-	// lock — so a holder paused past its TTL can write after the lease moved
-	// on; the suite reports exactly that, once (leasetest's Zombie).
-	FencedWrites bool
-	FenceSource  string // display: where fences come from, e.g. "INCR on <prefix>fence:<key>"
-	FencedWrite  string // display: what the write is, e.g. "Lua: check holder, deadline, fence, then SET" or "none: a plain SET"
+	// Writes says whether the service checks writes. CheckedWrites: it
+	// checks every write against the holder, its deadline and (with fences)
+	// the fence presented, in the same atomic step as the write, and
+	// refuses the rest. UncheckedWrites: the write goes to the resource
+	// unchecked — a plain SET after taking the lock — so a holder paused
+	// past its TTL can write after the lease moved on; the suite reports
+	// exactly that, once (leasetest's Zombie), and skips the properties
+	// about refused writes, saying so. Required.
+	Writes      Writes
+	FenceSource string // display: where fences come from, e.g. "INCR on <prefix>fence:<key>"
+	FencedWrite string // display: what the write is, e.g. "Lua: check holder, deadline, fence, then SET" or "none: a plain SET"
 	// ServerTime: responses carry At, so the history is in exact mode once
 	// the server's clock is mapped onto the client's (see Clock).
 	ServerTime bool
@@ -86,6 +92,16 @@ type Info struct {
 	// and leasetest's timing checks apply it the same way: on both sides of
 	// every op without `at` (DESIGN.md §3).
 	Uncertainty time.Duration
+	// ExpiryLateness is how long after a lease's expiry the coordinator may
+	// still treat it as held — refuse an acquire, accept the holder's write
+	// or renew — because it frees expired leases late: etcd's lessor finds
+	// them on a sweep every 500 ms and revokes them through raft. It never
+	// lets anyone be granted a live lease, so it is not clock uncertainty:
+	// it becomes the history's expiry_lateness, the checker allows answers
+	// "still held" that late and no later (later ones are the finding
+	// expiry-lateness), and leasetest waits that much longer before it
+	// expects an expired lease to be granted. 0: freed at expiry.
+	ExpiryLateness time.Duration
 	// TTLGranularity: TTLs are rounded up to a multiple of it (etcd: 1s).
 	TTLGranularity time.Duration
 	// MinTTL is the shortest TTL the backend grants as asked (etcd: 2s, its
@@ -107,13 +123,67 @@ type Info struct {
 	RestartGrace  time.Duration
 }
 
+// FencedWrites reports whether the service checks writes (Writes is
+// CheckedWrites).
+func (i Info) FencedWrites() bool { return i.Writes == CheckedWrites }
+
+// Check returns an error naming every declaration of i that was left
+// undeclared, and what to declare; nil when there is none.
+func (i Info) Check() error {
+	var missing []string
+	if i.Fences == FencesUndeclared {
+		missing = append(missing, "Fences is not declared: set backend.NoFences if grants carry no fencing token, "+
+			"backend.SequentialFences if they are numbered 1, 2, 3, ..., or backend.IncreasingFences if they only grow, with gaps "+
+			"(it decides whether the fence properties are checked)")
+	}
+	if i.Writes == WritesUndeclared {
+		missing = append(missing, "Writes is not declared: set backend.CheckedWrites if the service checks every write against the holder, "+
+			"its deadline and fence in the same atomic step and refuses the rest, or backend.UncheckedWrites if a write goes to the resource "+
+			"unchecked, as a plain SET after taking the lock does (it decides whether WriteAfterExpiry and the refused-write checks run)")
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	name := i.Name
+	if name == "" {
+		name = "(no Name)"
+	}
+	return fmt.Errorf("backend.Info of %s: %s", name, strings.Join(missing, "; "))
+}
+
+// Writes says whether a backend's service checks writes against the lease.
+type Writes uint8
+
+const (
+	// WritesUndeclared is the zero value: the adapter did not say. Check
+	// refuses it.
+	WritesUndeclared Writes = iota
+	// CheckedWrites: the service checks every write (Info.Writes).
+	CheckedWrites
+	// UncheckedWrites: writes reach the resource unchecked (Info.Writes).
+	UncheckedWrites
+)
+
+func (w Writes) String() string {
+	switch w {
+	case CheckedWrites:
+		return "checked"
+	case UncheckedWrites:
+		return "unchecked"
+	}
+	return "undeclared"
+}
+
 // Fences says what fencing token a backend's grants carry.
 type Fences uint8
 
 const (
+	// FencesUndeclared is the zero value: the adapter did not say. Check
+	// refuses it.
+	FencesUndeclared Fences = iota
 	// NoFences: grants carry no token (Response.Fence is 0); renew,
-	// release and write present none. The zero value.
-	NoFences Fences = iota
+	// release and write present none.
+	NoFences
 	// SequentialFences: grants are numbered 1, 2, 3, ... per key.
 	SequentialFences
 	// IncreasingFences: every grant's fence is larger than the one before
@@ -132,7 +202,12 @@ func (f Fences) Order() model.FenceOrder {
 	return model.NoFences
 }
 
-func (f Fences) String() string { return f.Order().String() }
+func (f Fences) String() string {
+	if f == FencesUndeclared {
+		return "undeclared"
+	}
+	return f.Order().String()
+}
 
 // Clock is an optional capability: a backend that reports its server's
 // time, so the runner can map At onto the client's timeline (offset =

@@ -91,7 +91,7 @@ type Rule struct {
 	Answer Answer
 	Reason string
 	// Fenced: the row holds only for backends whose writes are fenced
-	// (Info.FencedWrites); an unfenced backend accepts the write, and that
+	// (Info.Writes); an unfenced backend accepts the write, and that
 	// is the missing protection the suite reports.
 	Fenced bool
 	// Effect is what the op does to the lease and the data.

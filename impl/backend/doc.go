@@ -15,11 +15,12 @@
 //     the coordinator's clock reported as the exact `at` of every op.
 //
 // Every Backend describes itself with an Info: what fences its grants carry
-// (none — the zero value, as for most lock libraries — sequential or
-// increasing), whether the service checks writes against the lease
-// (FencedWrites; false is the honest default), and how far its lease clock
-// may stray from the client's timeline (the history's clock_uncertainty in
-// interval mode). Contract is the adapter contract as a table — every op in
+// (none, as for most lock libraries, sequential or increasing), whether the
+// service checks writes against the lease (Writes), both required (their
+// zero values are undeclared, and Info.Check refuses them), how far its
+// lease clock may stray from the client's timeline (the history's
+// clock_uncertainty in interval mode) and how late it may free an expired
+// lease (ExpiryLateness, the history's expiry_lateness). Contract is the adapter contract as a table — every op in
 // every lease state, what Do must answer, when an error (unknown outcome) is
 // right — rendered with the advice on adapting a library in README.md.
 //

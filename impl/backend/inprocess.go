@@ -38,7 +38,7 @@ func InProcessCoordinator(c machine.Coordinator, unit time.Duration, clock func(
 
 // InProcessInfo is the Info of an InProcess backend named name.
 func InProcessInfo(name string) Info {
-	return Info{Name: name, Fences: SequentialFences, FencedWrites: true, ServerTime: true,
+	return Info{Name: name, Fences: SequentialFences, Writes: CheckedWrites, ServerTime: true,
 		FenceSource: "the coordinator's counter", FencedWrite: "the coordinator's write: holder, deadline and fence checked"}
 }
 

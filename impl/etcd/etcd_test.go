@@ -94,8 +94,9 @@ func TestEtcdMutexNonConformance(t *testing.T) {
 }
 
 // TestEtcdExpiryLateness measures how late the embedded etcd deletes a
-// lease's key after its TTL, the number Info().Uncertainty must cover (the
-// lessor sweeps every 500 ms). It also checks leases never expire early.
+// lease's key after its TTL, the number Info().ExpiryLateness must cover
+// (the lessor sweeps every 500 ms). It also checks leases never expire
+// early, which the small Info().Uncertainty relies on.
 func TestEtcdExpiryLateness(t *testing.T) { expiryLateness(t, embedded(t).Addr) }
 
 // TestEtcd34ExpiryLateness is TestEtcdExpiryLateness on the etcd server
@@ -113,13 +114,13 @@ func expiryLateness(t *testing.T, addr string) {
 	}
 	defer cli.Close()
 	ctx := context.Background()
-	const n = 5
+	const n = 20
 	late := make(chan time.Duration, n)
 	for i := 0; i < n; i++ {
 		go func() {
 			key := fmt.Sprintf("/leasecheck/%s/late/%d", serverstest.Prefix(), i)
 			before := time.Now()
-			g, err := cli.Grant(ctx, 1)
+			g, err := cli.Grant(ctx, 2)
 			if err != nil {
 				t.Error(err)
 				late <- 0
@@ -157,9 +158,9 @@ func expiryLateness(t *testing.T, addr string) {
 		}
 		worst = max(worst, d)
 	}
-	t.Logf("etcd lease expiry lateness: worst %v of %d leases (TTL from the grant's request); declared %v", worst, n, etcd.Uncertainty)
-	if worst > etcd.Uncertainty {
-		t.Errorf("a lease expired %v late, more than the declared %v", worst, etcd.Uncertainty)
+	t.Logf("etcd lease expiry lateness: worst %v of %d leases (TTL from the grant's request); declared %v", worst, n, etcd.ExpiryLateness)
+	if worst > etcd.ExpiryLateness {
+		t.Errorf("a lease expired %v late, more than the declared %v", worst, etcd.ExpiryLateness)
 	}
 }
 
@@ -231,17 +232,10 @@ func TestEtcd34JepsenLocksNotSafe(t *testing.T) {
 }
 
 // TestEtcd34Conformance runs the leasetest suite against the fenced lease
-// on the etcd server process.
+// on the etcd server process. It runs under -short too, so in CI's race
+// run: the server's late revocation (once 1.3 s under the race detector on
+// a loaded machine) is declared as Info().ExpiryLateness, not judged.
 func TestEtcd34Conformance(t *testing.T) {
-	if testing.Short() {
-		// A real-time soak against a server process, which `make test`
-		// runs in full. Under the race detector on a loaded machine the
-		// server's lease revocation was once measured 1.3 s late, past the
-		// 1 s clock bound etcd's Info declares: a judgment of the machine,
-		// not of the adapter, whose goroutines TestEtcdConformance (the
-		// embedded server) race-checks.
-		t.Skip("-short: the etcd 3.4 soak runs in make test")
-	}
 	t.Parallel()
 	addr, _ := serverstest.Etcd34(t)
 	leasetest.Run(t, func() (backend.Backend, func(), error) {

@@ -389,13 +389,16 @@ func TestDifferentialAgainstLeasePy(t *testing.T) {
 	if err != nil {
 		skipOrFail(t, "python3 not found on PATH; cannot compare against lease.py")
 	}
+	// lease.py is the article's reference implementation, not part of this
+	// repository (docs/specification.md §1 says how to get it): the test
+	// looks for it at $LEASECHECK_LEASE_PY, and else where this project's
+	// workplace keeps it, in reference/ beside the clone.
 	ref := os.Getenv("LEASECHECK_LEASE_PY")
 	if ref == "" {
-		// The repo is cloned with shared/ as a sibling directory.
 		ref = filepath.Join("..", "..", "..", "shared", "reference", "lease.py")
 	}
 	if _, err := os.Stat(ref); err != nil {
-		skipOrFail(t, "reference %s not found (%v); set LEASECHECK_LEASE_PY to compare against lease.py", ref, err)
+		skipOrFail(t, "the reference lease.py is not at %s (%v): save the article's listing as lease.py (docs/specification.md §1) and set LEASECHECK_LEASE_PY to its path", ref, err)
 	}
 
 	cmd := exec.Command(py, filepath.Join("testdata", "lease_driver.py"), ref)

@@ -40,12 +40,12 @@ import (
 // Info describes the backend.
 func Info() backend.Info {
 	return backend.Info{
-		Name:         "postgres",
-		FenceSource:  "nextval of the run's sequence inside the acquire function (increasing, with gaps)",
-		FencedWrite:  "UPDATE lease SET data WHERE owner = $o AND fence = $f AND exp > clock_timestamp(), under the row lock",
-		Fences:       backend.IncreasingFences,
-		FencedWrites: true,
-		ServerTime:   true,
+		Name:        "postgres",
+		FenceSource: "nextval of the run's sequence inside the acquire function (increasing, with gaps)",
+		FencedWrite: "UPDATE lease SET data WHERE owner = $o AND fence = $f AND exp > clock_timestamp(), under the row lock",
+		Fences:      backend.IncreasingFences,
+		Writes:      backend.CheckedWrites,
+		ServerTime:  true,
 	}
 }
 

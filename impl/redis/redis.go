@@ -39,12 +39,12 @@ import (
 // Info describes the backend.
 func Info() backend.Info {
 	return backend.Info{
-		Name:         "redis",
-		FenceSource:  "INCR P:fence:K inside the acquire script (sequential: 1, 2, 3, ...)",
-		FencedWrite:  "Lua: holder == owner, TIME < exp, fence == current, then SET P:data:K",
-		Fences:       backend.SequentialFences,
-		FencedWrites: true,
-		ServerTime:   true,
+		Name:        "redis",
+		FenceSource: "INCR P:fence:K inside the acquire script (sequential: 1, 2, 3, ...)",
+		FencedWrite: "Lua: holder == owner, TIME < exp, fence == current, then SET P:data:K",
+		Fences:      backend.SequentialFences,
+		Writes:      backend.CheckedWrites,
+		ServerTime:  true,
 	}
 }
 

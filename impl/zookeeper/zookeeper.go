@@ -47,7 +47,7 @@ func info(fenced bool, u, minTTL time.Duration) backend.Info {
 		FenceSource:    "the lock node's sequence number + 1 (P/locks/K/OWNER-SEQ, ephemeral sequential: increasing, with gaps)",
 		FencedWrite:    "multi: check(P/locks/K/OWNER-SEQ, version 1), setData(P/data/K)",
 		Fences:         backend.IncreasingFences,
-		FencedWrites:   fenced,
+		Writes:         backend.CheckedWrites,
 		Uncertainty:    u,
 		TTLGranularity: time.Millisecond,
 		MinTTL:         minTTL,
@@ -56,6 +56,7 @@ func info(fenced bool, u, minTTL time.Duration) backend.Info {
 		LeasesRestart: true,
 	}
 	if !fenced {
+		i.Writes = backend.UncheckedWrites
 		i.Name = "zookeeper-unfenced"
 		i.FencedWrite = "none: a plain setData(P/data/K) (unsafe on purpose)"
 	}

@@ -26,10 +26,19 @@ type Rules struct {
 	// numbering, and a grant on a loose counter keeps its bound: repeated
 	// grants then reach finitely many states.
 	Relaxed bool
+	// Lateness is the header's expiry_lateness: how long after its expiry
+	// the coordinator may still answer that a lease is live (refuse an
+	// acquire, accept its holder's renew or write). A grant still needs the
+	// expiry (mutual exclusion stays strict); only live (below) changes.
+	// Inf: any time after expiry, the checker's second look at a history
+	// (is lateness all that is wrong?).
+	Lateness int64
 }
 
 // RulesOf returns the exact model's rules for a history's header.
-func RulesOf(h model.Header) Rules { return Rules{Semantics: h.Semantics, Fences: h.Fences} }
+func RulesOf(h model.Header) Rules {
+	return Rules{Semantics: h.Semantics, Fences: h.Fences, Lateness: h.ExpiryLateness}
+}
 
 // NoOwner is the interned ID of "no holder".
 const NoOwner int32 = -1
@@ -178,7 +187,7 @@ func StepApplied(r Rules, s State, in *Input, out []State) []State {
 		if s.Holder == NoOwner {
 			return out
 		}
-		if l, ok := live(s, lo, hi); ok {
+		if l, ok := live(s, lo, hi, r.Lateness); ok {
 			out = append(out, l)
 		}
 		return out
@@ -187,10 +196,10 @@ func StepApplied(r Rules, s State, in *Input, out []State) []State {
 			if !owns || !match {
 				return out
 			}
-			if l, ok := live(matched, lo, hi); ok {
-				// It succeeded, so it read the clock before the old expiry:
-				// now <= min(hi, ExpHi-1).
-				l.ExpLo, l.ExpHi = addTTL(l.NowLo, in.TTL), addTTL(min(hi, s.ExpHi-1), in.TTL)
+			if l, ok := live(matched, lo, hi, r.Lateness); ok {
+				// It succeeded, so it read the clock before the old expiry
+				// (plus the lateness): now <= min(hi, ExpHi-1+Lateness).
+				l.ExpLo, l.ExpHi = addTTL(l.NowLo, in.TTL), addTTL(min(hi, addTTL(s.ExpHi, r.Lateness)-1), in.TTL)
 				out = append(out, l)
 			}
 			return out
@@ -229,7 +238,7 @@ func StepApplied(r Rules, s State, in *Input, out []State) []State {
 			if !owns || !match {
 				return out
 			}
-			if l, ok := live(matched, lo, hi); ok {
+			if l, ok := live(matched, lo, hi, r.Lateness); ok {
 				l.Data = in.Value
 				out = append(out, l)
 			}
@@ -262,12 +271,14 @@ func refused(s, matched State, owns, match, differ bool, lo, hi int64, out []Sta
 	return out
 }
 
-// live refines s by "now < expiry" for some now in [lo, hi], if possible.
-func live(s State, lo, hi int64) (State, bool) {
-	if lo >= s.ExpHi {
+// live refines s by "now < expiry + late" for some now in [lo, hi], if
+// possible: the coordinator still answers that the lease is live up to
+// late after its expiry (Rules.Lateness).
+func live(s State, lo, hi, late int64) (State, bool) {
+	if lo >= addTTL(s.ExpHi, late) {
 		return s, false
 	}
-	s.ExpLo = max(s.ExpLo, lo+1)
+	s.ExpLo = max(s.ExpLo, subSat(lo+1, late))
 	s.NowLo = lo
 	return s, true
 }
@@ -289,6 +300,14 @@ func grant(s State, in *Input, nowLo, hi int64) State {
 	s.NowLo = nowLo
 	s.ExpLo, s.ExpHi = addTTL(nowLo, in.TTL), addTTL(hi, in.TTL)
 	return s
+}
+
+// subSat is t - d, saturating at -Inf (d >= 0).
+func subSat(t, d int64) int64 {
+	if t <= -Inf+d {
+		return -Inf
+	}
+	return t - d
 }
 
 // addTTL is t + ttl, saturating at Inf (ttl > 0).

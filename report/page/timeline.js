@@ -61,7 +61,7 @@
     var args = [];
     if (k === 1 || k === 2) args.push('ttl=' + oTTL[i]);
     if ((k === 2 || k === 3) && oFence[i]) args.push('fence=' + oFence[i]);
-    if (k === 4) { args.push('fence=' + oFence[i]); args.push(q(S[oVal[i] - 1] || '')); }
+    if (k === 4) { if (oFence[i]) args.push('fence=' + oFence[i]); args.push(q(S[oVal[i] - 1] || '')); }
     s += args.join(', ') + ')';
     if (!(f & F_RET)) s += ' -> ? (no response)';
     else if (!(f & F_OK)) s += ' -> failed' + (oErr[i] ? ' (' + S[oErr[i] - 1] + ')' : '');
@@ -343,7 +343,7 @@
       buildLin();
     } else if (obj.term) {
       var tm = obj.term;
-      add('term', tm.owner + ' · fence ' + tm.fence);
+      add('term', tm.owner + (tm.fence ? ' · fence ' + tm.fence : ' · the lease'));
       add('granted', 't = ' + win(tm.s0, tm.s1) + ' ' + unit + (tm.grant >= 0 ? ' (line ' + oLine[tm.grant] + ')' : ''));
       add('renewals', tm.renewals ? tm.renewals + (tm.lastRenew >= 0 ? ', the last at line ' + oLine[tm.lastRenew] : '') : 'none');
       add('granted expiry', 't = ' + win(tm.g0, tm.g1) + ' ' + unit);
@@ -351,7 +351,7 @@
       add('derived from', tm.lin ? 'the checker’s linearization' : 'the recorded outcomes (no linearization covers them)');
     } else if (obj.belief) {
       var b = obj.belief;
-      add('belief', procName(b.proc) + ' believes it holds fence ' + b.fence);
+      add('belief', procName(b.proc) + ' believes it holds ' + held(b.fence));
       add('from', T(b.from));
       add('to', b.open ? T(b.to) + ' (still believed when the run ended)' : T(b.to));
     } else if (obj.fault) {
@@ -370,7 +370,9 @@
     body.appendChild(tb);
     draw();
   }
-  function termText(t) { return t.owner + ' holds fence ' + t.fence + ' from t = ' + win(t.s0, t.s1) + ' until ' + win(t.e0, t.e1) + ' ' + unit + ' (' + t.cause + ')'; }
+  // held names what a holder holds: its fence, or (fence-less) the lease.
+  function held(f) { return f ? 'fence ' + f : 'the lease'; }
+  function termText(t) { return t.owner + ' holds ' + held(t.fence) + ' from t = ' + win(t.s0, t.s1) + ' until ' + win(t.e0, t.e1) + ' ' + unit + ' (' + t.cause + ')'; }
   function termAt(k, t) {
     var best = null;
     terms.forEach(function (tm) { if (tm.key === k && tm.s0 <= t && t < tm.e1) best = tm; });
@@ -552,7 +554,7 @@
       var fence = t.fence ? 'fence ' + t.fence : 'term';
       var until = 'until ' + win(t.e0, t.e1);
       var label = room > 0 && lx > lastLabel[lane] ? fit(cx, [t.owner + ' · ' + fence + ' · ' + until + ' (' + t.cause + ')' + (xg1 > xe1 + 0.5 ? ', granted until ' + win(t.g0, t.g1) : ''),
-        t.owner + ' · ' + fence + ' · ' + until + ' (' + t.cause + ')', t.owner + ' · ' + fence + ' · ' + until, t.owner + ' · ' + fence, t.owner, 'f' + t.fence], room) : null;
+        t.owner + ' · ' + fence + ' · ' + until + ' (' + t.cause + ')', t.owner + ' · ' + fence + ' · ' + until, t.owner + ' · ' + fence, t.owner].concat(t.fence ? ['f' + t.fence] : []), room) : null;
       if (label) { halo(label, lx, by + bh / 2 + 0.5); lastLabel[lane] = lx + cx.measureText(label).width; }
     });
   }
@@ -602,7 +604,7 @@
       if (b.open) { cx.beginPath(); cx.moveTo(e, bTop - 2); cx.lineTo(e + 6, bTop + bH / 2); cx.lineTo(e, bTop + bH + 2); cx.closePath(); cx.fill(); }
       if (sameSel(st.sel, { belief: b })) { cx.strokeStyle = '#000'; cx.lineWidth = 2; cx.strokeRect(a, bTop, e - a, bH); cx.lineWidth = 1; }
       cx.font = FONT_S; cx.textBaseline = 'middle'; cx.fillStyle = '#fff';
-      var lx = Math.max(a, GUTTER) + 3, l = lx > blast ? fit(cx, ['believes it holds fence ' + b.fence + (b.open ? ' (to the end)' : ''), 'believes fence ' + b.fence, 'f' + b.fence], Math.min(e, W) - lx - 3) : null;
+      var lx = Math.max(a, GUTTER) + 3, l = lx > blast ? fit(cx, b.fence ? ['believes it holds fence ' + b.fence + (b.open ? ' (to the end)' : ''), 'believes fence ' + b.fence, 'f' + b.fence] : ['believes it holds the lease' + (b.open ? ' (to the end)' : ''), 'believes it holds', 'holds'], Math.min(e, W) - lx - 3) : null;
       if (l) { cx.fillText(l, lx, bTop + bH / 2 + 0.5); blast = lx + cx.measureText(l).width; }
     });
     // ops: the middle strip; their labels inside the bar or on the line below it
@@ -813,7 +815,7 @@
       return s;
     }
     if (h.term) return 'term: ' + termText(h.term) + '\ngranted expiry ' + win(h.term.g0, h.term.g1) + ' ' + unit;
-    if (h.belief) return procName(h.belief.proc) + ' believes it holds fence ' + h.belief.fence + ', t = ' + abs(h.belief.from) + '–' + T(h.belief.to) + (h.belief.open ? ' (still at the end)' : '');
+    if (h.belief) return procName(h.belief.proc) + ' believes it holds ' + held(h.belief.fence) + ', t = ' + abs(h.belief.from) + '–' + T(h.belief.to) + (h.belief.open ? ' (still at the end)' : '');
     if (h.fault) return faultText(h.fault);
     return '';
   }
