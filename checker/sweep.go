@@ -173,7 +173,12 @@ type sweep struct {
 
 	steps   int
 	charged int64
+	crowded bool // the frontier is past crowdedAt (sweep.alike)
 }
+
+// crowdedAt is the exact sweep's frontier size past which configurations
+// that differ only in their applied counts are merged (sweep.alike).
+const crowdedAt = 64
 
 // fenceFacts is what the sweep knows of the fences a key's ops present,
 // beyond the ops it has seen called. Both bounds cut only what no real
@@ -412,6 +417,7 @@ func (sw *sweep) due(k *kop) {
 	next.reset(sw.spare, sw.app)
 	if sw.cap > 0 {
 		next.alike = sw.alike
+		sw.crowded = len(sw.frontier) > crowdedAt
 	}
 	sw.visited.reset()
 	ex := explorer{sw: sw, x: k, next: next, visited: &sw.visited, stack: sw.stack[:0], unplaced: sw.unplaced[:0]}
@@ -555,9 +561,23 @@ const plentyLeft = 3
 // Keeping one of them is a heuristic, not a proof — so the sweep counts it
 // as a drop (a witness it finds is still a linearization; an empty frontier
 // is no longer a refutation, which the relaxed sweep and the search give).
+//
+// When the frontier is crowded (more than crowdedAt configurations), any
+// two with the same placed ops and the same state are alike, whatever
+// their counts. That is the shape of a correct history with a few
+// unanswered acquires among several holders (issue 15): every heard fence
+// pins how many grants happened, but not whose lost acquire supplied each
+// unheard one, and nothing later tells them apart — so the frontier held
+// every combination of classes, the subsets of unknown ops DESIGN.md §10
+// forbids, and a 50,000-op history that v0.1.0's depth-first search
+// decided in a second went Unknown. The one with the fewest applied is
+// kept, as above, and the merge is a drop, as above.
 func (sw *sweep) alike(a, b *config) bool {
 	if a.placed != b.placed || a.s != b.s || a.app == b.app {
 		return false
+	}
+	if sw.crowded {
+		return true
 	}
 	va, vb := sw.app.vecs[a.app], sw.app.vecs[b.app]
 	free := func(class int32, n int) bool {
