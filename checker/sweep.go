@@ -123,6 +123,7 @@ const (
 	stopMemory
 	stopWindow // more ops in flight at once than slots
 	stopGuess  // past workCap, in a stream pass that has no survey's facts
+	stopWork   // past workCap, in memory: the other searches take over
 )
 
 type sweep struct {
@@ -137,8 +138,11 @@ type sweep struct {
 	dropped bool
 	stopped sweepStop
 	work    int64 // configurations explored, over every event so far
-	workCap int64 // past it, stop (stopGuess); 0: none
-	cmps    int64 // the closure's dominance comparisons not yet counted in work
+	workCap int64 // past it, stop (workStop); 0: none
+	// workStop is why a sweep past workCap stopped: stopGuess in a stream
+	// pass without a survey, stopWork in memory.
+	workStop sweepStop
+	cmps     int64 // the closure's dominance comparisons not yet counted in work
 
 	frontier []config
 	w        *window
@@ -288,7 +292,7 @@ func newSweep(rules timed.Rules, u int64, b *budget, w *window, relaxed, record 
 		rules.Relaxed = true
 	}
 	sw := &sweep{relaxed: relaxed, rules: rules, u: u, b: b, w: w, record: record, cap: cap,
-		classes: map[classKey]*liveClass{}, byID: map[int32]*liveClass{}, app: newAppTable(), fences: noFenceFacts}
+		classes: map[classKey]*liveClass{}, byID: map[int32]*liveClass{}, app: newAppTable(), fences: noFenceFacts, workStop: stopGuess}
 	sw.frontier = []config{{configKey: configKey{s: timed.InitialState()}}}
 	return sw
 }
@@ -840,7 +844,7 @@ func (ex *explorer) explore(c config) {
 				return
 			}
 			if sw.workCap > 0 && sw.work+int64(ex.work) > sw.workCap {
-				sw.stopped = stopGuess
+				sw.stopped = sw.workStop
 				return
 			}
 		}
@@ -1006,7 +1010,7 @@ func (sw *sweep) closure(d config, hi int64) []appliedState {
 						return out
 					}
 					if sw.workCap > 0 && sw.work > sw.workCap {
-						sw.stopped = stopGuess
+						sw.stopped = sw.workStop
 						return out
 					}
 				}
