@@ -653,7 +653,9 @@ type frontierSet struct {
 	list   []config
 	gone   []bool
 	alive  int
-	groups map[domKey][]int32
+	// groups, once grouped (past linearMax), index the list by domKey.
+	groups  map[domKey][]int32
+	grouped bool
 }
 
 // domKey is what two configurations must share for one to dominate the
@@ -678,7 +680,10 @@ func (f *frontierSet) reset(spare []config, app *appTable) {
 	f.list = spare[:0]
 	f.gone = f.gone[:0]
 	f.alive = 0
-	f.groups = nil
+	if f.grouped {
+		clear(f.groups) // kept for the next event: a map a due is costly
+		f.grouped = false
+	}
 }
 
 // dom reports whether a dominates b (see frontierSet).
@@ -690,9 +695,12 @@ func (f *frontierSet) dom(a, b *config) bool {
 // those c dominates. It reports whether c was added.
 func (f *frontierSet) add(c config) bool {
 	var cands []int32
-	if f.groups == nil {
+	if !f.grouped {
 		if len(f.list) >= linearMax {
-			f.groups = map[domKey][]int32{}
+			if f.groups == nil {
+				f.groups = map[domKey][]int32{}
+			}
+			f.grouped = true
 			for i := range f.list {
 				if !f.gone[i] {
 					k := keyOf(&f.list[i])
@@ -702,7 +710,7 @@ func (f *frontierSet) add(c config) bool {
 		}
 	}
 	k := keyOf(&c)
-	if f.groups != nil {
+	if f.grouped {
 		cands = f.groups[k]
 	}
 	check := func(i int32) bool {
@@ -730,7 +738,7 @@ func (f *frontierSet) add(c config) bool {
 		}
 		return true
 	}
-	if f.groups == nil {
+	if !f.grouped {
 		for i := range f.list {
 			if !check(int32(i)) {
 				return false
@@ -770,14 +778,16 @@ func (f *frontierSet) configs() []config {
 
 // keySet is a set of configuration keys, linear while small.
 type keySet struct {
-	list  []configKey
-	index map[configKey]struct{}
+	list   []configKey
+	index  map[configKey]struct{}
+	hashed bool // the keys are in index, not list
 }
 
 func (k *keySet) reset() {
 	k.list = k.list[:0]
-	if len(k.index) > 0 {
-		k.index = nil
+	if k.hashed {
+		clear(k.index) // kept for the next event: a map a due is costly
+		k.hashed = false
 	}
 }
 
@@ -785,7 +795,7 @@ func (k *keySet) len() int { return len(k.list) + len(k.index) }
 
 // add reports whether key was new.
 func (k *keySet) add(key configKey) bool {
-	if k.index == nil {
+	if !k.hashed {
 		for i := range k.list {
 			if k.list[i] == key {
 				return false
@@ -795,7 +805,10 @@ func (k *keySet) add(key configKey) bool {
 			k.list = append(k.list, key)
 			return true
 		}
-		k.index = make(map[configKey]struct{}, 4*linearMax)
+		if k.index == nil {
+			k.index = make(map[configKey]struct{}, 4*linearMax)
+		}
+		k.hashed = true
 		for _, c := range k.list {
 			k.index[c] = struct{}{}
 		}
