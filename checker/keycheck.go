@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
@@ -240,6 +241,7 @@ const dfsLimit = 1 << 20
 // invariants and the sweeps in one pass over its events, then, when the
 // sweeps cannot decide, the depth-first search (search.go).
 func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
+	defer slowDown(time.Now())
 	ko := &c.Keys[k]
 	h := c.History
 	kc := newKeyChecker(ko.Key, h.Header, c.Names, b, true, false)
