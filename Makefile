@@ -60,7 +60,7 @@ bench-matrix:
 # right, decided where a release decided it, and within 2x (+10 ms) of the
 # best release's time in the same run.
 bench-regress:
-	$(GO) test ./internal/classbench -run 'TestRegression|TestJudge' -count=1 -v
+	LEASECHECK_REGRESS=1 $(GO) test ./internal/classbench -run 'TestRegression|TestJudge' -count=1 -v
 
 # Peak memory of a sweep of 10^6 seeds (issue 10: at most 300 MB, flat in
 # the number of seeds); a few CPU-minutes.

@@ -69,28 +69,35 @@ func RunCell(cfg Config, cell classgen.Params) (CellResult, error) {
 		return res, err
 	}
 	h = nil // the programs read the file
-	reps := max(cfg.Reps, 1)
-	best := func(path string, args ...string) Measurement {
-		var b Measurement
-		for i := range reps {
-			m := Run(path, cfg.Budget, file, args...)
-			if i == 0 || m.Err == "" && (b.Err != "" || m.NS < b.NS) {
-				b = m
-			}
-		}
-		return b
+	// The columns take turns, run after run, so that a machine whose load
+	// changes meanwhile weighs on every column alike; the fastest run of
+	// each counts.
+	type prog struct {
+		name, path string
+		args       []string
 	}
-	floor := best(cfg.Now.Path, "-mode", "floor")
-	if floor.Err != "" {
-		return res, fmt.Errorf("%s: the replay floor: %s", cell.Name(), floor.Err)
-	}
-	res.FloorNS = max(floor.NS, 1)
-	res.Columns = append(res.Columns, Column{"now", best(cfg.Now.Path, "-mode", "check")})
+	progs := []prog{{"floor", cfg.Now.Path, []string{"-mode", "floor"}}, {"now", cfg.Now.Path, []string{"-mode", "check"}}}
 	for _, p := range cfg.Releases {
-		res.Columns = append(res.Columns, Column{p.Name, best(p.Path)})
+		progs = append(progs, prog{p.Name, p.Path, nil})
 	}
 	if cfg.Porcupine {
-		res.Columns = append(res.Columns, Column{"porcupine", best(cfg.Now.Path, "-mode", "porcupine")})
+		progs = append(progs, prog{"porcupine", cfg.Now.Path, []string{"-mode", "porcupine"}})
+	}
+	best := make([]Measurement, len(progs))
+	for i := range max(cfg.Reps, 1) {
+		for j, p := range progs {
+			m := Run(p.path, cfg.Budget, file, p.args...)
+			if i == 0 || m.Err == "" && (best[j].Err != "" || m.NS < best[j].NS) {
+				best[j] = m
+			}
+		}
+	}
+	if best[0].Err != "" {
+		return res, fmt.Errorf("%s: the replay floor: %s", cell.Name(), best[0].Err)
+	}
+	res.FloorNS = max(best[0].NS, 1)
+	for j, p := range progs[1:] {
+		res.Columns = append(res.Columns, Column{p.name, best[j+1]})
 	}
 	return res, nil
 }

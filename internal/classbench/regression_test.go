@@ -66,6 +66,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// needRegress skips a timing test unless LEASECHECK_REGRESS=1: its times
+// mean something only on a machine that runs nothing else meanwhile, so it
+// runs on its own (make bench-regress; in CI after the other tests), never
+// inside go test ./..., which runs packages in parallel.
+func needRegress(t *testing.T) {
+	t.Helper()
+	if os.Getenv("LEASECHECK_REGRESS") != "1" {
+		t.Skip("a timing test: run it alone, LEASECHECK_REGRESS=1 go test ./internal/classbench -run 'TestRegression|TestJudge' -count=1 -v (make bench-regress)")
+	}
+}
+
 func runSample(t *testing.T, now Program, releases []Program, dir string, cells []classgen.Params, reps int) []CellResult {
 	t.Helper()
 	cfg := Config{Now: now, Releases: releases, Budget: 10 * time.Second, Reps: reps, Dir: t.TempDir()}
@@ -90,9 +101,7 @@ func runSample(t *testing.T, now Program, releases []Program, dir string, cells 
 // most Factor times (plus Slack) the best release's time, all measured in
 // this run on this machine, each the best of three runs.
 func TestRegressionSample(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the releases and times every cell (about a minute)")
-	}
+	needRegress(t)
 	now, _, releases, dir := programs(t)
 	for _, bad := range Judge(runSample(t, now, releases, dir, Sample(), 3)) {
 		t.Error(bad)
@@ -103,9 +112,7 @@ func TestRegressionSample(t *testing.T) {
 // slowed checker (the build tag leasecheck_slow: ten times slower) fails,
 // naming the cells.
 func TestRegressionCatchesSlowedChecker(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the releases and times cells")
-	}
+	needRegress(t)
 	_, slow, releases, dir := programs(t)
 	bad := Judge(runSample(t, slow, releases, dir, Sample()[:4], 1))
 	slower := 0
