@@ -275,8 +275,11 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 	}
 	res := keyResult{key: ko.Key, ops: len(ko.Index), invariants: kc.inv.finish()}
 	o := kc.outcome()
-	if o.verdict == Unknown && !b.expired() && len(ko.Index) <= dfsLimit {
-		// A witness, within an allowance: a Holds found here is proof.
+	if o.verdict == Unknown && kc.exact.stopped == stopWork && !b.expired() && len(ko.Index) <= dfsLimit {
+		// A witness, within an allowance: a Holds found here is proof. Only
+		// where the sweep ran out of work: a frontier that died, beam or
+		// not, says the history is most likely wrong — the relaxed sweep's
+		// to refute first.
 		dr := searchKey(b, h, ko, dfsOptions{maxNodes: witnessNodes(len(ko.Index))})
 		o.work += dr.nodes
 		if dr.verdict == Holds {
