@@ -154,9 +154,9 @@ func TestJudgeRules(t *testing.T) {
 		want string // "" when it passes
 	}{
 		{"right and as fast", cell(correct, ms(all("holds"), 50*time.Millisecond), ms(all("holds"), 50*time.Millisecond)), ""},
-		{"within the factor", cell(correct, ms(all("holds"), 100*time.Millisecond), ms(all("holds"), 50*time.Millisecond)), ""},
-		{"past the factor", cell(correct, ms(all("holds"), 120*time.Millisecond), ms(all("holds"), 50*time.Millisecond)), "more than 2x v0"},
-		{"within the slack", cell(correct, ms(all("holds"), 9*time.Millisecond), ms(all("holds"), time.Millisecond)), ""},
+		{"within the factor", cell(correct, ms(all("holds"), 200*time.Millisecond), ms(all("holds"), 50*time.Millisecond)), ""},
+		{"past the factor", cell(correct, ms(all("holds"), 220*time.Millisecond), ms(all("holds"), 50*time.Millisecond)), "more than 4x v0"},
+		{"within the slack", cell(correct, ms(all("holds"), 13*time.Millisecond), ms(all("holds"), time.Millisecond)), ""},
 		{"unknown where decided", cell(correct, ms(unknown, time.Millisecond), ms(all("holds"), time.Millisecond)), "where v0 decided"},
 		{"the plant missed", cell(planted, ms(all("holds"), time.Millisecond), ms(fm, time.Millisecond)), "want fence-monotonic violated"},
 		{"the plant found", cell(planted, ms(fm, time.Millisecond), ms(fm, time.Millisecond)), ""},
