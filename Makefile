@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 60s
 PKGS     := ./...
 
-.PHONY: all build test check run soak bench bench-slow bench-memory fuzz fuzz-history fuzz-scenario fuzz-check vet fmt clean
+.PHONY: all build test check run soak bench bench-matrix bench-regress bench-slow bench-memory fuzz fuzz-history fuzz-scenario fuzz-check vet fmt clean
 
 all: vet test
 
@@ -48,6 +48,21 @@ bench:
 	$(GO) test ./campaign -run '^$$' -bench '^BenchmarkSweepFlat$$' -benchtime 1x
 	$(GO) test ./vclient/k8slease -run '^$$' -bench '^BenchmarkElection$$' -benchtime 20x
 	$(GO) test ./vclient/k8slease -run '^TestReplayRate$$' -failures 100 -count=1 -v -timeout 30m
+	$(MAKE) bench-matrix
+
+# The benchmark matrix of the class (issue 15, internal/classbench): a row
+# per cell — verdict, time as a ratio to the replay floor measured in the
+# same run, peak memory — for this tree's checker, each tagged release's
+# (built here from its source) and plain porcupine. Tens of minutes: the
+# slowest cells run to their 20 s budget.
+bench-matrix:
+	$(GO) run ./internal/classbench/classmatrix -cells matrix
+
+# The regression check CI runs: the fixed sample of the matrix, each cell
+# right, decided where a release decided it, and within 4x (+10 ms) of the
+# best release's time in the same run.
+bench-regress:
+	LEASECHECK_REGRESS=1 $(GO) test ./internal/classbench -run 'TestRegression|TestJudge' -count=1 -v
 
 # Peak memory of a sweep of 10^6 seeds (issue 10: at most 300 MB, flat in
 # the number of seeds); a few CPU-minutes.

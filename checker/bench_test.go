@@ -1,16 +1,13 @@
 package checker
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"runtime"
-	"sort"
 	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/internal/classbench"
 	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -58,66 +55,15 @@ func BenchmarkCheckOnly100kExact(b *testing.B) {
 	}
 }
 
-// floorOp is what the plain replay decodes each line into.
-type floorOp struct {
-	Process string  `json:"process"`
-	Owner   *string `json:"owner"`
-	Key     string  `json:"key"`
-	Op      string  `json:"op"`
-	TTL     int64   `json:"ttl"`
-	Fence   int64   `json:"fence"`
-	Value   *string `json:"value"`
-	Call    int64   `json:"call"`
-	Return  *int64  `json:"return"`
-	At      *int64  `json:"at"`
-	OK      *bool   `json:"ok"`
-}
-
 // replayFloor is the floor (a) compares against: decode, sort by `at`,
-// re-apply the semantics with the reference coordinator, compare outcomes.
-// It decides nothing about concurrency or lost responses; it only shows
-// what a single pass costs.
+// re-apply the semantics with the reference coordinator, compare outcomes
+// (classbench.ReplayFloor, the floor of the class matrix too).
 func replayFloor(tb testing.TB, data []byte) int {
-	var ops []floorOp
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var op floorOp
-		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
-			tb.Fatal(err)
-		}
-		if op.Op == "" {
-			continue // the header
-		}
-		ops = append(ops, op)
+	n, err := classbench.ReplayFloor(data)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	sort.SliceStable(ops, func(i, j int) bool { return *ops[i].At < *ops[j].At })
-	store := memstore.New()
-	mismatches := 0
-	for _, op := range ops {
-		owner := op.Process
-		if op.Owner != nil {
-			owner = *op.Owner
-		}
-		var ok bool
-		switch op.Op {
-		case "acquire":
-			_, ok = store.Acquire(op.Key, owner, op.TTL, *op.At)
-		case "renew":
-			ok = store.Renew(op.Key, owner, op.TTL, op.Fence, *op.At)
-		case "release":
-			ok = store.Release(op.Key, owner, op.Fence)
-		case "write":
-			ok = store.Write(op.Key, owner, op.Fence, *op.Value, *op.At) == nil
-		case "read":
-			_, _ = store.Read(op.Key)
-			ok = true
-		}
-		if op.OK != nil && ok != *op.OK {
-			mismatches++
-		}
-	}
-	return mismatches
+	return n
 }
 
 func BenchmarkReplayFloor100kExact(b *testing.B) {

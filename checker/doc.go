@@ -19,7 +19,13 @@
 // to hold (CheckFile, CheckReader) are judged by the same code. The three
 // invariants are state machines over those events; linearizability is a
 // frontier sweep, exact and relaxed (sweep.go argues why each is sound), with
-// the depth-first search (search.go) as the last resort in memory. Every
+// the depth-first search (search.go) beside them in memory: a key the exact
+// sweep cannot decide within an allowance of work linear in its ops gets a
+// depth-first try for a witness within a node allowance as linear, then the
+// relaxed sweep's refutation, then the search with the rest of the budget
+// (keycheck.go; issue 15: no phase may burn the budget on a shape another
+// decides at once). The class these are judged on, and the benchmark
+// matrix over it, are internal/classgen and internal/classbench. Every
 // phase spends one budget, time and memory (Options); when it runs out the
 // verdict is Unknown with the reason, never a guess and never an
 // out-of-memory kill. The porcupine model in internal/timed is the test

@@ -125,7 +125,7 @@ var goldenWant = map[string]goldenCase{
 	"ok-unknown-acquire-fence-used":                    {},
 	"ok-unknown-writes":                                {},
 	"bad-linearizable-read-before-unknown-write":       {violations: []gv{lin(2, 3)}},
-	"bad-single-writer-per-fence-write-before-acquire": {violations: []gv{lin(2), swpf(2)}},
+	"bad-single-writer-per-fence-write-before-acquire": {violations: []gv{lin(2), swpf(2, 3)}},
 	"bad-linearizable-unknown-renew-cannot-explain-refusal": {
 		violations: []gv{lin(2, 4)},
 	},

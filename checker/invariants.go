@@ -436,6 +436,18 @@ func (fw *fenceWriters) finish(key string) []found {
 			if fw.mayHaveGranted(&ws[0]) {
 				continue // an acquire that never returned may have granted it
 			}
+			if u := fw.unknown[first.Owner]; u != nil {
+				// The owner did ask, later, and never heard: that acquire may
+				// have granted this very fence — but only after the write
+				// was accepted. A fence belongs to its holder from its grant
+				// on, so this is a violation here too (and of linearizable),
+				// told as what it is (issue 15).
+				a := u.at[0].op
+				out = append(out, newFound(SingleWriterPerFence, key, fmt.Sprintf(
+					"%s's write %q under fence %d was accepted (line %d) before any acquire could have granted fence %d to %s: its only candidate, %s's acquire at line %d, never answered and was called at t=%d, after the write returned at t=%d",
+					first.Owner, first.Value, f, first.Line, f, first.Owner, a.Owner, a.Line, a.Call, first.Return), first, a))
+				continue
+			}
 			out = append(out, newFound(SingleWriterPerFence, key, fmt.Sprintf(
 				"%s's write %q under fence %d was accepted (line %d), but no acquire granted fence %d to %s",
 				first.Owner, first.Value, f, first.Line, f, first.Owner), first))

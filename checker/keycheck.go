@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
@@ -153,6 +154,8 @@ func (kc *keyChecker) sweepReason() string {
 			return fmt.Sprintf("more than %d operations of key %q were in flight at once", maxPending, kc.key)
 		case stopGuess:
 			return fmt.Sprintf("key %q: the search without the history's facts (a first pass over the file) worked past its allowance", kc.key)
+		case stopWork:
+			return fmt.Sprintf("key %q: the sweep worked past its allowance and the other searches found no verdict", kc.key)
 		}
 	}
 	if kc.relaxed == nil {
@@ -219,6 +222,17 @@ func explainNodes(ops int) int { return 8*ops + 10_000 }
 
 const explainOps = 4096
 
+// sweepAllowance is the work (configurations explored) the exact sweep may
+// spend on a key of n ops in memory before the other searches take over:
+// a correct history the sweep decides at all it decides with a few
+// configurations per op.
+func sweepAllowance(n int) int64 { return 64*int64(n) + 1<<16 }
+
+// witnessNodes is the node allowance of the depth-first search's first try
+// for a witness: a correct history it decides at once it decides placing
+// each op about once.
+func witnessNodes(n int) int { return 4*n + 1<<14 }
+
 // dfsLimit is the size of key the depth-first search falls back to when the
 // sweeps cannot decide: it holds every op of the key and its cache.
 const dfsLimit = 1 << 20
@@ -227,11 +241,21 @@ const dfsLimit = 1 << 20
 // invariants and the sweeps in one pass over its events, then, when the
 // sweeps cannot decide, the depth-first search (search.go).
 func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
+	defer slowDown(time.Now())
 	ko := &c.Keys[k]
 	h := c.History
 	kc := newKeyChecker(ko.Key, h.Header, c.Names, b, true, false)
 	facts := factsOf(h, ko.Index)
 	kc.exact.unique = facts.unique
+	// The portfolio (issue 15): the exact sweep gets an allowance of work
+	// linear in the key's ops; past it the depth-first search tries for a
+	// witness within a node allowance as linear, then the relaxed sweep
+	// refutes, then the search has the rest of the budget. Each is sound on
+	// its own, so the order changes only how soon a verdict comes: no
+	// phase may burn the budget on a shape another decides at once (a
+	// correct history with many retried acquires under wide clock
+	// uncertainty, which the search decides in milliseconds).
+	kc.exact.workCap, kc.exact.workStop = sweepAllowance(len(ko.Index)), stopWork
 	p := newPreparer(h.Header, c.Names, facts)
 	events := make([]event, 0, 2*len(ko.Index))
 	kops := make([]kop, len(ko.Index))
@@ -251,7 +275,19 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 	}
 	res := keyResult{key: ko.Key, ops: len(ko.Index), invariants: kc.inv.finish()}
 	o := kc.outcome()
-	if o.verdict == Unknown && kc.optional && !b.expired() && kc.exact.stopped == stopNone {
+	if o.verdict == Unknown && kc.exact.stopped == stopWork && !b.expired() && len(ko.Index) <= dfsLimit {
+		// A witness, within an allowance: a Holds found here is proof. Only
+		// where the sweep ran out of work: a frontier that died, beam or
+		// not, says the history is most likely wrong — the relaxed sweep's
+		// to refute first.
+		dr := searchKey(b, h, ko, dfsOptions{maxNodes: witnessNodes(len(ko.Index))})
+		o.work += dr.nodes
+		if dr.verdict == Holds {
+			res.verdict, res.nodes, res.steps = Holds, o.work, stepsOfPath(ko, dr.path)
+			return res
+		}
+	}
+	if o.verdict == Unknown && kc.optional && !b.expired() && (kc.exact.stopped == stopNone || kc.exact.stopped == stopWork) {
 		// The exact sweep could not decide: the relaxed one may refute.
 		if r := relaxedPass(b, kc, kops, events, ahead); r.verdict == Violated {
 			o = r

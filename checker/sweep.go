@@ -123,6 +123,7 @@ const (
 	stopMemory
 	stopWindow // more ops in flight at once than slots
 	stopGuess  // past workCap, in a stream pass that has no survey's facts
+	stopWork   // past workCap, in memory: the other searches take over
 )
 
 type sweep struct {
@@ -137,8 +138,11 @@ type sweep struct {
 	dropped bool
 	stopped sweepStop
 	work    int64 // configurations explored, over every event so far
-	workCap int64 // past it, stop (stopGuess); 0: none
-	cmps    int64 // the closure's dominance comparisons not yet counted in work
+	workCap int64 // past it, stop (workStop); 0: none
+	// workStop is why a sweep past workCap stopped: stopGuess in a stream
+	// pass without a survey, stopWork in memory.
+	workStop sweepStop
+	cmps     int64 // the closure's dominance comparisons not yet counted in work
 
 	frontier []config
 	w        *window
@@ -173,7 +177,12 @@ type sweep struct {
 
 	steps   int
 	charged int64
+	crowded bool // the frontier is past crowdedAt (sweep.alike)
 }
+
+// crowdedAt is the exact sweep's frontier size past which configurations
+// that differ only in their applied counts are merged (sweep.alike).
+const crowdedAt = 64
 
 // fenceFacts is what the sweep knows of the fences a key's ops present,
 // beyond the ops it has seen called. Both bounds cut only what no real
@@ -283,7 +292,7 @@ func newSweep(rules timed.Rules, u int64, b *budget, w *window, relaxed, record 
 		rules.Relaxed = true
 	}
 	sw := &sweep{relaxed: relaxed, rules: rules, u: u, b: b, w: w, record: record, cap: cap,
-		classes: map[classKey]*liveClass{}, byID: map[int32]*liveClass{}, app: newAppTable(), fences: noFenceFacts}
+		classes: map[classKey]*liveClass{}, byID: map[int32]*liveClass{}, app: newAppTable(), fences: noFenceFacts, workStop: stopGuess}
 	sw.frontier = []config{{configKey: configKey{s: timed.InitialState()}}}
 	return sw
 }
@@ -412,6 +421,7 @@ func (sw *sweep) due(k *kop) {
 	next.reset(sw.spare, sw.app)
 	if sw.cap > 0 {
 		next.alike = sw.alike
+		sw.crowded = len(sw.frontier) > crowdedAt
 	}
 	sw.visited.reset()
 	ex := explorer{sw: sw, x: k, next: next, visited: &sw.visited, stack: sw.stack[:0], unplaced: sw.unplaced[:0]}
@@ -555,9 +565,23 @@ const plentyLeft = 3
 // Keeping one of them is a heuristic, not a proof — so the sweep counts it
 // as a drop (a witness it finds is still a linearization; an empty frontier
 // is no longer a refutation, which the relaxed sweep and the search give).
+//
+// When the frontier is crowded (more than crowdedAt configurations), any
+// two with the same placed ops and the same state are alike, whatever
+// their counts. That is the shape of a correct history with a few
+// unanswered acquires among several holders (issue 15): every heard fence
+// pins how many grants happened, but not whose lost acquire supplied each
+// unheard one, and nothing later tells them apart — so the frontier held
+// every combination of classes, the subsets of unknown ops DESIGN.md §10
+// forbids, and a 50,000-op history that v0.1.0's depth-first search
+// decided in a second went Unknown. The one with the fewest applied is
+// kept, as above, and the merge is a drop, as above.
 func (sw *sweep) alike(a, b *config) bool {
 	if a.placed != b.placed || a.s != b.s || a.app == b.app {
 		return false
+	}
+	if sw.crowded {
+		return true
 	}
 	va, vb := sw.app.vecs[a.app], sw.app.vecs[b.app]
 	free := func(class int32, n int) bool {
@@ -629,7 +653,9 @@ type frontierSet struct {
 	list   []config
 	gone   []bool
 	alive  int
-	groups map[domKey][]int32
+	// groups, once grouped (past linearMax), index the list by domKey.
+	groups  map[domKey][]int32
+	grouped bool
 }
 
 // domKey is what two configurations must share for one to dominate the
@@ -654,7 +680,10 @@ func (f *frontierSet) reset(spare []config, app *appTable) {
 	f.list = spare[:0]
 	f.gone = f.gone[:0]
 	f.alive = 0
-	f.groups = nil
+	if f.grouped {
+		clear(f.groups) // kept for the next event: a map a due is costly
+		f.grouped = false
+	}
 }
 
 // dom reports whether a dominates b (see frontierSet).
@@ -666,9 +695,12 @@ func (f *frontierSet) dom(a, b *config) bool {
 // those c dominates. It reports whether c was added.
 func (f *frontierSet) add(c config) bool {
 	var cands []int32
-	if f.groups == nil {
+	if !f.grouped {
 		if len(f.list) >= linearMax {
-			f.groups = map[domKey][]int32{}
+			if f.groups == nil {
+				f.groups = map[domKey][]int32{}
+			}
+			f.grouped = true
 			for i := range f.list {
 				if !f.gone[i] {
 					k := keyOf(&f.list[i])
@@ -678,7 +710,7 @@ func (f *frontierSet) add(c config) bool {
 		}
 	}
 	k := keyOf(&c)
-	if f.groups != nil {
+	if f.grouped {
 		cands = f.groups[k]
 	}
 	check := func(i int32) bool {
@@ -706,7 +738,7 @@ func (f *frontierSet) add(c config) bool {
 		}
 		return true
 	}
-	if f.groups == nil {
+	if !f.grouped {
 		for i := range f.list {
 			if !check(int32(i)) {
 				return false
@@ -746,14 +778,16 @@ func (f *frontierSet) configs() []config {
 
 // keySet is a set of configuration keys, linear while small.
 type keySet struct {
-	list  []configKey
-	index map[configKey]struct{}
+	list   []configKey
+	index  map[configKey]struct{}
+	hashed bool // the keys are in index, not list
 }
 
 func (k *keySet) reset() {
 	k.list = k.list[:0]
-	if len(k.index) > 0 {
-		k.index = nil
+	if k.hashed {
+		clear(k.index) // kept for the next event: a map a due is costly
+		k.hashed = false
 	}
 }
 
@@ -761,7 +795,7 @@ func (k *keySet) len() int { return len(k.list) + len(k.index) }
 
 // add reports whether key was new.
 func (k *keySet) add(key configKey) bool {
-	if k.index == nil {
+	if !k.hashed {
 		for i := range k.list {
 			if k.list[i] == key {
 				return false
@@ -771,7 +805,10 @@ func (k *keySet) add(key configKey) bool {
 			k.list = append(k.list, key)
 			return true
 		}
-		k.index = make(map[configKey]struct{}, 4*linearMax)
+		if k.index == nil {
+			k.index = make(map[configKey]struct{}, 4*linearMax)
+		}
+		k.hashed = true
 		for _, c := range k.list {
 			k.index[c] = struct{}{}
 		}
@@ -820,7 +857,7 @@ func (ex *explorer) explore(c config) {
 				return
 			}
 			if sw.workCap > 0 && sw.work+int64(ex.work) > sw.workCap {
-				sw.stopped = stopGuess
+				sw.stopped = sw.workStop
 				return
 			}
 		}
@@ -986,7 +1023,7 @@ func (sw *sweep) closure(d config, hi int64) []appliedState {
 						return out
 					}
 					if sw.workCap > 0 && sw.work > sw.workCap {
-						sw.stopped = stopGuess
+						sw.stopped = sw.workStop
 						return out
 					}
 				}

@@ -170,7 +170,7 @@ func sampleOps() []Op {
 		{Process: "E\"q\\", Owner: "ö\u2028\u2029<>&\x7f", Key: "tab\there\nnl\x01\x1f\b\f\r", Kind: Write, Fence: MaxFence,
 			Value: "日本語 \U0001F600 </script>", HasValue: true, Call: -MaxTime, Return: MaxTime, Returned: true, OK: false, Error: "stale-fence"},
 		{Process: "F", Owner: "F", Kind: Acquire, TTL: MaxTime, Call: 100, Returned: false, At: MaxTime, HasAt: true},
-		{Process: "F", Owner: "F", Kind: Acquire, TTL: 1, Fence: 9, Call: 101, Returned: false},
+		{Process: "F", Owner: "F", Kind: Renew, TTL: 1, Fence: 9, Call: 101, Returned: false}, // (an unanswered acquire names no fence)
 	}
 }
 

@@ -83,9 +83,10 @@ func ruleTTL(op *Op, present bool) string {
 	return ""
 }
 
-// ruleFence: a fence is >= 1; a write presents one, and an acquire that
-// succeeded names the one it was granted. In a fence-less history (header
-// "fences":"none") no op carries one.
+// ruleFence: a fence is >= 1; a write presents one, an acquire that
+// succeeded names the one it was granted, and an acquire that never
+// returned names none. In a fence-less history (header "fences":"none") no
+// op carries one.
 func ruleFence(op *Op, present bool, order FenceOrder) string {
 	if order == NoFences {
 		if present {
@@ -98,6 +99,14 @@ func ruleFence(op *Op, present bool, order FenceOrder) string {
 	}
 	if present && op.Fence > MaxFence {
 		return fmt.Sprintf("field \"fence\": %d is above the largest fence leasecheck can count past, %d (2^62)", op.Fence, MaxFence)
+	}
+	if present && op.Kind == Acquire && !op.Returned {
+		// The fence an acquire names is the one its answer granted; one
+		// that never answered told nobody a fence. Reading it as "granted
+		// this fence if it took effect" would be a second meaning every
+		// reader and checker must share, for a record no client can write
+		// honestly: refuse it.
+		return `field "fence": an acquire that never returned (no "return") cannot name a fence: the fence is what its answer would have said`
 	}
 	if !present {
 		switch {
