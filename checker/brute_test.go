@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -82,7 +83,12 @@ func bruteCheckKey(h *model.History, idx []int) bool {
 	}
 	// Past this clock value every lease in the history has expired, so
 	// later readings are all alike.
-	b.maxT += maxTTL + u + 2 + h.Header.ExpiryLateness
+	b.maxT += maxTTL + u + 2
+	if h.Header.ExpiryLateness < timed.Inf {
+		// (Unbounded lateness: a lease is answered live at any reading
+		// after its grant, so readings past the last expiry are alike too.)
+		b.maxT += h.Header.ExpiryLateness
+	}
 	for _, op := range b.ops {
 		lo, hi := op.Call-u, op.Return+u
 		switch {
@@ -203,7 +209,7 @@ func (b *bruteSearch) step(s bruteState, op *model.Op, now int64, ok, unanswered
 	// accept its holder's renew or write) up to expiry_lateness after its
 	// expiry (live); it may answer that it expired (grant it, refuse its
 	// holder) from its expiry on (expired).
-	live := s.holder != "" && now-hdr.ExpiryLateness < s.expiry
+	live := s.holder != "" && (hdr.ExpiryLateness >= timed.Inf || now-hdr.ExpiryLateness < s.expiry)
 	expired := s.holder == "" || now >= s.expiry
 	// allowed: the outcome ok is possible when success needs the lease live
 	// and the rest (holder, fence) is can.
