@@ -130,6 +130,11 @@ type Options struct {
 	Runs  int
 	Depth int
 	Seed  uint64
+
+	// blindMonitor (tests only, export_test.go): the monitor never flags
+	// linearizable, a planted incompleteness the disagreement check must
+	// catch.
+	blindMonitor bool
 }
 
 func (o *Options) defaults() {
@@ -187,6 +192,11 @@ type Report struct {
 	// "max-states", "timeout", or for PCT "runs" (all made: a randomized
 	// search claims no completeness).
 	Stopped string `json:"stopped"`
+	// Disagreement, when set, says the per-state monitor and the full
+	// judges disagreed on a path: the full judges found a violation the
+	// monitor never flagged. That is a bug in leasecheck (the monitor's
+	// flags must be complete), and the command exits 2.
+	Disagreement string `json:"disagreement,omitempty"`
 	// Bounds describes the space, Guarantee PCT's probabilistic claim.
 	Bounds    string `json:"bounds"`
 	Guarantee string `json:"guarantee,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/leasecheck/leasecheck/checker"
@@ -154,6 +155,25 @@ func TestMonitorsAreComplete(t *testing.T) {
 	r := mustExplore(t, explore.Space(small), explore.Options{FullLeaves: true})
 	if r.Counterexample != nil || !r.Complete {
 		t.Fatalf("reference with full leaves: %+v", r.Counterexample)
+	}
+}
+
+// TestDisagreementIsReported: a monitor made incomplete (it never flags
+// linearizable) on a coordinator that breaks linearizability is caught by
+// the full judges at the paths' ends, and the report says the two
+// disagreed; the same search with the real monitor reports no
+// disagreement.
+func TestDisagreementIsReported(t *testing.T) {
+	sc, o := explore.MutantSpace(mutants.ByName("expiry-off-by-one"))
+	o.FullLeaves = true
+	honest := mustExplore(t, sc, o)
+	if honest.Counterexample == nil || honest.Disagreement != "" {
+		t.Fatalf("honest monitor: counterexample %v, disagreement %q", honest.Counterexample != nil, honest.Disagreement)
+	}
+	explore.BlindMonitor(&o)
+	blind := mustExplore(t, sc, o)
+	if blind.Counterexample == nil || !strings.Contains(blind.Disagreement, "linearizable") {
+		t.Fatalf("blind monitor: counterexample %v, disagreement %q", blind.Counterexample != nil, blind.Disagreement)
 	}
 }
 

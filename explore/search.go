@@ -338,7 +338,7 @@ func (x *explorer) newWorld(p *path, steps int) (*sim.World, error) {
 	for _, c := range p.flat() {
 		rc.prefix = append(rc.prefix, c.Value)
 	}
-	o.Chooser, o.NoTrace, o.Monitor = rc, true, newMonitor()
+	o.Chooser, o.NoTrace, o.Monitor = rc, true, &monitor{blind: x.o.blindMonitor}
 	w, err := sim.NewWorld(x.sc, &o)
 	if err != nil {
 		return nil, err

@@ -56,7 +56,7 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	noMin := fs.Bool("no-minimize", false, "keep the counterexample of the space as given (default: shorten it by exploring smaller worlds)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: leasecheck explore [--holders N] [--depth D] [--faults LIST] [--max-faults K] [--strategy bfs|dfs|pct] [--mutant NAME] [--out DIR] [--timeout D] [--json]")
-		fmt.Fprintln(stderr, "\nExplores every run of the simulator's machines within the bounds: every order of\nthe events due at one instant, where each fault strikes, the adversarial client's\nrequests, the messages' delays. Exit status: 0 the bounded space holds no\nviolation (complete), 1 a violation (its shortest path saved under --out; replay\nit with leasecheck repro FILE), 2 bad usage, 3 a budget ran out first.")
+		fmt.Fprintln(stderr, "\nExplores every run of the simulator's machines within the bounds: every order of\nthe events due at one instant, where each fault strikes, the adversarial client's\nrequests, the messages' delays. Exit status: 0 the bounded space holds no\nviolation (complete), 1 a violation (its shortest path saved under --out; replay\nit with leasecheck repro FILE), 2 bad usage or a bug in leasecheck (the explorer's\nmonitor and its full judges disagreed on a path), 3 a budget ran out first.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlagsOnly(fs, args, stderr); !ok {
@@ -175,6 +175,9 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		printExplore(stdout, rep, mut)
 	}
 	switch {
+	case rep.Disagreement != "":
+		fmt.Fprintf(stderr, "leasecheck explore: %s\n", rep.Disagreement)
+		return exitUsage
 	case rep.Counterexample != nil:
 		fmt.Fprintf(stderr, "FAIL %s in %d steps; replay: leasecheck repro %s\n", rep.Counterexample.Property, rep.Counterexample.Steps, rep.Counterexample.File)
 		return exitViolation
@@ -215,6 +218,9 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 	fmt.Fprintln(w, "\nviolations")
 	for _, p := range campaign.Properties() {
 		fmt.Fprintf(w, "  %-24s %d\n", p, r.Violations[p])
+	}
+	if r.Disagreement != "" {
+		fmt.Fprintf(w, "\nBUG IN LEASECHECK: %s\n", r.Disagreement)
 	}
 	switch {
 	case r.Counterexample != nil:
