@@ -24,6 +24,7 @@ package explore
 // (sim/state.go), so no violation reachable within the bounds is lost.
 
 import (
+	"runtime/metrics"
 	"strconv"
 	"time"
 
@@ -125,12 +126,44 @@ func (x *explorer) outOfBudget() bool {
 	if x.stop {
 		return true
 	}
-	if x.rep.DistinctStates >= x.o.MaxStates {
+	if x.o.MaxStates > 0 && x.rep.DistinctStates >= x.o.MaxStates {
 		x.rep.Stopped, x.stop = "max-states", true
-	} else if !x.deadline.IsZero() && x.rep.States%256 == 0 && time.Now().After(x.deadline) {
-		x.rep.Stopped, x.stop = "timeout", true
+		return true
 	}
-	return x.stop
+	// The wall clock and the heap are read every 256 expansions: they only
+	// end the search, never steer it, so the counts of a search that ends
+	// by exhaustion do not depend on them.
+	if x.polls++; x.polls%256 != 0 || x.deadline.IsZero() && x.o.MaxMemory <= 0 && x.o.Progress == nil {
+		return false
+	}
+	now := time.Now()
+	if !x.deadline.IsZero() && now.After(x.deadline) {
+		x.rep.Stopped, x.stop = "timeout", true
+		return true
+	}
+	var heap uint64
+	if x.o.MaxMemory > 0 || x.o.Progress != nil {
+		heap = heapBytes()
+	}
+	if x.o.MaxMemory > 0 && heap > uint64(x.o.MaxMemory) {
+		x.rep.Stopped, x.stop = "max-memory", true
+		return true
+	}
+	if x.o.Progress != nil && now.Sub(x.lastProg) >= 100*time.Millisecond {
+		x.lastProg = now
+		x.o.Progress(Progress{States: x.rep.States, Distinct: x.rep.DistinctStates, Depth: x.rep.MaxDepth, Elapsed: now.Sub(x.start), HeapBytes: heap})
+	}
+	return false
+}
+
+// heapBytes is the Go heap's object bytes (live and not yet swept).
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 func (x *explorer) bfs(root *sim.World) {
@@ -188,6 +221,9 @@ func (x *explorer) expand(it *item, push func(*item)) {
 	x.rep.MaxDepth = max(x.rep.MaxDepth, it.depth)
 	ms := w.Moves()
 	if len(ms) == 0 || it.depth >= x.o.MaxDepth {
+		if len(ms) > 0 {
+			x.rep.DepthCut++
+		}
 		x.rep.Paths++
 		x.judgeLeaf(w, it.path, it.depth)
 		return
