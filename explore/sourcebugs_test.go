@@ -58,37 +58,10 @@ func TestSourceBugsFound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command five times and explores each (a few minutes)")
 	}
-	_, self, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(self))
 	for _, bug := range sourceBugs {
 		t.Run(bug.name, func(t *testing.T) {
 			dir := t.TempDir()
-			src, err := os.ReadFile(filepath.Join(root, bug.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			text := string(src)
-			for _, e := range bug.edits {
-				if n := strings.Count(text, e[0]); n != 1 {
-					t.Fatalf("%s: the edit's original text occurs %d times (want 1): %q", bug.file, n, e[0])
-				}
-				text = strings.Replace(text, e[0], e[1], 1)
-			}
-			patched := filepath.Join(dir, filepath.Base(bug.file))
-			if err := os.WriteFile(patched, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			ov, _ := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(root, bug.file): patched}})
-			overlay := filepath.Join(dir, "overlay.json")
-			if err := os.WriteFile(overlay, ov, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			bin := filepath.Join(dir, "leasecheck")
-			build := exec.Command("go", "build", "-overlay", overlay, "-o", bin, "./cmd/leasecheck")
-			build.Dir = root
-			if out, err := build.CombinedOutput(); err != nil {
-				t.Fatalf("go build: %v\n%s", err, out)
-			}
+			bin := buildWith(t, dir, bug)
 			cmd := exec.Command(bin, "explore", "--json", "--no-minimize", "--out", filepath.Join(dir, "out"))
 			cmd.Dir = dir
 			var stderr strings.Builder
@@ -119,6 +92,85 @@ func TestSourceBugsFound(t *testing.T) {
 			if code := exitCode(rerr); code != 1 || !strings.Contains(string(rout), rep.Counterexample.Property) {
 				t.Fatalf("repro %s: exit %d (want 1, the violation replayed)\n%s", rep.Counterexample.File, code, rout)
 			}
+		})
+	}
+}
+
+// buildWith builds the command into dir with bug's edits applied to its
+// file through go build -overlay, and returns the binary's path.
+func buildWith(t *testing.T, dir string, bug sourceBug) string {
+	t.Helper()
+	_, self, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(self))
+	src, err := os.ReadFile(filepath.Join(root, bug.file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(src)
+	for _, e := range bug.edits {
+		if n := strings.Count(text, e[0]); n != 1 {
+			t.Fatalf("%s: the edit's original text occurs %d times (want 1): %q", bug.file, n, e[0])
+		}
+		text = strings.Replace(text, e[0], e[1], 1)
+	}
+	patched := filepath.Join(dir, filepath.Base(bug.file))
+	if err := os.WriteFile(patched, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ov, _ := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(root, bug.file): patched}})
+	overlay := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(overlay, ov, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "leasecheck")
+	build := exec.Command("go", "build", "-overlay", overlay, "-o", bin, "./cmd/leasecheck")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// tickBugs are off-by-ones at the expiry tick in one operation's check
+// each: the operation decides as if the lease lived one tick longer
+// (...-tick) or one tick shorter (...-early).
+var tickBugs = []sourceBug{
+	{name: "acquire-tick", file: "impl/memstore/store.go",
+		edits: [][2]string{{"free := !e.held || !s.live(now, e.expiry)\n", "free := !e.held || now > e.expiry\n"}}},
+	{name: "acquire-early", file: "impl/memstore/store.go",
+		edits: [][2]string{{"free := !e.held || !s.live(now, e.expiry)\n", "free := !e.held || now >= e.expiry-1\n"}}},
+	{name: "renew-tick", file: "impl/memstore/store.go",
+		edits: [][2]string{{"\tlive := s.live(now, e.expiry)\n", "\tlive := now <= e.expiry\n"}}},
+	{name: "renew-early", file: "impl/memstore/store.go",
+		edits: [][2]string{{"\tlive := s.live(now, e.expiry)\n", "\tlive := now < e.expiry-1\n"}}},
+	{name: "write-tick", file: "impl/memstore/store.go",
+		edits: [][2]string{{"\tif !s.live(now, e.expiry) && s.bugs&BugWriteSkipsExpiry == 0 {", "\tif now > e.expiry && s.bugs&BugWriteSkipsExpiry == 0 {"}}},
+	{name: "write-early", file: "impl/memstore/store.go",
+		edits: [][2]string{{"\tif !s.live(now, e.expiry) && s.bugs&BugWriteSkipsExpiry == 0 {", "\tif now >= e.expiry-1 && s.bugs&BugWriteSkipsExpiry == 0 {"}}},
+}
+
+// TestRunFindsTickBugs: the scenario generator's edge-seeking client
+// (scenario.drawEdgeClient) makes `leasecheck run --seeds 2000`, with its
+// defaults, catch an off-by-one at the expiry tick in any single
+// operation's check, edited into the coordinator's source.
+func TestRunFindsTickBugs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command six times and runs 2000 seeds with each (about a minute and a half)")
+	}
+	for _, bug := range tickBugs {
+		t.Run(bug.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bin := buildWith(t, dir, bug)
+			cmd := exec.Command(bin, "run", "--seeds", "2000", "--no-shrink", "--save", "0", "--json", "--progress=false", "--out", filepath.Join(dir, "out"))
+			cmd.Dir = dir
+			out, err := cmd.Output()
+			var sum struct {
+				Failed int `json:"failed"`
+			}
+			if jerr := json.Unmarshal(out, &sum); jerr != nil || exitCode(err) != 1 || sum.Failed == 0 {
+				t.Fatalf("run --seeds 2000: exit %d, %d failing seeds (%v)", exitCode(err), sum.Failed, jerr)
+			}
+			t.Logf("%s: %d of 2000 seeds fail", bug.name, sum.Failed)
 		})
 	}
 }
