@@ -25,6 +25,26 @@ func BenchmarkStates(b *testing.B) {
 	b.ReportMetric(float64(states)/float64(b.N), "states/op")
 }
 
+// BenchmarkPlan measures the default plan of leasecheck explore
+// (DefaultPlan: four spaces, the adversary and the fenced resource
+// included) on the reference, on one core: distinct states per second and
+// the peak heap per distinct state (the visited set and the frontier).
+func BenchmarkPlan(b *testing.B) {
+	var states int64
+	var r *explore.Report
+	for i := 0; i < b.N; i++ {
+		var err error
+		r, _, err = explore.ExplorePlan(explore.DefaultPlan(), explore.Options{})
+		if err != nil || !r.Complete || r.Counterexample != nil {
+			b.Fatalf("%v %+v", err, r)
+		}
+		states += r.DistinctStates
+	}
+	b.ReportMetric(float64(states)/b.Elapsed().Seconds(), "states/s")
+	b.ReportMetric(float64(r.DistinctStates), "distinct")
+	b.ReportMetric(float64(r.PeakHeap)/float64(r.DistinctStates), "B/state")
+}
+
 // BenchmarkReductions shows what state hashing and the partial-order
 // reduction (sleep sets) each save on a 2-holder, 2-fault scenario (two
 // crashes striking anywhere, paths of at most 40 moves): the states reached

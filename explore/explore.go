@@ -218,7 +218,10 @@ type Report struct {
 	DepthCut   int64 `json:"depth_cut"`
 	DepthBound int   `json:"depth_bound"`
 
-	Elapsed time.Duration `json:"-"`
+	// Elapsed is the wall time, PeakHeap the largest Go heap (objects,
+	// bytes) seen while searching: measurements, not part of the result.
+	Elapsed  time.Duration `json:"-"`
+	PeakHeap uint64        `json:"-"`
 }
 
 // Progress is a running search's counts, for Options.Progress.

@@ -117,4 +117,5 @@ func (s *Report) add(r *Report) {
 	s.Disagreement = r.Disagreement
 	s.Spaces = append(s.Spaces, r.Spaces...)
 	s.Cloning = s.Cloning && r.Cloning
+	s.PeakHeap = max(s.PeakHeap, r.PeakHeap)
 }

@@ -133,17 +133,18 @@ func (x *explorer) outOfBudget() bool {
 	// The wall clock and the heap are read every 256 expansions: they only
 	// end the search, never steer it, so the counts of a search that ends
 	// by exhaustion do not depend on them.
-	if x.polls++; x.polls%256 != 0 || x.deadline.IsZero() && x.o.MaxMemory <= 0 && x.o.Progress == nil {
+	if x.polls++; x.polls%256 != 0 {
+		return false
+	}
+	heap := heapBytes()
+	x.rep.PeakHeap = max(x.rep.PeakHeap, heap)
+	if x.deadline.IsZero() && x.o.MaxMemory <= 0 && x.o.Progress == nil {
 		return false
 	}
 	now := time.Now()
 	if !x.deadline.IsZero() && now.After(x.deadline) {
 		x.rep.Stopped, x.stop = "timeout", true
 		return true
-	}
-	var heap uint64
-	if x.o.MaxMemory > 0 || x.o.Progress != nil {
-		heap = heapBytes()
 	}
 	if x.o.MaxMemory > 0 && heap > uint64(x.o.MaxMemory) {
 		x.rep.Stopped, x.stop = "max-memory", true
