@@ -304,3 +304,27 @@ func TestThirdPartyMachines(t *testing.T) {
 		t.Fatalf("a broken third-party coordinator: found %v (native %v)", bad.Counterexample, good.Counterexample)
 	}
 }
+
+// TestPlanSumsItsSpaces: a plan's report is its spaces' reports added up,
+// complete only when each is, and a state budget bounds the plan as a
+// whole (it stops in the second space, naming the budget).
+func TestPlanSumsItsSpaces(t *testing.T) {
+	a := explore.Bounds{Faults: []faults.Kind{faults.Crash}, MaxFaults: 1}
+	b := explore.Bounds{Faults: []faults.Kind{faults.Pause}, MaxFaults: 1, Semantics: "fenced-storage"}
+	ra, rb := mustExplore(t, explore.Space(a), explore.Options{}), mustExplore(t, explore.Space(b), explore.Options{})
+	sum, _, err := explore.ExplorePlan([]explore.Bounds{a, b}, explore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Complete || sum.States != ra.States+rb.States || sum.DistinctStates != ra.DistinctStates+rb.DistinctStates ||
+		sum.Paths != ra.Paths+rb.Paths || sum.MaxDepth != max(ra.MaxDepth, rb.MaxDepth) || len(sum.Spaces) != 2 {
+		t.Fatalf("plan %+v\nspaces %+v\n%+v", sum, ra, rb)
+	}
+	cut, _, err := explore.ExplorePlan([]explore.Bounds{a, b}, explore.Options{MaxStates: ra.DistinctStates + 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut.Complete || cut.Stopped != "max-states" || len(cut.Spaces) != 2 || cut.DistinctStates > ra.DistinctStates+11 {
+		t.Fatalf("budgeted plan: complete %v stopped %s spaces %d distinct %d", cut.Complete, cut.Stopped, len(cut.Spaces), cut.DistinctStates)
+	}
+}
