@@ -117,6 +117,10 @@ type Options struct {
 	// NoHash turns state hashing off (every path is a tree of its own);
 	// NoPOR turns the partial-order reduction off. For measurements.
 	NoHash, NoPOR bool
+	// Workers is how many goroutines expand states in parallel (0 or 1:
+	// one; breadth-first search only). The counts and the counterexample
+	// are the same for any number of workers and any GOMAXPROCS.
+	Workers int
 	// Sim plugs in the machines (nil: the reference ones); its Chooser,
 	// NoTrace and Monitor are the explorer's.
 	Sim *sim.Options

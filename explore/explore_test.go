@@ -328,3 +328,42 @@ func TestPlanSumsItsSpaces(t *testing.T) {
 		t.Fatalf("budgeted plan: complete %v stopped %s spaces %d distinct %d", cut.Complete, cut.Stopped, len(cut.Spaces), cut.DistinctStates)
 	}
 }
+
+// TestWorkersIdentical: breadth-first search on 1, 2 and 8 workers, under
+// GOMAXPROCS 1 and 4, gives the same report byte for byte — on the
+// reference (complete) and on a mutant (the same counterexample).
+func TestWorkersIdentical(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	msc, mo := explore.MutantSpace(mutants.ByName("fence-not-bumped"))
+	for _, c := range []struct {
+		name string
+		sc   *scenario.Scenario
+		o    explore.Options
+	}{
+		{"reference", explore.Space(small), explore.Options{}},
+		{"adversary", explore.Space(explore.Bounds{Adversary: 1, Semantics: "fenced-storage"}), explore.Options{MaxDepth: 30}},
+		{"mutant", msc, mo},
+	} {
+		var want string
+		for _, procs := range []int{1, 4} {
+			runtime.GOMAXPROCS(procs)
+			for _, w := range []int{1, 2, 8} {
+				o := c.o
+				o.Workers = w
+				r := mustExplore(t, c.sc, o)
+				if c.name == "mutant" && r.Counterexample == nil {
+					t.Fatalf("mutant: no counterexample with %d workers", w)
+				}
+				got := report(t, r)
+				if c.name == "mutant" {
+					got += strings.Join(r.Counterexample.Scenario.Schedule.Choices, ",")
+				}
+				if want == "" {
+					want = got
+				} else if got != want {
+					t.Fatalf("%s: %d workers under GOMAXPROCS %d differ:\n%s\n%s", c.name, w, procs, got, want)
+				}
+			}
+		}
+	}
+}

@@ -26,6 +26,16 @@ type verdict struct {
 // Result is taken).
 func (x *explorer) judge(w *sim.World, withChecker bool) verdict {
 	x.rep.Judged++
+	v, err := x.judgePure(w, withChecker)
+	if err != nil {
+		x.err, x.stop = err, true
+	}
+	return v
+}
+
+// judgePure is judge without touching the search's state: the parallel
+// workers' judge (search.go), whose counts the merge adds.
+func (x *explorer) judgePure(w *sim.World, withChecker bool) (verdict, error) {
 	r := w.Result()
 	v := verdict{run: r}
 	ex := &campaign.Execution{Scenario: r.Scenario, History: r.History, Sim: r, Faults: r.Stats.Faults}
@@ -34,14 +44,13 @@ func (x *explorer) judge(w *sim.World, withChecker bool) verdict {
 	} else {
 		out, err := campaign.JudgeExecution(context.Background(), ex, campaign.JudgeOptions{Budget: x.o.CheckBudget})
 		if err != nil {
-			x.err, x.stop = err, true
-			return v
+			return v, err
 		}
 		v.out = out
 		v.undecided = out.Undecided()
 	}
 	v.failed = v.out.Failed()
-	return v
+	return v, nil
 }
 
 func needsChecker(flags []string) bool {

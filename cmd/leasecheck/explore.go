@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -52,6 +53,7 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	maxMem := &sizeFlag{n: defaultExploreMemory}
 	fs.Var(maxMem, "max-memory", "memory budget of the search's states (`SIZE`: 512MiB, 2GiB, none); past it the result is incomplete (exit 3)")
 	maxStates := fs.Int64("max-states", 0, "budget of distinct states (0: none; the memory budget bounds them)")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "bfs: expand states on this many goroutines (the counts and the counterexample are the same for any number)")
 	progress := fs.Bool("progress", true, "show a progress line (states, distinct, depth, rate, memory) when stderr is a terminal")
 	runs := fs.Int("runs", 1000, "pct: how many random runs")
 	pctDepth := fs.Int("pct-depth", 3, "pct: the bug depth d (d-1 priority change points)")
@@ -86,7 +88,11 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	b := explore.Bounds{Holders: *holders, Faults: kinds, MaxFaults: *maxFaults, Deviations: *deviations, Loss: *loss, Semantics: *semantics}
 	o := explore.Options{Strategy: st, MaxDepth: *depth, MaxStates: *maxStates, Timeout: *timeout, NoHash: *noHash, NoPOR: *noPOR,
-		Runs: *runs, Depth: *pctDepth, Seed: *seed}
+		Runs: *runs, Depth: *pctDepth, Seed: *seed, Workers: *workers}
+	if *workers < 1 {
+		fmt.Fprintln(stderr, "leasecheck explore: --workers must be >= 1")
+		return exitUsage
+	}
 	if maxMem.n > 0 {
 		o.MaxMemory = maxMem.n
 	}
