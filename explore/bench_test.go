@@ -1,6 +1,8 @@
 package explore_test
 
 import (
+	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/leasecheck/leasecheck/explore"
@@ -23,6 +25,26 @@ func BenchmarkStates(b *testing.B) {
 	}
 	b.ReportMetric(float64(states)/b.Elapsed().Seconds(), "states/s")
 	b.ReportMetric(float64(states)/float64(b.N), "states/op")
+}
+
+// BenchmarkPlan measures the default plan of leasecheck explore
+// (DefaultPlan: four spaces, the adversary and the fenced resource
+// included) on the reference, on one core: distinct states per second and
+// the peak heap per distinct state (the visited set and the frontier).
+func BenchmarkPlan(b *testing.B) {
+	var states int64
+	var r *explore.Report
+	for i := 0; i < b.N; i++ {
+		var err error
+		r, _, err = explore.ExplorePlan(explore.DefaultPlan(), explore.Options{})
+		if err != nil || !r.Complete || r.Counterexample != nil {
+			b.Fatalf("%v %+v", err, r)
+		}
+		states += r.DistinctStates
+	}
+	b.ReportMetric(float64(states)/b.Elapsed().Seconds(), "states/s")
+	b.ReportMetric(float64(r.DistinctStates), "distinct")
+	b.ReportMetric(float64(r.PeakHeap)/float64(r.DistinctStates), "B/state")
 }
 
 // BenchmarkReductions shows what state hashing and the partial-order
@@ -53,6 +75,26 @@ func BenchmarkReductions(b *testing.B) {
 			b.ReportMetric(float64(r.States), "states")
 			b.ReportMetric(float64(r.DistinctStates), "distinct")
 			b.ReportMetric(float64(r.DistinctStates)/b.Elapsed().Seconds()*float64(b.N), "states/s")
+		})
+	}
+}
+
+// BenchmarkWorkers measures the default space's distinct states per second
+// with 1 worker and with one per core (GOMAXPROCS): the speedup from 1 to
+// all cores. The counts are the same for both (TestWorkersIdentical).
+func BenchmarkWorkers(b *testing.B) {
+	sc := explore.Space(explore.Bounds{Faults: faults.AllKinds, MaxFaults: 1, Deviations: 1})
+	for _, w := range []int{1, runtime.GOMAXPROCS(0)} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			var states int64
+			for i := 0; i < b.N; i++ {
+				r, err := explore.Explore(sc, explore.Options{Workers: w})
+				if err != nil || !r.Complete || r.Counterexample != nil {
+					b.Fatalf("%v %+v", err, r)
+				}
+				states += r.DistinctStates
+			}
+			b.ReportMetric(float64(states)/b.Elapsed().Seconds(), "states/s")
 		})
 	}
 }

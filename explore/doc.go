@@ -14,11 +14,21 @@
 // commute (sleep sets, search.go, where their soundness with state caching
 // is argued).
 //
-// Every state is watched by cheap monitors (monitor.go: the coordinator's
-// answers replayed against the reference semantics, the fencing and iron
-// rules, beliefs, liveness measurements); the full judges (checker.Check,
-// runprop.Judge) confirm every violation before it is reported, and judge
-// every path's end. The first violation stops the search; its path is a
+// Every state is watched by cheap monitors (monitor.go: the servers'
+// answers stepped through the specification — the checker's timed model,
+// internal/timed, never the machines explored, so a bug in their source is
+// not a bug in their judge —, the fencing and iron rules, beliefs,
+// liveness measurements); the full judges (checker.Check, runprop.Judge)
+// confirm every violation before it is reported, and judge every path's
+// end. A violation the full judges find that the monitor never flagged on
+// its path is a disagreement, a bug in leasecheck: Report.Disagreement
+// says so (the command exits 2). The monitor's completeness is tested by
+// bugs edited into the source of the coordinator, the resource and the
+// holder (sourcebugs_test.go), not through their bug switches.
+//
+// DefaultPlan is the spaces the command explores by default (plan.go):
+// every fault once, the adversarial client under both semantics, and the
+// adversary after an owner reuse; ExplorePlan sums their reports. The first violation stops the search; its path is a
 // scenario with a Schedule, which `leasecheck repro FILE` replays with no
 // other flag. Report says exactly what was covered; Complete is true only
 // when the bounded space was exhausted with every verdict decided.
@@ -29,6 +39,11 @@
 // without, by reflection (sim.HashValue). Both fallbacks are slower and
 // give the same answers.
 //
-// Index: explore.go (Bounds, Space, Options, Report, Explore), search.go
-// (BFS, DFS, sleep sets, state caching), pct.go, monitor.go, judge.go.
+// Budgets: Options.Timeout, MaxMemory (the Go heap, read every 256
+// expansions) and MaxStates end a search early, never steer it; Stopped
+// names the one that did.
+//
+// Index: explore.go (Bounds, Space, Options, Report, Explore), plan.go
+// (DefaultPlan, ExplorePlan), search.go (BFS, DFS, sleep sets, state
+// caching, budgets), pct.go, monitor.go, judge.go, minimize.go.
 package explore

@@ -103,14 +103,24 @@ type Options struct {
 	Strategy Strategy
 	// MaxDepth bounds the moves of a path (0: 200).
 	MaxDepth int
-	// MaxStates bounds the distinct states (0: 1,000,000).
+	// MaxStates bounds the distinct states (0: none).
 	MaxStates int64
-	// Timeout bounds the wall time (0: none). A search that runs out of any
-	// budget is not Complete.
-	Timeout time.Duration
+	// Timeout bounds the wall time (0: none); MaxMemory the Go heap's live
+	// objects, in bytes (0: none). A search that runs out of any budget is
+	// not Complete, and its Stopped names the budget.
+	Timeout   time.Duration
+	MaxMemory int64
+	// Progress, when set, is called about ten times a second with the
+	// search's counts (for a terminal's progress line; it never steers the
+	// search).
+	Progress func(Progress)
 	// NoHash turns state hashing off (every path is a tree of its own);
 	// NoPOR turns the partial-order reduction off. For measurements.
 	NoHash, NoPOR bool
+	// Workers is how many goroutines expand states in parallel (0 or 1:
+	// one; breadth-first search only). The counts and the counterexample
+	// are the same for any number of workers and any GOMAXPROCS.
+	Workers int
 	// Sim plugs in the machines (nil: the reference ones); its Chooser,
 	// NoTrace and Monitor are the explorer's.
 	Sim *sim.Options
@@ -130,6 +140,11 @@ type Options struct {
 	Runs  int
 	Depth int
 	Seed  uint64
+
+	// blindMonitor (tests only, export_test.go): the monitor never flags
+	// linearizable, a planted incompleteness the disagreement check must
+	// catch.
+	blindMonitor bool
 }
 
 func (o *Options) defaults() {
@@ -138,9 +153,6 @@ func (o *Options) defaults() {
 	}
 	if o.MaxDepth <= 0 {
 		o.MaxDepth = 200
-	}
-	if o.MaxStates <= 0 {
-		o.MaxStates = 1_000_000
 	}
 	if o.CheckBudget <= 0 {
 		o.CheckBudget = 10 * time.Second
@@ -184,12 +196,20 @@ type Report struct {
 	// by exploring smaller worlds.
 	Minimized *Minimized `json:"minimized,omitempty"`
 	// Stopped says why the search ended: "exhausted", "violation",
-	// "max-states", "timeout", or for PCT "runs" (all made: a randomized
-	// search claims no completeness).
+	// "max-states", "max-memory", "timeout", or for PCT "runs" (all made: a
+	// randomized search claims no completeness).
 	Stopped string `json:"stopped"`
+	// Disagreement, when set, says the per-state monitor and the full
+	// judges disagreed on a path: the full judges found a violation the
+	// monitor never flagged. That is a bug in leasecheck (the monitor's
+	// flags must be complete), and the command exits 2.
+	Disagreement string `json:"disagreement,omitempty"`
 	// Bounds describes the space, Guarantee PCT's probabilistic claim.
-	Bounds    string `json:"bounds"`
-	Guarantee string `json:"guarantee,omitempty"`
+	// Spaces, for a plan of several spaces (ExplorePlan), lists each one
+	// explored, in order.
+	Bounds    string   `json:"bounds"`
+	Spaces    []string `json:"spaces,omitempty"`
+	Guarantee string   `json:"guarantee,omitempty"`
 	// Hashing and POR say which reductions were on; Cloning whether
 	// states were copied (else re-run from the root: a third party's
 	// machine without machine.HolderCloner and its kin).
@@ -197,7 +217,23 @@ type Report struct {
 	POR     bool `json:"por"`
 	Cloning bool `json:"cloning"`
 
-	Elapsed time.Duration `json:"-"`
+	// DepthCut counts the paths cut by the depth bound (MaxDepth moves)
+	// before their run ended: "complete" covers paths up to that length.
+	DepthCut   int64 `json:"depth_cut"`
+	DepthBound int   `json:"depth_bound"`
+
+	// Elapsed is the wall time, PeakHeap the largest Go heap (objects,
+	// bytes) seen while searching: measurements, not part of the result.
+	Elapsed  time.Duration `json:"-"`
+	PeakHeap uint64        `json:"-"`
+}
+
+// Progress is a running search's counts, for Options.Progress.
+type Progress struct {
+	States, Distinct int64
+	Depth            int
+	Elapsed          time.Duration
+	HeapBytes        uint64
 }
 
 // Counterexample is the shortest violating path found: a scenario whose
@@ -238,7 +274,9 @@ func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
 		x.rep.Violations[p] = 0
 	}
 	x.rep.Bounds = describe(sc, o)
+	x.rep.DepthBound = o.MaxDepth
 	start := time.Now()
+	x.start, x.lastProg = start, start
 	if o.Timeout > 0 {
 		x.deadline = start.Add(o.Timeout)
 	}
@@ -323,6 +361,9 @@ type explorer struct {
 	rep      *Report
 	visited  map[uint64]*entry
 	deadline time.Time
+	start    time.Time
+	polls    int
+	lastProg time.Time
 	stop     bool
 	err      error
 	cex      *found

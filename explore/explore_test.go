@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/leasecheck/leasecheck/checker"
@@ -157,6 +158,25 @@ func TestMonitorsAreComplete(t *testing.T) {
 	}
 }
 
+// TestDisagreementIsReported: a monitor made incomplete (it never flags
+// linearizable) on a coordinator that breaks linearizability is caught by
+// the full judges at the paths' ends, and the report says the two
+// disagreed; the same search with the real monitor reports no
+// disagreement.
+func TestDisagreementIsReported(t *testing.T) {
+	sc, o := explore.MutantSpace(mutants.ByName("expiry-off-by-one"))
+	o.FullLeaves = true
+	honest := mustExplore(t, sc, o)
+	if honest.Counterexample == nil || honest.Disagreement != "" {
+		t.Fatalf("honest monitor: counterexample %v, disagreement %q", honest.Counterexample != nil, honest.Disagreement)
+	}
+	explore.BlindMonitor(&o)
+	blind := mustExplore(t, sc, o)
+	if blind.Counterexample == nil || !strings.Contains(blind.Disagreement, "linearizable") {
+		t.Fatalf("blind monitor: counterexample %v, disagreement %q", blind.Counterexample != nil, blind.Disagreement)
+	}
+}
+
 // report renders a report without its wall time.
 func report(t *testing.T, r *explore.Report) string {
 	b, err := json.Marshal(r)
@@ -282,5 +302,68 @@ func TestThirdPartyMachines(t *testing.T) {
 	good := mustExplore(t, explore.Space(b), explore.Options{Sim: mutants.ByName("greedy-grant").Options()})
 	if bad.Counterexample == nil || good.Counterexample == nil || bad.Counterexample.Steps != good.Counterexample.Steps {
 		t.Fatalf("a broken third-party coordinator: found %v (native %v)", bad.Counterexample, good.Counterexample)
+	}
+}
+
+// TestPlanSumsItsSpaces: a plan's report is its spaces' reports added up,
+// complete only when each is, and a state budget bounds the plan as a
+// whole (it stops in the second space, naming the budget).
+func TestPlanSumsItsSpaces(t *testing.T) {
+	a := explore.Bounds{Faults: []faults.Kind{faults.Crash}, MaxFaults: 1}
+	b := explore.Bounds{Faults: []faults.Kind{faults.Pause}, MaxFaults: 1, Semantics: "fenced-storage"}
+	ra, rb := mustExplore(t, explore.Space(a), explore.Options{}), mustExplore(t, explore.Space(b), explore.Options{})
+	sum, _, err := explore.ExplorePlan([]explore.Bounds{a, b}, explore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Complete || sum.States != ra.States+rb.States || sum.DistinctStates != ra.DistinctStates+rb.DistinctStates ||
+		sum.Paths != ra.Paths+rb.Paths || sum.MaxDepth != max(ra.MaxDepth, rb.MaxDepth) || len(sum.Spaces) != 2 {
+		t.Fatalf("plan %+v\nspaces %+v\n%+v", sum, ra, rb)
+	}
+	cut, _, err := explore.ExplorePlan([]explore.Bounds{a, b}, explore.Options{MaxStates: ra.DistinctStates + 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut.Complete || cut.Stopped != "max-states" || len(cut.Spaces) != 2 || cut.DistinctStates > ra.DistinctStates+11 {
+		t.Fatalf("budgeted plan: complete %v stopped %s spaces %d distinct %d", cut.Complete, cut.Stopped, len(cut.Spaces), cut.DistinctStates)
+	}
+}
+
+// TestWorkersIdentical: breadth-first search on 1, 2 and 8 workers, under
+// GOMAXPROCS 1 and 4, gives the same report byte for byte — on the
+// reference (complete) and on a mutant (the same counterexample).
+func TestWorkersIdentical(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	msc, mo := explore.MutantSpace(mutants.ByName("fence-not-bumped"))
+	for _, c := range []struct {
+		name string
+		sc   *scenario.Scenario
+		o    explore.Options
+	}{
+		{"reference", explore.Space(small), explore.Options{}},
+		{"adversary", explore.Space(explore.Bounds{Adversary: 1, Semantics: "fenced-storage"}), explore.Options{MaxDepth: 30}},
+		{"mutant", msc, mo},
+	} {
+		var want string
+		for _, procs := range []int{1, 4} {
+			runtime.GOMAXPROCS(procs)
+			for _, w := range []int{1, 2, 8} {
+				o := c.o
+				o.Workers = w
+				r := mustExplore(t, c.sc, o)
+				if c.name == "mutant" && r.Counterexample == nil {
+					t.Fatalf("mutant: no counterexample with %d workers", w)
+				}
+				got := report(t, r)
+				if c.name == "mutant" {
+					got += strings.Join(r.Counterexample.Scenario.Schedule.Choices, ",")
+				}
+				if want == "" {
+					want = got
+				} else if got != want {
+					t.Fatalf("%s: %d workers under GOMAXPROCS %d differ:\n%s\n%s", c.name, w, procs, got, want)
+				}
+			}
+		}
 	}
 }

@@ -26,6 +26,16 @@ type verdict struct {
 // Result is taken).
 func (x *explorer) judge(w *sim.World, withChecker bool) verdict {
 	x.rep.Judged++
+	v, err := x.judgePure(w, withChecker)
+	if err != nil {
+		x.err, x.stop = err, true
+	}
+	return v
+}
+
+// judgePure is judge without touching the search's state: the parallel
+// workers' judge (search.go), whose counts the merge adds.
+func (x *explorer) judgePure(w *sim.World, withChecker bool) (verdict, error) {
 	r := w.Result()
 	v := verdict{run: r}
 	ex := &campaign.Execution{Scenario: r.Scenario, History: r.History, Sim: r, Faults: r.Stats.Faults}
@@ -34,14 +44,13 @@ func (x *explorer) judge(w *sim.World, withChecker bool) verdict {
 	} else {
 		out, err := campaign.JudgeExecution(context.Background(), ex, campaign.JudgeOptions{Budget: x.o.CheckBudget})
 		if err != nil {
-			x.err, x.stop = err, true
-			return v
+			return v, err
 		}
 		v.out = out
 		v.undecided = out.Undecided()
 	}
 	v.failed = v.out.Failed()
-	return v
+	return v, nil
 }
 
 func needsChecker(flags []string) bool {
@@ -64,24 +73,38 @@ func (x *explorer) judgeFlagged(c *sim.World, flags []string, p *path, depth int
 			return true
 		}
 	}
-	v := x.judge(w, needsChecker(flags) || c.Monitor().(*monitor).diverged)
-	return x.record(v, p, depth)
+	m := c.Monitor().(*monitor)
+	v := x.judge(w, needsChecker(flags) || m.diverged)
+	return x.record(v, p, depth, m.ever, false)
 }
 
 // judgeLeaf judges the last state of a path: the run properties (a crash
 // never recovered from shows only at the end), and the checker when asked
 // for or when the monitors lost track of the reference.
 func (x *explorer) judgeLeaf(w *sim.World, p *path, depth int) {
-	full := x.o.FullLeaves || w.Monitor().(*monitor).diverged
-	x.record(x.judge(w, full), p, depth)
+	m := w.Monitor().(*monitor)
+	full := x.o.FullLeaves || m.diverged
+	x.record(x.judge(w, full), p, depth, m.ever, true)
 }
 
-func (x *explorer) record(v verdict, p *path, depth int) bool {
+// record counts a verdict. ever is what the monitor flagged on the path:
+// a violation of a property it never flagged is a disagreement between the
+// monitor and the full judges — a bug in leasecheck, since the monitor's
+// flags are complete (monitor.go) — and is reported as such, never passed
+// over. At a path's end a crash never recovered from is the one violation
+// the monitor leaves to the full judges (liveness-recovery).
+func (x *explorer) record(v verdict, p *path, depth int, ever uint64, leaf bool) bool {
 	if v.undecided {
 		x.rep.Undecided++
 	}
 	if len(v.failed) == 0 {
 		return false
+	}
+	for _, f := range v.failed {
+		if ever&propertyBit(f) == 0 && !(leaf && f == runprop.LivenessRecovery) && x.rep.Disagreement == "" {
+			x.rep.Disagreement = fmt.Sprintf("the full judges find %s violated after %d moves on a path where the per-state monitor never flagged it: "+
+				"the monitor is incomplete, a bug in leasecheck's explorer (the counterexample is the path)", f, depth)
+		}
 	}
 	for _, p := range v.failed {
 		x.rep.Violations[p]++

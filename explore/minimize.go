@@ -39,7 +39,9 @@ func Minimize(sc *scenario.Scenario, o Options, rep *Report) *Report {
 	}
 	o.defaults()
 	o.Strategy = BFS
-	o.MaxStates = min(o.MaxStates, 200_000)
+	if o.MaxStates <= 0 || o.MaxStates > 200_000 {
+		o.MaxStates = 200_000
+	}
 	if o.Timeout <= 0 || o.Timeout > 20*time.Second {
 		o.Timeout = 20 * time.Second
 	}

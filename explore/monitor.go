@@ -1,8 +1,11 @@
 package explore
 
 import (
+	"slices"
+
+	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
-	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/runprop"
@@ -17,12 +20,14 @@ import (
 // breadth-first search that judges every flagged state finds the shortest
 // violating path.
 //
-//   - linearizable: it replays every request the servers apply against the
-//     reference semantics (memstore, lease.py's), in the order and at the
-//     lease-clock reading they were applied. While every answer equals the
-//     reference's, that order is a linearization (it respects real time and
+//   - linearizable: it steps the specification — the checker's timed model
+//     (internal/timed), never the machines under test — by every request
+//     the servers apply, in the order and at the lease-clock reading they
+//     were applied, with the answer they gave. While the model explains
+//     every answer, that order is a linearization (it respects real time and
 //     each process's order, and every outcome is the semantics'), so the
-//     history is linearizable; the first answer that differs is flagged.
+//     history is linearizable; the first answer it cannot explain is
+//     flagged.
 //     After a difference the full checker may still find another order
 //     (ties, unknown outcomes): the path is then judged in full at every
 //     later state.
@@ -37,11 +42,19 @@ import (
 //     overdue or a process acquires a second time. Only a crash never
 //     recovered from shows at the end of a path alone.
 type monitor struct {
-	spec     *memstore.Store
-	specC    machine.Coordinator // spec as a coordinator
-	specRes  *memstore.Resource
-	diverged bool // an answer differed from the reference's: judge in full
+	// spec is the specification's state after every request applied so
+	// far: per key, the set of states of the checker's timed model
+	// (internal/timed) the applied order can be in. It never touches the
+	// machines under test, so a bug planted in their source is not planted
+	// in their judge.
+	spec     []specKey
+	owners   []string // interned owners, append-only (clipped on Clone)
+	rules    timed.Rules
+	ruled    bool
+	diverged bool // the applied order left the specification: judge in full
+	blind    bool // Options.blindMonitor
 	flags    []string
+	ever     uint64 // every property flagged on this path (bit: campaign.Properties index)
 	measured int
 	// what take saw of the beliefs last time: exclusive-belief needs
 	// judging only where an overlap may have grown unexcused
@@ -53,13 +66,14 @@ type monitor struct {
 	pending []int32
 }
 
-func newMonitor() *monitor {
-	m := &monitor{spec: memstore.New(), specRes: memstore.NewResource()}
-	m.specC = machine.ClockedCoordinator(m.spec)
-	return m
+// specKey is one key's specification states.
+type specKey struct {
+	key    string
+	states []timed.State
 }
 
 func (m *monitor) flag(p string) {
+	m.ever |= propertyBit(p)
 	for _, f := range m.flags {
 		if f == p {
 			return
@@ -108,63 +122,115 @@ func (m *monitor) take(w *sim.World) []string {
 
 func (m *monitor) Clone() sim.Monitor {
 	c := *m
-	c.spec = m.spec.Snapshot()
-	c.specC = machine.ClockedCoordinator(c.spec)
-	c.specRes = m.specRes.CloneResource().(*memstore.Resource)
+	c.spec = make([]specKey, len(m.spec))
+	for i, k := range m.spec {
+		c.spec[i] = specKey{k.key, slices.Clone(k.states)}
+	}
+	c.owners = slices.Clip(m.owners) // shared, append-only: an append copies
 	c.flags = nil
-	c.pending = append([]int32(nil), m.pending...)
+	c.pending = slices.Clone(m.pending)
 	return &c
 }
 
 func (m *monitor) HashState(h *machine.Hasher) {
 	h.Bool(m.diverged)
-	if !m.diverged { // once diverged, the reference's state no longer matters
-		m.spec.HashState(h)
-		m.specRes.HashState(h)
-	}
-}
-
-// Applied replays req against the reference semantics and flags an answer
-// that differs in what the history records (ok, the granted fence, the
-// value read).
-func (m *monitor) Applied(w *sim.World, resource bool, req *machine.Request, rep *machine.Reply) {
-	if m.diverged {
+	if m.diverged { // once diverged, the specification's state no longer matters
 		return
 	}
-	var want machine.Reply
-	if resource {
-		want = m.specResource(req)
-	} else {
-		want = m.specC.Apply(req, rep.At)
-	}
-	same := want.OK == rep.OK
-	switch req.Kind {
-	case model.Acquire:
-		same = same && (!want.OK || want.Fence == rep.Fence)
-	case model.Read:
-		same = same && want.HasValue == rep.HasValue && want.Value == rep.Value
-	}
-	if !same {
-		m.diverged = true
-		m.flag(checker.Linearizable)
+	for _, k := range m.spec {
+		h.String(k.key)
+		h.Int(int64(len(k.states)))
+		for i := range k.states {
+			s := &k.states[i]
+			if s.Holder == timed.NoOwner {
+				h.String("")
+			} else {
+				h.String(m.owners[s.Holder])
+			}
+			h.Bool(s.Data != timed.NoValue)
+			h.String(s.Data.Value())
+			h.Int(s.Fence)
+			h.Int(s.Highest)
+			h.Int(s.NowLo)
+			h.Int(s.ExpLo)
+			h.Int(s.ExpHi)
+			h.Bool(s.Loose)
+		}
 	}
 }
 
-// specResource is fenced storage's semantics (DESIGN.md §1): a write is
-// accepted iff its fence was granted (1 <= f <= the coordinator's counter)
-// and is >= the highest accepted.
-func (m *monitor) specResource(req *machine.Request) machine.Reply {
-	switch req.Kind {
-	case model.Write:
-		if req.Fence < 1 || req.Fence > m.spec.Fence(req.Key) || m.specRes.Write(req.Key, req.Fence, req.Value) != nil {
-			return machine.Reply{}
-		}
-		return machine.Reply{OK: true}
-	case model.Read:
-		v, ok := m.specRes.Read(req.Key)
-		return machine.Reply{OK: true, Value: v, HasValue: ok}
+// Applied steps the specification by req with the answer the servers gave,
+// at the coordinator's lease-clock reading rep.At (the history's exact
+// "at"), and flags linearizable when no state of the timed model explains
+// it. While every answer is explained, the applied order is a
+// linearization the checker accepts: it respects real time (the servers
+// apply a request between its call and its return) and each process's
+// order, and each step is the checker's own model stepping an op of the
+// history as recorded — or, for an op whose answer was lost, as it was
+// actually answered, one of the outcomes the checker tries for it.
+func (m *monitor) Applied(w *sim.World, resource bool, req *machine.Request, rep *machine.Reply) {
+	if m.diverged || m.blind {
+		return
 	}
-	return machine.Reply{}
+	if !m.ruled {
+		m.rules, m.ruled = timed.Rules{Semantics: w.Scenario().Sem()}, true
+	}
+	in := timed.Input{Kind: req.Kind, Owner: m.intern(req.Owner), Value: timed.NoValue, TTL: req.TTL, Fence: req.Fence,
+		OK: rep.OK, Lo: rep.At, Hi: rep.At}
+	switch req.Kind {
+	case model.Acquire:
+		in.Fence = 0
+		if rep.OK {
+			in.Fence = rep.Fence
+		}
+	case model.Write:
+		in.Value = timed.ValueOf(req.Value)
+	case model.Read:
+		if rep.HasValue {
+			in.Value = timed.ValueOf(rep.Value)
+		}
+	}
+	k := m.specOf(req.Key)
+	var next []timed.State
+	for _, s := range k.states {
+		for _, t := range timed.StepApplied(m.rules, s, &in, nil) {
+			if !slices.Contains(next, t) {
+				next = append(next, t)
+			}
+		}
+	}
+	if len(next) == 0 {
+		m.diverged = true
+		m.flag(checker.Linearizable)
+		return
+	}
+	k.states = next
+}
+
+func (m *monitor) intern(owner string) int32 {
+	if i := slices.Index(m.owners, owner); i >= 0 {
+		return int32(i)
+	}
+	m.owners = append(m.owners, owner)
+	return int32(len(m.owners) - 1)
+}
+
+func (m *monitor) specOf(key string) *specKey {
+	for i := range m.spec {
+		if m.spec[i].key == key {
+			return &m.spec[i]
+		}
+	}
+	m.spec = append(m.spec, specKey{key: key, states: []timed.State{timed.InitialState()}})
+	return &m.spec[len(m.spec)-1]
+}
+
+// propertyBit is p's bit in monitor.ever.
+func propertyBit(p string) uint64 {
+	if i := slices.Index(campaign.Properties(), p); i >= 0 {
+		return 1 << uint(i)
+	}
+	return 0
 }
 
 // Called flags a write sent after a renew of the same owner under the same

@@ -24,7 +24,10 @@ package explore
 // (sim/state.go), so no violation reachable within the bounds is lost.
 
 import (
+	"runtime/metrics"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasecheck/leasecheck/scenario"
@@ -125,22 +128,97 @@ func (x *explorer) outOfBudget() bool {
 	if x.stop {
 		return true
 	}
-	if x.rep.DistinctStates >= x.o.MaxStates {
+	if x.o.MaxStates > 0 && x.rep.DistinctStates >= x.o.MaxStates {
 		x.rep.Stopped, x.stop = "max-states", true
-	} else if !x.deadline.IsZero() && x.rep.States%256 == 0 && time.Now().After(x.deadline) {
-		x.rep.Stopped, x.stop = "timeout", true
+		return true
 	}
-	return x.stop
+	// The wall clock and the heap are read every 256 expansions: they only
+	// end the search, never steer it, so the counts of a search that ends
+	// by exhaustion do not depend on them.
+	if x.polls++; x.polls%256 != 0 {
+		return false
+	}
+	heap := heapBytes()
+	x.rep.PeakHeap = max(x.rep.PeakHeap, heap)
+	if x.deadline.IsZero() && x.o.MaxMemory <= 0 && x.o.Progress == nil {
+		return false
+	}
+	now := time.Now()
+	if !x.deadline.IsZero() && now.After(x.deadline) {
+		x.rep.Stopped, x.stop = "timeout", true
+		return true
+	}
+	if x.o.MaxMemory > 0 && heap > uint64(x.o.MaxMemory) {
+		x.rep.Stopped, x.stop = "max-memory", true
+		return true
+	}
+	if x.o.Progress != nil && now.Sub(x.lastProg) >= 100*time.Millisecond {
+		x.lastProg = now
+		x.o.Progress(Progress{States: x.rep.States, Distinct: x.rep.DistinctStates, Depth: x.rep.MaxDepth, Elapsed: now.Sub(x.start), HeapBytes: heap})
+	}
+	return false
 }
+
+// heapBytes is the Go heap's object bytes (live and not yet swept).
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// bfsChunk is how many waiting states breadth-first search expands at
+// once, in parallel on Options.Workers goroutines, before merging what they
+// found into the visited set in queue order. It is a constant, not the
+// number of workers: the states of a chunk are expanded with the sleep sets
+// their visited entries had when the chunk began, so the counts and the
+// counterexample depend on the chunk, never on the workers or GOMAXPROCS.
+const bfsChunk = 64
 
 func (x *explorer) bfs(root *sim.World) {
 	x.rep.DistinctStates++
 	queue := []*item{{w: root, e: x.remember(root, nil)}}
+	workers := max(x.o.Workers, 1)
+	var chunk []*item
+	var sleeps [][]tkey
+	var results [][]cand
 	for len(queue) > 0 && !x.outOfBudget() {
-		it := queue[0]
-		queue[0] = nil
-		queue = queue[1:]
-		x.expand(it, func(c *item) { queue = append(queue, c) })
+		n := min(len(queue), bfsChunk)
+		chunk = append(chunk[:0], queue[:n]...)
+		clear(queue[:n])
+		queue = queue[n:]
+		sleeps = sleeps[:0]
+		for _, it := range chunk {
+			sleeps = append(sleeps, x.claim(it))
+		}
+		results = append(results[:0], make([][]cand, n)...)
+		if workers == 1 || n == 1 {
+			for i, it := range chunk {
+				results[i] = x.expandPure(it, sleeps[i])
+			}
+		} else {
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for range min(workers, n) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+						results[i] = x.expandPure(chunk[i], sleeps[i])
+					}
+				}()
+			}
+			wg.Wait()
+		}
+		for i, it := range chunk {
+			if i > 0 && x.outOfBudget() {
+				break
+			}
+			x.apply(it, results[i], func(c *item) { queue = append(queue, c) })
+			results[i] = nil
+		}
 	}
 }
 
@@ -152,7 +230,7 @@ func (x *explorer) dfs(root *sim.World) {
 			return
 		}
 		var kids []*item
-		x.expand(it, func(c *item) { kids = append(kids, c) })
+		x.apply(it, x.expandPure(it, x.claim(it)), func(c *item) { kids = append(kids, c) })
 		for _, c := range kids {
 			visit(c)
 			if x.stop {
@@ -173,30 +251,58 @@ func (x *explorer) remember(w *sim.World, sleep []tkey) *entry {
 	return e
 }
 
-// expand runs every transition of it's state that is not asleep, judges the
-// states reached, and hands on those not seen before.
-func (x *explorer) expand(it *item, push func(*item)) {
-	w := x.materialize(it)
-	if w == nil {
-		return
-	}
-	sleep := it.sleep
+// claim marks it's state expanded and returns the sleep set it is expanded
+// with: its visited entry's (which later visits may have shrunk), or its
+// own.
+func (x *explorer) claim(it *item) []tkey {
 	if it.e != nil {
-		sleep = it.e.sleep
 		it.e.expanded = true
+		return it.e.sleep
 	}
-	x.rep.MaxDepth = max(x.rep.MaxDepth, it.depth)
+	return it.sleep
+}
+
+// cand is one transition of an expanded state as a worker found it, for
+// the merge (apply) to count, judge and remember in order. A leaf cand is
+// the state itself, judged at the end of its path.
+type cand struct {
+	err        error
+	leaf, cut  bool // the state ends its path (cut: by the depth bound)
+	asleep     bool // the transition is asleep: pruned
+	c          *sim.World
+	k          tkey
+	cs         []scenario.Choice
+	childSleep []tkey
+	hash       uint64
+	judged     bool // a monitor flagged the state: v is the full judges'
+	v          verdict
+	ever       uint64
+}
+
+// expandPure runs every transition of it's state that is not asleep and
+// judges the states a monitor flags, touching nothing shared: workers run
+// it in parallel. It stops after a confirmed violation (the merge stops
+// there).
+func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
+	w, err := x.materializePure(it)
+	if err != nil {
+		return []cand{{err: err}}
+	}
 	ms := w.Moves()
 	if len(ms) == 0 || it.depth >= x.o.MaxDepth {
-		x.rep.Paths++
-		x.judgeLeaf(w, it.path, it.depth)
-		return
+		m := w.Monitor().(*monitor)
+		full := x.o.FullLeaves || m.diverged
+		ever := m.ever
+		v, err := x.judgePure(w, full)
+		return []cand{{err: err, leaf: true, cut: len(ms) > 0, v: v, ever: ever}}
 	}
 	moves := append([]sim.Move(nil), ms...)
 	// Each transition runs on a copy of the state, but the last one when no
 	// move can meet a choice point (its only combination is the defaults):
 	// that one runs on the state itself, which is not needed afterwards.
-	reuse := x.rep.Cloning && w.ChoiceFree()
+	cloning := w.CanClone()
+	reuse := cloning && w.ChoiceFree()
+	var out []cand
 	var explored []tkey
 	for i, m := range moves {
 		var prefix []int
@@ -204,23 +310,64 @@ func (x *explorer) expand(it *item, push func(*item)) {
 			var c *sim.World
 			if reuse && i == len(moves)-1 {
 				c = w
-			} else {
-				c = x.child(w, it)
+			} else if cloning {
+				c = w.Clone()
+			} else if c, err = x.newWorld(it.path, it.depth); err != nil {
+				return append(out, cand{err: err})
 			}
 			vc := &vecChooser{prefix: prefix}
 			c.SetChooser(vc)
 			c.Do(i)
 			k := keyOf(m, vc)
-			if contains(sleep, k) || it.only != nil && !contains(it.only, k) {
-				if contains(sleep, k) {
-					x.rep.PrunedSleep++
+			switch {
+			case contains(sleep, k):
+				out = append(out, cand{asleep: true})
+			case it.only != nil && !contains(it.only, k):
+			default:
+				cd := cand{c: c, k: k}
+				if len(moves) > 1 {
+					cd.cs = append(cd.cs, scenario.Choice{Label: "next", Value: i})
 				}
-			} else {
-				x.successor(it, c, i, len(moves), vc, k, sleep, explored, push)
+				cd.cs = append(cd.cs, vc.taken...)
+				mon := c.Monitor().(*monitor)
+				if flags := mon.take(c); len(flags) > 0 || x.o.JudgeEveryState {
+					if x.o.JudgeEveryState {
+						flags = []string{"linearizable"}
+					}
+					jw := c.Clone()
+					if jw == nil {
+						if jw, err = x.newWorld(&path{parent: it.path, cs: cd.cs}, it.depth+1); err != nil {
+							return append(out, cand{err: err})
+						}
+					}
+					cd.judged, cd.ever = true, mon.ever
+					if cd.v, err = x.judgePure(jw, needsChecker(flags) || mon.diverged); err != nil {
+						return append(out, cand{err: err})
+					}
+					if len(cd.v.failed) > 0 {
+						return append(out, cd)
+					}
+				}
+				if !x.o.NoPOR {
+					for _, z := range sleep {
+						if z.independent(k) {
+							cd.childSleep = append(cd.childSleep, z)
+						}
+					}
+					for _, z := range explored {
+						if z.independent(k) {
+							cd.childSleep = append(cd.childSleep, z)
+						}
+					}
+				}
+				if !x.o.NoHash {
+					cd.hash = c.StateHash()
+				}
+				if !cloning {
+					cd.c = nil
+				}
+				out = append(out, cd)
 				explored = append(explored, k)
-				if x.stop {
-					return
-				}
 			}
 			var ok bool
 			if prefix, ok = vc.next(); !ok {
@@ -228,104 +375,81 @@ func (x *explorer) expand(it *item, push func(*item)) {
 			}
 		}
 	}
+	return out
 }
 
-func (x *explorer) successor(it *item, c *sim.World, i, n int, vc *vecChooser, k tkey, sleep, explored []tkey, push func(*item)) {
-	x.rep.States++
-	var cs []scenario.Choice
-	if n > 1 {
-		cs = append(cs, scenario.Choice{Label: "next", Value: i})
-	}
-	cs = append(cs, vc.taken...)
-	path := &path{parent: it.path, cs: cs}
-	depth := it.depth + 1
-	x.rep.MaxDepth = max(x.rep.MaxDepth, depth)
-	if flags := c.Monitor().(*monitor).take(c); len(flags) > 0 || x.o.JudgeEveryState {
-		if x.o.JudgeEveryState {
-			flags = []string{"linearizable"}
-		}
-		if x.judgeFlagged(c, flags, path, depth) {
+// apply merges an expansion's transitions into the search, in order: the
+// counts, the flagged states' verdicts (the first violation stops the
+// search), the visited set and its sleep sets (search.go's header), and
+// the states to explore further.
+func (x *explorer) apply(it *item, cands []cand, push func(*item)) {
+	x.rep.MaxDepth = max(x.rep.MaxDepth, it.depth)
+	for i := range cands {
+		cd := &cands[i]
+		switch {
+		case cd.err != nil:
+			x.err, x.stop = cd.err, true
 			return
-		}
-	}
-	var childSleep []tkey
-	if !x.o.NoPOR {
-		for _, z := range sleep {
-			if z.independent(k) {
-				childSleep = append(childSleep, z)
+		case cd.leaf:
+			if cd.cut {
+				x.rep.DepthCut++
 			}
+			x.rep.Paths++
+			x.rep.Judged++
+			x.record(cd.v, it.path, it.depth, cd.ever, true)
+			return
+		case cd.asleep:
+			x.rep.PrunedSleep++
+			continue
 		}
-		for _, z := range explored {
-			if z.independent(k) {
-				childSleep = append(childSleep, z)
-			}
-		}
-	}
-	var e *entry
-	if !x.o.NoHash {
-		h := c.StateHash()
-		if old, seen := x.visited[h]; seen {
-			if x.o.NoPOR || subset(old.sleep, childSleep) {
-				x.rep.PrunedSeen++
+		x.rep.States++
+		p := &path{parent: it.path, cs: cd.cs}
+		depth := it.depth + 1
+		x.rep.MaxDepth = max(x.rep.MaxDepth, depth)
+		if cd.judged {
+			x.rep.Judged++
+			if x.record(cd.v, p, depth, cd.ever, false) {
 				return
 			}
-			var redo, keep []tkey
-			for _, z := range old.sleep {
-				if contains(childSleep, z) {
-					keep = append(keep, z)
-				} else {
-					redo = append(redo, z)
-				}
-			}
-			old.sleep = keep
-			if !old.expanded {
-				x.rep.PrunedSeen++
-				return // it will be expanded with the smaller sleep set
-			}
-			push(&item{w: x.keep(c), path: path, depth: depth, sleep: childSleep, only: redo})
-			return
 		}
-		e = &entry{sleep: childSleep}
-		x.visited[h] = e
+		var e *entry
+		if !x.o.NoHash {
+			if old, seen := x.visited[cd.hash]; seen {
+				if x.o.NoPOR || subset(old.sleep, cd.childSleep) {
+					x.rep.PrunedSeen++
+					continue
+				}
+				var redo, keep []tkey
+				for _, z := range old.sleep {
+					if contains(cd.childSleep, z) {
+						keep = append(keep, z)
+					} else {
+						redo = append(redo, z)
+					}
+				}
+				old.sleep = keep
+				if !old.expanded {
+					x.rep.PrunedSeen++
+					continue // it will be expanded with the smaller sleep set
+				}
+				push(&item{w: cd.c, path: p, depth: depth, sleep: cd.childSleep, only: redo})
+				continue
+			}
+			e = &entry{sleep: cd.childSleep}
+			x.visited[cd.hash] = e
+		}
+		x.rep.DistinctStates++
+		push(&item{w: cd.c, path: p, depth: depth, sleep: cd.childSleep, e: e})
 	}
-	x.rep.DistinctStates++
-	push(&item{w: x.keep(c), path: path, depth: depth, sleep: childSleep, e: e})
 }
 
-// keep returns the world to store with a waiting item: the state itself, or
-// nil when states cannot be copied (the item is re-run from the root).
-func (x *explorer) keep(c *sim.World) *sim.World {
-	if x.rep.Cloning {
-		return c
-	}
-	return nil
-}
-
-// child returns a copy of w to run one transition on.
-func (x *explorer) child(w *sim.World, it *item) *sim.World {
-	if x.rep.Cloning {
-		return w.Clone()
-	}
-	c, err := x.newWorld(it.path, it.depth)
-	if err != nil {
-		x.err, x.stop = err, true
-		return w
-	}
-	return c
-}
-
-// materialize returns the item's world, re-running its path when states
-// are not copied.
-func (x *explorer) materialize(it *item) *sim.World {
+// materializePure returns the item's world, re-running its path when
+// states are not copied.
+func (x *explorer) materializePure(it *item) (*sim.World, error) {
 	if it.w != nil {
-		return it.w
+		return it.w, nil
 	}
-	w, err := x.newWorld(it.path, it.depth)
-	if err != nil {
-		x.err, x.stop = err, true
-		return nil
-	}
-	return w
+	return x.newWorld(it.path, it.depth)
 }
 
 // newWorld builds the explored world and runs p for steps moves.
@@ -338,7 +462,7 @@ func (x *explorer) newWorld(p *path, steps int) (*sim.World, error) {
 	for _, c := range p.flat() {
 		rc.prefix = append(rc.prefix, c.Value)
 	}
-	o.Chooser, o.NoTrace, o.Monitor = rc, true, newMonitor()
+	o.Chooser, o.NoTrace, o.Monitor = rc, true, &monitor{blind: x.o.blindMonitor}
 	w, err := sim.NewWorld(x.sc, &o)
 	if err != nil {
 		return nil, err

@@ -36,8 +36,12 @@ type ClientRequest struct {
 	// After, when set, holds the request from At until the coordinator next
 	// "grant"s or "release"s the lease, and sends it then: a client that
 	// reacts to what it sees (a duplicate of a request right after the
-	// release that ended its lease).
+	// release that ended its lease). "acquired" sends it Delay ms after
+	// the answer to the client's latest acquire, when that acquire was
+	// granted (else it is skipped): a request aimed at an instant of the
+	// client's own lease, such as its expiry tick (drawEdgeClient).
 	After string `json:"after,omitempty"`
+	Delay int64  `json:"delay,omitempty"`
 	// Op is acquire, renew, release or write.
 	Op string `json:"op"`
 	// Owner is who the request claims to be: "" the client itself, "live"
@@ -75,6 +79,9 @@ func (r ClientRequest) String() string {
 	if owner == "" {
 		owner = "self"
 	}
+	if r.After == "acquired" {
+		return fmt.Sprintf("%s(owner=%s, fence=%s) %dms after its acquire was granted", r.Op, owner, r.FenceSpec(), r.Delay)
+	}
 	if r.After != "" {
 		return fmt.Sprintf("%s(owner=%s, fence=%s) after a %s", r.Op, owner, r.FenceSpec(), r.After)
 	}
@@ -90,8 +97,11 @@ func (r ClientRequest) Valid(holders []string) string {
 	if !slices.Contains(ClientFences, r.FenceSpec()) {
 		return fmt.Sprintf("unknown fence %q", r.Fence)
 	}
-	if r.After != "" && r.After != "grant" && r.After != "release" {
-		return fmt.Sprintf("after %q is not grant or release", r.After)
+	if r.After != "" && r.After != "grant" && r.After != "release" && r.After != "acquired" {
+		return fmt.Sprintf("after %q is not grant, release or acquired", r.After)
+	}
+	if r.Delay < 0 || r.Delay > 0 && r.After != "acquired" {
+		return "a delay is >= 0, and only after acquired"
 	}
 	switch r.Owner {
 	case "", "live", "last":

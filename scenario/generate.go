@@ -119,6 +119,7 @@ func Generate(c faults.Chooser, o Options) *Scenario {
 		}
 		if !o.Clean && !quiet {
 			drawClients(c, s)
+			drawEdgeClient(c, s)
 		}
 	}
 	return s
@@ -255,4 +256,62 @@ func drawClients(c faults.Chooser, s *Scenario) {
 		cl.Requests = append(cl.Requests, r)
 	}
 	s.Clients = []Client{cl}
+}
+
+// EdgeClientName is the process name of drawEdgeClient's client.
+const EdgeClientName = "e1"
+
+// drawEdgeClient adds, to a third of the scenarios it is drawn for, a
+// client that aims requests at the exact instants where a coordinator's
+// decisions flip: it acquires the lease for itself and then, on a network
+// of one fixed delay, sends a
+// renew, a write or an acquire that reaches the coordinator on its own
+// lease's expiry tick, one tick before or one after; or releases its lease
+// and writes under the released fence. Random timings almost
+// never line an operation up with the tick (a freeze had to, before); an
+// off-by-one in any single operation's expiry comparison is met in a few
+// dozen seeds.
+func drawEdgeClient(c faults.Chooser, s *Scenario) {
+	if c.Int64(0, 2, "edge?") != 0 {
+		return
+	}
+	d := s.Network.MinDelay
+	s.Network.MaxDelay = d
+	// The coordinator's lease clock runs CoordinatorDriftPPM fast: its TTL
+	// lasts ttl·10^6/(10^6+ppm) of true time (the client's timers), to
+	// within the tick the three aims around it cover. (A fault that steps
+	// or stops the coordinator's clock moves the aim: those stay, for what
+	// they test themselves.)
+	ttl := s.TTL * 1_000_000 / (1_000_000 + s.CoordinatorDriftPPM)
+	probes := []ClientRequest{{Op: "renew"}, {Op: "acquire"}, {Op: "acquire", Owner: s.Holders[0].Name}}
+	if s.Semantics == "seed" { // writes are checked against the expiry only here: twice as often
+		probes = append(probes, ClientRequest{Op: "write", Fence: "current"}, ClientRequest{Op: "write", Fence: "current"})
+	}
+	cl := Client{Name: EdgeClientName}
+	var at int64
+	for range c.Int64(1, 3, "edge-probes") {
+		at = c.Int64(at, max(s.Horizon*3/4, at), "edge-at")
+		// Half ask right after a release, when the lease is most likely free.
+		acq := ClientRequest{At: at, Op: "acquire"}
+		if c.Int64(0, 1, "edge-after-release?") == 0 {
+			acq.After = "release"
+		}
+		cl.Requests = append(cl.Requests, acq)
+		// Granted at the coordinator at t, answered at t+d: sent at
+		// t+TTL-d+k it arrives at the expiry plus k.
+		tick := max(ttl-2*d+c.Int64(-1, 1, "edge-tick"), 0)
+		if s.Semantics == "seed" && c.Int64(0, 3, "edge-release?") == 0 {
+			// The other edge of a lease's life: its own release, then a
+			// write under the fence it released, before the expiry.
+			rel := min(tick/2, max(tick-2*d-1, 0))
+			cl.Requests = append(cl.Requests, ClientRequest{At: at, Op: "release", After: "acquired", Delay: rel},
+				ClientRequest{At: at, Op: "write", Fence: "current", After: "acquired", Delay: rel + 2*d + 1})
+			continue
+		}
+		r := probes[c.Int64(0, int64(len(probes)-1), "edge-probe")]
+		r.At, r.After, r.Delay = at, "acquired", tick
+		cl.Requests = append(cl.Requests, r)
+	}
+	s.Clients = append(s.Clients, cl)
+	s.Horizon += 2 * s.TTL
 }

@@ -38,6 +38,10 @@ type client struct {
 	// says it happened: the request goes out at the client's next wake.
 	waitFor string
 	fired   bool
+	// acquired is when the answer granting the client's latest acquire
+	// arrived (-1: its latest acquire was not granted), for requests
+	// "after acquired".
+	acquired int64
 }
 
 type ownerFence struct {
@@ -71,9 +75,25 @@ func (w *World) clientWake(id int32) {
 		if c.outKind == model.Renew {
 			c.ban(c.outO, c.outF)
 		}
+		if c.outKind == model.Acquire {
+			c.acquired = -1
+		}
 	}
 	for !c.out && c.waitFor == "" && c.next < len(c.program) && c.program[c.next].At <= w.now {
 		r := c.program[c.next]
+		if r.After == "acquired" {
+			if c.acquired < 0 {
+				c.next++
+				w.trace1(n.process, "skips", r.String()+": its acquire was not granted")
+				continue
+			}
+			if w.now < c.acquired+r.Delay {
+				break // clientReschedule wakes it then
+			}
+			c.next++
+			w.clientSend(id, r)
+			continue
+		}
 		if r.After != "" && !c.fired {
 			c.waitFor = r.After // sent when the coordinator next does it
 			break
@@ -107,7 +127,11 @@ func (w *World) clientReschedule(id int32) {
 	case c.waitFor != "":
 		w.nodes[id].gen++ // clientsSee sends it
 	case c.next < len(c.program):
-		w.schedule(id, max(c.program[c.next].At, w.now))
+		at := c.program[c.next].At
+		if r := &c.program[c.next]; r.After == "acquired" && c.acquired >= 0 {
+			at = max(at, c.acquired+r.Delay)
+		}
+		w.schedule(id, max(at, w.now))
 	default:
 		w.nodes[id].gen++
 	}
@@ -145,6 +169,12 @@ func (w *World) clientReceive(id int32, env *envelope) {
 	}
 	c.out = false
 	w.recordReturn(env.op, &env.rep)
+	if c.outKind == model.Acquire {
+		c.acquired = -1
+		if env.rep.OK && env.req.Owner == w.nodes[id].owner {
+			c.acquired = w.now
+		}
+	}
 	switch {
 	case c.outKind == model.Renew && !env.rep.OK:
 		c.ban(c.outO, c.outF)

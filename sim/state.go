@@ -334,6 +334,7 @@ func (w *World) hashNode(h *machine.Hasher, n *node) {
 		h.Int(c.lastGrant)
 		h.String(c.waitFor)
 		h.Bool(c.fired)
+		h.Int(c.acquired)
 	}
 }
 

@@ -264,7 +264,7 @@ func (w *World) setup() error {
 	for i := range sc.Clients {
 		c := &sc.Clients[i]
 		w.nodes = append(w.nodes, node{name: c.Name, kind: kindClient, process: c.Name, owner: c.Name, belief: -1, stop: -1, freeze: -1,
-			client: &client{program: c.Requests}})
+			client: &client{program: c.Requests, acquired: -1}})
 	}
 	if sp := sc.Space; sp != nil {
 		env := faults.Env{Horizon: sc.Horizon, TTL: sc.TTL, RhoPPM: sc.RhoPPM, Holders: sc.Names(), Fenced: w.fenced}
@@ -276,7 +276,7 @@ func (w *World) setup() error {
 			w.advLeft = sp.Adversary
 			w.advID = int32(len(w.nodes))
 			w.nodes = append(w.nodes, node{name: scenario.AdversaryName, kind: kindClient, process: scenario.AdversaryName,
-				owner: scenario.AdversaryName, belief: -1, stop: -1, freeze: -1, client: &client{}})
+				owner: scenario.AdversaryName, belief: -1, stop: -1, freeze: -1, client: &client{acquired: -1}})
 		}
 	}
 	if sc.CoordinatorDriftPPM != 0 {

@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
+
+	"golang.org/x/term"
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/explore"
@@ -38,7 +42,7 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	depth := fs.Int("depth", 200, "the most moves on one path")
 	faultList := fs.String("faults", defaultExploreFaults, "fault kinds that may strike at any step, \"all\" or \"none\" (with --mutant: its own kinds unless given)")
 	maxFaults := fs.Int("max-faults", defaultMaxFaults, "at most this many faults on one path")
-	adversary := fs.Int("adversary", -1, "at most this many adversarial requests on one path (default 0; 1 with a coordinator --mutant)")
+	adversary := fs.Int("adversary", 0, "at most this many adversarial requests on one path (with --mutant: the mutant's own unless given)")
 	deviations := fs.Int("deviations", defaultDeviations, "at most this many messages on one path off the shortest delay")
 	loss := fs.Bool("loss", false, "a deviation may also lose a message")
 	semantics := fs.String("semantics", "", "seed or fenced-storage (default seed; a --mutant's own)")
@@ -46,7 +50,11 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	mutantName := fs.String("mutant", "", "explore planted-bug mutant `NAME` instead of the reference (see leasecheck mutants)")
 	out := fs.String("out", "leasecheck-failures", "where a counterexample is saved as a scenario leasecheck repro replays")
 	timeout := fs.Duration("timeout", 0, "wall-time budget (0: none); past it the result is incomplete (exit 3)")
-	maxStates := fs.Int64("max-states", 1_000_000, "budget of distinct states")
+	maxMem := &sizeFlag{n: defaultExploreMemory}
+	fs.Var(maxMem, "max-memory", "memory budget of the search's states (`SIZE`: 512MiB, 2GiB, none); past it the result is incomplete (exit 3)")
+	maxStates := fs.Int64("max-states", 0, "budget of distinct states (0: none; the memory budget bounds them)")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "bfs: expand states on this many goroutines (the counts and the counterexample are the same for any number)")
+	progress := fs.Bool("progress", true, "show a progress line (states, distinct, depth, rate, memory) when stderr is a terminal")
 	runs := fs.Int("runs", 1000, "pct: how many random runs")
 	pctDepth := fs.Int("pct-depth", 3, "pct: the bug depth d (d-1 priority change points)")
 	seed := fs.Uint64("seed", 1, "pct: the seed of the runs")
@@ -55,8 +63,8 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	noMin := fs.Bool("no-minimize", false, "keep the counterexample of the space as given (default: shorten it by exploring smaller worlds)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: leasecheck explore [--holders N] [--depth D] [--faults LIST] [--max-faults K] [--strategy bfs|dfs|pct] [--mutant NAME] [--out DIR] [--timeout D] [--json]")
-		fmt.Fprintln(stderr, "\nExplores every run of the simulator's machines within the bounds: every order of\nthe events due at one instant, where each fault strikes, the adversarial client's\nrequests, the messages' delays. Exit status: 0 the bounded space holds no\nviolation (complete), 1 a violation (its shortest path saved under --out; replay\nit with leasecheck repro FILE), 2 bad usage, 3 a budget ran out first.")
+		fmt.Fprintln(stderr, "usage: leasecheck explore [--holders N] [--faults LIST] [--max-faults K] [--adversary A] [--semantics S] [--depth D] [--strategy bfs|dfs|pct] [--mutant NAME] [--out DIR] [--timeout D] [--max-memory SIZE] [--json]")
+		fmt.Fprintln(stderr, "\nExplores every run of the simulator's machines within the bounds: every order of\nthe events due at one instant, where each fault strikes, the adversarial client's\nrequests, the messages' delays. With no flag that shapes the space (--holders,\n--faults, --max-faults, --adversary, --deviations, --loss, --semantics, --mutant)\nit explores the default plan, four spaces one after another: every fault once\n(seed semantics); the adversarial client (seed); the adversary under fenced\nstorage; the adversary after an owner reuse under fenced storage.\n\nExit status: 0 no violation found (the report's \"complete\" says whether that is\na proof of the bounded space; PCT never is), 1 a violation (its shortest path\nsaved under --out; replay it with leasecheck repro FILE), 2 bad usage or a bug in\nleasecheck (the explorer's monitor and its full judges disagreed on a path), 3 a\nbudget (--timeout, --max-memory, --max-states) ran out first.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlagsOnly(fs, args, stderr); !ok {
@@ -69,8 +77,8 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
 		return exitUsage
 	}
-	if *holders < 1 || *depth < 1 || *maxFaults < 0 || *deviations < 0 || *maxStates < 1 || *runs < 1 || *pctDepth < 1 {
-		fmt.Fprintln(stderr, "leasecheck explore: --holders, --depth, --max-states, --runs and --pct-depth must be >= 1; --max-faults and --deviations >= 0")
+	if *holders < 1 || *depth < 1 || *maxFaults < 0 || *deviations < 0 || *maxStates < 0 || *runs < 1 || *pctDepth < 1 {
+		fmt.Fprintln(stderr, "leasecheck explore: --holders, --depth, --runs and --pct-depth must be >= 1; --max-faults, --deviations and --max-states >= 0")
 		return exitUsage
 	}
 	st := explore.Strategy(*strategy)
@@ -80,7 +88,17 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	b := explore.Bounds{Holders: *holders, Faults: kinds, MaxFaults: *maxFaults, Deviations: *deviations, Loss: *loss, Semantics: *semantics}
 	o := explore.Options{Strategy: st, MaxDepth: *depth, MaxStates: *maxStates, Timeout: *timeout, NoHash: *noHash, NoPOR: *noPOR,
-		Runs: *runs, Depth: *pctDepth, Seed: *seed}
+		Runs: *runs, Depth: *pctDepth, Seed: *seed, Workers: *workers}
+	if *workers < 1 {
+		fmt.Fprintln(stderr, "leasecheck explore: --workers must be >= 1")
+		return exitUsage
+	}
+	if maxMem.n > 0 {
+		o.MaxMemory = maxMem.n
+	}
+	// The default plan (explore.DefaultPlan) unless a flag shapes the space.
+	plan := *mutantName == "" && !set["holders"] && !set["faults"] && !set["max-faults"] && !set["adversary"] &&
+		!set["deviations"] && !set["loss"] && !set["semantics"]
 	var mut *mutants.Mutant
 	if *mutantName != "" {
 		if mut = mutants.ByName(*mutantName); mut == nil {
@@ -107,7 +125,7 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if set["semantics"] {
 			mb.Semantics = b.Semantics
 		}
-		if *adversary < 0 {
+		if !set["adversary"] {
 			*adversary = mb.Adversary
 		}
 		b = mb
@@ -115,7 +133,8 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		o.Implementation = mut.Implementation()
 	}
 	if *adversary < 0 {
-		*adversary = 0
+		fmt.Fprintln(stderr, "leasecheck explore: --adversary must be >= 0")
+		return exitUsage
 	}
 	b.Adversary = *adversary
 	if b.Semantics != "" && b.Semantics != "seed" && b.Semantics != "fenced-storage" {
@@ -127,9 +146,26 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		mut.AdaptSpace(sc)
 	}
 	// The search keeps many states alive at once: collecting garbage less
-	// often trades memory for speed.
+	// often trades memory for speed, up to the memory budget.
 	debug.SetGCPercent(400)
-	rep, err := explore.Explore(sc, o)
+	if o.MaxMemory > 0 {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(o.MaxMemory))
+	}
+	if f, ok := stderr.(*os.File); ok && *progress && term.IsTerminal(int(f.Fd())) {
+		o.Progress = func(p explore.Progress) {
+			fmt.Fprintf(stderr, "\r\033[K%s states, %s distinct, depth %d, %.0f distinct/s, heap %dMiB, %.0fs",
+				thousands(p.States), thousands(p.Distinct), p.Depth, float64(p.Distinct)/max(p.Elapsed.Seconds(), 1e-9), p.HeapBytes>>20, p.Elapsed.Seconds())
+		}
+	}
+	var rep *explore.Report
+	if plan {
+		rep, sc, err = explore.ExplorePlan(explore.DefaultPlan(), o)
+	} else {
+		rep, err = explore.Explore(sc, o)
+	}
+	if o.Progress != nil {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
 		return exitUsage
@@ -178,13 +214,49 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		printExplore(stdout, rep, mut)
 	}
 	switch {
+	case rep.Disagreement != "":
+		fmt.Fprintf(stderr, "leasecheck explore: %s\n", rep.Disagreement)
+		return exitUsage
 	case rep.Counterexample != nil:
 		fmt.Fprintf(stderr, "FAIL %s in %d steps; replay: leasecheck repro %s\n", rep.Counterexample.Property, rep.Counterexample.Steps, rep.Counterexample.File)
 		return exitViolation
-	case !rep.Complete:
-		return exitUnknown
+	case rep.Stopped == "runs" || rep.Complete:
+		// Nothing found: a proof of the bounded space when complete; PCT's
+		// runs all made claim only their guarantee, and are no failure.
+		return exitOK
 	}
-	return exitOK
+	fmt.Fprintf(stderr, "leasecheck explore: %s\n", stoppedBy(rep, o))
+	return exitUnknown
+}
+
+// defaultExploreMemory is --max-memory's default: the states of the
+// default plan's largest space fit in a quarter of it.
+const defaultExploreMemory = 8 << 30
+
+// stoppedBy names the limit that ended an incomplete search and the flag
+// that lifts it.
+func stoppedBy(r *explore.Report, o explore.Options) string {
+	switch r.Stopped {
+	case "timeout":
+		return fmt.Sprintf("stopped by the wall-time budget --timeout %s before the space was exhausted; raise --timeout", o.Timeout)
+	case "max-memory":
+		return fmt.Sprintf("stopped by the memory budget --max-memory %dMiB before the space was exhausted; raise --max-memory (or none)", o.MaxMemory>>20)
+	case "max-states":
+		return fmt.Sprintf("stopped by the state budget --max-states %d before the space was exhausted; raise it (0: none)", o.MaxStates)
+	}
+	if r.Undecided > 0 {
+		return fmt.Sprintf("%d histories were left undecided by the checker's budget; the space is explored but not proved", r.Undecided)
+	}
+	return "stopped: " + r.Stopped
+}
+
+// thousands renders n with thin separators: 1,234,567.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
@@ -212,12 +284,18 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 	fmt.Fprintf(w, "%-22s %d (%d seen before, %d commuting orders)\n", "pruned", r.Pruned, r.PrunedSeen, r.PrunedSleep)
 	fmt.Fprintf(w, "%-22s %d paths judged to their end, %d states judged in full, %d undecided\n", "judged", r.Paths, r.Judged, r.Undecided)
 	fmt.Fprintf(w, "%-22s %.2fs (%.0f distinct states/s)\n", "wall time", r.Elapsed.Seconds(), float64(r.DistinctStates)/max(r.Elapsed.Seconds(), 1e-9))
+	if r.PeakHeap > 0 {
+		fmt.Fprintf(w, "%-22s peak heap %dMiB (%d bytes per distinct state)\n", "memory", r.PeakHeap>>20, r.PeakHeap/uint64(max(r.DistinctStates, 1)))
+	}
 	if r.Guarantee != "" {
 		fmt.Fprintf(w, "%-22s %s\n", "guarantee", r.Guarantee)
 	}
 	fmt.Fprintln(w, "\nviolations")
 	for _, p := range campaign.Properties() {
 		fmt.Fprintf(w, "  %-24s %d\n", p, r.Violations[p])
+	}
+	if r.Disagreement != "" {
+		fmt.Fprintf(w, "\nBUG IN LEASECHECK: %s\n", r.Disagreement)
 	}
 	switch {
 	case r.Counterexample != nil:
@@ -232,5 +310,8 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 		fmt.Fprintf(w, "\nNO VIOLATION in %d random runs; PCT claims no completeness (see the guarantee)\n", r.Paths)
 	default:
 		fmt.Fprintf(w, "\nINCOMPLETE: stopped by %s before the bounded space was exhausted; no violation in the part explored\n", r.Stopped)
+	}
+	if r.DepthCut > 0 {
+		fmt.Fprintf(w, "  (%d paths were cut at the depth bound, --depth %d moves: the claim covers paths up to that length)\n", r.DepthCut, r.DepthBound)
 	}
 }

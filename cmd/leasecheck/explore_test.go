@@ -108,3 +108,23 @@ func TestExploreDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestExploreBudgetsAndExits: a run that finds nothing exits 0 — PCT's too,
+// though it is never complete —, and a run stopped by a budget exits 3
+// with a message naming the budget and the flag that lifts it.
+func TestExploreBudgetsAndExits(t *testing.T) {
+	r, _, code := exploreCmd(t, "--strategy", "pct", "--runs", "20", "--faults", "crash")
+	if code != exitOK || r.Complete || r.Counterexample != nil {
+		t.Fatalf("pct finding nothing: exit %d, complete %v", code, r.Complete)
+	}
+	for _, c := range []struct{ flag, val, says string }{
+		{"--max-states", "100", "--max-states 100"},
+		{"--timeout", "1ns", "--timeout 1ns"},
+		{"--max-memory", "1K", "--max-memory"},
+	} {
+		r, stderr, code := exploreCmd(t, "--faults", "crash", c.flag, c.val)
+		if code != exitUnknown || r.Complete || !strings.Contains(stderr, c.says) {
+			t.Fatalf("%s %s: exit %d, complete %v, stderr %q", c.flag, c.val, code, r.Complete, stderr)
+		}
+	}
+}
