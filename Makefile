@@ -12,7 +12,7 @@ build:
 
 # The tests: unit, golden, property (rapid) and CLI tests.
 test:
-	$(GO) test $(PKGS)
+	$(GO) test -timeout 30m $(PKGS)
 
 # The main job: 1000 seeded scenarios with every fault kind, run against the
 # reference implementation in the simulator, every property judged on every

@@ -61,8 +61,15 @@ func TestVerifyClusterStaleCheck(t *testing.T) {
 	code, s, errOut := run("etcd-cluster-stale-check", 2)
 	if code != exitViolation || len(s.FailedSeeds) == 0 {
 		t.Errorf("etcd-cluster-stale-check: exit %d, failed %v; want the zombie write caught", code, s.FailedSeeds)
-	} else if !strings.Contains(errOut, "h1's write was accepted, but the lease was held by") || !strings.Contains(errOut, "member-isolate(m1)") {
-		t.Errorf("the violation does not tell of h1's write accepted during m1's isolation")
+	} else if !strings.Contains(errOut, "member-isolate(m1)") || !(strings.Contains(errOut, "h1's write was accepted, but the lease was held by") ||
+		strings.Contains(errOut, "held a live lease under fence") && strings.Contains(errOut, "was rejected")) {
+		// The stale member shows itself either way, whichever comes first in
+		// the round: the old holder's Put lands after the lock moved on (the
+		// zombie write), or the new holder's write is refused because m1
+		// still shows the old lock (with etcd's expiry lateness declared, the
+		// old holder's late write may be explained until the new grant, and
+		// the refusal is then the first op nothing explains).
+		t.Errorf("the violation does not tell of the stale member during m1's isolation: neither h1's write accepted after the lock moved on nor a live holder's write refused")
 	}
 	if s.Faults["member-isolate"] != 2 || s.Faults["pause"] != 2 {
 		t.Errorf("etcd-cluster-stale-check: faults %v, want an isolation and a pause per round", s.Faults)
