@@ -123,6 +123,13 @@ func (r *recorder) result(w *world) *sim.Result {
 	ops := make([]model.Op, len(idx))
 	for i, j := range idx {
 		ops[i] = r.ops[j]
+		if ops[i].Kind == model.Acquire && !ops[i].Returned {
+			// The candidate never heard this grant: the fence is what its
+			// answer would have said, and history format v1 refuses an
+			// unanswered acquire that names one (the checker places the
+			// unheard grant itself).
+			ops[i].Fence = 0
+		}
 	}
 	h.Ops = ops
 	h.Faults = r.faultRecords()
