@@ -22,7 +22,7 @@ var citation = regexp.MustCompile(`(?:^|[^a-z])(lines?) ((?:\d+)(?:(?:, | and |,
 // A story told beside a saved file must cite that file, not the history of
 // the run before shrinking.
 func CheckCitedLines(path, story string) error {
-	ops, err := opsByLine(path)
+	ops, tf, err := opsByLine(path)
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func CheckCitedLines(path, story string) error {
 				return fmt.Errorf("%s: the story cites line %d, which is not an operation of the file (%q)", path, n, around(story, start))
 			}
 			if m[6] >= 0 && !strings.Contains(nums, ",") && !strings.Contains(nums, " and ") {
-				desc := op.Describe()
+				desc := op.DescribeIn(tf) // the story renders times as model.Times does
 				if got := story[m[7]:min(len(story), m[7]+len(desc))]; got != desc {
 					return fmt.Errorf("%s: the story describes line %d as %q, but the file's line %d is %q", path, n, got, n, desc)
 				}
@@ -57,11 +57,12 @@ func around(s string, at int) string {
 }
 
 // opsByLine reads a history file and maps each op's physical line to it.
-func opsByLine(path string) (map[int]model.Op, error) {
+func opsByLine(path string) (map[int]model.Op, model.Times, error) {
 	h, err := model.ReadHistoryFile(path)
 	if err != nil {
-		return nil, err
+		return nil, model.Times{}, err
 	}
+	tf := model.TimesOf(h.Header)
 	out := make(map[int]model.Op, len(h.Ops))
 	for _, op := range h.Ops {
 		out[op.Line] = op
@@ -70,15 +71,15 @@ func opsByLine(path string) (map[int]model.Op, error) {
 	// that the check cannot pass on a renumbered history.
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, tf, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for n := 1; sc.Scan(); n++ {
 		if _, ok := out[n]; ok && !strings.Contains(sc.Text(), `"op"`) {
-			return nil, fmt.Errorf("%s:%d: not an operation, yet the reader numbered an op so", path, n)
+			return nil, tf, fmt.Errorf("%s:%d: not an operation, yet the reader numbered an op so", path, n)
 		}
 	}
-	return out, sc.Err()
+	return out, tf, sc.Err()
 }

@@ -136,8 +136,9 @@ func (o *Outcome) TraceLines() []string {
 	return out
 }
 
-// OpString renders one history operation on a line, as the stories quote it.
-func OpString(op *model.Op) string {
+// OpString renders one history operation on a line, as the stories quote
+// it, its times as the story renders them (model.Times: in ms).
+func OpString(op *model.Op, tf model.Times) string {
 	s := fmt.Sprintf("%-6s %-7s", op.Process, op.Kind)
 	if op.Owner != "" && op.Owner != op.Process {
 		s += " owner=" + op.Owner
@@ -149,13 +150,13 @@ func OpString(op *model.Op) string {
 		s += fmt.Sprintf(" %q", op.Value)
 	}
 	if op.Returned {
-		s += fmt.Sprintf(" [%d,%d]", op.Call, op.Return)
+		s += " " + tf.Span(op.Call, op.Return)
 		if op.HasAt {
-			s += fmt.Sprintf(" at=%d", op.At)
+			s += " at=" + tf.Dur(op.At)
 		}
 		s += fmt.Sprintf(" ok=%v", op.OK)
 	} else {
-		s += fmt.Sprintf(" [%d,-] (no answer)", op.Call)
+		s += " [" + tf.Num(op.Call) + ",-]" + tf.Suffix() + " (no answer)"
 	}
 	if op.Error != "" {
 		s += " " + op.Error

@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/impl/holder"
 	"github.com/leasecheck/leasecheck/impl/mutants"
+	"github.com/leasecheck/leasecheck/model"
 )
 
 // StoryInfo is what a story says beyond the outcome.
@@ -83,8 +84,8 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 		// A real run has the server's own network, and the scenario's times
 		// are scaled onto the real TTL: its units are the scenario's, not
 		// the history's.
-		fmt.Fprintf(w, "TTL %d, horizon %d, in the scenario's time units (a real run scales them onto its real TTL; the history's times are in %s), seed %d.\n",
-			sc.TTL, sc.Horizon, unitName(o.History.Header.TimeUnit), sc.Seed)
+		fmt.Fprintf(w, "TTL %d, horizon %d, in the scenario's time units (a real run scales them onto its real TTL), seed %d. %s\n",
+			sc.TTL, sc.Horizon, sc.Seed, timesNote(o.History.Header))
 		if key := firstKey(o); strings.Contains(key, ".") {
 			base, run, _ := strings.Cut(key, ".")
 			fmt.Fprintf(w, "- key %q: the scenario's key %q in run %s against the server (every real run, shrink candidate and replay uses a key of its own, so that none sees another's leftovers)\n", key, base, run)
@@ -101,7 +102,7 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 		fmt.Fprintf(w, "- holder %s starts at %d%s; %s\n", p.Name, p.Start, unit, describeWork(p.Work, unit))
 	}
 	if sc.ReadEvery > 0 {
-		fmt.Fprintf(w, "- reader r1 reads every %dms\n", sc.ReadEvery)
+		fmt.Fprintf(w, "- reader r1 reads every %d%s\n", sc.ReadEvery, unit)
 	}
 	for _, f := range sc.Faults {
 		fmt.Fprintf(w, "- fault %s\n", f)
@@ -147,7 +148,7 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 			break
 		}
 		op := &o.History.Ops[i]
-		fmt.Fprintf(w, "%3d %s\n", op.Line, OpString(op))
+		fmt.Fprintf(w, "%3d %s\n", op.Line, OpString(op, model.TimesOf(o.History.Header)))
 	}
 	fmt.Fprintf(w, "```\n")
 	if len(trace) > 0 {
@@ -295,6 +296,15 @@ func firstKey(o *Outcome) string {
 		return o.History.Ops[0].Key
 	}
 	return ""
+}
+
+// timesNote says in which unit the story gives the history's times: ms,
+// converted by model.Times where the file's unit is another.
+func timesNote(h model.Header) string {
+	if model.TimesOf(h).Converted() {
+		return fmt.Sprintf("The history's times are given in ms throughout this story, as in its fault log (the history file records them in %s).", unitName(h.TimeUnit))
+	}
+	return "The history's times are in ms."
 }
 
 func unitName(u string) string {

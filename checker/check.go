@@ -207,7 +207,7 @@ func checkHistory(b *budget, h *model.History, opts Options) *Result {
 	c := timed.Compile(h)
 	results := checkAll(b, c, opts.Workers)
 	r := &Result{Ops: len(h.Ops), Keys: len(c.Keys)}
-	assemble(r, results, h.Faults)
+	assemble(r, results, h.Faults, model.TimesOf(h.Header))
 	reclassify(r, lateInMemory(b, h, results), h.Header.ExpiryLateness, h.Header.TimeUnit)
 	return r
 }
@@ -215,7 +215,7 @@ func checkHistory(b *budget, h *model.History, opts Options) *Result {
 // assemble fills in a result from its keys' (in key order): the verdicts,
 // the violations grouped by property in the order of Properties(), then by
 // key, each naming the faults that overlapped it.
-func assemble(r *Result, results []keyResult, faults []model.FaultRecord) {
+func assemble(r *Result, results []keyResult, faults []model.FaultRecord, tf model.Times) {
 	byProp := map[string][]found{}
 	linVerdict := Holds
 	for i := range results {
@@ -250,7 +250,7 @@ func assemble(r *Result, results []keyResult, faults []model.FaultRecord) {
 		}
 		r.Properties = append(r.Properties, PropertyResult{Name: name, Verdict: verdict})
 		for _, f := range vs {
-			r.Violations = append(r.Violations, annotate(f, faults))
+			r.Violations = append(r.Violations, annotate(f, faults, tf))
 		}
 	}
 }

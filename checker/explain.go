@@ -79,7 +79,7 @@ func stuckFromSweep(ss *sweepStuck, complete int) stuckAt {
 // explainStuck tells why no order explains a key's history: the longest
 // prefix some order explains, the state it leaves, and why the next
 // operation cannot follow it.
-func explainStuck(nm *timed.Names, rules timed.Rules, key string, st stuckAt) found {
+func explainStuck(nm *timed.Names, tf model.Times, rules timed.Rules, key string, st stuckAt) found {
 	// The culprit is the earliest by clock, preferring an op that is not a
 	// read: a read that sees the wrong data is usually the witness of
 	// another op's fault, not the fault.
@@ -96,10 +96,10 @@ func explainStuck(nm *timed.Names, rules timed.Rules, key string, st stuckAt) fo
 		f.Lines = nil
 		return f
 	}
-	n := names{nm}
+	n := names{nm, tf}
 	culprit := cands[0].op
 	var b strings.Builder
-	fmt.Fprintf(&b, "no order of the operations explains line %d: %s. ", culprit.Line, culprit.Describe())
+	fmt.Fprintf(&b, "no order of the operations explains line %d: %s. ", culprit.Line, culprit.DescribeIn(tf))
 	if st.last != nil {
 		fmt.Fprintf(&b, "The longest explainable prefix places %d of %d completed operations, ending with line %d", st.depth, st.complete, st.last.Line)
 		if st.grant != nil && st.grant != st.last {
@@ -124,7 +124,12 @@ func explainStuck(nm *timed.Names, rules timed.Rules, key string, st stuckAt) fo
 	return f
 }
 
-type names struct{ nm *timed.Names }
+// names renders the interned owners and values, and the history's times
+// (model.Times: in ms, one unit for the whole account).
+type names struct {
+	nm *timed.Names
+	t  model.Times
+}
 
 func (n names) owner(id int32) string { return n.nm.Owner(id) }
 
@@ -135,16 +140,16 @@ func (n names) value(id timed.Value) string {
 	return fmt.Sprintf("%q", id.Value())
 }
 
-func span(lo, hi int64) string {
+func (n names) span(lo, hi int64) string {
 	switch {
 	case lo == hi:
-		return fmt.Sprintf("t=%d", lo)
+		return n.t.At(lo)
 	case hi >= timed.Inf:
-		return fmt.Sprintf("t>=%d", lo)
+		return "t>=" + n.t.Dur(lo)
 	case lo <= -timed.Inf:
-		return fmt.Sprintf("t<=%d", hi)
+		return "t<=" + n.t.Dur(hi)
 	}
-	return fmt.Sprintf("t in [%d,%d]", lo, hi)
+	return "t in " + n.t.Span(lo, hi)
 }
 
 func (n names) state(s timed.State, rules timed.Rules) string {
@@ -155,11 +160,11 @@ func (n names) state(s timed.State, rules timed.Rules) string {
 		if s.Holder == timed.NoOwner {
 			b.WriteString("nobody holds the lease")
 		} else {
-			fmt.Fprintf(&b, "%s holds the lease until %s", n.owner(s.Holder), span(s.ExpLo, s.ExpHi))
+			fmt.Fprintf(&b, "%s holds the lease until %s", n.owner(s.Holder), n.span(s.ExpLo, s.ExpHi))
 		}
 		fmt.Fprintf(&b, ", the data is %s", n.value(s.Data))
 		if s.NowLo > -timed.Inf {
-			fmt.Fprintf(&b, ", and the coordinator's clock has reached t>=%d", s.NowLo)
+			fmt.Fprintf(&b, ", and the coordinator's clock has reached t>=%s", n.t.Dur(s.NowLo))
 		}
 		return b.String()
 	}
@@ -167,14 +172,14 @@ func (n names) state(s timed.State, rules timed.Rules) string {
 	if s.Holder == timed.NoOwner {
 		fmt.Fprintf(&b, "nobody holds the lease (fences granted so far: %d)", s.Fence)
 	} else {
-		fmt.Fprintf(&b, "%s holds fence %d until %s", n.owner(s.Holder), s.Fence, span(s.ExpLo, s.ExpHi))
+		fmt.Fprintf(&b, "%s holds fence %d until %s", n.owner(s.Holder), s.Fence, n.span(s.ExpLo, s.ExpHi))
 	}
 	if sem == model.FencedStorage {
 		fmt.Fprintf(&b, ", the resource has accepted fence %d", s.Highest)
 	}
 	fmt.Fprintf(&b, ", the data is %s", n.value(s.Data))
 	if s.NowLo > -timed.Inf {
-		fmt.Fprintf(&b, ", and the coordinator's clock has reached t>=%d", s.NowLo)
+		fmt.Fprintf(&b, ", and the coordinator's clock has reached t>=%s", n.t.Dur(s.NowLo))
 	}
 	return b.String()
 }
@@ -185,7 +190,7 @@ func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *mod
 	lo, hi := max(s.NowLo, in.Lo), in.Hi
 	who := op.Owner
 	if lo > hi {
-		return fmt.Sprintf("The operation's clock window ends at t=%d, but the coordinator's clock never runs backwards.", hi)
+		return fmt.Sprintf("The operation's clock window ends at %s, but the coordinator's clock never runs backwards.", n.t.At(hi))
 	}
 	owns := s.Holder == in.Owner && s.Holder != timed.NoOwner
 	holder := n.owner(s.Holder)
@@ -196,7 +201,7 @@ func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *mod
 	past, late := "", ""
 	if rules.Lateness > 0 && rules.Lateness < timed.Inf {
 		lateEnd = s.ExpHi + min(rules.Lateness, timed.Inf-max(s.ExpHi, 0))
-		past, late = fmt.Sprintf(" more than the declared lateness (%d) before", rules.Lateness), " plus the declared lateness"
+		past, late = fmt.Sprintf(" more than the declared lateness (%s) before", n.t.Dur(rules.Lateness)), " plus the declared lateness"
 	}
 	switch in.Kind {
 	case model.Acquire:
@@ -208,17 +213,17 @@ func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *mod
 				return fmt.Sprintf("Fences only grow, but %s was granted %d after fence %d.", who, in.Fence, s.Fence)
 			}
 			if s.Holder == in.Owner && hi < s.ExpLo {
-				return fmt.Sprintf("%s's own lease was still live (until %s) when it was granted a new one at %s; an acquire of a live lease must be refused, even to its holder.", who, span(s.ExpLo, s.ExpHi), span(lo, hi))
+				return fmt.Sprintf("%s's own lease was still live (until %s) when it was granted a new one at %s; an acquire of a live lease must be refused, even to its holder.", who, n.span(s.ExpLo, s.ExpHi), n.span(lo, hi))
 			}
 			if s.Holder != timed.NoOwner && hi < s.ExpLo {
-				return fmt.Sprintf("%s's lease was still live (until %s) when %s was granted it at %s: two holders.", holder, span(s.ExpLo, s.ExpHi), who, span(lo, hi))
+				return fmt.Sprintf("%s's lease was still live (until %s) when %s was granted it at %s: two holders.", holder, n.span(s.ExpLo, s.ExpHi), who, n.span(lo, hi))
 			}
 		} else {
 			if s.Holder == timed.NoOwner {
 				return fmt.Sprintf("Nobody held the lease, yet %s's acquire was refused.", who)
 			}
 			if lo >= lateEnd {
-				return fmt.Sprintf("%s's lease had expired (by %s)%s, yet %s's acquire at %s was refused.", holder, span(s.ExpLo, s.ExpHi), past, who, span(lo, hi))
+				return fmt.Sprintf("%s's lease had expired (by %s)%s, yet %s's acquire at %s was refused.", holder, n.span(s.ExpLo, s.ExpHi), past, who, n.span(lo, hi))
 			}
 		}
 	case model.Renew, model.Release:
@@ -234,13 +239,13 @@ func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *mod
 				return fmt.Sprintf("%s's %s of fence %d succeeded, but the current fence is %d.", who, verb, in.Fence, s.Fence)
 			}
 			if in.Kind == model.Renew && lo >= lateEnd {
-				return fmt.Sprintf("%s's lease had expired (at %s%s) by the time of its renew (%s); a renew after expiry must fail.", who, span(s.ExpLo, s.ExpHi), late, span(lo, hi))
+				return fmt.Sprintf("%s's lease had expired (at %s%s) by the time of its renew (%s); a renew after expiry must fail.", who, n.span(s.ExpLo, s.ExpHi), late, n.span(lo, hi))
 			}
 		} else if owns && (in.Fence == 0 || in.Fence == s.Fence) && (in.Kind == model.Release || mustLive) {
 			if rules.Fences == model.NoFences {
-				return fmt.Sprintf("%s held the lease (until %s), yet its %s failed.", who, span(s.ExpLo, s.ExpHi), verb)
+				return fmt.Sprintf("%s held the lease (until %s), yet its %s failed.", who, n.span(s.ExpLo, s.ExpHi), verb)
 			}
-			return fmt.Sprintf("%s held the lease (fence %d, until %s), yet its %s failed.", who, s.Fence, span(s.ExpLo, s.ExpHi), verb)
+			return fmt.Sprintf("%s held the lease (fence %d, until %s), yet its %s failed.", who, s.Fence, n.span(s.ExpLo, s.ExpHi), verb)
 		}
 	case model.Write:
 		if sem == model.FencedStorage {
@@ -263,13 +268,13 @@ func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *mod
 				return fmt.Sprintf("%s's write under fence %d was accepted, but the current fence is %d.", who, in.Fence, s.Fence)
 			}
 			if lo >= lateEnd {
-				return fmt.Sprintf("%s's write at %s was accepted after its lease expired (%s%s).", who, span(lo, hi), span(s.ExpLo, s.ExpHi), late)
+				return fmt.Sprintf("%s's write at %s was accepted after its lease expired (%s%s).", who, n.span(lo, hi), n.span(s.ExpLo, s.ExpHi), late)
 			}
 		} else if owns && in.Fence == s.Fence && mustLive {
 			if rules.Fences == model.NoFences {
-				return fmt.Sprintf("%s held a live lease (until %s), yet its write at %s was rejected.", who, span(s.ExpLo, s.ExpHi), span(lo, hi))
+				return fmt.Sprintf("%s held a live lease (until %s), yet its write at %s was rejected.", who, n.span(s.ExpLo, s.ExpHi), n.span(lo, hi))
 			}
-			return fmt.Sprintf("%s held a live lease under fence %d (until %s), yet its write at %s was rejected.", who, s.Fence, span(s.ExpLo, s.ExpHi), span(lo, hi))
+			return fmt.Sprintf("%s held a live lease under fence %d (until %s), yet its write at %s was rejected.", who, s.Fence, n.span(s.ExpLo, s.ExpHi), n.span(lo, hi))
 		}
 	case model.Read:
 		return fmt.Sprintf("The read returned %s, but the data is %s.", n.value(in.Value), n.value(s.Data))

@@ -19,7 +19,7 @@ import (
 // maxFaultsNamed bounds the faults one explanation names.
 const maxFaultsNamed = 5
 
-func annotate(f found, faults []model.FaultRecord) Violation {
+func annotate(f found, faults []model.FaultRecord, tf model.Times) Violation {
 	v := f.Violation
 	if len(faults) == 0 || f.from > f.to {
 		return v
@@ -60,7 +60,7 @@ func annotate(f found, faults []model.FaultRecord) Violation {
 	})
 	var named []string
 	for _, o := range over[:min(len(over), maxFaultsNamed)] {
-		named = append(named, describeFault(o.fr))
+		named = append(named, describeFault(o.fr, tf))
 	}
 	s := " This happened during " + strings.Join(named, ", ")
 	if more := len(over) - len(named); more == 1 {
@@ -78,16 +78,16 @@ func annotate(f found, faults []model.FaultRecord) Violation {
 
 // describeFault renders a fault the way explanations name it:
 // pause(h1) [120,380], clock-step(coordinator) at t=200.
-func describeFault(fr *model.FaultRecord) string {
+func describeFault(fr *model.FaultRecord, tf model.Times) string {
 	s := fmt.Sprintf("%s(%s", fr.Kind, fr.Target)
 	if fr.Peer != "" {
 		s += "↔" + fr.Peer
 	}
 	s += ")"
 	if fr.HasEnd {
-		s += fmt.Sprintf(" [%d,%d]", fr.Start, fr.End)
+		s += " " + tf.Span(fr.Start, fr.End)
 	} else {
-		s += fmt.Sprintf(" from t=%d", fr.Start)
+		s += " from " + tf.At(fr.Start)
 	}
 	if fr.Partial {
 		s += " (partly applied)"

@@ -127,9 +127,10 @@ type invariants struct {
 
 func newInvariants(key string, hdr model.Header) *invariants {
 	iv := &invariants{key: key, fenced: hdr.Fences != model.NoFences}
-	iv.mono[0] = monotone{strict: true, keep: grantedAcquire, tails: map[string][]*model.Op{}}
-	iv.mono[1] = monotone{keep: acceptedWrite, tails: map[string][]*model.Op{}}
+	iv.mono[0] = monotone{strict: true, keep: grantedAcquire, tails: map[string][]*model.Op{}, tf: model.TimesOf(hdr)}
+	iv.mono[1] = monotone{keep: acceptedWrite, tails: map[string][]*model.Op{}, tf: model.TimesOf(hdr)}
 	iv.fenced1 = newFenceWriters()
+	iv.fenced1.tf = model.TimesOf(hdr)
 	iv.unfenced = fenceLessWriters{owners: map[string]*ownerAcquires{}, pending: map[*kop]*model.Op{}, tails: map[string][]*model.Op{}}
 	iv.stop = renewRule{fenced: iv.fenced, owners: map[string]*renewOwner{}}
 	return iv
@@ -188,6 +189,7 @@ type monotone struct {
 	tails  map[string][]*model.Op
 	out    []found // the first maxPerKey
 	n      int     // all of them
+	tf     model.Times
 }
 
 func (m *monotone) ret(op *model.Op) {
@@ -223,9 +225,9 @@ func (m *monotone) call(key string, b *model.Op) {
 	// when says how prev came before b, from "returned" on.
 	when := func(what string) string {
 		if tie {
-			return fmt.Sprintf("returned t=%d), and then process %s called %s next (t=%d)", prev.Return, b.Process, what, b.Call)
+			return fmt.Sprintf("returned %s), and then process %s called %s next (%s)", m.tf.At(prev.Return), b.Process, what, m.tf.At(b.Call))
 		}
-		return fmt.Sprintf("returned t=%d) before %s was called (t=%d)", prev.Return, what, b.Call)
+		return fmt.Sprintf("returned %s) before %s was called (%s)", m.tf.At(prev.Return), what, m.tf.At(b.Call))
 	}
 	if m.strict && prev.Fence >= b.Fence {
 		m.out = append(m.out, newFound(FenceMonotonic, key, fmt.Sprintf(
@@ -252,6 +254,7 @@ type fenceWriters struct {
 	names   []string // owners and processes, interned
 	ids     map[string]int32
 	unknown map[string]*unknownAcquires // by owner
+	tf      model.Times
 }
 
 type fenceRecord struct {
@@ -444,8 +447,8 @@ func (fw *fenceWriters) finish(key string) []found {
 				// told as what it is (issue 15).
 				a := u.at[0].op
 				out = append(out, newFound(SingleWriterPerFence, key, fmt.Sprintf(
-					"%s's write %q under fence %d was accepted (line %d) before any acquire could have granted fence %d to %s: its only candidate, %s's acquire at line %d, never answered and was called at t=%d, after the write returned at t=%d",
-					first.Owner, first.Value, f, first.Line, f, first.Owner, a.Owner, a.Line, a.Call, first.Return), first, a))
+					"%s's write %q under fence %d was accepted (line %d) before any acquire could have granted fence %d to %s: its only candidate, %s's acquire at line %d, never answered and was called at %s, after the write returned at %s",
+					first.Owner, first.Value, f, first.Line, f, first.Owner, a.Owner, a.Line, fw.tf.At(a.Call), fw.tf.At(first.Return)), first, a))
 				continue
 			}
 			out = append(out, newFound(SingleWriterPerFence, key, fmt.Sprintf(

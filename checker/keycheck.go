@@ -308,14 +308,14 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 		res.nodes += dr.nodes
 		switch dr.verdict {
 		case Violated:
-			v := explainStuck(c.Names, rules, ko.Key, stuckFromSearch(c, k, &dr))
+			v := explainStuck(c.Names, model.TimesOf(h.Header), rules, ko.Key, stuckFromSearch(c, k, &dr))
 			res.violation, res.steps = &v, stepsOfPath(ko, dr.path)
 		case Holds:
 			// A witness is proof: the sweep was wrong. (Never seen; the
 			// property tests look for it.)
 			res.verdict, res.steps = Holds, stepsOfPath(ko, dr.path)
 		default:
-			v := explainStuck(c.Names, rules, ko.Key, stuckFromSweep(o.stuck, kc.complete))
+			v := explainStuck(c.Names, model.TimesOf(h.Header), rules, ko.Key, stuckFromSweep(o.stuck, kc.complete))
 			res.violation, res.steps = &v, stepsOf(o.stuck.c.path)
 		}
 	case Unknown:
@@ -328,7 +328,7 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 		res.verdict, res.steps = dr.verdict, stepsOfPath(ko, dr.path)
 		switch dr.verdict {
 		case Violated:
-			v := explainStuck(c.Names, rules, ko.Key, stuckFromSearch(c, k, &dr))
+			v := explainStuck(c.Names, model.TimesOf(h.Header), rules, ko.Key, stuckFromSearch(c, k, &dr))
 			res.violation = &v
 		case Unknown:
 			res.reason = dr.reason

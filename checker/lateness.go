@@ -58,7 +58,7 @@ func lateInMemory(b *budget, h *model.History, results []keyResult) map[string]l
 		r := checkKeyInMemory(b, c, k)
 		lv := lateVerdict{verdict: r.verdict, reason: r.reason}
 		if r.violation != nil {
-			v := annotate(*r.violation, h.Faults)
+			v := annotate(*r.violation, h.Faults, model.TimesOf(h.Header))
 			lv.violation = &v
 		}
 		out[r.key] = lv

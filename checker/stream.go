@@ -609,7 +609,7 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 		res.verdict, res.nodes, res.reason = o.verdict, o.work, o.reason
 		switch {
 		case o.verdict == Violated:
-			v := explainStuck(names, rules, key, stuckFromSweep(o.stuck, kc.complete))
+			v := explainStuck(names, model.TimesOf(h.Header), rules, key, stuckFromSweep(o.stuck, kc.complete))
 			res.violation = &v
 		case stopped != "":
 			res.verdict, res.reason = Unknown, stopped
@@ -621,7 +621,7 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 		nkeys = len(sv.keys)
 	}
 	r := &Result{Ops: ops, Keys: nkeys}
-	assemble(r, results, h.Faults)
+	assemble(r, results, h.Faults, model.TimesOf(h.Header))
 	if stopped != "" {
 		// The invariants saw only part of the history: what they found is
 		// found, what they did not is not known.

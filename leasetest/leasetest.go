@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -60,6 +61,9 @@ type Options struct {
 	// (<Property>.txt) are saved, under a folder named after the test (Run)
 	// or Info.Name (Check, Evaluate). Empty: $LEASETEST_OUT, if set.
 	Out string
+	// Log receives, when Run ends, the line naming the properties it did
+	// not check and why (nil: standard error, so that it shows without -v).
+	Log io.Writer
 }
 
 func (o *Options) defaults() {
@@ -150,8 +154,8 @@ func applies(name string, info backend.Info) string {
 //
 // An Info that leaves Fences or Writes undeclared is refused (t.Fatal,
 // with what to declare): each decides which properties are checked. The
-// properties skipped, and why, are also written to standard error when
-// the suite ends, so that they show without -v (go test prints a test's
+// properties skipped, and why, are also written to Options.Log (default
+// standard error) when the suite ends, so that they show without -v (go test prints a test's
 // output only with -v, or when the package fails, or when run in the
 // package's directory).
 func Run(t *testing.T, f Factory, opts Options) {
@@ -169,10 +173,14 @@ func Run(t *testing.T, f Factory, opts Options) {
 		}
 	}
 	if len(skipped) > 0 {
+		log := opts.Log
+		if log == nil {
+			log = os.Stderr
+		}
 		summary := skippedSummary(t.Name(), skipped)
 		t.Cleanup(func() { // after the subtests
 			t.Log(summary)
-			fmt.Fprintln(os.Stderr, summary)
+			fmt.Fprintln(log, summary)
 		})
 	}
 	for _, name := range propertyNames {

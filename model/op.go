@@ -222,7 +222,11 @@ type FaultRecord struct {
 
 // Describe renders an op the way explanations and the text report show it,
 // e.g. `A acquire(ttl=5) -> ok fence=1 [0,1] at=0`.
-func (o *Op) Describe() string {
+func (o *Op) Describe() string { return o.DescribeIn(Times{}) }
+
+// DescribeIn is Describe with the times (ttl, call, return, at) rendered
+// as an account of the history renders them (Times).
+func (o *Op) DescribeIn(t Times) string {
 	s := o.Owner
 	if o.Process != o.Owner {
 		s += "(" + o.Process + ")"
@@ -232,9 +236,9 @@ func (o *Op) Describe() string {
 	arg := func(f string, a ...any) { s += sep + fmt.Sprintf(f, a...); sep = ", " }
 	switch o.Kind {
 	case Acquire:
-		arg("ttl=%d", o.TTL)
+		arg("ttl=%s", t.Dur(o.TTL))
 	case Renew:
-		arg("ttl=%d", o.TTL)
+		arg("ttl=%s", t.Dur(o.TTL))
 		if o.Fence != 0 {
 			arg("fence=%d", o.Fence)
 		}
@@ -269,12 +273,12 @@ func (o *Op) Describe() string {
 		s += " -> ok"
 	}
 	if o.Returned {
-		s += fmt.Sprintf(" [%d,%d]", o.Call, o.Return)
+		s += " " + t.Span(o.Call, o.Return)
 	} else {
-		s += fmt.Sprintf(" [%d,-]", o.Call)
+		s += " [" + t.Num(o.Call) + ",-]" + t.Suffix()
 	}
 	if o.HasAt {
-		s += fmt.Sprintf(" at=%d", o.At)
+		s += " at=" + t.Dur(o.At)
 	}
 	return s
 }

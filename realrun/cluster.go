@@ -81,7 +81,7 @@ func (r *runner) watchLeader(ctx context.Context) {
 				if to == "" {
 					to = "none"
 				}
-				r.logf("%8.3fs %-17s %s -> %s", float64(r.now())/1e6, LeaderRecord, from, to)
+				r.logf("%11s %-17s %s -> %s", logTime(r.now()), LeaderRecord, from, to)
 			}
 			if l != "" && last != "" && l != last {
 				r.leaderChanged(last, l, lastSeen, lastChange)
@@ -130,8 +130,8 @@ func (r *runner) leaderChanged(from, to string, lastSeen, lastChange int64) {
 	}
 	r.mu.Unlock()
 	if slack {
-		r.logf("%8.3fs %-17s %s -> %s: leases may outlive their deadlines by %v, a TTL and %v (the new leader refreshes them); declared as clock uncertainty",
-			float64(now)/1e6, LeaderRecord, from, to, span.Round(time.Millisecond), r.t.Info.RestartGrace)
+		r.logf("%11s %-17s %s -> %s: leases may outlive their deadlines by %v, a TTL and %v (the new leader refreshes them); declared as clock uncertainty",
+			logTime(now), LeaderRecord, from, to, inMs(span), inMs(r.t.Info.RestartGrace))
 	}
 }
 
@@ -208,7 +208,7 @@ func (r *runner) clusterFault(ctx context.Context, f faults.Fault) {
 		role = "the leader"
 	}
 	d := time.Duration(r.us(f.Duration)) * time.Microsecond
-	ds := d.Round(time.Millisecond)
+	ds := inMs(d)
 	var err error
 	var undo func()
 	switch f.Kind {
@@ -223,7 +223,7 @@ func (r *runner) clusterFault(ctx context.Context, f faults.Fault) {
 	case faults.PeerDelay:
 		amt := time.Duration(r.us(f.Amount)) * time.Microsecond
 		rec.Amount = r.us(f.Amount)
-		rec.Detail = fmt.Sprintf("%s's (%s) links to the other members delayed %v per message for %v", member, role, amt.Round(time.Millisecond), ds)
+		rec.Detail = fmt.Sprintf("%s's (%s) links to the other members delayed %v per message for %v", member, role, inMs(amt), ds)
 		err = c.DelayPeers(member, amt)
 		undo = func() { c.DelayPeers(member, 0) }
 	case faults.MemberPause:
@@ -253,7 +253,7 @@ func (r *runner) clusterFault(ctx context.Context, f faults.Fault) {
 	if f.Kind == faults.MemberCrash {
 		if err := c.Restart(ctx, member, d); err != nil && ctx.Err() == nil {
 			r.annotate(i, fmt.Sprintf("; the restart failed: %v", err))
-			r.logf("%8.3fs %-17s %s did not come back: %v", float64(r.now())/1e6, f.Kind, member, err)
+			r.logf("%11s %-17s %s did not come back: %v", logTime(r.now()), f.Kind, member, err)
 		}
 	} else {
 		sleepFor(ctx, d)
@@ -263,7 +263,7 @@ func (r *runner) clusterFault(ctx context.Context, f faults.Fault) {
 	r.cutOff(false)
 	after := r.awaitLeader(ctx, 5*time.Second)
 	r.annotate(i, fmt.Sprintf("; %s led before, %s after", orNone(before), orNone(after)))
-	r.logf("%8.3fs %-17s %s ended: %s led before, %s after", float64(r.now())/1e6, f.Kind, member, orNone(before), orNone(after))
+	r.logf("%11s %-17s %s ended: %s led before, %s after", logTime(r.now()), f.Kind, member, orNone(before), orNone(after))
 }
 
 // awaitLeader asks who leads until some member does, for up to within.
@@ -311,7 +311,7 @@ func (p *proc) partitionMember(now int64, f faults.Fault, rec model.FaultRecord,
 	}
 	px := p.cl.proxy[i]
 	rec.Peer = member
-	rec.Detail = fmt.Sprintf("%s%s cut off from %s (%s) for %v, not from the other members", p.process, p.fenceNote(), member, f.Peer, us2d(d))
+	rec.Detail = fmt.Sprintf("%s%s cut off from %s (%s) for %v, not from the other members", p.process, p.fenceNote(), member, f.Peer, msUS(d))
 	px.Blackhole(true)
 	r.excuse(now + d)
 	p.lifts = append(p.lifts, lift{at: now + d, rec: r.count(f.Kind, rec), fn: func() { px.Blackhole(false) }, cut: true})

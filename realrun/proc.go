@@ -405,7 +405,7 @@ func (p *proc) step(now int64, rep *machine.Reply) {
 			what = "at its next step (no write came within a TTL)"
 		}
 		p.pauseRec = p.r.count(faults.Pause, model.FaultRecord{Kind: string(faults.Pause), Target: p.process, Start: now,
-			Detail: fmt.Sprintf("%s%s paused for %v, %s; its connection frozen too", p.process, p.fenceNote(), us2d(d), what)})
+			Detail: fmt.Sprintf("%s%s paused for %v, %s; its connection frozen too", p.process, p.fenceNote(), msUS(d), what)})
 		return
 	}
 	p.queue = append(p.queue, send...)
@@ -513,7 +513,7 @@ func (p *proc) apply(now int64, f faults.Fault) {
 		// What is in flight travels on (the simulator's rule): the machine
 		// sees its replies when it runs again.
 		p.freezeUntil = max(p.freezeUntil, now+d)
-		rec.Detail = fmt.Sprintf("%s%s frozen for %v, its monotonic clock too (a suspended machine: CLOCK_MONOTONIC does not count the suspension)", p.process, p.fenceNote(), us2d(d))
+		rec.Detail = fmt.Sprintf("%s%s frozen for %v, its monotonic clock too (a suspended machine: CLOCK_MONOTONIC does not count the suspension)", p.process, p.fenceNote(), msUS(d))
 		p.freezeRec = r.count(f.Kind, rec)
 	case faults.Overrun:
 		o, ok := p.m.(machine.Overrunner)
@@ -522,7 +522,7 @@ func (p *proc) apply(now int64, f faults.Fault) {
 			return
 		}
 		o.Overrun(local, d)
-		rec.Detail = fmt.Sprintf("%s's current (or next) work item takes %v longer", p.process, us2d(d))
+		rec.Detail = fmt.Sprintf("%s's current (or next) work item takes %v longer", p.process, msUS(d))
 		r.count(f.Kind, rec)
 		p.poke(now)
 	case faults.RenewDeath:
@@ -544,7 +544,7 @@ func (p *proc) apply(now int64, f faults.Fault) {
 		late := r.us(f.Amount)
 		dr.DoubleRelease(late)
 		rec.Amount = late
-		rec.Detail = fmt.Sprintf("%s's next release is sent again %v after the first", p.process, us2d(late))
+		rec.Detail = fmt.Sprintf("%s's next release is sent again %v after the first", p.process, msUS(late))
 		r.count(f.Kind, rec)
 	case faults.ClockDrift:
 		p.clock.SetDrift(now, f.Amount)
@@ -567,12 +567,12 @@ func (p *proc) apply(now int64, f faults.Fault) {
 		} else if _, ok := p.m.(machine.WallClockUser); ok && !isHolder(p.m) {
 			who = "handed to a machine that reads the wall clock"
 		}
-		rec.Detail = fmt.Sprintf("%s%s's wall clock stepped by %v (%s)", p.process, p.fenceNote(), us2d(step), who)
+		rec.Detail = fmt.Sprintf("%s%s's wall clock stepped by %v (%s)", p.process, p.fenceNote(), msUS(step), who)
 		r.count(f.Kind, rec)
 	case faults.DropHeartbeats:
 		p.dropUntil = now + d
 		rec.End, rec.HasEnd = now+d, true
-		rec.Detail = fmt.Sprintf("%s%s's renewals lost for %v", p.process, p.fenceNote(), us2d(d))
+		rec.Detail = fmt.Sprintf("%s%s's renewals lost for %v", p.process, p.fenceNote(), msUS(d))
 		r.count(f.Kind, rec)
 	case faults.Delay, faults.Partition:
 		px := p.cl.proxy
@@ -584,7 +584,7 @@ func (p *proc) apply(now int64, f faults.Fault) {
 			amt := r.us(f.Amount)
 			px.SetDelay(time.Duration(amt) * time.Microsecond)
 			rec.Amount = amt
-			rec.Detail = fmt.Sprintf("%s's connection delayed %v per message for %v", p.process, us2d(amt), us2d(d))
+			rec.Detail = fmt.Sprintf("%s's connection delayed %v per message for %v", p.process, msUS(amt), msUS(d))
 			p.lifts = append(p.lifts, lift{at: now + d, rec: r.count(f.Kind, rec), fn: func() { px.SetDelay(0) }})
 			return
 		}
@@ -593,7 +593,7 @@ func (p *proc) apply(now int64, f faults.Fault) {
 			p.partitionMember(now, f, rec, d)
 			return
 		}
-		rec.Detail = fmt.Sprintf("%s%s cut off from the server for %v (blackholed, then its connections reset)", p.process, p.fenceNote(), us2d(d))
+		rec.Detail = fmt.Sprintf("%s%s cut off from the server for %v (blackholed, then its connections reset)", p.process, p.fenceNote(), msUS(d))
 		if f.Peer == faults.Resource {
 			rec.Detail += "; the resource is the backend itself, so the whole connection is cut"
 		}
@@ -636,7 +636,7 @@ func (p *proc) crash(now int64, f faults.Fault, rec model.FaultRecord) {
 	}
 	if p.armed > 0 {
 		p.r.partialf(faults.Pause, model.FaultRecord{Kind: string(faults.Pause), Target: old, Start: now,
-			Detail: fmt.Sprintf("not applied: %s crashed before the pause of %v struck", old, us2d(p.armed))})
+			Detail: fmt.Sprintf("not applied: %s crashed before the pause of %v struck", old, msUS(p.armed))})
 	}
 	if p.pauseUntil > 0 {
 		p.r.ended(p.pauseRec, now)
@@ -657,7 +657,7 @@ func (p *proc) crash(now int64, f faults.Fault, rec model.FaultRecord) {
 		if f.Kind == faults.OwnerReuse {
 			owner = p.owner
 		}
-		rec.Detail = fmt.Sprintf("%s%s crashed without releasing; back in %v as %s (owner %s)", old, fence, us2d(d), next, owner)
+		rec.Detail = fmt.Sprintf("%s%s crashed without releasing; back in %v as %s (owner %s)", old, fence, msUS(d), next, owner)
 	} else {
 		rec.Detail = fmt.Sprintf("%s%s crashed without releasing, for good", old, fence)
 	}
@@ -677,7 +677,7 @@ func (p *proc) restart(ctx context.Context, now int64) {
 		p.cl.proxy.Blackhole(false) // unless a partition still cuts it
 	}
 	if err := p.reconnect(ctx); err != nil {
-		p.r.logf("%8.3fs %s could not reconnect after its restart: %v", float64(now)/1e6, p.process, err)
+		p.r.logf("%11s %s could not reconnect after its restart: %v", logTime(now), p.process, err)
 		return // stays down
 	}
 	p.crashed = false
@@ -687,6 +687,19 @@ func (p *proc) restart(ctx context.Context, now int64) {
 	p.step(now, nil)
 }
 
-func us2d(us int64) time.Duration {
-	return (time.Duration(us) * time.Microsecond).Round(time.Millisecond)
+// The fault log and the fault records' details speak the unit of the
+// stories that quote them beside the history's times: milliseconds
+// (model.Times, the one conversion), to the millisecond — not Go's
+// Duration format, which switches to seconds at 1s.
+
+// inMs renders a duration, rounded to the millisecond: "840ms", "1300ms".
+func inMs(d time.Duration) string {
+	return model.Times{Unit: "us"}.Dur(d.Round(time.Millisecond).Microseconds())
 }
+
+// msUS is inMs of a duration in microseconds, the histories' unit.
+func msUS(us int64) string { return inMs(time.Duration(us) * time.Microsecond) }
+
+// logTime renders a fault log line's time (µs since the run's start) to
+// the µs, in ms: "726.238ms".
+func logTime(us int64) string { return model.Times{Unit: "us"}.Dur(us) }

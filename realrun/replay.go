@@ -224,8 +224,8 @@ func RunScenario(ctx context.Context, t Target, sc *scenario.Scenario, opt Optio
 	}
 	if d := r.restartSlack(h); d > 0 {
 		h.Header.ClockUncertainty += int64(d / unit)
-		r.logf("%8.3fs %-17s %s restores its leases with a fresh TTL after a restart: clock uncertainty +%v for this run",
-			float64(r.now())/1e6, faults.CoordinatorCrash, t.Info.Name, d.Round(time.Millisecond))
+		r.logf("%11s %-17s %s restores its leases with a fresh TTL after a restart: clock uncertainty +%v for this run",
+			logTime(r.now()), faults.CoordinatorCrash, t.Info.Name, inMs(d))
 	}
 	return r.result(h, ttl), nil
 }
@@ -424,12 +424,8 @@ func (r *runner) applyOffsets() {
 		p := r.proc(f.Target)
 		p.clock = sim.NewClock(r.us(f.Amount))
 		r.count(f.Kind, model.FaultRecord{Kind: string(f.Kind), Target: p.process, Start: r.start, Amount: r.us(f.Amount),
-			Detail: fmt.Sprintf("%s's clocks are %v off true time from the start (harmless to a holder that measures its lease relatively on its monotonic clock)", p.process, r.dur(f.Amount))})
+			Detail: fmt.Sprintf("%s's clocks are %v off true time from the start (harmless to a holder that measures its lease relatively on its monotonic clock)", p.process, msUS(r.us(f.Amount)))})
 	}
-}
-
-func (r *runner) dur(x int64) time.Duration {
-	return (time.Duration(r.us(x)) * time.Microsecond).Round(time.Millisecond)
 }
 
 func (r *runner) proc(node string) *proc {
@@ -527,7 +523,7 @@ func (r *runner) note(k faults.Kind, rec model.FaultRecord, partial bool) int {
 	if partial {
 		tag = " [partial]"
 	}
-	r.logf("%8.3fs %-17s %s%s", float64(rec.Start)/1e6, k, rec.Detail, tag)
+	r.logf("%11s %-17s %s%s", logTime(rec.Start), k, rec.Detail, tag)
 	return i
 }
 
@@ -588,9 +584,9 @@ func (r *runner) serverFault(ctx context.Context, f faults.Fault) {
 	case faults.CoordinatorCrash, faults.Freeze:
 		down := time.Duration(r.us(f.Duration)) * time.Microsecond
 		if rs, ok := r.t.Server.(Restarter); ok && f.Kind == faults.CoordinatorCrash {
-			rec.Detail = fmt.Sprintf("%s killed (SIGKILL), restarted on its data after %v", name, down.Round(time.Millisecond))
+			rec.Detail = fmt.Sprintf("%s killed (SIGKILL), restarted on its data after %v", name, inMs(down))
 			if r.t.Info.LeasesRestart {
-				rec.Detail += fmt.Sprintf("; it restores its leases with a fresh TTL, so the run's clock uncertainty grows by the outage, a TTL and %v", r.t.Info.RestartGrace)
+				rec.Detail += fmt.Sprintf("; it restores its leases with a fresh TTL, so the run's clock uncertainty grows by the outage, a TTL and %v", inMs(r.t.Info.RestartGrace))
 			}
 			i := r.count(f.Kind, rec)
 			begin := r.rec.Now()
@@ -616,10 +612,10 @@ func (r *runner) serverFault(ctx context.Context, f faults.Fault) {
 		if f.Kind == faults.Freeze {
 			// The fenced resource is the backend itself: freezing it is
 			// stopping the server.
-			rec.Detail = fmt.Sprintf("%s stopped (SIGSTOP) for %v: the resource is the backend's own store", name, down.Round(time.Millisecond))
+			rec.Detail = fmt.Sprintf("%s stopped (SIGSTOP) for %v: the resource is the backend's own store", name, inMs(down))
 			i = r.count(f.Kind, rec)
 		} else {
-			rec.Detail = fmt.Sprintf("%s stopped (SIGSTOP) for %v and resumed, not crashed: it cannot be restarted here, so requests were delayed, not lost", name, down.Round(time.Millisecond))
+			rec.Detail = fmt.Sprintf("%s stopped (SIGSTOP) for %v and resumed, not crashed: it cannot be restarted here, so requests were delayed, not lost", name, inMs(down))
 			i = r.partialf(f.Kind, rec)
 		}
 		r.cutOff(true)
@@ -641,7 +637,7 @@ func (r *runner) serverFault(ctx context.Context, f faults.Fault) {
 			return
 		}
 		r.t.Clock.StepClock(amt)
-		rec.Detail = fmt.Sprintf("the coordinator's clock stepped by %v", amt.Round(time.Millisecond))
+		rec.Detail = fmt.Sprintf("the coordinator's clock stepped by %v", inMs(amt))
 		r.count(f.Kind, rec)
 	default:
 		rec.Detail = fmt.Sprintf("not applied: %s on the %s has no real counterpart here", f.Kind, f.Target)

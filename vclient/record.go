@@ -76,7 +76,13 @@ func (r *recorder) op(c *call, op *model.Op, t int64) int {
 	r.seqs = append(r.seqs, c.seq)
 	if o.Kind == model.Acquire && o.OK {
 		r.grants++
-		r.traceLocked(t, "server", "granted", fmt.Sprintf("%s fence=%d", o.Owner, o.Fence))
+		// A fence-less server grants no token: its trace names the holder
+		// only, not a "fence=0" the run never had.
+		detail := o.Owner
+		if r.opts.Fences != model.NoFences {
+			detail = fmt.Sprintf("%s fence=%d", o.Owner, o.Fence)
+		}
+		r.traceLocked(t, "server", "granted", detail)
 	}
 	return len(r.ops) - 1
 }

@@ -73,11 +73,9 @@ func declared(word, detail string) string {
 	return word + ": " + detail
 }
 
-// seconds renders a time in microseconds, the histories' unit, in the one
-// unit real-backend stories use: seconds, to the millisecond.
-func seconds(us int64) string {
-	return fmt.Sprintf("%.3f s", float64(us)/1e6)
-}
+// inMs renders a time in microseconds, the histories' unit, in the one
+// unit real-backend stories use (model.Times): milliseconds, to the µs.
+func inMs(us int64) string { return model.Times{Unit: "us"}.Dur(us) }
 
 // WriteJSON writes s as one line of JSON.
 func (s *Summary) WriteJSON(w io.Writer) error {
@@ -104,9 +102,9 @@ func (s *Summary) WriteText(w io.Writer, shown string, info backend.Info, wall t
 	if info.ServerTime {
 		mode = "exact (the server's clock mapped onto the client's)"
 	}
-	row("time", "%s, clock uncertainty <= %s", mode, seconds(s.ClockUncertainty))
+	row("time", "%s, clock uncertainty <= %s", mode, inMs(s.ClockUncertainty))
 	if s.ExpiryLateness > 0 {
-		row("expiry lateness", "<= %s: the server may free an expired lease that late (refusing acquires, accepting the holder's writes), never early", seconds(s.ExpiryLateness))
+		row("expiry lateness", "<= %s: the server may free an expired lease that late (refusing acquires, accepting the holder's writes), never early", inMs(s.ExpiryLateness))
 	}
 	if s.minTTL > 0 && 2*s.ClockUncertainty >= s.minTTL {
 		fmt.Fprintf(w, "\nnote: the clock uncertainty (%s) is at least half the TTL (%s). The checker places each operation anywhere\n"+
@@ -114,7 +112,7 @@ func (s *Summary) WriteText(w io.Writer, shown string, info backend.Info, wall t
 			"second holder during a live lease, an early expiry or a lease living on past its TTL go unflagged. What still\n"+
 			"catches two holders is the fences (fence-monotonic, single-writer-per-fence) and the data they wrote. (A\n"+
 			"server restart declares this much: it restores leases with a fresh TTL counted from its recovery.)\n",
-			seconds(s.ClockUncertainty), seconds(s.minTTL), seconds(s.ClockUncertainty))
+			inMs(s.ClockUncertainty), inMs(s.minTTL), inMs(s.ClockUncertainty))
 	}
 	var partial []string
 	for _, k := range append(append([]faults.Kind(nil), faults.AllKinds...), faults.ClusterKinds...) {

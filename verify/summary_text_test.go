@@ -35,8 +35,8 @@ func TestSummaryTextDeclarations(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"fences                     none: redislock grants no fencing token",
-		"fenced writes              no: a plain SET", "expiry lateness            <= 5.000 s",
-		"note: the clock uncertainty (4.900 s) is at least half the TTL (2.000 s)"} {
+		"fenced writes              no: a plain SET", "expiry lateness            <= 5000ms",
+		"note: the clock uncertainty (4900ms) is at least half the TTL (2000ms)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}

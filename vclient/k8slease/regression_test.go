@@ -2,6 +2,8 @@ package k8slease
 
 import (
 	"bytes"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +15,13 @@ import (
 	"github.com/leasecheck/leasecheck/scenario"
 )
 
+var updateFlag = flag.Bool("update", false, "TestRegressions: rewrite each regression's story (.md) and trace (.trace.txt) from its replay")
+
 // TestRegressions replays every saved scenario in testdata/regressions/:
 // exactly its expect is violated, and its saved history is recorded again
-// byte for byte.
+// byte for byte. With -update it rewrites each one's story and trace from
+// the replay (the history is the test's reference: never rewritten), so
+// that they follow the story writers; read the diff.
 func TestRegressions(t *testing.T) {
 	files, err := filepath.Glob("testdata/regressions/*.scenario.json")
 	if err != nil || len(files) == 0 {
@@ -41,8 +47,46 @@ func TestRegressions(t *testing.T) {
 			if !bytes.Equal(got.Bytes(), want) {
 				t.Errorf("%s: the replay recorded a different history:\n%s", f, firstDiff(want, got.Bytes()))
 			}
+			if o.History.Header.Fences == model.NoFences {
+				for i, l := range o.TraceLines() {
+					if strings.Contains(l, "fence=0") {
+						t.Errorf("%s: a fence-less run's trace line %d says fence=0: %s", f, i+1, l)
+					}
+				}
+			}
+			if *updateFlag {
+				base := strings.TrimSuffix(f, ".scenario.json")
+				var story, trace bytes.Buffer
+				campaign.WriteStory(&story, o, campaign.StoryInfo{Title: filepath.Base(base), ScenarioFile: f, Replay: replayCommand(f), From: shrunkFrom(base + ".md")})
+				WriteStory(&story, o)
+				for _, l := range o.TraceLines() {
+					trace.WriteString(l + "\n")
+				}
+				if err := os.WriteFile(base+".md", story.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(base+".trace.txt", trace.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 		})
 	}
+}
+
+// shrunkFrom is the size before shrinking that a saved story states, so
+// that -update keeps it (nil: none stated).
+func shrunkFrom(md string) *campaign.Size {
+	old, err := os.ReadFile(md)
+	i := bytes.Index(old, []byte("Shrunk from "))
+	if err != nil || i < 0 {
+		return nil
+	}
+	var s campaign.Size
+	var p, o, f string
+	if _, err := fmt.Sscanf(string(old[i:]), "Shrunk from %d %s %d %s %d %s", &s.Processes, &p, &s.Ops, &o, &s.Faults, &f); err != nil {
+		return nil
+	}
+	return &s
 }
 
 // TestFencedRefusesTheZombieWrite: the saved zombie write's scenario, run
