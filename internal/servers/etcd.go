@@ -3,15 +3,12 @@ package servers
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -86,18 +83,7 @@ func StartEtcd(ctx context.Context) (*Process, string, error) {
 		cmd.Dir = dir
 		return cmd
 	}
-	hc := &http.Client{Timeout: time.Second}
-	p.ready = func(ctx context.Context, _ int) error {
-		return p.poll(ctx, func() bool {
-			resp, err := hc.Get(client + "/health")
-			if err != nil {
-				return false
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-			return resp.StatusCode == http.StatusOK && strings.Contains(string(b), `"health":"true"`)
-		}, "become healthy")
-	}
+	p.ready = etcdHealthy(p, client)
 	if err := p.launch(ctx, 60*time.Second); err != nil {
 		return nil, "", err
 	}
