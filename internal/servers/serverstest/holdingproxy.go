@@ -25,7 +25,11 @@ type HoldingProxy struct {
 	hold   time.Duration
 	n      atomic.Int64
 	held   atomic.Int64
-	busy   sync.WaitGroup
+	// open counts the connections being served; busy waits for them at
+	// cleanup, once nothing can Add (a WaitGroup's Add from zero must not
+	// race its Wait, so Idle polls open instead).
+	open atomic.Int64
+	busy sync.WaitGroup
 }
 
 // Held is how many chunks were held so far.
@@ -47,6 +51,7 @@ func NewHoldingProxy(t testing.TB, target string, match []byte, every int64, hol
 				return
 			}
 			p.busy.Add(1)
+			p.open.Add(1)
 			go p.serve(c)
 		}
 	}()
@@ -56,6 +61,7 @@ func NewHoldingProxy(t testing.TB, target string, match []byte, every int64, hol
 
 func (p *HoldingProxy) serve(client net.Conn) {
 	defer p.busy.Done()
+	defer p.open.Add(-1)
 	defer client.Close()
 	server, err := net.Dial("tcp", p.target)
 	if err != nil {
@@ -91,11 +97,9 @@ func (p *HoldingProxy) serve(client net.Conn) {
 // Idle waits until no connection is open through the proxy, so every held
 // write has been delivered.
 func (p *HoldingProxy) Idle(t testing.TB) {
-	done := make(chan struct{})
-	go func() { p.busy.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the proxy still has connections open after 30 s")
+	for deadline := time.Now().Add(30 * time.Second); p.open.Load() > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy still has connections open after 30 s")
+		}
 	}
 }
