@@ -109,17 +109,7 @@ func shrinkCandidates(s *Scenario) []*Scenario {
 		}
 	}
 	// Whole holders, with the faults aimed at them.
-	for i := range s.Holders {
-		if len(s.Holders) == 1 {
-			break
-		}
-		edit(func(c *Scenario) bool {
-			name := c.Holders[i].Name
-			c.Holders = slices.Delete(c.Holders, i, i+1)
-			c.Faults = slices.DeleteFunc(c.Faults, func(f faults.Fault) bool { return f.Target == name })
-			return true
-		})
-	}
+	dropHolders(s, edit)
 	// Whole faults.
 	for i := range s.Faults {
 		edit(func(c *Scenario) bool { c.Faults = slices.Delete(c.Faults, i, i+1); return true })
@@ -475,4 +465,21 @@ func previousEvent(s *Scenario, i int) (int64, bool) {
 		}
 	}
 	return best, ok && best > 0 // moving to 0 is zeroing, a candidate already
+}
+
+// dropHolders offers, through edit, s without each one of its holders and
+// the faults aimed at it (never the last holder): the biggest chunks a
+// shrink can cut, first in both Shrink and ShrinkCoarse.
+func dropHolders(s *Scenario, edit func(func(c *Scenario) bool)) {
+	for i := range s.Holders {
+		if len(s.Holders) == 1 {
+			break
+		}
+		edit(func(c *Scenario) bool {
+			name := c.Holders[i].Name
+			c.Holders = slices.Delete(c.Holders, i, i+1)
+			c.Faults = slices.DeleteFunc(c.Faults, func(f faults.Fault) bool { return f.Target == name })
+			return true
+		})
+	}
 }

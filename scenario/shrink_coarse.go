@@ -1,11 +1,5 @@
 package scenario
 
-import (
-	"slices"
-
-	"github.com/leasecheck/leasecheck/faults"
-)
-
 // ShrinkCoarse is Shrink for a test that is expensive — a real run of
 // seconds per candidate, under a time budget that affords a handful — where
 // Shrink's one-step candidates (one work item, one write at a time) would
@@ -32,17 +26,7 @@ func coarseCandidates(s *Scenario) []*Scenario {
 	}
 	// Whole holders, with the faults aimed at them (Shrink's first
 	// candidates: a holder is the biggest chunk there is).
-	for i := range s.Holders {
-		if len(s.Holders) == 1 {
-			break
-		}
-		edit(func(c *Scenario) bool {
-			name := c.Holders[i].Name
-			c.Holders = slices.Delete(c.Holders, i, i+1)
-			c.Faults = slices.DeleteFunc(c.Faults, func(f faults.Fault) bool { return f.Target == name })
-			return true
-		})
-	}
+	dropHolders(s, edit)
 	edit(func(c *Scenario) bool { return halve(&c.Horizon) })
 	for i := range s.Holders {
 		n := len(s.Holders[i].Work)
