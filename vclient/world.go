@@ -345,6 +345,10 @@ func (w *world) admit(now time.Duration) {
 // cmpArrival orders the requests sent since the last step: by candidate,
 // store and what they ask; only two alike from one candidate at one
 // instant fall back on the order they were sent in.
+//
+// Two byte-identical requests of one candidate at one instant (two of its
+// goroutines asking the same) are the one tie left to the order they were
+// sent in: nothing in them says which goroutine is which.
 func cmpArrival(a, b *call) int {
 	if a.cand.Name != b.cand.Name {
 		return strings.Compare(a.cand.Name, b.cand.Name)
@@ -352,10 +356,19 @@ func cmpArrival(a, b *call) int {
 	if a.store != b.store {
 		return int(a.store) - int(b.store)
 	}
-	if c := strings.Compare(a.what(), b.what()); c != 0 {
+	if c := strings.Compare(a.content(), b.content()); c != 0 {
 		return c
 	}
 	return a.order - b.order
+}
+
+// content is everything a request says: method, URL and body, or the
+// write's value and fence.
+func (c *call) content() string {
+	if c.store == storeResource {
+		return fmt.Sprintf("%s\x00%d", c.value, c.fence)
+	}
+	return c.req.Method + " " + c.req.URL.String() + "\x00" + string(c.body)
 }
 
 // delays draws a request's two legs: the network's delay each way, plus
@@ -671,11 +684,11 @@ func (w *world) serve(e *event, now time.Duration) {
 		}
 		rep.ok = ok
 		op := &model.Op{Kind: model.Write, Owner: c.cand.Identity, Value: c.value, HasValue: true, OK: ok}
-		if w.opts.Fenced {
-			op.Fence = c.fence
-			if !ok {
-				op.Error = "stale-fence"
-			}
+		if w.opts.Fences != model.NoFences {
+			op.Fence = c.fence // the token it presented, checked or not
+		}
+		if !ok {
+			op.Error = "stale-fence"
 		}
 		c.op = w.rec.op(c, op, t)
 	}
