@@ -155,7 +155,7 @@ func (tieClient) Start(ctx context.Context, c *vclient.Candidate) {
 			<-ctx.Done()
 			return
 		case <-tick.C:
-			post(cctx, hc, c.Identity, "0")
+			_, _, _ = post(cctx, hc, c.Identity, "0")
 		}
 	}
 }
@@ -464,5 +464,49 @@ func TestRunRefuses(t *testing.T) {
 	sc.ReadEvery = 10
 	if _, err := vclient.Run(t, sc, &toyClient{Every: time.Second, Timeout: time.Second}, vclient.Options{Server: func() vclient.Server { return &toyServer{ttl: 1000} }}); err == nil {
 		t.Error("a reader: accepted")
+	}
+}
+
+// TestAdvisoryBeliefFenced: one rule, both ways, in virtual time. The
+// client whose renewal loop dies believes, and writes under its fence, on
+// after its lease moved on. Declared advisory and fenced, the overlap is a
+// warning while the resource refuses the older fence; with the resource's
+// fence check planted away (FenceUnchecked) the old holder's write is
+// accepted after the new one's, and the overlap is a violation (the
+// checker catches the stale write too); not declared advisory, the overlap
+// is a violation even with the fence working.
+func TestAdvisoryBeliefFenced(t *testing.T) {
+	sc := toyScenario(1, 2, 1, 4000)
+	sc.Semantics = "fenced-storage"
+	sc.Holders[1].Start = 50
+	judge := func(advisory, unchecked bool) *campaign.Outcome {
+		tg := &vclient.Target{T: t, Name: "vclient:toy", Client: &toyClient{Senders: 1, Every: 300 * time.Millisecond, Timeout: 300 * time.Millisecond,
+			WriteEvery: 100 * time.Millisecond, RenewLoopDies: true},
+			Options: vclient.Options{Fenced: true, Fences: model.Sequential, AdvisoryBelief: advisory, FenceUnchecked: unchecked,
+				Server: func() vclient.Server { return &toyServer{ttl: 1000, fenced: true} }}}
+		o, err := campaign.Judge(context.Background(), tg, sc, campaign.JudgeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	o := judge(true, false)
+	if o.Violated() || !slices.Equal(o.Warned(), []string{runprop.ExclusiveBelief}) {
+		var b strings.Builder
+		campaign.WriteOutcome(&b, o)
+		t.Fatalf("advisory, fenced, the fence working: violated %v, warned %v; want one exclusive-belief warning\n%s", o.Failed(), o.Warned(), b.String())
+	}
+	var b strings.Builder
+	campaign.WriteOutcome(&b, o)
+	if !strings.Contains(b.String(), "WARNING exclusive-belief") || !strings.Contains(b.String(), "with 1 warning") {
+		t.Errorf("the outcome does not tell the warning:\n%s", b.String())
+	}
+	o = judge(true, true)
+	if !o.Fails(runprop.ExclusiveBelief) || !o.Fails(checker.FenceMonotonic) {
+		t.Errorf("advisory, the fence unchecked: violated %v; want exclusive-belief and fence-monotonic", o.Failed())
+	}
+	o = judge(false, false)
+	if !o.Fails(runprop.ExclusiveBelief) || len(o.Warnings) != 0 {
+		t.Errorf("not advisory: violated %v, warned %v; want exclusive-belief violated", o.Failed(), o.Warned())
 	}
 }

@@ -156,7 +156,8 @@ func (r *recorder) result(w *world) *sim.Result {
 	h.Ops = ops
 	h.Faults = r.faultRecords()
 	h.NumberLines()
-	res := &sim.Result{Scenario: r.sc, History: h, Trace: r.trace, Plan: r.sc.Faults, Beliefs: r.beliefs, Stops: r.stops}
+	res := &sim.Result{Scenario: r.sc, History: h, Trace: r.trace, Plan: r.sc.Faults, Beliefs: r.beliefs, Stops: r.stops,
+		AdvisoryBelief: r.opts.AdvisoryBelief}
 	res.Stats = sim.Stats{End: end, Ops: len(ops), Faults: map[faults.Kind]int{}}
 	for i := range r.sc.Faults {
 		if _, ok := r.struckAt[i]; ok || r.sc.Faults[i].Kind != faults.Pause {

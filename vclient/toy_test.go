@@ -7,8 +7,8 @@ package vclient_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"sync"
@@ -32,7 +32,10 @@ type served struct {
 // one, refuses otherwise. It logs every request it serves and notes any
 // call that overlaps another (the harness must never make one).
 type toyServer struct {
-	ttl     int64
+	ttl int64
+	// fenced: each grant a new fence, told in the answer, and the ops
+	// carry it (a history with fences).
+	fenced  bool
 	holder  string
 	expiry  int64
 	fence   int64
@@ -64,7 +67,10 @@ func (s *toyServer) Serve(now int64, c *vclient.Candidate, req *http.Request, _ 
 	if !op.OK {
 		return vclient.Response(http.StatusConflict, []byte(`{"ok":false}`)), op, ""
 	}
-	return vclient.Response(http.StatusOK, []byte(`{"ok":true}`)), op, ""
+	if s.fenced {
+		op.Fence = s.fence
+	}
+	return vclient.Response(http.StatusOK, []byte(fmt.Sprintf(`{"ok":true,"fence":%d}`, s.fence))), op, ""
 }
 
 // toyClient is a goroutine-based lease client: Senders goroutines each
@@ -98,13 +104,14 @@ func (t *toyClient) Start(ctx context.Context, c *vclient.Candidate) {
 		wg      sync.WaitGroup
 		mu      sync.Mutex
 		leading bool
+		fence   int64 // the fence of the grant it leads under (0: none told)
 	)
-	believe := func(ok bool) {
+	believe := func(ok bool, f int64) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
 		case ok && !leading:
-			leading = true
+			leading, fence = true, f
 			c.Leading("granted")
 		case !ok && leading:
 			leading = false
@@ -117,7 +124,7 @@ func (t *toyClient) Start(ctx context.Context, c *vclient.Candidate) {
 			defer wg.Done()
 			for sleep(ctx, t.Every) {
 				rctx, cancel := context.WithTimeout(ctx, t.Timeout)
-				status, err := post(rctx, hc, c.Identity, fmt.Sprint(i))
+				status, f, err := post(rctx, hc, c.Identity, fmt.Sprint(i))
 				cancel()
 				switch {
 				case err != nil:
@@ -126,7 +133,7 @@ func (t *toyClient) Start(ctx context.Context, c *vclient.Candidate) {
 					c.Trace("client", fmt.Sprint(status))
 				}
 				granted := err == nil && status == http.StatusOK
-				believe(granted)
+				believe(granted, f)
 				if granted && t.RenewLoopDies {
 					return
 				}
@@ -139,10 +146,10 @@ func (t *toyClient) Start(ctx context.Context, c *vclient.Candidate) {
 			defer wg.Done()
 			for sleep(ctx, t.WriteEvery) {
 				mu.Lock()
-				l := leading
+				l, f := leading, fence
 				mu.Unlock()
 				if l {
-					c.Write(context.Background(), "", 0)
+					c.Write(context.Background(), "", f)
 				}
 			}
 		}()
@@ -159,19 +166,22 @@ func (t *toyClient) Start(ctx context.Context, c *vclient.Candidate) {
 	wg.Wait()
 }
 
-func post(ctx context.Context, hc *http.Client, owner, sender string) (int, error) {
+func post(ctx context.Context, hc *http.Client, owner, sender string) (status int, fence int64, err error) {
 	u := "http://lease.invalid/lease?" + url.Values{"owner": {owner}, "sender": {sender}}.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, nil
+	var a struct {
+		Fence int64 `json:"fence"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&a)
+	return resp.StatusCode, a.Fence, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

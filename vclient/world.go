@@ -66,6 +66,17 @@ type Options struct {
 	// Fences is how the server numbers grants, for the history's header:
 	// model.NoFences for a client that grants no token.
 	Fences model.FenceOrder
+	// AdvisoryBelief declares the client's belief (Candidate.Leading and
+	// Stopped) a hint its library gives, not a promise that it ends before
+	// the lease can move (client-go's elector makes none). With Fenced, an
+	// exclusive-belief overlap that no accepted stale write came of is then
+	// a warning, not a violation (sim.Result.AdvisoryBelief, runprop).
+	AdvisoryBelief bool
+	// FenceUnchecked is a planted bug of the fenced resource: it accepts
+	// every write, whatever its fence (a store meant to compare tokens
+	// that does not). The history stays in fenced-storage semantics, so
+	// the checker and exclusive-belief catch what it lets through.
+	FenceUnchecked bool
 }
 
 // Kinds are the fault kinds the harness injects (package doc); a scenario
@@ -677,9 +688,9 @@ func (w *world) serve(e *event, now time.Duration) {
 	case storeResource:
 		ok := true
 		if w.opts.Fenced {
-			ok = c.fence > 0 && c.fence >= w.highest
+			ok = c.fence > 0 && c.fence >= w.highest || w.opts.FenceUnchecked
 			if ok {
-				w.highest = c.fence
+				w.highest = max(w.highest, c.fence)
 			}
 		}
 		rep.ok = ok
