@@ -50,7 +50,13 @@
 // where the client grants no token (Options.Fences). The candidates'
 // beliefs (Candidate.Leading and Stopped, from the client's own callbacks)
 // and the pauses go into a simulator-shaped result (sim.Result), so the
-// run properties judge them: exclusive-belief, liveness.
+// run properties judge them: exclusive-belief, liveness. A client whose
+// library promises no end of its belief before the lease can move
+// (client-go's) declares it Options.AdvisoryBelief: with fenced writes, an
+// overlap of two beliefs that no accepted stale write came of is then a
+// warning, not a violation (package runprop). Options.FenceUnchecked plants
+// a bug in the fenced resource (it compares no fences), for the tests
+// that show what the fence is for.
 //
 // Judging, shrinking and saving are package campaign's: Target is a
 // campaign.Target, so campaign.Run sweeps seeds over it, campaign.Shrink
@@ -60,7 +66,10 @@
 // Index: world.go (Run, Server, Client, Options, the harness loop and the
 // faults), candidate.go (Candidate: Transport, Write, Leading, Stopped),
 // record.go (the history and the result), target.go (Target). Kinds lists
-// the fault kinds injected; a scenario with another is refused.
+// the fault kinds injected; a scenario with another is refused. The
+// harness's own tests (harness_test.go) drive a tiny HTTP lease client and
+// server of their own (toy_test.go), independent of client-go: ordering,
+// each fault's effect, the history, shrinking a planted failure.
 // Package k8slease is the first client, client-go's LeaderElector;
 // examples/httplease shows the entry point for one of your own.
 package vclient
