@@ -185,13 +185,18 @@ func beliefFinding(r *sim.Result, old, fresh *sim.Belief, lo, hi, unexcused int6
 		}
 		return fmt.Sprintf("until t=%d", b.To)
 	}
-	f.Explanation = fmt.Sprintf("%s believed it held the lease under fence %d from t=%d %s, and %s under fence %d from t=%d %s: "+
+	// A fence-less run's beliefs are numbered by grant: it has no fences.
+	term := "fence"
+	if r.History.Header.Fences == model.NoFences {
+		term = "grant"
+	}
+	f.Explanation = fmt.Sprintf("%s believed it held the lease under "+term+" %d from t=%d %s, and %s under "+term+" %d from t=%d %s: "+
 		"both believed at once for %dms (t=%d..%d), %dms of it while %s was neither paused nor frozen, nor behind a stopped clock, nor told a false drift bound. "+
 		"A holder must stop believing before the coordinator can grant the lease to anyone else.",
 		old.Process, old.Fence, old.From, until(old), fresh.Process, fresh.Fence, fresh.From, until(fresh),
 		hi-lo, lo, hi, unexcused, old.Process)
 	if refusal != nil {
-		f.Explanation += fmt.Sprintf(" %s was told it had lost the lease at t=%d — its %s under fence %d was refused (line %d%s) — and believed on for %dms after it: "+
+		f.Explanation += fmt.Sprintf(" %s was told it had lost the lease at t=%d — its %s under "+term+" %d was refused (line %d%s) — and believed on for %dms after it: "+
 			"after a refusal nothing excuses a belief.", old.Process, refusal.Return, refusal.Kind, old.Fence, refusal.Line, errorText(refusal), hi-max(lo, refusal.Return))
 	}
 	return f
