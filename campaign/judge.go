@@ -77,6 +77,10 @@ type Outcome struct {
 	Check *checker.Result
 	// Findings are the run properties' violations (simulated runs only).
 	Findings []runprop.Finding
+	// Warnings are run-property findings that are counted and told but
+	// violate nothing (runprop.JudgeWarned: an exclusive-belief overlap in
+	// fenced storage that no accepted stale write came of).
+	Warnings []runprop.Finding
 	// Judged lists the properties judged, in report order.
 	Judged []string
 }
@@ -100,7 +104,7 @@ func JudgeExecution(ctx context.Context, r *Execution, opts JudgeOptions) (*Outc
 	}
 	o := &Outcome{Execution: r, Check: res, Judged: checker.Properties()}
 	if r.Sim != nil {
-		o.Findings = runprop.Judge(r.Sim)
+		o.Findings, o.Warnings = runprop.JudgeWarned(r.Sim)
 		o.Judged = Properties()
 	}
 	return o, nil
@@ -138,6 +142,17 @@ func (o *Outcome) Fails(p string) bool {
 		return false
 	}
 	return o.Check.Verdict(p) == checker.Violated
+}
+
+// Warned lists the properties with a warning, each once, in report order.
+func (o *Outcome) Warned() []string {
+	var out []string
+	for _, p := range o.Judged {
+		if slices.ContainsFunc(o.Warnings, func(f runprop.Finding) bool { return f.Property == p }) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Violated reports whether some property is violated.

@@ -79,7 +79,13 @@ func (o *Outcome) Violations() []Violation {
 //	VIOLATION exclusive-belief (run property, t=120..340, lines 4, trace lines 2, 7)
 //	  h1 still believed it held fence 1 at t=120 ...
 //	     trace 2:      120 h1  believes fence=1
-func WriteViolation(w io.Writer, v Violation, trace []string) {
+func WriteViolation(w io.Writer, v Violation, trace []string) { writeFinding(w, "VIOLATION", v, trace) }
+
+// WriteWarning renders a warning (Outcome.Warnings) as WriteViolation does
+// a violation, headed WARNING.
+func WriteWarning(w io.Writer, v Violation, trace []string) { writeFinding(w, "WARNING", v, trace) }
+
+func writeFinding(w io.Writer, head string, v Violation, trace []string) {
 	var where []string
 	if v.Kind == RunProperty {
 		where = append(where, "run property")
@@ -95,7 +101,7 @@ func WriteViolation(w io.Writer, v Violation, trace []string) {
 	if len(v.TraceLines) > 0 {
 		where = append(where, plural(len(v.TraceLines), "trace line", "trace lines")+" "+joinInts(v.TraceLines))
 	}
-	fmt.Fprintf(w, "VIOLATION %s (%s)\n", v.Property, strings.Join(where, ", "))
+	fmt.Fprintf(w, "%s %s (%s)\n", head, v.Property, strings.Join(where, ", "))
 	for _, l := range strings.Split(strings.TrimSpace(v.Explanation), "\n") {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
@@ -114,11 +120,18 @@ func WriteOutcome(w io.Writer, o *Outcome) {
 		fmt.Fprintln(w)
 		WriteViolation(w, v, trace)
 	}
+	for _, f := range o.Warnings {
+		fmt.Fprintln(w)
+		WriteWarning(w, FromFinding(f), trace)
+	}
 	switch {
 	case o.Violated():
 		fmt.Fprintf(w, "\nFAIL: %s violated\n", strings.Join(o.Failed(), ", "))
 	case o.Undecided():
 		fmt.Fprintf(w, "\nUNDECIDED: the linearizability search ran out of its budget (raise --timeout)\n")
+	case len(o.Warnings) > 0:
+		fmt.Fprintf(w, "\nOK: every property holds (%d judged), with %s: %s\n", len(o.Judged),
+			Count(int64(len(o.Warnings)), "warning", "warnings"), strings.Join(o.Warned(), ", "))
 	default:
 		fmt.Fprintf(w, "\nOK: every property holds (%d judged)\n", len(o.Judged))
 	}

@@ -137,6 +137,9 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 			fmt.Fprintf(w, "```\n\n")
 		}
 	}
+	for _, f := range o.Warnings {
+		fmt.Fprintf(w, "Warning, `%s` (run property, violating nothing): %s\n\n", f.Property, strings.TrimSpace(f.Explanation))
+	}
 	if m != nil {
 		fmt.Fprintf(w, "The reference coordinator, resource and holder pass this same scenario.\n\n")
 	}

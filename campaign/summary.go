@@ -34,6 +34,9 @@ type Summary struct {
 	Faults map[string]int `json:"faults"`
 	// Violations counts the seeds that violate each property judged.
 	Violations map[string]int `json:"violations"`
+	// Warnings counts the seeds with a warning on each property (a finding
+	// that violates nothing: Outcome.Warnings); absent when none.
+	Warnings map[string]int `json:"warnings,omitempty"`
 	// Undecided counts seeds with no violation whose linearizability search
 	// ran out of budget.
 	Undecided int `json:"undecided"`
@@ -109,6 +112,12 @@ func (s *Summary) Add(seed uint64, o *Outcome) {
 	}
 	for _, p := range o.Failed() {
 		s.Violations[p]++ // seeds, not counterexamples
+	}
+	for _, p := range o.Warned() {
+		if s.Warnings == nil {
+			s.Warnings = map[string]int{}
+		}
+		s.Warnings[p]++
 	}
 	if o.Undecided() {
 		s.Undecided++
@@ -208,6 +217,12 @@ func Merge(parts ...*Summary) (*Summary, error) {
 		}
 		for k, n := range p.Violations {
 			out.Violations[k] += n
+		}
+		for k, n := range p.Warnings {
+			if out.Warnings == nil {
+				out.Warnings = map[string]int{}
+			}
+			out.Warnings[k] += n
 		}
 		out.Undecided += p.Undecided
 		out.Failed += p.Failed
@@ -379,6 +394,12 @@ func (s *Summary) WriteText(w io.Writer, wall time.Duration) {
 		fmt.Fprintf(w, "  %-24s %d%s\n", p, s.Violations[p], kind)
 	}
 	fmt.Fprintf(w, "  %-24s %d\n", "(undecided)", s.Undecided)
+	if len(s.Warnings) > 0 {
+		fmt.Fprintln(w, "\nseeds warned (counted, violating nothing)")
+		for _, p := range orderedProps(s.Warnings) {
+			fmt.Fprintf(w, "  %-24s %d\n", p, s.Warnings[p])
+		}
+	}
 	if m := s.SimStats; m != nil {
 		fmt.Fprintln(w, "\nliveness (simulated ms)")
 		fmt.Fprintf(w, "  %-24s %s, %d never recovered\n", "recovery after a crash", m.Recovery.Text(), m.Unrecovered)

@@ -44,8 +44,32 @@ import (
 // A partitioned or slow-network holder is not excused: its local deadline,
 // counted from the request's send with 2ρ and a margin, ends its belief
 // before the coordinator's expiry.
+//
+// A belief the client only advises. Where the run declares the beliefs a
+// hint (sim.Result.AdvisoryBelief: a client library that does not promise
+// its belief ends before the lease can move, as client-go's elector does
+// not) and the history is in fenced storage, an overlap the excuses leave
+// is a warning, counted and told, not a violation — unless the fence
+// failed: there the resource itself refuses the older fence once it has
+// accepted a newer one, so the fence, not the belief, is the safety
+// mechanism, which is the point of fencing (DESIGN.md §1). The fence failed
+// when a write the older holder sent under its fence while it believed was
+// accepted after one under a newer fence had been (staleWrite): then the
+// overlap is a violation. Everywhere else an overlap is a violation: in
+// seed semantics nothing but the holders' beliefs keeps their writes
+// apart, and a holder that promises its belief (the simulator's, the
+// article's) breaks the promise by overlapping, fenced or not — a
+// holder-side bug that only stretches a belief is this property's to see.
 func exclusiveBelief(r *sim.Result) []Finding {
+	v, _ := exclusiveBeliefWarned(r)
+	return v
+}
+
+// exclusiveBeliefWarned returns the violations and, apart, the overlaps a
+// working fence made harmless (warnings).
+func exclusiveBeliefWarned(r *sim.Result) (violations, warnings []Finding) {
 	bs := r.Beliefs
+	fenced := r.AdvisoryBelief && r.History.Header.Semantics == model.FencedStorage
 	var out []Finding
 	for i := range bs {
 		for j := i + 1; j < len(bs) && bs[j].From < bs[i].To; j++ {
@@ -78,13 +102,74 @@ func exclusiveBelief(r *sim.Result) []Finding {
 			if refusal != nil && refusal.Return >= hi {
 				refusal = nil // told only after the overlap: not part of this story
 			}
-			out = append(out, beliefFinding(r, old, fresh, lo, hi, hi-lo-excused, refusal))
+			f := beliefFinding(r, old, fresh, lo, hi, hi-lo-excused, refusal)
+			if fenced {
+				if stale := staleWrite(r.History, old); stale != nil {
+					f.Lines = lines(append(f.Lines, stale.Line)...)
+					f.Explanation += fmt.Sprintf(" The fence did not keep it harmless: %s's write %q under fence %d was accepted at t=%d (line %d), "+
+						"after the resource had accepted a newer fence.", old.Process, stale.Value, old.Fence, opTime(stale), stale.Line)
+				} else {
+					f.Warning = true
+					f.Explanation += fmt.Sprintf(" A warning, not a violation: the client's belief is advisory, the history is in fenced storage, and no write %s sent under fence %d while it believed was accepted "+
+						"after a newer fence had been — the fence kept the overlap harmless to the fenced resource (a side effect of %s's that the fence does not guard, it does not cover).",
+						old.Process, old.Fence, old.Process)
+					if len(warnings) < maxFindings {
+						warnings = append(warnings, f)
+					}
+					continue
+				}
+			}
+			out = append(out, f)
 			if len(out) == maxFindings {
-				return out
+				return out, warnings
 			}
 		}
 	}
-	return out
+	return out, warnings
+}
+
+// staleWrite is the first write under b's fence, sent while b's holder
+// believed, that the resource accepted after it had accepted a write under
+// a newer fence: the fence failing (a correct fenced store refuses it),
+// wherever the write landed — the harm a belief does comes after it.
+// Nil when none was.
+func staleWrite(h *model.History, b *sim.Belief) *model.Op {
+	newer := int64(-1) // when a newer fence's write was first accepted
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Kind == model.Write && accepted(op) && op.Fence > b.Fence && (newer < 0 || opTime(op) < newer) {
+			newer = opTime(op)
+		}
+	}
+	if newer < 0 {
+		return nil
+	}
+	var first *model.Op
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		t := opTime(op)
+		if op.Kind != model.Write || !accepted(op) || op.Fence != b.Fence || op.Call < b.From || op.Call > b.To || t <= newer {
+			continue
+		}
+		if first == nil || t < opTime(first) {
+			first = op
+		}
+	}
+	return first
+}
+
+// accepted reports whether the store accepted op, as far as the history
+// says: answered ok, or applied (an exact-mode op that carries its at) ok
+// with the answer lost.
+func accepted(op *model.Op) bool { return op.OK && (op.Returned || op.HasAt) }
+
+// opTime is when op took effect as far as the history says: its at, or
+// its return (an accepted op took effect by then).
+func opTime(op *model.Op) int64 {
+	if op.HasAt {
+		return op.At
+	}
+	return op.Return
 }
 
 func beliefFinding(r *sim.Result, old, fresh *sim.Belief, lo, hi, unexcused int64, refusal *model.Op) Finding {
@@ -100,13 +185,18 @@ func beliefFinding(r *sim.Result, old, fresh *sim.Belief, lo, hi, unexcused int6
 		}
 		return fmt.Sprintf("until t=%d", b.To)
 	}
-	f.Explanation = fmt.Sprintf("%s believed it held the lease under fence %d from t=%d %s, and %s under fence %d from t=%d %s: "+
+	// A fence-less run's beliefs are numbered by grant: it has no fences.
+	term := "fence"
+	if r.History.Header.Fences == model.NoFences {
+		term = "grant"
+	}
+	f.Explanation = fmt.Sprintf("%s believed it held the lease under "+term+" %d from t=%d %s, and %s under "+term+" %d from t=%d %s: "+
 		"both believed at once for %dms (t=%d..%d), %dms of it while %s was neither paused nor frozen, nor behind a stopped clock, nor told a false drift bound. "+
 		"A holder must stop believing before the coordinator can grant the lease to anyone else.",
 		old.Process, old.Fence, old.From, until(old), fresh.Process, fresh.Fence, fresh.From, until(fresh),
 		hi-lo, lo, hi, unexcused, old.Process)
 	if refusal != nil {
-		f.Explanation += fmt.Sprintf(" %s was told it had lost the lease at t=%d — its %s under fence %d was refused (line %d%s) — and believed on for %dms after it: "+
+		f.Explanation += fmt.Sprintf(" %s was told it had lost the lease at t=%d — its %s under "+term+" %d was refused (line %d%s) — and believed on for %dms after it: "+
 			"after a refusal nothing excuses a belief.", old.Process, refusal.Return, refusal.Kind, old.Fence, refusal.Line, errorText(refusal), hi-max(lo, refusal.Return))
 	}
 	return f

@@ -12,7 +12,11 @@
 //     drift bound than a drift that happened — never after it was told it
 //     lost the lease (a refused renew, write or release under its fence):
 //     those excuses are for not knowing (belief.go, with the article's
-//     sentences);
+//     sentences). Where the run declares its client's belief advisory
+//     (sim.Result.AdvisoryBelief: vclient's client-go elector) and the
+//     history is in fenced storage, an overlap is a warning, not a
+//     violation, unless a write its older holder sent under its fence was
+//     accepted after a newer fence's (the fence failed);
 //   - liveness-recovery: after the lease's holder crashes, another acquires
 //     within TTL + the clock bound + its retry interval; and a crash is
 //     never left unrecovered once every fault has ended;
@@ -25,7 +29,9 @@
 // Each property applies only to the runs where a correct implementation
 // must keep it (Applies; LivenessApplies, RenewalApplies say exactly when);
 // Judge returns a Finding per violation, with a story in plain words, its
-// history lines and the 1-based trace lines that show it.
+// history lines and the 1-based trace lines that show it; JudgeWarned
+// returns the warnings too, apart (package campaign counts and tells
+// them: Outcome.Warnings, Summary.Warnings).
 //
 // Index: runprop.go (the names, Finding, Judge, the liveness properties),
 // belief.go (exclusive-belief and its exception).

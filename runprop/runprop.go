@@ -48,6 +48,10 @@ type Finding struct {
 	// From and To bound when it happened, in the history's time unit.
 	From int64 `json:"from"`
 	To   int64 `json:"to"`
+	// Warning marks a finding that is counted and told but violates
+	// nothing: an exclusive-belief overlap a working fence made harmless
+	// (belief.go). JudgeWarned returns them apart; Judge never does.
+	Warning bool `json:"warning,omitempty"`
 }
 
 // maxFindings caps the findings of one property in one run: the first few
@@ -57,12 +61,20 @@ const maxFindings = 3
 // Judge judges every run property that applies to r's scenario and returns
 // the violations, in the order of Properties.
 func Judge(r *sim.Result) []Finding {
-	var out []Finding
-	out = append(out, exclusiveBelief(r)...)
-	out = append(out, recovery(r)...)
-	out = append(out, handoff(r)...)
-	out = append(out, renewal(r)...)
-	return out
+	v, _ := JudgeWarned(r)
+	return v
+}
+
+// JudgeWarned is Judge, and the warnings apart: findings that are counted
+// and explained but violate nothing (today: an exclusive-belief overlap in
+// fenced storage that no accepted stale write came of).
+func JudgeWarned(r *sim.Result) (violations, warnings []Finding) {
+	v, warnings := exclusiveBeliefWarned(r)
+	violations = append(violations, v...)
+	violations = append(violations, recovery(r)...)
+	violations = append(violations, handoff(r)...)
+	violations = append(violations, renewal(r)...)
+	return violations, warnings
 }
 
 // Applies reports whether property p is judged on run r at all (the

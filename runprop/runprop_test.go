@@ -7,7 +7,9 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/impl/mutants"
 	"github.com/leasecheck/leasecheck/machine"
+	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
 )
@@ -245,4 +247,89 @@ func refusalsInOverlaps(r *sim.Result) int {
 		}
 	}
 	return n
+}
+
+// TestFencedOverlapIsAWarning: one rule, both ways, on the simulator. A
+// holder that keeps no deadline of its own (no-local-deadline) believes on
+// after its renewals die. Its runs declared advisory (as vclient declares
+// client-go's) in fenced storage, against the reference resource — which
+// refuses the older fence once it has accepted a newer one — its
+// unexcused overlaps are warnings, told but violating nothing; against a
+// resource that compares no fences (write-without-fence-check) its late
+// writes are accepted after its successor's, and the overlap is a
+// violation that cites the stale write; undeclared (the simulator's holders
+// promise their beliefs), and in seed semantics, the overlap is a violation.
+func TestFencedOverlapIsAWarning(t *testing.T) {
+	m := mutants.ByName("no-local-deadline")
+	bugHolder := m.Options().NewHolder
+	noCheck := mutants.ByName("write-without-fence-check").Options().NewResource
+	run := func(sc *scenario.Scenario, opts *sim.Options, advisory bool) (v, w []Finding) {
+		r, err := sim.Run(sc, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.AdvisoryBelief = advisory
+		return JudgeWarned(r)
+	}
+	belief := func(fs []Finding) bool {
+		return slices.ContainsFunc(fs, func(f Finding) bool { return f.Property == ExclusiveBelief })
+	}
+	var warned, stale, promised, seedSem int
+	for seed := uint64(1); seed <= 300 && (warned == 0 || stale == 0); seed++ {
+		sc := m.Scenario(seed)
+		sc.Semantics = "fenced-storage"
+		v, w := run(sc, &sim.Options{NewHolder: bugHolder}, true)
+		if belief(v) {
+			t.Fatalf("seed %d: advisory, fenced, the fence working: an exclusive-belief violation %+v", seed, v)
+		}
+		if len(w) == 0 {
+			continue
+		}
+		warned++
+		if !w[0].Warning || !strings.Contains(w[0].Explanation, "A warning, not a violation") {
+			t.Errorf("seed %d: the warning does not say why it is one: %+v", seed, w[0])
+		}
+		if v, w := run(sc, &sim.Options{NewHolder: bugHolder}, false); belief(v) && len(w) == 0 {
+			promised++
+		}
+		v, _ = run(sc, &sim.Options{NewHolder: bugHolder, NewResource: noCheck}, true)
+		for _, f := range v {
+			if f.Property == ExclusiveBelief && strings.Contains(f.Explanation, "The fence did not keep it harmless") {
+				stale++
+				break
+			}
+		}
+		sc.Semantics = "seed"
+		if v, w := run(sc, &sim.Options{NewHolder: bugHolder}, true); belief(v) && len(w) == 0 {
+			seedSem++
+		}
+	}
+	if warned == 0 || stale == 0 || promised != warned || seedSem != warned {
+		t.Fatalf("advisory in fenced storage: %d seeds warned, %d violated citing a stale write (fence unchecked); undeclared %d violated, in seed semantics %d: want each > 0, the last two = the first",
+			warned, stale, promised, seedSem)
+	}
+	t.Logf("%d seeds warned; of them %d violated with the fence unchecked; all of them violate undeclared and in seed semantics", warned, stale)
+}
+
+// TestStaleWriteWindow: staleWrite names only a write under the older fence,
+// sent while its holder believed, accepted after a newer fence's write was.
+func TestStaleWriteWindow(t *testing.T) {
+	b := &sim.Belief{Process: "h1", Owner: "h1", Fence: 1, From: 0, To: 100}
+	h := &model.History{Ops: []model.Op{
+		{Line: 1, Kind: model.Write, Owner: "h1", Fence: 1, OK: true, Returned: true, Call: 30, At: 40, HasAt: true},   // before the newer fence: fine
+		{Line: 2, Kind: model.Write, Owner: "h2", Fence: 2, OK: true, Returned: true, Call: 45, At: 50, HasAt: true},   // the newer fence accepted
+		{Line: 3, Kind: model.Write, Owner: "h1", Fence: 1, OK: false, Returned: true, Call: 55, At: 60, HasAt: true},  // refused: the fence working
+		{Line: 4, Kind: model.Write, Owner: "h1", Fence: 1, OK: true, Returned: true, Call: 110, At: 120, HasAt: true}, // sent after the belief ended
+	}}
+	if op := staleWrite(h, b); op != nil {
+		t.Errorf("staleWrite = line %d; want none", op.Line)
+	}
+	h.Ops[2].OK, h.Ops[2].Returned = true, false // accepted, its answer lost
+	if op := staleWrite(h, b); op == nil || op.Line != 3 {
+		t.Errorf("staleWrite = %+v; want line 3", op)
+	}
+	h.Ops[1].OK = false // the newer fence's write refused: nothing newer was accepted
+	if op := staleWrite(h, b); op != nil {
+		t.Errorf("staleWrite = line %d with no newer fence accepted", op.Line)
+	}
 }

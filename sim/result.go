@@ -32,6 +32,14 @@ type Result struct {
 	// property exclusive-belief's exception, package runprop).
 	Beliefs []Belief
 	Stops   []Stop
+	// AdvisoryBelief says the beliefs are a hint the client's library
+	// gives, not a promise bounded by the lease: client-go's elector
+	// (package vclient/k8slease) calls OnStoppedLeading up to RenewDeadline
+	// after a slow renewal's answer, and says it does not fence. Where the
+	// history is in fenced storage, exclusive-belief then reports an overlap
+	// that no accepted stale write came of as a warning (package runprop).
+	// The simulator's holders promise their beliefs: always false here.
+	AdvisoryBelief bool
 	// Hash digests every event the loop ran, the history and the trace: two
 	// runs of one scenario have the same Hash.
 	Hash uint64

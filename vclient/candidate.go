@@ -34,8 +34,8 @@ type Candidate struct {
 	TTL int64
 
 	w      *world
-	seq    [2]int // requests issued, per store
-	writes int
+	seq    [2]int // requests admitted, per store
+	writes int    // writes admitted that the harness named
 }
 
 // Errors a candidate's calls return.
@@ -76,24 +76,21 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // Write asks the resource to store value on the candidate's behalf: the
-// leader's side effect, through the user's own code path. fence is the
-// token it presents (0: none — the resource then accepts every write, as a
-// store that knows nothing of leases does). It reports whether the
+// leader's side effect, through the user's own code path. An empty value
+// is named by the harness when the write goes out, unique in the run
+// ("h1#2:w7": the incarnation's writes in the order they went out, so
+// that a write the harness never sent takes no number). fence is the
+// token it presents (0: none — the resource then accepts every write, as
+// a store that knows nothing of leases does). It reports whether the
 // resource accepted the write; an error means no answer (the candidate
-// crashed, or ctx ended first: the write may still have been applied).
+// crashed, or ctx ended first: the write may still have been applied,
+// unless ctx had ended before it went out).
 func (c *Candidate) Write(ctx context.Context, value string, fence int64) (bool, error) {
 	r, err := c.cross(ctx, &call{store: storeResource, value: value, fence: fence})
 	if err != nil {
 		return false, err
 	}
 	return r.ok, nil
-}
-
-// WriteValue returns the candidate's next write's value, unique in the run:
-// "h1#2:w7".
-func (c *Candidate) WriteValue() string {
-	c.writes++
-	return fmt.Sprintf("%s:w%d", c.Name, c.writes)
 }
 
 // Leading records that the candidate believes it leads from now on (its
@@ -117,7 +114,7 @@ func (c *Candidate) Now() int64 { return c.w.nowMs() }
 // resumes.
 func (c *Candidate) cross(ctx context.Context, cl *call) (reply, error) {
 	w := c.w
-	if !w.enqueue(c, cl) {
+	if !w.enqueue(ctx, c, cl) {
 		return reply{}, ErrCrashed
 	}
 	for {
@@ -157,8 +154,10 @@ const (
 // call is one request in flight.
 type call struct {
 	cand  *Candidate
+	ctx   context.Context
 	store store
-	seq   int
+	seq   int // its number among its candidate's requests to store (at admission)
+	order int // when it was enqueued, among all
 	sent  time.Duration
 	// The lease server's request.
 	req  *http.Request

@@ -17,11 +17,20 @@
 // client's goroutines therefore run one answer at a time, and a client
 // that draws random numbers (a retry jitter) draws them from the run's
 // seeded source (RandUser); a client giving up on a request (its context
-// ended) does so as a harness step too. The same scenario gives the same
-// history — byte for byte under pauses, latency and crashes; where lost
-// requests, an unavailable server and client-side timeouts mix, a few
-// seeds in a hundred still vary between runs (k8slease's TestDeterministic
-// and TestReplayRate say how many).
+// ended) does so as a harness step too. Where a client's own timers fire
+// at one instant — a poll's ticker and its deadline RenewDeadline apart,
+// a context's deadline and the goroutine that sends under it — which runs
+// first is the scheduler's choice; the harness decides the ties that reach
+// it the one way: a request whose context had ended when the bubble went
+// idle is never sent (it takes no number and draws nothing). Every random
+// choice is keyed by the request it belongs to (its candidate, store and
+// number), never by the order the goroutines ran in, and nothing is
+// recorded after the horizon's shutdown. The same scenario gives the same
+// history, trace and beliefs, byte for byte, under every fault (k8slease's
+// TestDeterministic and TestReplayRate). What the harness cannot order is
+// a tie between two of the client's own timers that does not go through
+// it: a client whose work loop wakes on the very millisecond its term ends
+// races itself (k8slease's work loop wakes half a millisecond off).
 //
 // Faults, from the scenario's plan (package faults), as virtual time
 // passes: pause (strikes at the candidate's next write after At, between
@@ -41,7 +50,13 @@
 // where the client grants no token (Options.Fences). The candidates'
 // beliefs (Candidate.Leading and Stopped, from the client's own callbacks)
 // and the pauses go into a simulator-shaped result (sim.Result), so the
-// run properties judge them: exclusive-belief, liveness.
+// run properties judge them: exclusive-belief, liveness. A client whose
+// library promises no end of its belief before the lease can move
+// (client-go's) declares it Options.AdvisoryBelief: with fenced writes, an
+// overlap of two beliefs that no accepted stale write came of is then a
+// warning, not a violation (package runprop). Options.FenceUnchecked plants
+// a bug in the fenced resource (it compares no fences), for the tests
+// that show what the fence is for.
 //
 // Judging, shrinking and saving are package campaign's: Target is a
 // campaign.Target, so campaign.Run sweeps seeds over it, campaign.Shrink
@@ -51,7 +66,10 @@
 // Index: world.go (Run, Server, Client, Options, the harness loop and the
 // faults), candidate.go (Candidate: Transport, Write, Leading, Stopped),
 // record.go (the history and the result), target.go (Target). Kinds lists
-// the fault kinds injected; a scenario with another is refused.
+// the fault kinds injected; a scenario with another is refused. The
+// harness's own tests (harness_test.go) drive a tiny HTTP lease client and
+// server of their own (toy_test.go), independent of client-go: ordering,
+// each fault's effect, the history, shrinking a planted failure.
 // Package k8slease is the first client, client-go's LeaderElector;
 // examples/httplease shows the entry point for one of your own.
 package vclient

@@ -21,7 +21,9 @@ type recorder struct {
 	ops    []model.Op
 	seqs   []int // each op's number among its candidate's requests to its store
 	trace  []sim.TraceEvent
-	grants int64 // successful acquires so far: the belief spans' term numbers
+	grants int64 // successful acquires so far: a fence-less run's term numbers
+	// granted is the fence of each owner's latest grant (fenced runs).
+	granted map[string]int64
 	// Fault records' facts: when each plan entry struck, on which process.
 	struckAt   map[int]int64
 	struckProc map[int]string
@@ -40,6 +42,7 @@ type crash struct {
 func (r *recorder) init(sc *scenario.Scenario, opts Options) {
 	r.sc, r.opts = sc, opts
 	r.struckAt, r.struckProc, r.struckWhy = map[int]int64{}, map[int]string{}, map[int]string{}
+	r.granted = map[string]int64{}
 }
 
 func (r *recorder) traceLocked(t int64, node, what, detail string) int {
@@ -76,6 +79,7 @@ func (r *recorder) op(c *call, op *model.Op, t int64) int {
 	r.seqs = append(r.seqs, c.seq)
 	if o.Kind == model.Acquire && o.OK {
 		r.grants++
+		r.granted[o.Owner] = o.Fence
 		// A fence-less server grants no token: its trace names the holder
 		// only, not a "fence=0" the run never had.
 		detail := o.Owner
@@ -85,6 +89,18 @@ func (r *recorder) op(c *call, op *model.Op, t int64) int {
 		r.traceLocked(t, "server", "granted", detail)
 	}
 	return len(r.ops) - 1
+}
+
+// beliefFence is the fence a belief of owner's starting now is under, for
+// the run properties: in a fenced run, that of the owner's latest grant
+// (the token its writes present, which the properties match its refused
+// writes and its grant by); in a fence-less one, the number of grants so
+// far (a term number: it orders the beliefs, and names no token).
+func (r *recorder) beliefFence(owner string) int64 {
+	if f, ok := r.granted[owner]; ok && r.opts.Fences != model.NoFences && f > 0 {
+		return f
+	}
+	return r.grants
 }
 
 func (r *recorder) returned(i int, t int64) {
@@ -140,7 +156,8 @@ func (r *recorder) result(w *world) *sim.Result {
 	h.Ops = ops
 	h.Faults = r.faultRecords()
 	h.NumberLines()
-	res := &sim.Result{Scenario: r.sc, History: h, Trace: r.trace, Plan: r.sc.Faults, Beliefs: r.beliefs, Stops: r.stops}
+	res := &sim.Result{Scenario: r.sc, History: h, Trace: r.trace, Plan: r.sc.Faults, Beliefs: r.beliefs, Stops: r.stops,
+		AdvisoryBelief: r.opts.AdvisoryBelief}
 	res.Stats = sim.Stats{End: end, Ops: len(ops), Faults: map[faults.Kind]int{}}
 	for i := range r.sc.Faults {
 		if _, ok := r.struckAt[i]; ok || r.sc.Faults[i].Kind != faults.Pause {

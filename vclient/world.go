@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -65,6 +66,17 @@ type Options struct {
 	// Fences is how the server numbers grants, for the history's header:
 	// model.NoFences for a client that grants no token.
 	Fences model.FenceOrder
+	// AdvisoryBelief declares the client's belief (Candidate.Leading and
+	// Stopped) a hint its library gives, not a promise that it ends before
+	// the lease can move (client-go's elector makes none). With Fenced, an
+	// exclusive-belief overlap that no accepted stale write came of is then
+	// a warning, not a violation (sim.Result.AdvisoryBelief, runprop).
+	AdvisoryBelief bool
+	// FenceUnchecked is a planted bug of the fenced resource: it accepts
+	// every write, whatever its fence (a store meant to compare tokens
+	// that does not). The history stays in fenced-storage semantics, so
+	// the checker and exclusive-belief catch what it lets through.
+	FenceUnchecked bool
 }
 
 // Kinds are the fault kinds the harness injects (package doc); a scenario
@@ -92,6 +104,7 @@ type world struct {
 	live     int // Start calls not yet returned
 	exited   chan struct{}
 	highest  int64 // the fenced resource's highest accepted fence
+	sent     int   // requests enqueued: the arrivals' last tie-break
 	// outstanding are the requests not answered yet (lost ones included),
 	// so that the shutdown can answer every one.
 	outstanding map[*call]struct{}
@@ -276,7 +289,42 @@ func (w *world) loop() {
 // admit turns the requests sent since the last step into serve events,
 // drawing each one's network delay (in the order of the candidates' names
 // and their own request counts, never the order the goroutines ran in).
+//
+// A request whose context had already ended when the harness admits it
+// never goes out: the client's timer that ended it and the goroutine that
+// sent it fired at the same virtual instant, and which of the two ran
+// first is the goroutine scheduler's choice (a ticker and a deadline
+// RetryPeriod·k = RenewDeadline apart, a work loop's timer and the end of
+// the term). The harness resolves every such tie the same way — the
+// context first — so the request takes no number, draws nothing and is
+// not recorded; its client is let go on (with its context's error) as an
+// abort step, like any request it gave up on.
 func (w *world) admit(now time.Duration) {
+	if len(w.arrivals) > 0 {
+		slices.SortFunc(w.arrivals, cmpArrival)
+		dropped := map[[2]string]int{}
+		kept := w.arrivals[:0]
+		for _, c := range w.arrivals {
+			if c.ctx.Err() != nil {
+				// Its number among the dropped of its candidate and store at
+				// this instant orders its abort step.
+				k := [2]string{c.cand.Name, fmt.Sprint(c.store)}
+				dropped[k]++
+				// Its client has abandoned it already, or (paused) does so
+				// when it resumes: the abort step answers it.
+				c.seq = -dropped[k]
+				continue
+			}
+			c.seq = c.cand.seq[c.store]
+			c.cand.seq[c.store]++
+			if c.store == storeResource && c.value == "" {
+				c.cand.writes++
+				c.value = fmt.Sprintf("%s:w%d", c.cand.Name, c.cand.writes)
+			}
+			kept = append(kept, c)
+		}
+		w.arrivals = kept
+	}
 	for _, c := range w.aborts {
 		w.events = append(w.events, &event{at: now, kind: evAbort, call: c})
 	}
@@ -284,18 +332,6 @@ func (w *world) admit(now time.Duration) {
 	if len(w.arrivals) == 0 {
 		return
 	}
-	slices.SortFunc(w.arrivals, func(a, b *call) int {
-		if a.cand.Name != b.cand.Name {
-			if a.cand.Name < b.cand.Name {
-				return -1
-			}
-			return 1
-		}
-		if a.store != b.store {
-			return int(a.store) - int(b.store)
-		}
-		return a.seq - b.seq
-	})
 	// A write strikes its candidate's armed pause (one due by now).
 	for _, c := range w.arrivals {
 		n := w.node(c.cand.Node)
@@ -315,6 +351,35 @@ func (w *world) admit(now time.Duration) {
 		w.events = append(w.events, &event{at: ceilMs(c.sent) + time.Duration(d1)*ms, kind: evServe, call: c, extra: d2})
 	}
 	w.arrivals = w.arrivals[:0]
+}
+
+// cmpArrival orders the requests sent since the last step: by candidate,
+// store and what they ask; only two alike from one candidate at one
+// instant fall back on the order they were sent in.
+//
+// Two byte-identical requests of one candidate at one instant (two of its
+// goroutines asking the same) are the one tie left to the order they were
+// sent in: nothing in them says which goroutine is which.
+func cmpArrival(a, b *call) int {
+	if a.cand.Name != b.cand.Name {
+		return strings.Compare(a.cand.Name, b.cand.Name)
+	}
+	if a.store != b.store {
+		return int(a.store) - int(b.store)
+	}
+	if c := strings.Compare(a.content(), b.content()); c != 0 {
+		return c
+	}
+	return a.order - b.order
+}
+
+// content is everything a request says: method, URL and body, or the
+// write's value and fence.
+func (c *call) content() string {
+	if c.store == storeResource {
+		return fmt.Sprintf("%s\x00%d", c.value, c.fence)
+	}
+	return c.req.Method + " " + c.req.URL.String() + "\x00" + string(c.body)
 }
 
 // delays draws a request's two legs: the network's delay each way, plus
@@ -534,17 +599,18 @@ func (w *world) hold(c *Candidate) error {
 }
 
 // enqueue puts a request in the arrivals; false when its candidate is dead.
-func (w *world) enqueue(c *Candidate, cl *call) bool {
+// Its number among its candidate's requests is given at admission.
+func (w *world) enqueue(ctx context.Context, c *Candidate, cl *call) bool {
 	w.mu.Lock()
 	n := w.node(c.Node)
 	if w.closing || n == nil || n.cur != c {
 		w.mu.Unlock()
 		return false
 	}
-	cl.cand, cl.op = c, -1
+	cl.cand, cl.op, cl.ctx = c, -1, ctx
 	cl.sent = w.now()
-	cl.seq = c.seq[cl.store]
-	c.seq[cl.store]++
+	w.sent++
+	cl.order = w.sent
 	cl.done = make(chan reply, 1)
 	w.arrivals = append(w.arrivals, cl)
 	w.outstanding[cl] = struct{}{}
@@ -595,11 +661,8 @@ func (w *world) paused(c *Candidate, now time.Duration) (time.Duration, bool) {
 // serve applies one request at the store it is for.
 func (w *world) serve(e *event, now time.Duration) {
 	c := e.call
-	if until, ok := w.paused(c.cand, now); ok {
-		e.at = until // it leaves the paused process only when it resumes
-		w.events = append(w.events, e)
-		return
-	}
+	// Not held by a pause: one sent during a pause was admitted as sent
+	// when the pause ends; one sent before it is on the wire.
 	t := int64(now / ms)
 	lost, loseAnswer := w.partitioned(c, t)
 	if lost {
@@ -625,18 +688,18 @@ func (w *world) serve(e *event, now time.Duration) {
 	case storeResource:
 		ok := true
 		if w.opts.Fenced {
-			ok = c.fence > 0 && c.fence >= w.highest
+			ok = c.fence > 0 && c.fence >= w.highest || w.opts.FenceUnchecked
 			if ok {
-				w.highest = c.fence
+				w.highest = max(w.highest, c.fence)
 			}
 		}
 		rep.ok = ok
 		op := &model.Op{Kind: model.Write, Owner: c.cand.Identity, Value: c.value, HasValue: true, OK: ok}
-		if w.opts.Fenced {
-			op.Fence = c.fence
-			if !ok {
-				op.Error = "stale-fence"
-			}
+		if w.opts.Fences != model.NoFences {
+			op.Fence = c.fence // the token it presented, checked or not
+		}
+		if !ok {
+			op.Error = "stale-fence"
 		}
 		c.op = w.rec.op(c, op, t)
 	}
@@ -736,15 +799,18 @@ func (w *world) shutdown() {
 	}
 }
 
-// believe records a change of the candidate's belief that it leads.
+// believe records a change of the candidate's belief that it leads. At
+// the horizon nothing more is recorded: the shutdown ends every context at
+// once, and the callbacks that follow would come in the goroutines' order;
+// a belief held then runs to the end (recorder.result).
 func (w *world) believe(c *Candidate, leads bool, how string) {
-	if err := w.hold(c); err != nil && !w.isClosing() {
+	if err := w.hold(c); err != nil {
 		return // a dead incarnation's callback says nothing anyone sees
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := w.node(c.Node)
-	if n == nil || (n.cur != c && !w.closing) {
+	if w.closing || n == nil || n.cur != c {
 		return
 	}
 	now := w.now()
@@ -753,17 +819,15 @@ func (w *world) believe(c *Candidate, leads bool, how string) {
 			return
 		}
 		t := int64(now / ms)
-		n.believing, n.beliefFrom, n.beliefFence = true, t, w.rec.grants
-		n.beliefLine = w.rec.traceLocked(t, c.Name, "believes", fmt.Sprintf("fence=%d via %s", n.beliefFence, how))
+		n.believing, n.beliefFrom, n.beliefFence = true, t, w.rec.beliefFence(c.Identity)
+		detail := "via " + how // a fence-less run has no fences to name
+		if w.opts.Fences != model.NoFences {
+			detail = fmt.Sprintf("fence=%d via %s", n.beliefFence, how)
+		}
+		n.beliefLine = w.rec.traceLocked(t, c.Name, "believes", detail)
 		return
 	}
 	w.endBelief(n, int64(ceilMs(now)/ms), "gave-up", how)
-}
-
-func (w *world) isClosing() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.closing
 }
 
 // endBelief ends n's belief at t, recording it (what: the trace's word).

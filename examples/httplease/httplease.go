@@ -172,7 +172,7 @@ func (a *Adapter) Start(ctx context.Context, c *vclient.Candidate) {
 				return
 			}
 			for range it.Writes {
-				if _, err := c.Write(wctx, c.WriteValue(), fence); err != nil && !errors.Is(err, context.Canceled) {
+				if _, err := c.Write(wctx, "", fence); err != nil && !errors.Is(err, context.Canceled) {
 					return
 				}
 			}

@@ -25,20 +25,19 @@ func digest(t *testing.T, r *sim.Result) []byte {
 }
 
 // TestDeterministic: the same scenario gives the same history, trace and
-// beliefs, byte for byte, for both implementations under every profile but
-// All — the harness's ordering, not the goroutines', decides. Under All
-// (client-side timeouts, lost requests, the API server down) a few seeds
-// in a hundred still vary between runs; TestReplayRate measures what that
-// costs saved failures.
+// beliefs, byte for byte, for both implementations under every profile —
+// All included (client-side timeouts, lost requests, the API server down
+// together) — over 40 seeds each (-seeds N for more): the harness's
+// ordering, not the goroutines', decides.
 func TestDeterministic(t *testing.T) {
 	for _, impl := range []string{Unfenced, Fenced} {
-		for _, p := range []Profile{NoFaults, Latency, Pauses, Contention} {
+		for _, p := range Profiles {
 			tg, err := Target(t, impl)
 			if err != nil {
 				t.Fatal(err)
 			}
 			gen := Generator(impl, p, nil)
-			for seed := uint64(1); seed <= uint64(seeds(10)); seed++ {
+			for seed := uint64(1); seed <= uint64(seeds(40)); seed++ {
 				sc := gen(seed)
 				var first []byte
 				for i := range 3 {

@@ -15,7 +15,11 @@
 // finds it, campaign shrinks and saves it, and WriteStory tells it in
 // LeaseDuration / RenewDeadline / OnStoppedLeading terms. Fenced
 // (Fenced), every write carries the resourceVersion of the Lease update
-// that made its writer leader, and the store refuses a lower one.
+// that made its writer leader, and the store refuses a lower one: clean
+// under every fault, but for client-go's own belief outliving a slow
+// renewal's answer by up to RetryPeriod + RenewDeadline, which no token
+// changes — a warning where the writes are fenced (every target declares
+// the belief advisory), a violation where they are not.
 //
 // Sweeps run as go test (a synctest bubble needs a *testing.T):
 //

@@ -162,7 +162,7 @@ func (e *Elector) work(ctx context.Context, c *vclient.Candidate, le *leaderelec
 		for _, it := range items {
 			d := time.Duration(it.Work) * time.Millisecond
 			spent += d
-			if !sleep(ctx, d) {
+			if !sleep(ctx, between(d)) {
 				return
 			}
 			for range it.Writes {
@@ -181,16 +181,27 @@ func (e *Elector) work(ctx context.Context, c *vclient.Candidate, le *leaderelec
 				// The write is the user's own call, not the term's: once
 				// issued it is not withdrawn when the term ends (a write
 				// already on its way to a database is not recalled).
-				_, err := c.Write(context.Background(), c.WriteValue(), fence)
+				_, err := c.Write(context.Background(), "", fence)
 				if err != nil && ctx.Err() != nil {
 					return
 				}
 			}
 		}
-		if spent < minCycle && !sleep(ctx, minCycle-spent) {
+		if spent < minCycle && !sleep(ctx, between(minCycle-spent)) {
 			return
 		}
 	}
+}
+
+// between returns how long to sleep for d to end half a millisecond past
+// a whole one. The harness answers at whole milliseconds, so client-go's
+// renew loop, its deadlines and the term's end all fall on them; a work
+// timer on the same instant would race the term's end in the goroutine
+// scheduler's order (a write sent or not), where in real time a tie has
+// no chance. Half a millisecond in between, it never ties.
+func between(d time.Duration) time.Duration {
+	now := time.Now()
+	return now.Add(d).Truncate(time.Millisecond).Add(time.Millisecond / 2).Sub(now)
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {
