@@ -127,10 +127,13 @@ func WriteStory(w io.Writer, o *campaign.Outcome) {
 		fmt.Fprintf(w, "%s last renewed its Lease at t=%dms (the API server applied the update then; line %d). ", who, z.LastRenew.At, z.LastRenew.Line)
 	}
 	if z.Paused != nil {
-		fmt.Fprintf(w, "At t=%dms %s checked `IsLeader()` — true — and was then paused for %s before its write went out "+
+		// The work loop checks IsLeader() half a millisecond before the
+		// whole millisecond the pause is recorded at (elector.go's between),
+		// so the story gives the pause's instant, not the check's.
+		fmt.Fprintf(w, "%s checked `IsLeader()` — true — and at t=%dms, before its write went out, was paused for %s "+
 			"(a stop-the-world GC pause, a CPU-throttled or frozen container). Nothing of client-go's could run for it meanwhile: "+
 			"`RenewDeadline` bounds how long the elector keeps retrying a renewal, not how long a process goes without looking. ",
-			z.Paused.Start, who, secs(z.Paused.End-z.Paused.Start))
+			who, z.Paused.Start, secs(z.Paused.End-z.Paused.Start))
 	}
 	fmt.Fprintf(w, "The other candidates saw the Lease stop changing and, `LeaseDuration` (%s) later, %s took it over at t=%dms "+
 		"(`holderIdentity` %s, `leaseTransitions` + 1; line %d). ", secs(sc.TTL), z.Grant.Owner, z.Grant.At, z.Grant.Owner, z.Grant.Line)
