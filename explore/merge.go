@@ -1,7 +1,6 @@
 package explore
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -41,13 +40,30 @@ func ReadPart(r io.Reader) (*Part, error) {
 	return &p, nil
 }
 
-// IsPart reports whether b, a JSON document, looks like an exploration
-// part (for a merge command that reads both kinds of parts).
-func IsPart(b []byte) bool {
-	var h struct {
-		Kind string `json:"kind"`
+// IsPart reports whether r holds a JSON object whose "kind" is an
+// exploration part's (for a merge command that reads both kinds of
+// parts). It reads the object's fields only up to "kind", which a part
+// file has first: never a whole part.
+func IsPart(r io.Reader) bool {
+	d := json.NewDecoder(r)
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return false
 	}
-	return json.NewDecoder(bytes.NewReader(b)).Decode(&h) == nil && h.Kind == PartKind
+	for d.More() {
+		k, err := d.Token()
+		if err != nil {
+			return false
+		}
+		if k == "kind" {
+			var kind string
+			return d.Decode(&kind) == nil && kind == PartKind
+		}
+		var skip json.RawMessage
+		if d.Decode(&skip) != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // Merged is the merge of every part of a sharded exploration.

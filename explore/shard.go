@@ -85,7 +85,7 @@ const (
 
 // DefaultShardWidth is the split rule's default: the frontier is the first
 // level after one of at least DefaultShardWidth·N distinct states.
-const DefaultShardWidth = 32
+const DefaultShardWidth = 128
 
 // Part is what one part of a sharded exploration writes: a header that
 // names the exploration (so that parts of different ones are refused) and,
