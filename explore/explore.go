@@ -237,6 +237,11 @@ type Report struct {
 	// is each explored space's part of it.
 	Verdict *Verdict `json:"verdict,omitempty"`
 	spaces  []SpaceVerdict
+	// Reductions names the reductions that were on (ReductionsOn), and
+	// Coverage, when measured (the command's --coverage), the explored
+	// machines' code the exploration ran: what a "complete" covered.
+	Reductions []string  `json:"reductions,omitempty"`
+	Coverage   *Coverage `json:"coverage,omitempty"`
 }
 
 // Progress is a running search's counts, for Options.Progress.

@@ -65,6 +65,7 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	noMin := fs.Bool("no-minimize", false, "keep the counterexample of the space as given (default: shorten it by exploring smaller worlds)")
 	shardFlag := fs.String("shard", "", "explore only the `I/N`-th of N disjoint parts of the space (bfs; 1 <= I <= N), write it to --part, and combine the N parts with leasecheck merge")
 	partFile := fs.String("part", "", "with --shard: the part file to write (`FILE`; default explore-part-I-of-N.json)")
+	coverDir := fs.String("coverage", "", "also measure which lines of impl/holder and impl/memstore the exploration ran: re-run it in a build of leasecheck with Go's coverage under `DIR` (needs the go command and the module's source) and report per-package percentages and the code never run")
 	shardWidth := fs.Int("shard-width", explore.DefaultShardWidth, "with --shard: split the space at the first depth after a level of at least this many states per part (every part must use the same)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: leasecheck explore [--holders N] [--faults LIST] [--max-faults K] [--adversary A] [--semantics S] [--depth D] [--strategy bfs|dfs|pct] [--mutant NAME] [--out DIR] [--timeout D] [--max-memory SIZE] [--json]")
@@ -162,6 +163,10 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if *shardFlag != "" {
+		if *coverDir != "" {
+			fmt.Fprintln(stderr, "leasecheck explore: --coverage measures a whole exploration, not a part (--shard): run it unsharded")
+			return exitUsage
+		}
 		sh, err := campaign.ParseShard(*shardFlag)
 		if err != nil || sh.N < 1 {
 			fmt.Fprintf(stderr, "leasecheck explore: --shard %q: want I/N with 1 <= I <= N\n", *shardFlag)
@@ -211,6 +216,17 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		cx.File = file
+	}
+	rep.Reductions = rep.ReductionsOn()
+	if *coverDir != "" {
+		want := rep.Verdict
+		if rep.Counterexample == nil && !rep.Complete {
+			want = nil // a budget ended this run: the re-run may end elsewhere
+		}
+		if rep.Coverage, err = measureCoverage(*coverDir, withoutFlag(args, "coverage"), want); err != nil {
+			fmt.Fprintf(stderr, "leasecheck explore: --coverage: %v\n", err)
+			return exitUsage
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -275,16 +291,7 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 	}
 	fmt.Fprintf(w, "explored %s, strategy %s\n", what, r.Strategy)
 	fmt.Fprintf(w, "%-22s %s\n", "space", r.Bounds)
-	red := []string{}
-	if r.Hashing {
-		red = append(red, "state hashing")
-	}
-	if r.POR {
-		red = append(red, "sleep sets")
-	}
-	if !r.Cloning {
-		red = append(red, "states re-run from the root (a machine cannot copy itself)")
-	}
+	red := r.ReductionsOn()
 	if len(red) == 0 {
 		red = append(red, "none")
 	}
@@ -322,6 +329,9 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 	}
 	if r.DepthCut > 0 {
 		fmt.Fprintf(w, "  (%d paths were cut at the depth bound, --depth %d moves: the claim covers paths up to that length)\n", r.DepthCut, r.DepthBound)
+	}
+	if r.Coverage != nil {
+		printCoverage(w, r.Coverage)
 	}
 }
 
