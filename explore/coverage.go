@@ -28,7 +28,7 @@ type PackageCoverage struct {
 	Covered    int     `json:"covered"`
 	Percent    float64 `json:"percent"`
 	// UnreachedFunctions lists the functions none of whose statements ran
-	// ("file.go:Name"); Unreached the line ranges never run
+	// ("file.go:LINE:Name"); Unreached the line ranges never run
 	// ("file.go:12-15"), in file and line order.
 	UnreachedFunctions []string `json:"unreached_functions"`
 	Unreached          []string `json:"unreached_lines"`
@@ -167,10 +167,10 @@ func (c *Coverage) AddFuncCoverage(r io.Reader) error {
 		if f[2] != "0.0%" {
 			continue
 		}
-		file, _, _ := strings.Cut(f[0], ":")
+		file, line, _ := strings.Cut(strings.TrimSuffix(f[0], ":"), ":")
 		for i := range c.Packages {
 			if pathpkg.Dir(file) == c.Packages[i].Package {
-				c.Packages[i].UnreachedFunctions = append(c.Packages[i].UnreachedFunctions, pathpkg.Base(file)+":"+f[1])
+				c.Packages[i].UnreachedFunctions = append(c.Packages[i].UnreachedFunctions, pathpkg.Base(file)+":"+line+":"+f[1])
 			}
 		}
 	}

@@ -42,7 +42,7 @@ m/b/z.go:1.1,2.2 7 1
 	if err := c.AddFuncCoverage(strings.NewReader(funcs)); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(c.Packages[0].UnreachedFunctions, []string{"x.go:G"}) || len(c.Packages[1].UnreachedFunctions) != 0 {
+	if !slices.Equal(c.Packages[0].UnreachedFunctions, []string{"x.go:4:G"}) || len(c.Packages[1].UnreachedFunctions) != 0 {
 		t.Errorf("functions never run: %v %v", c.Packages[0].UnreachedFunctions, c.Packages[1].UnreachedFunctions)
 	}
 	if _, err := explore.ParseCoverProfile(strings.NewReader("mode: set\nm/a/x.go:1.1,3.2 two 1\n"), nil); err == nil || !strings.Contains(err.Error(), "line 2") {
