@@ -204,11 +204,21 @@ func MergeParts(parts ...*Part) (*Merged, error) {
 			}
 			return nil, fmt.Errorf("merge: exploration parts %v stopped before space %d without a violation or a budget there", missing, si+1)
 		}
-		// Every part explored the space: its prefix must be every part's.
+		// A part that ran out of a budget here (with no violation found
+		// by any) leaves the space, and the plan, incomplete.
+		for i, s := range here {
+			if s.Stopped != "exhausted" {
+				m.StoppedBy = fmt.Sprintf("exploration part %d/%d stopped by %s in space %d", ps[i].Shard, n, s.Stopped, si+1)
+				sv.Stopped = s.Stopped
+				m.Verdict.Spaces = append(m.Verdict.Spaces, sv)
+				m.Verdict.Stopped = s.Stopped
+				return m, nil
+			}
+		}
+		// Every part exhausted the space: its prefix must be every part's.
 		s0 := here[0]
 		ms := MergedSpace{Bounds: plan.Bounds, SplitDepth: s0.SplitDepth, Frontier: s0.Frontier, Prefix: s0.Prefix}
-		var owned int64
-		undecided, stopped := int64(0), ""
+		var owned, undecided int64
 		for i, s := range here {
 			if s.SplitDepth != s0.SplitDepth || s.Frontier != s0.Frontier || s.Prefix != s0.Prefix {
 				return nil, fmt.Errorf("merge: space %d: exploration parts %d/%d and %d/%d explored different prefixes "+
@@ -217,20 +227,9 @@ func MergeParts(parts ...*Part) (*Merged, error) {
 			}
 			owned += s.Owned
 			undecided += s.Undecided
-			if s.Stopped != "exhausted" && stopped == "" {
-				stopped = s.Stopped
-				m.StoppedBy = fmt.Sprintf("exploration part %d/%d stopped by %s in space %d", ps[i].Shard, n, s.Stopped, si+1)
-			}
 		}
-		if s0.SplitDepth >= 0 && stopped == "" && owned != s0.Frontier {
+		if s0.SplitDepth >= 0 && owned != s0.Frontier {
 			return nil, fmt.Errorf("merge: space %d: the parts own %d of the %d frontier states: not a partition (a bug in leasecheck)", si+1, owned, s0.Frontier)
-		}
-		if stopped != "" {
-			sv.Stopped = stopped
-			m.Verdict.Spaces = append(m.Verdict.Spaces, sv)
-			m.Verdict.Stopped = stopped
-			m.Spaces = append(m.Spaces, ms)
-			return m, nil
 		}
 		union, total, err := unionDigests(here)
 		if err != nil {

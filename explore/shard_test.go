@@ -164,6 +164,13 @@ func TestMergeRefusesPartsThatDoNotFit(t *testing.T) {
 			t.Errorf("%s: err %v, want one saying %q", c.name, err, c.want)
 		}
 	}
+	// A part that ran out of its budget leaves the merge incomplete (exit
+	// 3), naming the part; it is not a refusal, and no count is claimed.
+	starved := other(explore.Options{MaxStates: 50}, 4, sc)
+	m, err := explore.MergeParts(parts[0], starved, parts[2])
+	if err != nil || m.Status() != 3 || m.Verdict.Complete || !strings.Contains(m.StoppedBy, "part 2/3 stopped by max-states") || m.Verdict.Spaces[0].DistinctStates != 0 {
+		t.Errorf("a starved part: err %v, merged %+v", err, m)
+	}
 	// A part's file with its fingerprints cut is refused when read or merged.
 	cut := *parts[0]
 	cut.Spaces = append([]explore.PartSpace(nil), parts[0].Spaces...)
