@@ -176,6 +176,19 @@ func TestMergeRefusesPartsThatDoNotFit(t *testing.T) {
 	if err != nil || m.Status() != 3 || m.Verdict.Complete || !strings.Contains(m.StoppedBy, "part 2/3 stopped by max-states") || m.Verdict.Spaces[0].DistinctStates != 0 {
 		t.Errorf("a starved part: err %v, merged %+v", err, m)
 	}
+	// A violation any part found stands, whatever budget another ran out
+	// of (the least one may be in the starved part: Verdict says violation,
+	// the state is the least of those found).
+	gsc, gop := explore.MutantSpace(mutants.ByName("greedy-grant"))
+	gparts := shards(t, []*scenario.Scenario{gsc}, gop, 3, 4)
+	gop.MaxStates = 3
+	gparts[1] = shards(t, []*scenario.Scenario{gsc}, gop, 3, 4)[1]
+	if gparts[1].Spaces[0].Stopped != "max-states" {
+		t.Fatalf("the starved part stopped by %s", gparts[1].Spaces[0].Stopped)
+	}
+	if m, err := explore.MergeParts(gparts...); err != nil || m.Status() != 1 || m.Verdict.Result != "violation" {
+		t.Errorf("a violation beside a starved part: err %v, merged %+v", err, m)
+	}
 	// A part's file with its fingerprints cut is refused when read or merged.
 	cut := *parts[0]
 	cut.Spaces = append([]explore.PartSpace(nil), parts[0].Spaces...)
