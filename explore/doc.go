@@ -28,7 +28,8 @@
 //
 // DefaultPlan is the spaces the command explores by default (plan.go):
 // every fault once, the adversarial client under both semantics, and the
-// adversary after an owner reuse; ExplorePlan sums their reports. The first violation stops the search; its path is a
+// adversary after an owner reuse; ExplorePlan sums their reports. A violation stops the search (breadth-first: once the level
+// it was found in is done, the counterexample being the rule's, shard.go); its path is a
 // scenario with a Schedule, which `leasecheck repro FILE` replays with no
 // other flag. Report says exactly what was covered; Complete is true only
 // when the bounded space was exhausted with every verdict decided.
@@ -43,7 +44,15 @@
 // expansions) and MaxStates end a search early, never steer it; Stopped
 // names the one that did.
 //
+// Sharding: ExploreShard explores one of N parts of a breadth-first
+// search (a common prefix, the frontier dealt out by digest) into a Part;
+// MergeParts combines all N into the single run's Verdict (VerdictOf),
+// exactly — shard.go argues why, and which counts are order-dependent.
+//
 // Index: explore.go (Bounds, Space, Options, Report, Explore), plan.go
 // (DefaultPlan, ExplorePlan), search.go (BFS, DFS, sleep sets, state
-// caching, budgets), pct.go, monitor.go, judge.go, minimize.go.
+// caching, budgets), pct.go, monitor.go, judge.go, minimize.go, shard.go
+// (ExploreShard, Part, Verdict, the counterexample rule), merge.go
+// (ReadPart, MergeParts), coverage.go (Coverage of the explored machines'
+// code, the reductions a report names).
 package explore

@@ -141,6 +141,11 @@ type Options struct {
 	Depth int
 	Seed  uint64
 
+	// Admit, when set, is asked about every new distinct state before it is
+	// queued (breadth-first search only): false leaves it to another part
+	// of a sharded exploration (shard.go), which explores it instead.
+	Admit func(depth int, digest uint64) bool
+
 	// blindMonitor (tests only, export_test.go): the monitor never flags
 	// linearizable, a planted incompleteness the disagreement check must
 	// catch.
@@ -226,6 +231,17 @@ type Report struct {
 	// bytes) seen while searching: measurements, not part of the result.
 	Elapsed  time.Duration `json:"-"`
 	PeakHeap uint64        `json:"-"`
+
+	// Verdict, when set (the command sets it), is the order-independent
+	// result a sharded exploration's merge reproduces (shard.go); spaces
+	// is each explored space's part of it.
+	Verdict *Verdict `json:"verdict,omitempty"`
+	spaces  []SpaceVerdict
+	// Reductions names the reductions that were on (ReductionsOn), and
+	// Coverage, when measured (the command's --coverage), the explored
+	// machines' code the exploration ran: what a "complete" covered.
+	Reductions []string  `json:"reductions,omitempty"`
+	Coverage   *Coverage `json:"coverage,omitempty"`
 }
 
 // Progress is a running search's counts, for Options.Progress.
@@ -241,8 +257,13 @@ type Progress struct {
 type Counterexample struct {
 	Property string `json:"property"`
 	// Properties lists every property the path's last state violates.
-	Properties  []string           `json:"properties"`
-	Steps       int                `json:"steps"`
+	Properties []string `json:"properties"`
+	Steps      int      `json:"steps"`
+	// State is the violating state's digest (hex), Revealed the depth of
+	// the state whose expansion revealed it: with Steps, the
+	// counterexample's place in the order that picks it (shard.go).
+	State       string             `json:"state,omitempty"`
+	Revealed    int                `json:"revealed"`
 	Ops         int                `json:"ops"`
 	Explanation string             `json:"explanation"`
 	Lines       []int              `json:"lines,omitempty"`
@@ -307,7 +328,15 @@ func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
 	r.Pruned = r.PrunedSeen + r.PrunedSleep
 	r.Complete = r.Stopped == "exhausted" && r.Undecided == 0 && o.Strategy != PCT
 	r.Elapsed = time.Since(start)
+	defer func() { r.spaces = []SpaceVerdict{spaceVerdictOf(r)} }()
 	if x.cex != nil {
+		// The violation stands whatever budget ran out while its level
+		// was being finished; Violations counts the counterexample's
+		// properties (the search's rule picks one violating state).
+		r.Stopped, r.Complete = "violation", false
+		for _, p := range x.cex.props {
+			r.Violations[p] = 1
+		}
 		if err := x.finishCounterexample(); err != nil {
 			return nil, err
 		}
@@ -369,11 +398,14 @@ type explorer struct {
 	cex      *found
 }
 
-// found is the first violation: the path that reaches it.
+// found is the counterexample: the path that reaches it, and its place in
+// the counterexample rule's order (found.before, shard.go).
 type found struct {
-	path  []scenario.Choice
-	steps int
-	props []string
+	path     []scenario.Choice
+	steps    int
+	props    []string
+	state    uint64 // the violating state's digest
+	revealed int    // the depth of the state whose expansion revealed it
 }
 
 // MutantSpace returns the space `leasecheck explore --mutant` searches for

@@ -75,7 +75,7 @@ func (x *explorer) judgeFlagged(c *sim.World, flags []string, p *path, depth int
 	}
 	m := c.Monitor().(*monitor)
 	v := x.judge(w, needsChecker(flags) || m.diverged)
-	return x.record(v, p, depth, m.ever, false)
+	return x.record(v, p, depth, m.ever, false, 0)
 }
 
 // judgeLeaf judges the last state of a path: the run properties (a crash
@@ -84,7 +84,7 @@ func (x *explorer) judgeFlagged(c *sim.World, flags []string, p *path, depth int
 func (x *explorer) judgeLeaf(w *sim.World, p *path, depth int) {
 	m := w.Monitor().(*monitor)
 	full := x.o.FullLeaves || m.diverged
-	x.record(x.judge(w, full), p, depth, m.ever, true)
+	x.record(x.judge(w, full), p, depth, m.ever, true, 0)
 }
 
 // record counts a verdict. ever is what the monitor flagged on the path:
@@ -93,7 +93,12 @@ func (x *explorer) judgeLeaf(w *sim.World, p *path, depth int) {
 // flags are complete (monitor.go) — and is reported as such, never passed
 // over. At a path's end a crash never recovered from is the one violation
 // the monitor leaves to the full judges (liveness-recovery).
-func (x *explorer) record(v verdict, p *path, depth int, ever uint64, leaf bool) bool {
+//
+// state is the violating state's digest. Breadth-first search keeps the
+// least violation by the counterexample rule (found.before, shard.go) and
+// finishes the level it was revealed in; the other strategies stop at the
+// first.
+func (x *explorer) record(v verdict, p *path, depth int, ever uint64, leaf bool, state uint64) bool {
 	if v.undecided {
 		x.rep.Undecided++
 	}
@@ -106,13 +111,18 @@ func (x *explorer) record(v verdict, p *path, depth int, ever uint64, leaf bool)
 				"the monitor is incomplete, a bug in leasecheck's explorer (the counterexample is the path)", f, depth)
 		}
 	}
-	for _, p := range v.failed {
-		x.rep.Violations[p]++
+	f := &found{steps: depth, props: v.failed, state: state, revealed: depth}
+	if !leaf {
+		f.revealed = depth - 1 // revealed while expanding its parent
 	}
-	if x.cex == nil {
-		x.cex = &found{path: p.flat(), steps: depth, props: v.failed}
+	if x.cex == nil || x.o.Strategy == BFS && f.before(x.cex) {
+		f.path = p.flat()
+		x.cex = f
 	}
-	x.rep.Stopped, x.stop = "violation", true
+	x.rep.Stopped = "violation"
+	if x.o.Strategy != BFS {
+		x.stop = true
+	}
 	return true
 }
 
@@ -144,7 +154,10 @@ func (x *explorer) finishCounterexample() error {
 	}
 	x.rep.Judged-- // the replay is not a state of the search
 	cx := &Counterexample{Property: v.failed[0], Properties: v.failed, Steps: x.cex.steps, Ops: len(v.run.History.Ops),
-		Scenario: sc, Run: v.run}
+		Scenario: sc, Run: v.run, Revealed: x.cex.revealed}
+	if x.cex.state != 0 {
+		cx.State = fmt.Sprintf("%016x", x.cex.state)
+	}
 	sc.Expect = slices.Clone(v.failed)
 	for _, viol := range v.out.Check.Violations {
 		if viol.Property == cx.Property {

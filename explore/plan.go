@@ -116,6 +116,7 @@ func (s *Report) add(r *Report) {
 	s.Stopped = r.Stopped
 	s.Disagreement = r.Disagreement
 	s.Spaces = append(s.Spaces, r.Spaces...)
+	s.spaces = append(s.spaces, r.spaces...)
 	s.Cloning = s.Cloning && r.Cloning
 	s.PeakHeap = max(s.PeakHeap, r.PeakHeap)
 }

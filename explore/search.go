@@ -284,6 +284,9 @@ type cand struct {
 // it in parallel. It stops after a confirmed violation (the merge stops
 // there).
 func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
+	if x.pastViolationLevel(it) { // [shard hook] counterexample rule (shard.go)
+		return nil
+	}
 	w, err := x.materializePure(it)
 	if err != nil {
 		return []cand{{err: err}}
@@ -293,8 +296,9 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 		m := w.Monitor().(*monitor)
 		full := x.o.FullLeaves || m.diverged
 		ever := m.ever
+		h := w.StateHash() // [shard hook] the violating state's digest orders counterexamples
 		v, err := x.judgePure(w, full)
-		return []cand{{err: err, leaf: true, cut: len(ms) > 0, v: v, ever: ever}}
+		return []cand{{err: err, leaf: true, cut: len(ms) > 0, v: v, ever: ever, hash: h}}
 	}
 	moves := append([]sim.Move(nil), ms...)
 	// Each transition runs on a copy of the state, but the last one when no
@@ -344,7 +348,7 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 					if cd.v, err = x.judgePure(jw, needsChecker(flags) || mon.diverged); err != nil {
 						return append(out, cand{err: err})
 					}
-					if len(cd.v.failed) > 0 {
+					if len(cd.v.failed) > 0 && x.o.Strategy != BFS { // [shard hook] BFS finishes the level (shard.go)
 						return append(out, cd)
 					}
 				}
@@ -360,7 +364,7 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 						}
 					}
 				}
-				if !x.o.NoHash {
+				if !x.o.NoHash || len(cd.v.failed) > 0 {
 					cd.hash = c.StateHash()
 				}
 				if !cloning {
@@ -383,6 +387,10 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 // search), the visited set and its sleep sets (search.go's header), and
 // the states to explore further.
 func (x *explorer) apply(it *item, cands []cand, push func(*item)) {
+	if x.pastViolationLevel(it) { // [shard hook] counterexample rule (shard.go)
+		x.stop = true
+		return
+	}
 	x.rep.MaxDepth = max(x.rep.MaxDepth, it.depth)
 	for i := range cands {
 		cd := &cands[i]
@@ -396,7 +404,7 @@ func (x *explorer) apply(it *item, cands []cand, push func(*item)) {
 			}
 			x.rep.Paths++
 			x.rep.Judged++
-			x.record(cd.v, it.path, it.depth, cd.ever, true)
+			x.record(cd.v, it.path, it.depth, cd.ever, true, cd.hash)
 			return
 		case cd.asleep:
 			x.rep.PrunedSleep++
@@ -408,8 +416,11 @@ func (x *explorer) apply(it *item, cands []cand, push func(*item)) {
 		x.rep.MaxDepth = max(x.rep.MaxDepth, depth)
 		if cd.judged {
 			x.rep.Judged++
-			if x.record(cd.v, p, depth, cd.ever, false) {
-				return
+			if x.record(cd.v, p, depth, cd.ever, false, cd.hash) {
+				if x.stop {
+					return
+				}
+				continue // [shard hook] BFS finishes the level (shard.go)
 			}
 		}
 		var e *entry
@@ -439,6 +450,14 @@ func (x *explorer) apply(it *item, cands []cand, push func(*item)) {
 			x.visited[cd.hash] = e
 		}
 		x.rep.DistinctStates++
+		// [shard hook] A new state another part owns (Options.Admit,
+		// shard.go) is remembered here, as expanded there, never explored.
+		if x.o.Admit != nil && !x.o.Admit(depth, cd.hash) {
+			if e != nil {
+				e.expanded = true
+			}
+			continue
+		}
 		push(&item{w: cd.c, path: p, depth: depth, sleep: cd.childSleep, e: e})
 	}
 }

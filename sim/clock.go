@@ -39,6 +39,18 @@ func (c *Clock) Mono(t int64) int64 {
 	return c.base + d + floorDiv(d*c.ppm+c.frac, 1_000_000)
 }
 
+// phase is the drift's fraction of a tick carried at true time t, in
+// millionths: with Mono(t) and ppm it fixes every later reading (two
+// clocks that read alike now but carry different fractions part ways at
+// the next tick), so a state's digest needs it.
+func (c *Clock) phase(t int64) int64 {
+	if c.frozen > 0 {
+		return c.frac
+	}
+	x := (t-c.anchor)*c.ppm + c.frac
+	return x - floorDiv(x, 1_000_000)*1_000_000
+}
+
 // Wall reads the wall clock at true time t.
 func (c *Clock) Wall(t int64) int64 { return c.Mono(t) + c.wall }
 

@@ -282,9 +282,14 @@ func (w *World) hashNode(h *machine.Hasher, n *node) {
 	h.Int(int64(n.inc))
 	h.String(n.process)
 	h.String(n.owner)
-	// The clock as a function of time from now on.
+	// The clock as a function of time from now on: its reading, its rate
+	// and the fraction of a tick its drift carries (without it, two clocks
+	// reading alike now with different fractions shared a digest, and the
+	// explorer kept the futures of whichever came first: found by a
+	// sharded exploration reaching 11% more states under clock-drift).
 	h.Int(n.clock.Mono(w.now))
 	h.Int(n.clock.ppm)
+	h.Int(n.clock.phase(w.now))
 	h.Int(int64(n.clock.frozen))
 	h.Int(n.clock.wall)
 	h.Int(n.wakeLocal)

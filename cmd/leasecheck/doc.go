@@ -6,7 +6,8 @@
 //	leasecheck check [--json] [--html FILE] [--timeout D] FILE|-
 //	leasecheck run [--seeds N [--first S] [--shard I/N] | --seed S] [--faults LIST] [--mutant NAME] [--out DIR] [--fail-fast] [--json]
 //	leasecheck repro SEED|SCENARIO.json [--mutant NAME] [--faults LIST] [--history FILE] [--trace] [--json]
-//	leasecheck merge [--out DIR] [--text] SUMMARY.json...
+//	leasecheck explore [--holders N] [--faults LIST] [--mutant NAME] [--coverage DIR] [--shard I/N --part FILE] [--json]
+//	leasecheck merge [--out DIR] [--text] SUMMARY.json...|PART.json...
 //	leasecheck mutants [--json]
 //	leasecheck verify --backend etcd|etcd-mutex|redis://HOST:PORT|postgres://... [--duration D] [--faults LIST] [--out DIR] [--json]
 //	leasecheck help [COMMAND]
@@ -18,7 +19,11 @@
 // deterministic simulator and judges every property of every run (package
 // campaign); failing seeds are shrunk and saved so that repro replays them
 // with no other flag. --shard runs one part of a sweep; merge combines the
-// parts' --json summaries into the whole's, byte for byte. mutants lists
+// parts' --json summaries into the whole's, byte for byte. explore
+// enumerates every run within bounds (package explore); explore --shard
+// explores one part of it, and merge combines the parts' files into the
+// unsharded exploration's verdict (explore_shard.go, merge_explore.go);
+// --coverage re-runs it in a build with coverage (explore_coverage.go). mutants lists
 // the planted bugs. verify runs the workload and faults for real against a
 // lease backend (embedded etcd by default, Redis, PostgreSQL) and checks it.
 //

@@ -19,6 +19,7 @@ import (
 	"github.com/leasecheck/leasecheck/explore"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/mutants"
+	"github.com/leasecheck/leasecheck/scenario"
 )
 
 func init() {
@@ -62,8 +63,12 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	noPOR := fs.Bool("no-por", false, "do not skip orders of commuting steps (for measurements)")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	noMin := fs.Bool("no-minimize", false, "keep the counterexample of the space as given (default: shorten it by exploring smaller worlds)")
+	shardFlag := fs.String("shard", "", "explore only the `I/N`-th of N disjoint parts of the space (bfs; 1 <= I <= N), write it to --part, and combine the N parts with leasecheck merge")
+	partFile := fs.String("part", "", "with --shard: the part file to write (`FILE`; default explore-part-I-of-N.json)")
+	coverDir := fs.String("coverage", "", "also measure which lines of impl/holder and impl/memstore the exploration ran: re-run it in a build of leasecheck with Go's coverage under `DIR` (needs the go command and the module's source) and report per-package percentages and the code never run")
+	shardWidth := fs.Int("shard-width", explore.DefaultShardWidth, "with --shard: split the space at the first depth after a level of at least this many states per part (every part must use the same)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: leasecheck explore [--holders N] [--faults LIST] [--max-faults K] [--adversary A] [--semantics S] [--depth D] [--strategy bfs|dfs|pct] [--mutant NAME] [--out DIR] [--timeout D] [--max-memory SIZE] [--json]")
+		fmt.Fprintln(stderr, "usage: leasecheck explore [--holders N] [--faults LIST] [--max-faults K] [--adversary A] [--semantics S] [--depth D] [--strategy bfs|dfs|pct] [--mutant NAME] [--out DIR] [--timeout D] [--max-memory SIZE] [--coverage DIR] [--shard I/N --part FILE] [--json]")
 		fmt.Fprintln(stderr, "\nExplores every run of the simulator's machines within the bounds: every order of\nthe events due at one instant, where each fault strikes, the adversarial client's\nrequests, the messages' delays. With no flag that shapes the space (--holders,\n--faults, --max-faults, --adversary, --deviations, --loss, --semantics, --mutant)\nit explores the default plan, four spaces one after another: every fault once\n(seed semantics); the adversarial client (seed); the adversary under fenced\nstorage; the adversary after an owner reuse under fenced storage.\n\nExit status: 0 no violation found (the report's \"complete\" says whether that is\na proof of the bounded space; PCT never is), 1 a violation (its shortest path\nsaved under --out; replay it with leasecheck repro FILE), 2 bad usage or a bug in\nleasecheck (the explorer's monitor and its full judges disagreed on a path), 3 a\nbudget (--timeout, --max-memory, --max-states) ran out first.")
 		fs.PrintDefaults()
 	}
@@ -157,6 +162,29 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 				thousands(p.States), thousands(p.Distinct), p.Depth, float64(p.Distinct)/max(p.Elapsed.Seconds(), 1e-9), p.HeapBytes>>20, p.Elapsed.Seconds())
 		}
 	}
+	if *shardFlag != "" {
+		if *coverDir != "" {
+			fmt.Fprintln(stderr, "leasecheck explore: --coverage measures a whole exploration, not a part (--shard): run it unsharded")
+			return exitUsage
+		}
+		sh, err := campaign.ParseShard(*shardFlag)
+		if err != nil || sh.N < 1 {
+			fmt.Fprintf(stderr, "leasecheck explore: --shard %q: want I/N with 1 <= I <= N\n", *shardFlag)
+			return exitUsage
+		}
+		spaces := []*scenario.Scenario{sc}
+		if plan {
+			spaces = spaces[:0]
+			for _, b := range explore.DefaultPlan() {
+				spaces = append(spaces, explore.Space(b))
+			}
+		}
+		file := *partFile
+		if file == "" {
+			file = fmt.Sprintf("explore-part-%d-of-%d.json", sh.I, sh.N)
+		}
+		return runExploreShard(spaces, o, sh, *shardWidth, file, stdout, stderr)
+	}
 	var rep *explore.Report
 	if plan {
 		rep, sc, err = explore.ExplorePlan(explore.DefaultPlan(), o)
@@ -170,38 +198,35 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
 		return exitUsage
 	}
+	// The verdict is the search's, before Minimize replaces the
+	// counterexample by one of a smaller world: what a sharded
+	// exploration's merge reproduces.
+	rep.Verdict = explore.VerdictOf(rep)
 	if rep.Counterexample != nil && !*noMin {
 		rep = explore.Minimize(sc, o, rep)
 	}
 	if cx := rep.Counterexample; cx != nil {
-		if err := os.MkdirAll(*out, 0o755); err != nil {
-			fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
-			return exitUsage
-		}
-		// Unique per implementation, strategy and property; an existing
-		// file with other contents is never overwritten (WriteFailure).
-		name := "explore-" + string(st)
+		mname := ""
 		if mut != nil {
-			name += "-" + mut.Name
+			mname = mut.Name
 		}
-		name += "-" + campaign.FileName(cx.Property)
-		// Saved as run saves a failure: the scenario repro replays, the
-		// history with its fault records, the timeline, the story.
-		o, err := campaign.Replay(context.Background(), cx.Scenario, campaign.JudgeOptions{})
-		if err != nil {
-			fmt.Fprintf(stderr, "leasecheck explore: replaying the counterexample: %v\n", err)
-			return exitUsage
-		}
-		if !o.Fails(cx.Property) {
-			fmt.Fprintf(stderr, "leasecheck explore: the counterexample's scenario does not replay to %s (failed: %v); this is a bug in explore\n", cx.Property, o.Failed())
-			return exitUsage
-		}
-		saved, err := campaign.WriteFailure(*out, name, o, nil, nil)
+		file, err := saveCounterexample(*out, counterexampleName(st, mname, cx.Property), cx.Scenario, cx.Property)
 		if err != nil {
 			fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
 			return exitUsage
 		}
-		cx.File = saved.Scenario
+		cx.File = file
+	}
+	rep.Reductions = rep.ReductionsOn()
+	if *coverDir != "" {
+		want := rep.Verdict
+		if rep.Counterexample == nil && !rep.Complete {
+			want = nil // a budget ended this run: the re-run may end elsewhere
+		}
+		if rep.Coverage, err = measureCoverage(*coverDir, withoutFlag(args, "coverage"), want); err != nil {
+			fmt.Fprintf(stderr, "leasecheck explore: --coverage: %v\n", err)
+			return exitUsage
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -266,16 +291,7 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 	}
 	fmt.Fprintf(w, "explored %s, strategy %s\n", what, r.Strategy)
 	fmt.Fprintf(w, "%-22s %s\n", "space", r.Bounds)
-	red := []string{}
-	if r.Hashing {
-		red = append(red, "state hashing")
-	}
-	if r.POR {
-		red = append(red, "sleep sets")
-	}
-	if !r.Cloning {
-		red = append(red, "states re-run from the root (a machine cannot copy itself)")
-	}
+	red := r.ReductionsOn()
 	if len(red) == 0 {
 		red = append(red, "none")
 	}
@@ -314,4 +330,39 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 	if r.DepthCut > 0 {
 		fmt.Fprintf(w, "  (%d paths were cut at the depth bound, --depth %d moves: the claim covers paths up to that length)\n", r.DepthCut, r.DepthBound)
 	}
+	if r.Coverage != nil {
+		printCoverage(w, r.Coverage)
+	}
+}
+
+// counterexampleName is a saved counterexample's file name: unique per
+// implementation, strategy and property (an existing file with other
+// contents is never overwritten: WriteFailure).
+func counterexampleName(st explore.Strategy, mutant, property string) string {
+	name := "explore-" + string(st)
+	if mutant != "" {
+		name += "-" + mutant
+	}
+	return name + "-" + campaign.FileName(property)
+}
+
+// saveCounterexample saves sc, a counterexample of property, under dir as
+// run saves a failure (the scenario repro replays, the history with its
+// fault records, the timeline, the story) and returns the scenario's file.
+func saveCounterexample(dir, name string, sc *scenario.Scenario, property string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	o, err := campaign.Replay(context.Background(), sc, campaign.JudgeOptions{})
+	if err != nil {
+		return "", fmt.Errorf("replaying the counterexample: %v", err)
+	}
+	if !o.Fails(property) {
+		return "", fmt.Errorf("the counterexample's scenario does not replay to %s (failed: %v); this is a bug in explore", property, o.Failed())
+	}
+	saved, err := campaign.WriteFailure(dir, name, o, nil, nil)
+	if err != nil {
+		return "", err
+	}
+	return saved.Scenario, nil
 }

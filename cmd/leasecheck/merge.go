@@ -15,7 +15,7 @@ import (
 
 func init() {
 	register("merge", command{
-		summary: "merge the --json summaries of a sweep's parts (run --shard I/N) into the unsharded run's summary",
+		summary: "merge a sweep's parts (run --shard I/N --json) or an exploration's (explore --shard I/N) into the unsharded run's result",
 		run:     runMerge,
 	})
 }
@@ -31,6 +31,7 @@ func runMerge(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	text := fs.Bool("text", false, "print the table for people instead of the JSON summary")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: leasecheck merge [--out DIR] [--text] FILE...")
+		fmt.Fprintln(fs.Output(), "\nGiven the part files of a sharded exploration (explore --shard I/N --part FILE),\nit combines them into the exploration's verdict: the bytes `explore --json`\nprints as \"verdict\" for the unsharded run (distinct states per space, the\ncounterexample's state, properties and steps); --out saves the counterexample\nthere. Every part 1..N exactly once, of one plan, bound and split rule.")
 		fmt.Fprintln(fs.Output(), "\nCombines the --json summaries of disjoint parts of one sweep (run --shard I/N,\nor consecutive --first/--seeds ranges) into the summary of the whole: the same\nbytes as `run --json` over the whole range. The parts must be of one\nimplementation and fault kinds and tile one seed range. A part's saved\nfailures are looked for in its summary's directory. Exit status: that of\nthe whole run (0, 1, 3), or 2 when the parts do not fit together.")
 		fs.PrintDefaults()
 	}
@@ -47,6 +48,13 @@ func runMerge(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "leasecheck merge: %v\n", err)
 		return exitUsage
+	}
+	// Exploration parts (explore --shard I/N) merge into an exploration's
+	// verdict; summaries into a sweep's.
+	if isPart, err := explorePartFiles(files); err != nil {
+		return fail(err)
+	} else if isPart {
+		return mergeExplore(files, *out, *text, stdout, stderr)
 	}
 	parts := make([]*campaign.Summary, len(files))
 	dirOf := map[*campaign.Summary]string{}
