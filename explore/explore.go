@@ -121,6 +121,19 @@ type Options struct {
 	// one; breadth-first search only). The counts and the counterexample
 	// are the same for any number of workers and any GOMAXPROCS.
 	Workers int
+	// Owns, when set, decides whether this process expands the state with
+	// digest d (sim.World.StateHash): a search split across processes by
+	// state digest (explore --shard I/N). A state it does not own is judged
+	// where it is reached (by its parent's expansion), counted in
+	// Report.Foreign and remembered, but not expanded. The root is always
+	// expanded. nil: every state is owned.
+	Owns func(digest uint64) bool
+	// Visited, when set, is called once per visited state at the end of a
+	// breadth- or depth-first search with hashing, in increasing order of
+	// digest: its digest and whether this process expanded it (false: a
+	// Foreign state, or one left waiting when a budget ran out). With Owns,
+	// the union over processes is the single-process visited set.
+	Visited func(digest uint64, expanded bool)
 	// Sim plugs in the machines (nil: the reference ones); its Chooser,
 	// NoTrace and Monitor are the explorer's.
 	Sim *sim.Options
@@ -177,6 +190,9 @@ type Report struct {
 	// distinct digests).
 	States         int64 `json:"states"`
 	DistinctStates int64 `json:"distinct_states"`
+	// Foreign counts the distinct states reached that Options.Owns gave
+	// to another process (not expanded here, not in DistinctStates).
+	Foreign int64 `json:"foreign,omitempty"`
 	MaxDepth       int   `json:"max_depth"`
 	// Pruned counts moves not explored further: their state was seen before
 	// (PrunedSeen) or the move commutes with one explored (PrunedSleep).
@@ -299,6 +315,9 @@ func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
 	}
 	if x.err != nil {
 		return nil, x.err
+	}
+	if o.Visited != nil && o.Strategy != PCT {
+		x.exportVisited()
 	}
 	r := x.rep
 	if r.Stopped == "" {

@@ -367,3 +367,56 @@ func TestWorkersIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnsAndVisited: the hook a search split across processes builds on.
+// Owning every state changes nothing; the visited states exported are the
+// distinct ones, in increasing order; owning half the digests expands only
+// those (and the root), counts the others as foreign, and remembers them.
+func TestOwnsAndVisited(t *testing.T) {
+	sc := explore.Space(small)
+	type seen struct {
+		fp       uint64
+		expanded bool
+	}
+	run := func(owns func(uint64) bool) (*explore.Report, []seen) {
+		var vs []seen
+		r := mustExplore(t, sc, explore.Options{Owns: owns, Visited: func(fp uint64, expanded bool) { vs = append(vs, seen{fp, expanded}) }})
+		for i := 1; i < len(vs); i++ {
+			if vs[i-1].fp >= vs[i].fp {
+				t.Fatalf("visited states not in increasing order of digest at %d", i)
+			}
+		}
+		return r, vs
+	}
+	plain := mustExplore(t, sc, explore.Options{})
+	all, vsAll := run(func(uint64) bool { return true })
+	if report(t, all) != report(t, plain) || all.Foreign != 0 {
+		t.Fatalf("owning every state changed the search:\n%s\n%s", report(t, all), report(t, plain))
+	}
+	if int64(len(vsAll)) != plain.DistinctStates {
+		t.Fatalf("%d visited states exported, %d distinct", len(vsAll), plain.DistinctStates)
+	}
+	for _, v := range vsAll {
+		if !v.expanded {
+			t.Fatalf("a complete search left %x unexpanded", v.fp)
+		}
+	}
+	even := func(fp uint64) bool { return fp%2 == 0 }
+	half, vsHalf := run(even)
+	if half.Foreign == 0 || half.DistinctStates >= plain.DistinctStates {
+		t.Fatalf("owning half: %d distinct, %d foreign (all: %d)", half.DistinctStates, half.Foreign, plain.DistinctStates)
+	}
+	var odd, foreign int64
+	for _, v := range vsHalf {
+		if v.expanded && !even(v.fp) {
+			odd++
+		}
+		if !v.expanded {
+			foreign++
+		}
+	}
+	if odd > 1 || foreign != half.Foreign || int64(len(vsHalf)) != half.DistinctStates+half.Foreign {
+		t.Fatalf("owning half: %d odd states expanded (only the root may be), %d unexpanded of %d foreign, %d exported of %d+%d",
+			odd, foreign, half.Foreign, len(vsHalf), half.DistinctStates, half.Foreign)
+	}
+}

@@ -100,6 +100,7 @@ func joinSpaces(ss []string) string {
 func (s *Report) add(r *Report) {
 	s.Complete = s.Complete && r.Complete
 	s.States += r.States
+	s.Foreign += r.Foreign
 	s.DistinctStates += r.DistinctStates
 	s.MaxDepth = max(s.MaxDepth, r.MaxDepth)
 	s.Pruned += r.Pruned

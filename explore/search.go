@@ -25,6 +25,7 @@ package explore
 
 import (
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -437,6 +438,10 @@ func (x *explorer) apply(it *item, cands []cand, push func(*item)) {
 			}
 			e = &entry{sleep: cd.childSleep}
 			x.visited[cd.hash] = e
+			if x.o.Owns != nil && !x.o.Owns(cd.hash) {
+				x.rep.Foreign++
+				continue
+			}
 		}
 		x.rep.DistinctStates++
 		push(&item{w: cd.c, path: p, depth: depth, sleep: cd.childSleep, e: e})
@@ -519,4 +524,17 @@ func (v *vecChooser) next() ([]int, bool) {
 		}
 	}
 	return nil, false
+}
+
+// exportVisited hands every visited state to Options.Visited, in
+// increasing order of digest.
+func (x *explorer) exportVisited() {
+	fps := make([]uint64, 0, len(x.visited))
+	for fp := range x.visited {
+		fps = append(fps, fp)
+	}
+	slices.Sort(fps)
+	for _, fp := range fps {
+		x.o.Visited(fp, x.visited[fp].expanded)
+	}
 }
