@@ -192,8 +192,8 @@ type Report struct {
 	DistinctStates int64 `json:"distinct_states"`
 	// Foreign counts the distinct states reached that Options.Owns gave
 	// to another process (not expanded here, not in DistinctStates).
-	Foreign int64 `json:"foreign,omitempty"`
-	MaxDepth       int   `json:"max_depth"`
+	Foreign  int64 `json:"foreign,omitempty"`
+	MaxDepth int   `json:"max_depth"`
 	// Pruned counts moves not explored further: their state was seen before
 	// (PrunedSeen) or the move commutes with one explored (PrunedSleep).
 	Pruned      int64 `json:"pruned"`
