@@ -158,6 +158,10 @@ type Options struct {
 	// linearizable, a planted incompleteness the disagreement check must
 	// catch.
 	blindMonitor bool
+	// reuse (tests only, export_test.go), when non-zero, fixes how far a
+	// waiting state may be from the world it is re-run from (reuseDistance),
+	// whatever the heap.
+	reuse int
 }
 
 func (o *Options) defaults() {
@@ -190,6 +194,10 @@ type Report struct {
 	// distinct digests).
 	States         int64 `json:"states"`
 	DistinctStates int64 `json:"distinct_states"`
+	// CollisionOdds bounds the chance that two of the distinct states
+	// visited share a 64-bit digest, so that one was skipped as seen
+	// (visited.go): n²/2⁶⁵ over n states reached by distinct digests.
+	CollisionOdds float64 `json:"collision_odds"`
 	// Foreign counts the distinct states reached that Options.Owns gave
 	// to another process (not expanded here, not in DistinctStates).
 	Foreign  int64 `json:"foreign,omitempty"`
@@ -285,7 +293,7 @@ func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
 	}
 	o.defaults()
 	x := &explorer{sc: sc, o: o, rep: &Report{Strategy: o.Strategy, Violations: map[string]int{}, Hashing: !o.NoHash, POR: !o.NoPOR},
-		visited: map[uint64]*entry{}}
+		visited: newVisitedSet()}
 	for _, p := range campaign.Properties() {
 		x.rep.Violations[p] = 0
 	}
@@ -324,6 +332,10 @@ func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
 		r.Stopped = "exhausted"
 	}
 	r.Pruned = r.PrunedSeen + r.PrunedSleep
+	if !o.NoHash && o.Strategy != PCT {
+		n := float64(x.visited.n)
+		r.CollisionOdds = n * n / 0x1p65
+	}
 	r.Complete = r.Stopped == "exhausted" && r.Undecided == 0 && o.Strategy != PCT
 	r.Elapsed = time.Since(start)
 	if x.cex != nil {
@@ -378,7 +390,9 @@ type explorer struct {
 	sc       *scenario.Scenario
 	o        Options
 	rep      *Report
-	visited  map[uint64]*entry
+	visited  *visitedSet
+	reuse    int   // reuseDistance now
+	root     *snap // the root's world, pristine (nil: states are not copied)
 	deadline time.Time
 	start    time.Time
 	polls    int

@@ -110,7 +110,12 @@ func (x *explorer) record(v verdict, p *path, depth int, ever uint64, leaf bool)
 		x.rep.Violations[p]++
 	}
 	if x.cex == nil {
-		x.cex = &found{path: p.flat(), steps: depth, props: v.failed}
+		cs, err := x.labelled(p, depth)
+		if err != nil {
+			x.err, x.stop = err, true
+			return true
+		}
+		x.cex = &found{path: cs, steps: depth, props: v.failed}
 	}
 	x.rep.Stopped, x.stop = "violation", true
 	return true

@@ -101,6 +101,7 @@ func (s *Report) add(r *Report) {
 	s.Complete = s.Complete && r.Complete
 	s.States += r.States
 	s.Foreign += r.Foreign
+	s.CollisionOdds += r.CollisionOdds // a union bound over the spaces
 	s.DistinctStates += r.DistinctStates
 	s.MaxDepth = max(s.MaxDepth, r.MaxDepth)
 	s.Pruned += r.Pruned

@@ -135,8 +135,15 @@ func (w *World) Clone() *World {
 	c.msgs = slices.Clone(w.msgs)
 	c.free = slices.Clone(w.free)
 	c.q.ev = slices.Clone(w.q.ev)
-	c.due = slices.Clone(w.due)
-	c.moves = slices.Clone(w.moves)
+	// The moves and the due events are meaningful only while the moves are
+	// offered; a world between moves (the copy a move ran on, kept by a
+	// waiting state) need not carry their stale contents.
+	if w.movesReady {
+		c.due = slices.Clone(w.due)
+		c.moves = slices.Clone(w.moves)
+	} else {
+		c.due, c.moves = nil, nil
+	}
 	c.plan = slices.Clip(w.plan)
 	c.coord = w.coord.(machine.CoordinatorCloner).CloneCoordinator()
 	if w.res != nil {
@@ -502,4 +509,22 @@ func hashReflect(h *machine.Hasher, v reflect.Value, seen map[uintptr]bool) {
 	default: // func, chan, unsafe pointer
 		h.String(v.Type().String())
 	}
+}
+
+// MoveKey names move m of the current Moves by what it does, not by when
+// it was scheduled: a due event by its content (the digest StateHash gives
+// it), a fault or a request by its place in the Space's fixed lists. Two
+// states with one digest give the same moves the same keys, whichever
+// path reached them (a Seq depends on the order events were scheduled in),
+// so the explorer's sleep sets may be compared across paths. Two due
+// events with one key are the same transition: running either leads to
+// states with one digest.
+func (w *World) MoveKey(m Move) uint64 {
+	switch m.Kind {
+	case MoveFault:
+		return machine.Finalize(uint64(m.Index)<<8 | 1)
+	case MoveClient:
+		return machine.Finalize(uint64(m.Index)<<8 | 2)
+	}
+	return w.hashEvent(&w.due[m.Index])
 }
