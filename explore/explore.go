@@ -106,8 +106,11 @@ type Options struct {
 	// MaxStates bounds the distinct states (0: none).
 	MaxStates int64
 	// Timeout bounds the wall time (0: none); MaxMemory the Go heap's live
-	// objects, in bytes (0: none). A search that runs out of any budget is
-	// not Complete, and its Stopped names the budget.
+	// objects, in bytes (0: none): the search stops when they pass 90% of
+	// it (past that a collector held to the budget would spend its time
+	// collecting), and waiting states give up their worlds long before
+	// (search.go). A search that runs out of any budget is not Complete,
+	// and its Stopped names the budget.
 	Timeout   time.Duration
 	MaxMemory int64
 	// Progress, when set, is called about ten times a second with the
@@ -246,8 +249,9 @@ type Report struct {
 	DepthCut   int64 `json:"depth_cut"`
 	DepthBound int   `json:"depth_bound"`
 
-	// Elapsed is the wall time, PeakHeap the largest Go heap (objects,
-	// bytes) seen while searching: measurements, not part of the result.
+	// Elapsed is the wall time, PeakHeap the largest live Go heap (bytes,
+	// as the collections marked it) seen while searching: measurements,
+	// not part of the result.
 	Elapsed  time.Duration `json:"-"`
 	PeakHeap uint64        `json:"-"`
 }

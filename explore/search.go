@@ -112,18 +112,39 @@ type snap struct {
 	depth int
 }
 
-// item is a state waiting to be expanded.
+// item is a state waiting to be expanded: 40 bytes, with its path and
+// visited entry the whole cost of a waiting state that re-runs.
 type item struct {
-	base  *snap // the world to re-run from; nil: build it anew from the root
-	own   bool  // base is this state's own world, which no other item uses
-	path  *path
-	depth int
-	fp    uint64
-	entry bool   // the visited entry of fp holds the sleep set
-	sleep []tkey // the sleep set when !entry
-	only  []tkey // a re-expansion: just these transitions
+	base *snap // the world to re-run from; nil: build it anew from the root
+	path *path
+	fp   uint64
+	// sl, when set, is the sleep set (a state without a visited entry) and
+	// the transitions a re-expansion explores.
+	sl    *sleeps
+	depth int32
+	own   bool // base is this state's own world, which no other item uses
+	entry bool // the visited entry of fp holds the sleep set
 	// kids (set by claim) says where the children's worlds come from.
 	kids kidWorlds
+}
+
+type sleeps struct {
+	sleep []tkey
+	only  []tkey // a re-expansion: just these transitions (non-nil)
+}
+
+func (it *item) sleep() []tkey {
+	if it.sl == nil {
+		return nil
+	}
+	return it.sl.sleep
+}
+
+func (it *item) only() []tkey {
+	if it.sl == nil {
+		return nil
+	}
+	return it.sl.only
 }
 
 type kidWorlds uint8
@@ -193,9 +214,13 @@ func (x *explorer) outOfBudget() bool {
 	if x.polls++; x.polls%256 != 0 {
 		return false
 	}
-	heap := heapBytes()
+	// The live heap is known only as of the last collection, which may be
+	// long ago: how waiting states keep their worlds follows the heap's
+	// objects, garbage included, an over-estimate that errs on the side
+	// of memory.
+	heap, objects := heapBytes()
 	x.rep.PeakHeap = max(x.rep.PeakHeap, heap)
-	x.reuse = reuseDistance(heap, x.o.MaxMemory)
+	x.reuse = reuseDistance(objects, x.o.MaxMemory)
 	if x.o.reuse != 0 {
 		x.reuse = max(x.o.reuse, 0)
 	}
@@ -207,7 +232,7 @@ func (x *explorer) outOfBudget() bool {
 		x.rep.Stopped, x.stop = "timeout", true
 		return true
 	}
-	if x.o.MaxMemory > 0 && heap > uint64(x.o.MaxMemory) {
+	if x.o.MaxMemory > 0 && heap > uint64(x.o.MaxMemory)/10*9 {
 		x.rep.Stopped, x.stop = "max-memory", true
 		return true
 	}
@@ -246,14 +271,20 @@ func reuseDistance(heap uint64, max int64) int {
 // the root's world.
 const rootOnly = 1 << 30
 
-// heapBytes is the Go heap's object bytes (live and not yet swept).
-func heapBytes() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+// heapBytes returns the Go heap's live bytes, as the last collection
+// marked them, and its object bytes now (live and garbage not yet
+// collected: with the command's GOGC of 400 up to four times as much
+// again, until the memory limit, set to the budget, collects it).
+func heapBytes() (live, objects uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		live = s[0].Value.Uint64()
 	}
-	return s[0].Value.Uint64()
+	if s[1].Value.Kind() == metrics.KindUint64 {
+		objects = s[1].Value.Uint64()
+	}
+	return live, objects
 }
 
 // bfsChunk is how many waiting states breadth-first search expands at
@@ -355,7 +386,7 @@ func (x *explorer) claim(it *item) []tkey {
 		it.kids = kidsOwn
 	case x.reuse >= rootOnly:
 		it.kids = kidsRoot
-	case it.own || it.depth-it.base.depth >= x.reuse:
+	case it.own || int(it.depth)-it.base.depth >= x.reuse:
 		it.kids = kidsShare
 	default:
 		it.kids = kidsInherit
@@ -365,7 +396,7 @@ func (x *explorer) claim(it *item) []tkey {
 		s.expanded = true
 		return x.visited.sleep(s)
 	}
-	return it.sleep
+	return it.sleep()
 }
 
 // cand is one transition of an expanded state as a worker found it, for
@@ -396,13 +427,15 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 		return []cand{{err: err}}
 	}
 	ms := w.Moves()
-	if len(ms) == 0 || it.depth >= x.o.MaxDepth {
+	depth := int(it.depth)
+	if len(ms) == 0 || depth >= x.o.MaxDepth {
 		m := w.Monitor().(*monitor)
 		full := x.o.FullLeaves || m.diverged
 		ever := m.ever
 		v, err := x.judgePure(w, full)
 		return []cand{{err: err, leaf: true, cut: len(ms) > 0, v: v, ever: ever}}
 	}
+	only := it.only()
 	moves := append([]sim.Move(nil), ms...)
 	mkeys := make([]uint64, len(moves))
 	for i, m := range moves {
@@ -417,7 +450,7 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 	var shared *snap
 	switch it.kids {
 	case kidsShare:
-		shared = &snap{w: w, depth: it.depth}
+		shared = &snap{w: w, depth: depth}
 	case kidsInherit:
 		shared = it.base
 	case kidsRoot:
@@ -433,7 +466,7 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 				c = w
 			} else if cloning {
 				c = w.Clone()
-			} else if c, err = x.newWorld(it.path, it.depth); err != nil {
+			} else if c, err = x.newWorld(it.path, depth); err != nil {
 				return append(out, cand{err: err})
 			}
 			vc := &vecChooser{prefix: prefix}
@@ -443,7 +476,7 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 			switch {
 			case contains(sleep, k):
 				out = append(out, cand{asleep: true})
-			case it.only != nil && !contains(it.only, k):
+			case only != nil && !contains(only, k):
 			default:
 				cd := cand{k: k}
 				if len(moves) > 1 {
@@ -457,7 +490,7 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 					}
 					jw := c.Clone()
 					if jw == nil {
-						if jw, err = x.newWorld(&path{parent: it.path, vals: newPath(nil, cd.cs).vals}, it.depth+1); err != nil {
+						if jw, err = x.newWorld(newPath(it.path, cd.cs), depth+1); err != nil {
 							return append(out, cand{err: err})
 						}
 					}
@@ -487,7 +520,7 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 				switch {
 				case !cloning:
 				case it.kids == kidsOwn:
-					cd.base, cd.own = &snap{w: c, depth: it.depth + 1}, true
+					cd.base, cd.own = &snap{w: c, depth: depth + 1}, true
 				default:
 					cd.base = shared
 				}
@@ -508,7 +541,7 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 // search), the visited set and its sleep sets (search.go's header), and
 // the states to explore further.
 func (x *explorer) apply(it *item, cands []cand, push func(item)) {
-	x.rep.MaxDepth = max(x.rep.MaxDepth, it.depth)
+	x.rep.MaxDepth = max(x.rep.MaxDepth, int(it.depth))
 	for i := range cands {
 		cd := &cands[i]
 		switch {
@@ -521,7 +554,7 @@ func (x *explorer) apply(it *item, cands []cand, push func(item)) {
 			}
 			x.rep.Paths++
 			x.rep.Judged++
-			x.record(cd.v, it.path, it.depth, cd.ever, true)
+			x.record(cd.v, it.path, int(it.depth), cd.ever, true)
 			return
 		case cd.asleep:
 			x.rep.PrunedSleep++
@@ -529,7 +562,7 @@ func (x *explorer) apply(it *item, cands []cand, push func(item)) {
 		}
 		x.rep.States++
 		p := newPath(it.path, cd.cs)
-		depth := it.depth + 1
+		depth := int(it.depth) + 1
 		x.rep.MaxDepth = max(x.rep.MaxDepth, depth)
 		if cd.judged {
 			x.rep.Judged++
@@ -537,7 +570,7 @@ func (x *explorer) apply(it *item, cands []cand, push func(item)) {
 				return
 			}
 		}
-		kid := item{base: cd.base, own: cd.own, path: p, depth: depth, fp: cd.hash}
+		kid := item{base: cd.base, own: cd.own, path: p, depth: int32(depth), fp: cd.hash}
 		if !x.o.NoHash {
 			if old := x.visited.get(cd.hash); old != nil {
 				if x.o.NoPOR || subset(x.visited.sleep(old), cd.childSleep) {
@@ -557,7 +590,10 @@ func (x *explorer) apply(it *item, cands []cand, push func(item)) {
 					x.rep.PrunedSeen++
 					continue // it will be expanded with the smaller sleep set
 				}
-				kid.sleep, kid.only = cd.childSleep, redo
+				if redo == nil {
+					redo = []tkey{}
+				}
+				kid.sl = &sleeps{sleep: cd.childSleep, only: redo}
 				push(kid)
 				continue
 			}
@@ -568,7 +604,9 @@ func (x *explorer) apply(it *item, cands []cand, push func(item)) {
 			}
 			kid.entry = true
 		} else {
-			kid.sleep = cd.childSleep
+			if len(cd.childSleep) > 0 {
+				kid.sl = &sleeps{sleep: cd.childSleep}
+			}
 		}
 		x.rep.DistinctStates++
 		push(kid)
@@ -580,12 +618,12 @@ func (x *explorer) apply(it *item, cands []cand, push func(item)) {
 func (x *explorer) materializePure(it *item) (*sim.World, error) {
 	switch {
 	case it.base == nil:
-		return x.newWorld(it.path, it.depth)
+		return x.newWorld(it.path, int(it.depth))
 	case it.own:
 		return it.base.w, nil
 	}
 	w := it.base.w.Clone()
-	if err := replay(w, it.path.last(it.depth-it.base.depth), it.depth); err != nil {
+	if err := replay(w, it.path.last(int(it.depth)-it.base.depth), int(it.depth)); err != nil {
 		return nil, err
 	}
 	return w, nil

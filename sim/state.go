@@ -149,10 +149,9 @@ func (w *World) Clone() *World {
 	if w.res != nil {
 		c.res = w.res.(machine.ResourceCloner).CloneResource()
 	}
+	c.dedupe = nil // made at its first entry
 	if len(w.dedupe) > 0 {
 		c.dedupe = maps.Clone(w.dedupe)
-	} else {
-		c.dedupe = map[dedupeKey]machine.Reply{}
 	}
 	c.ops = slices.Clone(w.ops)
 	c.faultRecs = slices.Clone(w.faultRecs)
