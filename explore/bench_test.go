@@ -99,13 +99,13 @@ func BenchmarkWorkers(b *testing.B) {
 	}
 }
 
-// BenchmarkWaitingStates measures the live heap per distinct state on the
+// BenchmarkFrontierMemory measures the live heap per distinct state on the
 // 3-holder, 2-fault, fenced-storage, one-adversary space (breadth-first, cut
 // at 300,000 distinct states, where the frontier is most of the heap): with
 // every waiting state keeping its own world (as before the budget), and
 // re-running from the root's world (past half of --max-memory). The live
 // heap is read after a collection, once 290,000 states are distinct.
-func BenchmarkWaitingStates(b *testing.B) {
+func BenchmarkFrontierMemory(b *testing.B) {
 	sc := explore.Space(explore.Bounds{Holders: 3, Faults: faults.AllKinds, MaxFaults: 2, Deviations: 1, Adversary: 1, Semantics: "fenced-storage"})
 	for _, v := range []struct {
 		name  string

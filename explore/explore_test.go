@@ -457,3 +457,28 @@ func TestReRunIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkersShareWorlds: parallel workers re-running waiting states from
+// worlds they share (an ancestor's, the root's) give the counts and the
+// counterexample of one worker keeping its own worlds (raced by .ci/run).
+func TestWorkersShareWorlds(t *testing.T) {
+	msc, mo := explore.MutantSpace(mutants.ByName("fence-not-bumped"))
+	for _, c := range []struct {
+		name string
+		sc   *scenario.Scenario
+		o    explore.Options
+	}{
+		{"reference", explore.Space(explore.Bounds{Faults: []faults.Kind{faults.Crash}, MaxFaults: 1}), explore.Options{}},
+		{"mutant", msc, mo},
+	} {
+		want := report(t, mustExplore(t, c.sc, c.o))
+		for _, d := range []int{1, 1 << 30} {
+			o := c.o
+			o.Workers = 4
+			explore.ReuseDistance(&o, d)
+			if got := report(t, mustExplore(t, c.sc, o)); got != want {
+				t.Fatalf("%s: 4 workers re-running from %d moves away differ:\n%s\n%s", c.name, d, got, want)
+			}
+		}
+	}
+}

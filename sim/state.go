@@ -83,6 +83,18 @@ func (w *World) CanClone() bool {
 	if w.pick == nil {
 		return false
 	}
+	// The machines' kinds never change (a restart builds from the same
+	// factories): asked once, the answer is kept, and copies keep it.
+	if w.cloneable == 0 {
+		w.cloneable = 2
+		if w.machinesClone() {
+			w.cloneable = 1
+		}
+	}
+	return w.cloneable == 1
+}
+
+func (w *World) machinesClone() bool {
 	for i := range w.nodes {
 		if m := w.nodes[i].m; m != nil {
 			if _, ok := m.(machine.HolderCloner); !ok {
@@ -153,9 +165,13 @@ func (w *World) Clone() *World {
 	if len(w.dedupe) > 0 {
 		c.dedupe = maps.Clone(w.dedupe)
 	}
-	c.ops = slices.Clone(w.ops)
+	// The history grows by an operation a request: room for two more, so
+	// the copy's next moves append without copying it again.
+	c.ops = append(make([]model.Op, 0, len(w.ops)+2), w.ops...)
 	c.faultRecs = slices.Clone(w.faultRecs)
-	c.opHash = slices.Clone(w.opHash)
+	if w.opHash != nil {
+		c.opHash = append(make([]uint64, 0, len(w.opHash)+2), w.opHash...)
+	}
 	c.trace = slices.Clone(w.trace)
 	c.stats.Recoveries = slices.Clone(w.stats.Recoveries)
 	c.stats.Handoffs = slices.Clone(w.stats.Handoffs)
