@@ -98,3 +98,40 @@ func BenchmarkWorkers(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFrontierMemory measures the live heap per distinct state on the
+// 3-holder, 2-fault, fenced-storage, one-adversary space (breadth-first, cut
+// at 300,000 distinct states, where the frontier is most of the heap): with
+// every waiting state keeping its own world (as before the budget), and
+// re-running from the root's world (past half of --max-memory). The live
+// heap is read after a collection, once 290,000 states are distinct.
+func BenchmarkFrontierMemory(b *testing.B) {
+	sc := explore.Space(explore.Bounds{Holders: 3, Faults: faults.AllKinds, MaxFaults: 2, Deviations: 1, Adversary: 1, Semantics: "fenced-storage"})
+	for _, v := range []struct {
+		name  string
+		reuse int
+	}{{"own-worlds", -1}, {"from-root", 1 << 30}} {
+		b.Run(v.name, func(b *testing.B) {
+			var live, at, states uint64
+			for i := 0; i < b.N; i++ {
+				o := explore.Options{MaxStates: 300_000}
+				explore.ReuseDistance(&o, v.reuse)
+				o.Progress = func(p explore.Progress) {
+					if at == 0 && p.Distinct >= 290_000 {
+						runtime.GC()
+						var ms runtime.MemStats
+						runtime.ReadMemStats(&ms)
+						live, at = ms.HeapAlloc, uint64(p.Distinct)
+					}
+				}
+				r, err := explore.Explore(sc, o)
+				if err != nil || r.Counterexample != nil || at == 0 {
+					b.Fatalf("%v %+v", err, r)
+				}
+				states += uint64(r.DistinctStates)
+			}
+			b.ReportMetric(float64(live)/float64(at), "B/state")
+			b.ReportMetric(float64(states)/b.Elapsed().Seconds(), "states/s")
+		})
+	}
+}

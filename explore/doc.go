@@ -40,6 +40,14 @@
 // without, by reflection (sim.HashValue). Both fallbacks are slower and
 // give the same answers.
 //
+// Memory: the visited set is 64-bit digests in an open-addressing table,
+// 16 bytes a slot (visited.go, where the odds of a collision are argued;
+// the report states them). A waiting state keeps its own world while the
+// heap is under a quarter of MaxMemory; past that it keeps its path and
+// shares an ancestor's world, and past half only the root's, re-running its
+// path when its turn comes (search.go). Re-running is exact, so how states
+// wait changes the memory and the time, never the counts.
+//
 // Budgets: Options.Timeout, MaxMemory (the Go heap, read every 256
 // expansions) and MaxStates end a search early, never steer it; Stopped
 // names the one that did.
@@ -51,8 +59,9 @@
 //
 // Index: explore.go (Bounds, Space, Options, Report, Explore), plan.go
 // (DefaultPlan, ExplorePlan), search.go (BFS, DFS, sleep sets, state
-// caching, budgets), pct.go, monitor.go, judge.go, minimize.go, shard.go
-// (ExploreShard, Part, Verdict, the counterexample rule), merge.go
-// (ReadPart, MergeParts), coverage.go (Coverage of the explored machines'
-// code, the reductions a report names).
+// caching, waiting states, budgets), visited.go (the visited set), pct.go,
+// monitor.go, judge.go, minimize.go, shard.go (ExploreShard, Part,
+// Verdict, the counterexample rule), merge.go (ReadPart, MergeParts),
+// coverage.go (Coverage of the explored machines' code, the reductions a
+// report names).
 package explore

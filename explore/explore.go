@@ -106,8 +106,11 @@ type Options struct {
 	// MaxStates bounds the distinct states (0: none).
 	MaxStates int64
 	// Timeout bounds the wall time (0: none); MaxMemory the Go heap's live
-	// objects, in bytes (0: none). A search that runs out of any budget is
-	// not Complete, and its Stopped names the budget.
+	// objects, in bytes (0: none): the search stops when they pass 90% of
+	// it (past that a collector held to the budget would spend its time
+	// collecting), and waiting states give up their worlds long before
+	// (search.go). A search that runs out of any budget is not Complete,
+	// and its Stopped names the budget.
 	Timeout   time.Duration
 	MaxMemory int64
 	// Progress, when set, is called about ten times a second with the
@@ -150,6 +153,10 @@ type Options struct {
 	// linearizable, a planted incompleteness the disagreement check must
 	// catch.
 	blindMonitor bool
+	// reuse (tests only, export_test.go), when non-zero, fixes how far a
+	// waiting state may be from the world it is re-run from (reuseDistance),
+	// whatever the heap.
+	reuse int
 }
 
 func (o *Options) defaults() {
@@ -182,7 +189,11 @@ type Report struct {
 	// distinct digests).
 	States         int64 `json:"states"`
 	DistinctStates int64 `json:"distinct_states"`
-	MaxDepth       int   `json:"max_depth"`
+	// CollisionOdds bounds the chance that two of the distinct states
+	// visited share a 64-bit digest, so that one was skipped as seen
+	// (visited.go): n²/2⁶⁵ over n states reached by distinct digests.
+	CollisionOdds float64 `json:"collision_odds"`
+	MaxDepth      int     `json:"max_depth"`
 	// Pruned counts moves not explored further: their state was seen before
 	// (PrunedSeen) or the move commutes with one explored (PrunedSleep).
 	Pruned      int64 `json:"pruned"`
@@ -227,8 +238,9 @@ type Report struct {
 	DepthCut   int64 `json:"depth_cut"`
 	DepthBound int   `json:"depth_bound"`
 
-	// Elapsed is the wall time, PeakHeap the largest Go heap (objects,
-	// bytes) seen while searching: measurements, not part of the result.
+	// Elapsed is the wall time, PeakHeap the largest live Go heap (bytes,
+	// as the collections marked it) seen while searching: measurements,
+	// not part of the result.
 	Elapsed  time.Duration `json:"-"`
 	PeakHeap uint64        `json:"-"`
 
@@ -290,7 +302,7 @@ func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
 	}
 	o.defaults()
 	x := &explorer{sc: sc, o: o, rep: &Report{Strategy: o.Strategy, Violations: map[string]int{}, Hashing: !o.NoHash, POR: !o.NoPOR},
-		visited: map[uint64]*entry{}}
+		visited: newVisitedSet()}
 	for _, p := range campaign.Properties() {
 		x.rep.Violations[p] = 0
 	}
@@ -326,6 +338,10 @@ func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
 		r.Stopped = "exhausted"
 	}
 	r.Pruned = r.PrunedSeen + r.PrunedSleep
+	if !o.NoHash && o.Strategy != PCT {
+		n := float64(x.visited.n)
+		r.CollisionOdds = n * n / 0x1p65
+	}
 	r.Complete = r.Stopped == "exhausted" && r.Undecided == 0 && o.Strategy != PCT
 	r.Elapsed = time.Since(start)
 	defer func() { r.spaces = []SpaceVerdict{spaceVerdictOf(r)} }()
@@ -388,7 +404,9 @@ type explorer struct {
 	sc       *scenario.Scenario
 	o        Options
 	rep      *Report
-	visited  map[uint64]*entry
+	visited  *visitedSet
+	reuse    int   // reuseDistance now
+	root     *snap // the root's world, pristine (nil: states are not copied)
 	deadline time.Time
 	start    time.Time
 	polls    int
@@ -401,7 +419,8 @@ type explorer struct {
 // found is the counterexample: the path that reaches it, and its place in
 // the counterexample rule's order (found.before, shard.go).
 type found struct {
-	path     []scenario.Choice
+	path     []scenario.Choice // labelled from at when the search ends
+	at       *path
 	steps    int
 	props    []string
 	state    uint64 // the violating state's digest

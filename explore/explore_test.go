@@ -367,3 +367,65 @@ func TestWorkersIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestReRunIsExact: a waiting state re-run from an ancestor's world (or the
+// root's) is the state its move made — the memory-saving frontier changes
+// no count and no counterexample, breadth-first and depth-first, on the
+// reference and on a mutant found.
+func TestReRunIsExact(t *testing.T) {
+	msc, mo := explore.MutantSpace(mutants.ByName("fence-not-bumped"))
+	for _, c := range []struct {
+		name string
+		sc   *scenario.Scenario
+		o    explore.Options
+	}{
+		{"reference", explore.Space(small), explore.Options{}},
+		{"adversary", explore.Space(explore.Bounds{Adversary: 1, Semantics: "fenced-storage"}), explore.Options{MaxDepth: 30}},
+		{"dfs", explore.Space(small), explore.Options{Strategy: explore.DFS}},
+		{"mutant", msc, mo},
+	} {
+		var want string
+		for _, d := range []int{-1, 1, 3, 1 << 30} {
+			o := c.o
+			explore.ReuseDistance(&o, d)
+			r := mustExplore(t, c.sc, o)
+			got := report(t, r)
+			if c.name == "mutant" {
+				if r.Counterexample == nil {
+					t.Fatalf("mutant: no counterexample re-running from %d moves away", d)
+				}
+				got += strings.Join(r.Counterexample.Scenario.Schedule.Choices, ",")
+			}
+			if want == "" {
+				want = got
+			} else if got != want {
+				t.Fatalf("%s: re-running from %d moves away differs:\n%s\n%s", c.name, d, got, want)
+			}
+		}
+	}
+}
+
+// TestWorkersShareWorlds: parallel workers re-running waiting states from
+// worlds they share (an ancestor's, the root's) give the counts and the
+// counterexample of one worker keeping its own worlds (raced by .ci/run).
+func TestWorkersShareWorlds(t *testing.T) {
+	msc, mo := explore.MutantSpace(mutants.ByName("fence-not-bumped"))
+	for _, c := range []struct {
+		name string
+		sc   *scenario.Scenario
+		o    explore.Options
+	}{
+		{"reference", explore.Space(explore.Bounds{Faults: []faults.Kind{faults.Crash}, MaxFaults: 1}), explore.Options{}},
+		{"mutant", msc, mo},
+	} {
+		want := report(t, mustExplore(t, c.sc, c.o))
+		for _, d := range []int{1, 1 << 30} {
+			o := c.o
+			o.Workers = 4
+			explore.ReuseDistance(&o, d)
+			if got := report(t, mustExplore(t, c.sc, o)); got != want {
+				t.Fatalf("%s: 4 workers re-running from %d moves away differ:\n%s\n%s", c.name, d, got, want)
+			}
+		}
+	}
+}

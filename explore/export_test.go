@@ -3,3 +3,7 @@ package explore
 // BlindMonitor makes o's monitor never flag linearizable: an incomplete
 // monitor planted for TestDisagreementIsReported.
 func BlindMonitor(o *Options) { o.blindMonitor = true }
+
+// ReuseDistance fixes how far a waiting state may be from the world it is
+// re-run from (-1: each keeps its own), whatever the heap.
+func ReuseDistance(o *Options, d int) { o.reuse = d }

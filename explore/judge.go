@@ -116,7 +116,7 @@ func (x *explorer) record(v verdict, p *path, depth int, ever uint64, leaf bool,
 		f.revealed = depth - 1 // revealed while expanding its parent
 	}
 	if x.cex == nil || x.o.Strategy == BFS && f.before(x.cex) {
-		f.path = p.flat()
+		f.at = p // labelled once, when the search ends (finishCounterexample)
 		x.cex = f
 	}
 	x.rep.Stopped = "violation"
@@ -129,6 +129,13 @@ func (x *explorer) record(v verdict, p *path, depth int, ever uint64, leaf bool,
 // finishCounterexample replays the violating path with a trace, so the
 // saved scenario and the report tell the story sim.Run tells again.
 func (x *explorer) finishCounterexample() error {
+	if x.cex.path == nil {
+		cs, err := x.labelled(x.cex.at, x.cex.steps)
+		if err != nil {
+			return err
+		}
+		x.cex.path = cs
+	}
 	sc := x.sc.Clone()
 	sc.Space = cloneSpace(x.sc.Space)
 	sc.Schedule = scenario.NewSchedule(x.cex.path, x.cex.steps)

@@ -121,7 +121,7 @@ func (x *explorer) pct() {
 			rc := &randChooser{r: r}
 			w.SetChooser(rc)
 			w.Do(pick)
-			p = &path{parent: p, cs: append(cs, rc.taken...)}
+			p = newPath(p, append(cs, rc.taken...))
 			x.rep.States++
 			x.rep.MaxDepth = max(x.rep.MaxDepth, depth)
 			if h := w.StateHash(); !seen[h] {

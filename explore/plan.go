@@ -100,6 +100,7 @@ func joinSpaces(ss []string) string {
 func (s *Report) add(r *Report) {
 	s.Complete = s.Complete && r.Complete
 	s.States += r.States
+	s.CollisionOdds += r.CollisionOdds // a union bound over the spaces
 	s.DistinctStates += r.DistinctStates
 	s.MaxDepth = max(s.MaxDepth, r.MaxDepth)
 	s.Pruned += r.Pruned

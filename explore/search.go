@@ -24,24 +24,33 @@ package explore
 // (sim/state.go), so no violation reachable within the bounds is lost.
 
 import (
+	"fmt"
 	"runtime/metrics"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
 )
 
-// tkey identifies a transition while its move waits: the move (an event by
-// its sequence number, a fault or a request by its index) and its
-// non-default choice values (position:value, in order).
+// A waiting state does not keep a world of its own when memory is short: it
+// keeps its path and a base, the world of an ancestor shared by its
+// descendants, and is re-run from there when its turn comes (re-running a
+// path is exact: the world is deterministic). How far a state may be from
+// its base grows as the heap fills (reuseDistance), so the frontier costs a
+// path and a share of a world per state instead of a world; it never
+// steers the search, so the counts do not depend on it.
+
+// tkey identifies a transition across paths: its move by what it does
+// (sim.World.MoveKey) mixed with its non-default choice values
+// (position:value), the holder it touches alone (-1: shared state), and
+// whether it spends the network's deviation budget.
 type tkey struct {
-	kind sim.MoveKind
 	id   uint64
-	dev  string
 	node int32
+	dev  bool
 }
 
 func (k tkey) independent(o tkey) bool {
@@ -50,60 +59,126 @@ func (k tkey) independent(o tkey) bool {
 	}
 	// Two transitions that both spend the network's deviation budget do not
 	// commute: the first may leave none for the second.
-	return k.dev == "" || o.dev == ""
+	return !k.dev || !o.dev
 }
 
-func keyOf(m sim.Move, vc *vecChooser) tkey {
-	k := tkey{kind: m.Kind, node: m.Node}
-	if m.Kind == sim.MoveEvent {
-		k.id = m.Seq
-	} else {
-		k.id = uint64(m.Index)
-	}
+func keyOf(m sim.Move, moveKey uint64, vc *vecChooser) tkey {
+	k := tkey{id: moveKey, node: m.Node}
 	for i, c := range vc.taken {
 		if c.Value != 0 {
-			k.dev += strconv.Itoa(i) + ":" + strconv.Itoa(c.Value) + ","
+			k.dev = true
+			k.id = machine.Finalize(k.id ^ (uint64(i+1)<<32 | uint64(c.Value)))
 		}
 	}
 	return k
 }
 
-// entry is a visited state: the sleep set it was (or will be) expanded with.
-type entry struct {
-	sleep    []tkey
-	expanded bool
-}
-
-// path is a path's choices, shared with its parent's: a state stores only
-// the choices of its last move.
+// path is a path's choice values, shared with its parent's: a state stores
+// only the values of its last move (labels are recovered by replaying).
 type path struct {
 	parent *path
-	cs     []scenario.Choice
+	vals   []int32
 }
 
-// flat returns every choice from the root, in order.
-func (p *path) flat() []scenario.Choice {
-	var parts [][]scenario.Choice
-	n := 0
-	for q := p; q != nil; q = q.parent {
-		parts = append(parts, q.cs)
-		n += len(q.cs)
+func newPath(parent *path, cs []scenario.Choice) *path {
+	p := &path{parent: parent, vals: make([]int32, len(cs))}
+	for i, c := range cs {
+		p.vals[i] = int32(c.Value)
 	}
-	out := make([]scenario.Choice, 0, n)
+	return p
+}
+
+// last returns the values of the last n moves of p, in order.
+func (p *path) last(n int) []int {
+	var parts [][]int32
+	total := 0
+	for q := p; q != nil && len(parts) < n; q = q.parent {
+		parts = append(parts, q.vals)
+		total += len(q.vals)
+	}
+	out := make([]int, 0, total)
 	for i := len(parts) - 1; i >= 0; i-- {
-		out = append(out, parts[i]...)
+		for _, v := range parts[i] {
+			out = append(out, int(v))
+		}
 	}
 	return out
 }
 
-// item is a state waiting to be expanded.
-type item struct {
-	w     *sim.World // nil: re-run the path from the root
-	path  *path
+// snap is a world waiting states are re-run from; never changed once made
+// (each use runs on a copy), but for an own world.
+type snap struct {
+	w     *sim.World
 	depth int
+}
+
+// item is a state waiting to be expanded: 40 bytes, with its path and
+// visited entry the whole cost of a waiting state that re-runs.
+type item struct {
+	base *snap // the world to re-run from; nil: build it anew from the root
+	path *path
+	fp   uint64
+	// sl, when set, is the sleep set (a state without a visited entry) and
+	// the transitions a re-expansion explores.
+	sl    *sleeps
+	depth int32
+	own   bool // base is this state's own world, which no other item uses
+	entry bool // the visited entry of fp holds the sleep set
+	// kids (set by claim) says where the children's worlds come from.
+	kids kidWorlds
+}
+
+type sleeps struct {
 	sleep []tkey
-	only  []tkey // a re-expansion: just these transitions
-	e     *entry
+	only  []tkey // a re-expansion: just these transitions (non-nil)
+}
+
+func (it *item) sleep() []tkey {
+	if it.sl == nil {
+		return nil
+	}
+	return it.sl.sleep
+}
+
+func (it *item) only() []tkey {
+	if it.sl == nil {
+		return nil
+	}
+	return it.sl.only
+}
+
+type kidWorlds uint8
+
+const (
+	kidsOwn     kidWorlds = iota // each child keeps the copy its move ran on
+	kidsShare                    // the children re-run from this state's world
+	kidsInherit                  // the children re-run from this state's base
+	kidsRoot                     // the children re-run from the root's world
+)
+
+// fifo is the breadth-first queue.
+type fifo struct {
+	items []item
+	head  int
+}
+
+func (q *fifo) len() int { return len(q.items) - q.head }
+
+func (q *fifo) push(it item) { q.items = append(q.items, it) }
+
+// take moves up to n items from the head into dst.
+func (q *fifo) take(dst []item, n int) []item {
+	n = min(n, q.len())
+	dst = append(dst[:0], q.items[q.head:q.head+n]...)
+	clear(q.items[q.head : q.head+n])
+	q.head += n
+	if q.head > 4096 && q.head*2 > len(q.items) {
+		rest := copy(q.items, q.items[q.head:])
+		clear(q.items[rest:])
+		q.items = q.items[:rest]
+		q.head = 0
+	}
+	return dst
 }
 
 func contains(ks []tkey, k tkey) bool {
@@ -133,13 +208,22 @@ func (x *explorer) outOfBudget() bool {
 		return true
 	}
 	// The wall clock and the heap are read every 256 expansions: they only
-	// end the search, never steer it, so the counts of a search that ends
-	// by exhaustion do not depend on them.
+	// end the search (or choose how waiting states keep their worlds),
+	// never steer it, so the counts of a search that ends by exhaustion do
+	// not depend on them.
 	if x.polls++; x.polls%256 != 0 {
 		return false
 	}
-	heap := heapBytes()
+	// The live heap is known only as of the last collection, which may be
+	// long ago: how waiting states keep their worlds follows the heap's
+	// objects, garbage included, an over-estimate that errs on the side
+	// of memory.
+	heap, objects := heapBytes()
 	x.rep.PeakHeap = max(x.rep.PeakHeap, heap)
+	x.reuse = reuseDistance(objects, x.o.MaxMemory)
+	if x.o.reuse != 0 {
+		x.reuse = max(x.o.reuse, 0)
+	}
 	if x.deadline.IsZero() && x.o.MaxMemory <= 0 && x.o.Progress == nil {
 		return false
 	}
@@ -148,7 +232,7 @@ func (x *explorer) outOfBudget() bool {
 		x.rep.Stopped, x.stop = "timeout", true
 		return true
 	}
-	if x.o.MaxMemory > 0 && heap > uint64(x.o.MaxMemory) {
+	if x.o.MaxMemory > 0 && heap > uint64(x.o.MaxMemory)/10*9 {
 		x.rep.Stopped, x.stop = "max-memory", true
 		return true
 	}
@@ -159,14 +243,48 @@ func (x *explorer) outOfBudget() bool {
 	return false
 }
 
-// heapBytes is the Go heap's object bytes (live and not yet swept).
-func heapBytes() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
+// reuseDistance is how many moves a waiting state may be from the world it
+// is re-run from, for a heap of heap bytes out of a budget of max: 0 (each
+// keeps its own world: the fastest) while under a quarter of the budget is
+// used, then 1, 4, 16, and past half the budget any distance (rootOnly: a
+// waiting state re-runs from the root's world, and costs its path and its
+// visited entry only).
+func reuseDistance(heap uint64, max int64) int {
+	if max <= 0 {
 		return 0
 	}
-	return s[0].Value.Uint64()
+	f := float64(heap) / float64(max)
+	switch {
+	case f < 0.25:
+		return 0
+	case f < 0.35:
+		return 1
+	case f < 0.42:
+		return 4
+	case f < 0.5:
+		return 16
+	}
+	return rootOnly
+}
+
+// rootOnly is the reuse distance at which every waiting state re-runs from
+// the root's world.
+const rootOnly = 1 << 30
+
+// heapBytes returns the Go heap's live bytes, as the last collection
+// marked them, and its object bytes now (live and garbage not yet
+// collected: with the command's GOGC of 400 up to four times as much
+// again, until the memory limit, set to the budget, collects it).
+func heapBytes() (live, objects uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		live = s[0].Value.Uint64()
+	}
+	if s[1].Value.Kind() == metrics.KindUint64 {
+		objects = s[1].Value.Uint64()
+	}
+	return live, objects
 }
 
 // bfsChunk is how many waiting states breadth-first search expands at
@@ -179,24 +297,24 @@ const bfsChunk = 64
 
 func (x *explorer) bfs(root *sim.World) {
 	x.rep.DistinctStates++
-	queue := []*item{{w: root, e: x.remember(root, nil)}}
+	x.reuse = max(x.o.reuse, 0)
+	var queue fifo
+	queue.push(x.rootItem(root))
 	workers := max(x.o.Workers, 1)
-	var chunk []*item
+	var chunk []item
 	var sleeps [][]tkey
 	var results [][]cand
-	for len(queue) > 0 && !x.outOfBudget() {
-		n := min(len(queue), bfsChunk)
-		chunk = append(chunk[:0], queue[:n]...)
-		clear(queue[:n])
-		queue = queue[n:]
+	for queue.len() > 0 && !x.outOfBudget() {
+		chunk = queue.take(chunk, bfsChunk)
+		n := len(chunk)
 		sleeps = sleeps[:0]
-		for _, it := range chunk {
-			sleeps = append(sleeps, x.claim(it))
+		for i := range chunk {
+			sleeps = append(sleeps, x.claim(&chunk[i]))
 		}
 		results = append(results[:0], make([][]cand, n)...)
 		if workers == 1 || n == 1 {
-			for i, it := range chunk {
-				results[i] = x.expandPure(it, sleeps[i])
+			for i := range chunk {
+				results[i] = x.expandPure(&chunk[i], sleeps[i])
 			}
 		} else {
 			var next atomic.Int64
@@ -206,19 +324,20 @@ func (x *explorer) bfs(root *sim.World) {
 				go func() {
 					defer wg.Done()
 					for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-						results[i] = x.expandPure(chunk[i], sleeps[i])
+						results[i] = x.expandPure(&chunk[i], sleeps[i])
 					}
 				}()
 			}
 			wg.Wait()
 		}
-		for i, it := range chunk {
+		for i := range chunk {
 			if i > 0 && x.outOfBudget() {
 				break
 			}
-			x.apply(it, results[i], func(c *item) { queue = append(queue, c) })
+			x.apply(&chunk[i], results[i], queue.push)
 			results[i] = nil
 		}
+		clear(chunk)
 	}
 }
 
@@ -229,37 +348,55 @@ func (x *explorer) dfs(root *sim.World) {
 		if x.outOfBudget() {
 			return
 		}
-		var kids []*item
-		x.apply(it, x.expandPure(it, x.claim(it)), func(c *item) { kids = append(kids, c) })
-		for _, c := range kids {
-			visit(c)
+		var kids []item
+		sleep := x.claim(it)
+		it.kids = kidsOwn // depth-first keeps only a path's worth of worlds
+		x.apply(it, x.expandPure(it, sleep), func(c item) { kids = append(kids, c) })
+		for i := range kids {
+			visit(&kids[i])
 			if x.stop {
 				return
 			}
 		}
 	}
-	visit(&item{w: root, e: x.remember(root, nil)})
+	it := x.rootItem(root)
+	visit(&it)
 }
 
-// remember records root-like states in the visited set.
-func (x *explorer) remember(w *sim.World, sleep []tkey) *entry {
-	if x.o.NoHash {
-		return &entry{sleep: sleep}
+// rootItem records the root state.
+func (x *explorer) rootItem(root *sim.World) item {
+	it := item{}
+	if root.CanClone() {
+		x.root = &snap{w: root.Clone()}
+		it.base, it.own = &snap{w: root}, true
 	}
-	e := &entry{sleep: sleep}
-	x.visited[w.StateHash()] = e
-	return e
+	if !x.o.NoHash {
+		it.fp, it.entry = root.StateHash(), true
+		x.visited.add(it.fp, nil)
+	}
+	return it
 }
 
 // claim marks it's state expanded and returns the sleep set it is expanded
 // with: its visited entry's (which later visits may have shrunk), or its
-// own.
+// own. It also decides where its children's worlds will come from.
 func (x *explorer) claim(it *item) []tkey {
-	if it.e != nil {
-		it.e.expanded = true
-		return it.e.sleep
+	switch {
+	case it.base == nil || x.reuse == 0:
+		it.kids = kidsOwn
+	case x.reuse >= rootOnly:
+		it.kids = kidsRoot
+	case it.own || int(it.depth)-it.base.depth >= x.reuse:
+		it.kids = kidsShare
+	default:
+		it.kids = kidsInherit
 	}
-	return it.sleep
+	if it.entry {
+		s := x.visited.get(it.fp)
+		s.expanded = true
+		return x.visited.sleep(s)
+	}
+	return it.sleep()
 }
 
 // cand is one transition of an expanded state as a worker found it, for
@@ -269,7 +406,8 @@ type cand struct {
 	err        error
 	leaf, cut  bool // the state ends its path (cut: by the depth bound)
 	asleep     bool // the transition is asleep: pruned
-	c          *sim.World
+	base       *snap
+	own        bool
 	k          tkey
 	cs         []scenario.Choice
 	childSleep []tkey
@@ -292,7 +430,8 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 		return []cand{{err: err}}
 	}
 	ms := w.Moves()
-	if len(ms) == 0 || it.depth >= x.o.MaxDepth {
+	depth := int(it.depth)
+	if len(ms) == 0 || depth >= x.o.MaxDepth {
 		m := w.Monitor().(*monitor)
 		full := x.o.FullLeaves || m.diverged
 		ever := m.ever
@@ -300,12 +439,27 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 		v, err := x.judgePure(w, full)
 		return []cand{{err: err, leaf: true, cut: len(ms) > 0, v: v, ever: ever, hash: h}}
 	}
+	only := it.only()
 	moves := append([]sim.Move(nil), ms...)
+	mkeys := make([]uint64, len(moves))
+	for i, m := range moves {
+		mkeys[i] = w.MoveKey(m)
+	}
 	// Each transition runs on a copy of the state, but the last one when no
-	// move can meet a choice point (its only combination is the defaults):
-	// that one runs on the state itself, which is not needed afterwards.
-	cloning := w.CanClone()
-	reuse := cloning && w.ChoiceFree()
+	// move can meet a choice point (its only combination is the defaults)
+	// and the children do not re-run from this state's world: that one runs
+	// on the state itself, which is not needed afterwards.
+	cloning := it.base != nil
+	reuse := cloning && w.ChoiceFree() && it.kids != kidsShare
+	var shared *snap
+	switch it.kids {
+	case kidsShare:
+		shared = &snap{w: w, depth: depth}
+	case kidsInherit:
+		shared = it.base
+	case kidsRoot:
+		shared = x.root
+	}
 	var out []cand
 	var explored []tkey
 	for i, m := range moves {
@@ -316,19 +470,19 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 				c = w
 			} else if cloning {
 				c = w.Clone()
-			} else if c, err = x.newWorld(it.path, it.depth); err != nil {
+			} else if c, err = x.newWorld(it.path, depth); err != nil {
 				return append(out, cand{err: err})
 			}
 			vc := &vecChooser{prefix: prefix}
 			c.SetChooser(vc)
 			c.Do(i)
-			k := keyOf(m, vc)
+			k := keyOf(m, mkeys[i], vc)
 			switch {
 			case contains(sleep, k):
 				out = append(out, cand{asleep: true})
-			case it.only != nil && !contains(it.only, k):
+			case only != nil && !contains(only, k):
 			default:
-				cd := cand{c: c, k: k}
+				cd := cand{k: k}
 				if len(moves) > 1 {
 					cd.cs = append(cd.cs, scenario.Choice{Label: "next", Value: i})
 				}
@@ -340,7 +494,7 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 					}
 					jw := c.Clone()
 					if jw == nil {
-						if jw, err = x.newWorld(&path{parent: it.path, cs: cd.cs}, it.depth+1); err != nil {
+						if jw, err = x.newWorld(newPath(it.path, cd.cs), depth+1); err != nil {
 							return append(out, cand{err: err})
 						}
 					}
@@ -367,8 +521,12 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 				if !x.o.NoHash || len(cd.v.failed) > 0 {
 					cd.hash = c.StateHash()
 				}
-				if !cloning {
-					cd.c = nil
+				switch {
+				case !cloning:
+				case it.kids == kidsOwn:
+					cd.base, cd.own = &snap{w: c, depth: depth + 1}, true
+				default:
+					cd.base = shared
 				}
 				out = append(out, cd)
 				explored = append(explored, k)
@@ -386,12 +544,12 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 // counts, the flagged states' verdicts (the first violation stops the
 // search), the visited set and its sleep sets (search.go's header), and
 // the states to explore further.
-func (x *explorer) apply(it *item, cands []cand, push func(*item)) {
+func (x *explorer) apply(it *item, cands []cand, push func(item)) {
 	if x.pastViolationLevel(it) { // [shard hook] counterexample rule (shard.go)
 		x.stop = true
 		return
 	}
-	x.rep.MaxDepth = max(x.rep.MaxDepth, it.depth)
+	x.rep.MaxDepth = max(x.rep.MaxDepth, int(it.depth))
 	for i := range cands {
 		cd := &cands[i]
 		switch {
@@ -404,15 +562,15 @@ func (x *explorer) apply(it *item, cands []cand, push func(*item)) {
 			}
 			x.rep.Paths++
 			x.rep.Judged++
-			x.record(cd.v, it.path, it.depth, cd.ever, true, cd.hash)
+			x.record(cd.v, it.path, int(it.depth), cd.ever, true, cd.hash)
 			return
 		case cd.asleep:
 			x.rep.PrunedSleep++
 			continue
 		}
 		x.rep.States++
-		p := &path{parent: it.path, cs: cd.cs}
-		depth := it.depth + 1
+		p := newPath(it.path, cd.cs)
+		depth := int(it.depth) + 1
 		x.rep.MaxDepth = max(x.rep.MaxDepth, depth)
 		if cd.judged {
 			x.rep.Judged++
@@ -423,77 +581,124 @@ func (x *explorer) apply(it *item, cands []cand, push func(*item)) {
 				continue // [shard hook] BFS finishes the level (shard.go)
 			}
 		}
-		var e *entry
+		kid := item{base: cd.base, own: cd.own, path: p, depth: int32(depth), fp: cd.hash}
 		if !x.o.NoHash {
-			if old, seen := x.visited[cd.hash]; seen {
-				if x.o.NoPOR || subset(old.sleep, cd.childSleep) {
+			if old := x.visited.get(cd.hash); old != nil {
+				if x.o.NoPOR || subset(x.visited.sleep(old), cd.childSleep) {
 					x.rep.PrunedSeen++
 					continue
 				}
 				var redo, keep []tkey
-				for _, z := range old.sleep {
+				for _, z := range x.visited.sleep(old) {
 					if contains(cd.childSleep, z) {
 						keep = append(keep, z)
 					} else {
 						redo = append(redo, z)
 					}
 				}
-				old.sleep = keep
+				x.visited.setSleep(old, keep)
 				if !old.expanded {
 					x.rep.PrunedSeen++
 					continue // it will be expanded with the smaller sleep set
 				}
-				push(&item{w: cd.c, path: p, depth: depth, sleep: cd.childSleep, only: redo})
+				if redo == nil {
+					redo = []tkey{}
+				}
+				kid.sl = &sleeps{sleep: cd.childSleep, only: redo}
+				push(kid)
 				continue
 			}
-			e = &entry{sleep: cd.childSleep}
-			x.visited[cd.hash] = e
-		}
-		x.rep.DistinctStates++
-		// [shard hook] A new state another part owns (Options.Admit,
-		// shard.go) is remembered here, as expanded there, never explored.
-		if x.o.Admit != nil && !x.o.Admit(depth, cd.hash) {
-			if e != nil {
+			e := x.visited.add(cd.hash, cd.childSleep)
+			x.rep.DistinctStates++
+			// [shard hook] A new state another part owns (Options.Admit,
+			// shard.go) is remembered here, as expanded there, never explored.
+			if x.o.Admit != nil && !x.o.Admit(depth, cd.hash) {
 				e.expanded = true
+				continue
 			}
+			kid.entry = true
+			push(kid)
 			continue
+		} else {
+			if len(cd.childSleep) > 0 {
+				kid.sl = &sleeps{sleep: cd.childSleep}
+			}
 		}
-		push(&item{w: cd.c, path: p, depth: depth, sleep: cd.childSleep, e: e})
+		x.rep.DistinctStates++ // without hashing (never sharded: Admit needs digests)
+		push(kid)
 	}
 }
 
-// materializePure returns the item's world, re-running its path when
-// states are not copied.
+// materializePure returns the item's world: its own, a copy of its base
+// re-run along its path, or the root's re-run when states are not copied.
 func (x *explorer) materializePure(it *item) (*sim.World, error) {
-	if it.w != nil {
-		return it.w, nil
+	switch {
+	case it.base == nil:
+		return x.newWorld(it.path, int(it.depth))
+	case it.own:
+		return it.base.w, nil
 	}
-	return x.newWorld(it.path, it.depth)
+	w := it.base.w.Clone()
+	if err := replay(w, it.path.last(int(it.depth)-it.base.depth), int(it.depth)); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// replay runs w to steps moves with the given choice values, taking the
+// monitor's flags after each move as the search did (they were judged
+// then).
+func replay(w *sim.World, vals []int, steps int) error {
+	w.SetChooser(&vecChooser{prefix: vals})
+	for w.Steps() < steps && w.Step() {
+		w.Monitor().(*monitor).take(w)
+	}
+	if w.Err() != nil {
+		return w.Err()
+	}
+	if w.Steps() != steps {
+		return fmt.Errorf("explore: a path of %d moves re-ran to %d (the world is not deterministic)", steps, w.Steps())
+	}
+	return nil
 }
 
 // newWorld builds the explored world and runs p for steps moves.
 func (x *explorer) newWorld(p *path, steps int) (*sim.World, error) {
+	w, _, err := x.rerun(p, steps)
+	return w, err
+}
+
+// rerun builds the explored world, runs p for steps moves and returns the
+// chooser, which recorded the choices with their labels.
+func (x *explorer) rerun(p *path, steps int) (*sim.World, *vecChooser, error) {
 	var o sim.Options
 	if x.o.Sim != nil {
 		o = *x.o.Sim
 	}
-	rc := &vecChooser{}
-	for _, c := range p.flat() {
-		rc.prefix = append(rc.prefix, c.Value)
-	}
+	rc := &vecChooser{prefix: p.last(steps)}
 	o.Chooser, o.NoTrace, o.Monitor = rc, true, &monitor{blind: x.o.blindMonitor}
 	w, err := sim.NewWorld(x.sc, &o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w.EnableHashing()
+	w.Monitor().(*monitor).take(w)
 	for w.Steps() < steps && w.Step() {
+		w.Monitor().(*monitor).take(w)
 	}
 	if w.Err() != nil {
-		return nil, w.Err()
+		return nil, nil, w.Err()
 	}
-	w.Monitor().(*monitor).take(w)
-	return w, nil
+	return w, rc, nil
+}
+
+// labelled returns p's choices with their labels, for a counterexample.
+func (x *explorer) labelled(p *path, steps int) ([]scenario.Choice, error) {
+	_, rc, err := x.rerun(p, steps)
+	if err != nil {
+		return nil, err
+	}
+	return rc.taken, nil
 }
 
 // vecChooser is the Picker of one transition's run: the prefix's values,

@@ -74,7 +74,7 @@ func (f *found) before(g *found) bool {
 // pastViolationLevel: breadth-first search has found a violation revealed
 // at a shallower depth than it's, so it is not expanded (the level is done).
 func (x *explorer) pastViolationLevel(it *item) bool {
-	return x.cex != nil && x.o.Strategy == BFS && it.depth > x.cex.revealed
+	return x.cex != nil && x.o.Strategy == BFS && int(it.depth) > x.cex.revealed
 }
 
 // PartKind and PartVersion mark an exploration part file.

@@ -157,6 +157,9 @@ func (w *World) serve(m int32) {
 		}
 		rep.ID, rep.At = e.req.ID, at
 		if e.dup {
+			if w.dedupe == nil {
+				w.dedupe = map[dedupeKey]machine.Reply{}
+			}
 			w.dedupe[key] = rep
 		}
 		if e.op >= 0 {

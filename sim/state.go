@@ -83,6 +83,18 @@ func (w *World) CanClone() bool {
 	if w.pick == nil {
 		return false
 	}
+	// The machines' kinds never change (a restart builds from the same
+	// factories): asked once, the answer is kept, and copies keep it.
+	if w.cloneable == 0 {
+		w.cloneable = 2
+		if w.machinesClone() {
+			w.cloneable = 1
+		}
+	}
+	return w.cloneable == 1
+}
+
+func (w *World) machinesClone() bool {
 	for i := range w.nodes {
 		if m := w.nodes[i].m; m != nil {
 			if _, ok := m.(machine.HolderCloner); !ok {
@@ -135,21 +147,31 @@ func (w *World) Clone() *World {
 	c.msgs = slices.Clone(w.msgs)
 	c.free = slices.Clone(w.free)
 	c.q.ev = slices.Clone(w.q.ev)
-	c.due = slices.Clone(w.due)
-	c.moves = slices.Clone(w.moves)
+	// The moves and the due events are meaningful only while the moves are
+	// offered; a world between moves (the copy a move ran on, kept by a
+	// waiting state) need not carry their stale contents.
+	if w.movesReady {
+		c.due = slices.Clone(w.due)
+		c.moves = slices.Clone(w.moves)
+	} else {
+		c.due, c.moves = nil, nil
+	}
 	c.plan = slices.Clip(w.plan)
 	c.coord = w.coord.(machine.CoordinatorCloner).CloneCoordinator()
 	if w.res != nil {
 		c.res = w.res.(machine.ResourceCloner).CloneResource()
 	}
+	c.dedupe = nil // made at its first entry
 	if len(w.dedupe) > 0 {
 		c.dedupe = maps.Clone(w.dedupe)
-	} else {
-		c.dedupe = map[dedupeKey]machine.Reply{}
 	}
-	c.ops = slices.Clone(w.ops)
+	// The history grows by an operation a request: room for two more, so
+	// the copy's next moves append without copying it again.
+	c.ops = append(make([]model.Op, 0, len(w.ops)+2), w.ops...)
 	c.faultRecs = slices.Clone(w.faultRecs)
-	c.opHash = slices.Clone(w.opHash)
+	if w.opHash != nil {
+		c.opHash = append(make([]uint64, 0, len(w.opHash)+2), w.opHash...)
+	}
 	c.trace = slices.Clone(w.trace)
 	c.stats.Recoveries = slices.Clone(w.stats.Recoveries)
 	c.stats.Handoffs = slices.Clone(w.stats.Handoffs)
@@ -507,4 +529,22 @@ func hashReflect(h *machine.Hasher, v reflect.Value, seen map[uintptr]bool) {
 	default: // func, chan, unsafe pointer
 		h.String(v.Type().String())
 	}
+}
+
+// MoveKey names move m of the current Moves by what it does, not by when
+// it was scheduled: a due event by its content (the digest StateHash gives
+// it), a fault or a request by its place in the Space's fixed lists. Two
+// states with one digest give the same moves the same keys, whichever
+// path reached them (a Seq depends on the order events were scheduled in),
+// so the explorer's sleep sets may be compared across paths. Two due
+// events with one key are the same transition: running either leads to
+// states with one digest.
+func (w *World) MoveKey(m Move) uint64 {
+	switch m.Kind {
+	case MoveFault:
+		return machine.Finalize(uint64(m.Index)<<8 | 1)
+	case MoveClient:
+		return machine.Finalize(uint64(m.Index)<<8 | 2)
+	}
+	return w.hashEvent(&w.due[m.Index])
 }

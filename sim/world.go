@@ -163,6 +163,8 @@ type World struct {
 	due        []event // the events due at the next instant, while moves are offered
 	ended      bool
 
+	cloneable int8 // CanClone's answer for the machines: 0 not asked yet, 1 yes, 2 no
+
 	hashing bool     // keep opSum (the explorer's state digest)
 	opHash  []uint64 // per op, when hashing
 	opSum   uint64

@@ -297,11 +297,14 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 	}
 	fmt.Fprintf(w, "%-22s %s\n", "reductions", strings.Join(red, ", "))
 	fmt.Fprintf(w, "%-22s %d reached, %d distinct, deepest path %d moves\n", "states", r.States, r.DistinctStates, r.MaxDepth)
+	if r.Hashing && r.Strategy != explore.PCT {
+		fmt.Fprintf(w, "%-22s 64-bit; the odds that two distinct states shared one (one skipped as seen) are below %.1g\n", "state digests", max(r.CollisionOdds, 1e-18))
+	}
 	fmt.Fprintf(w, "%-22s %d (%d seen before, %d commuting orders)\n", "pruned", r.Pruned, r.PrunedSeen, r.PrunedSleep)
 	fmt.Fprintf(w, "%-22s %d paths judged to their end, %d states judged in full, %d undecided\n", "judged", r.Paths, r.Judged, r.Undecided)
 	fmt.Fprintf(w, "%-22s %.2fs (%.0f distinct states/s)\n", "wall time", r.Elapsed.Seconds(), float64(r.DistinctStates)/max(r.Elapsed.Seconds(), 1e-9))
 	if r.PeakHeap > 0 {
-		fmt.Fprintf(w, "%-22s peak heap %dMiB (%d bytes per distinct state)\n", "memory", r.PeakHeap>>20, r.PeakHeap/uint64(max(r.DistinctStates, 1)))
+		fmt.Fprintf(w, "%-22s peak live heap %dMiB (%d bytes per distinct state)\n", "memory", r.PeakHeap>>20, r.PeakHeap/uint64(max(r.DistinctStates, 1)))
 	}
 	if r.Guarantee != "" {
 		fmt.Fprintf(w, "%-22s %s\n", "guarantee", r.Guarantee)
