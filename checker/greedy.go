@@ -63,7 +63,7 @@ type stateSet struct {
 type greedyPass struct {
 	rules   timed.Rules
 	log     []gstep
-	cps     [greedyBack]stateSet // cps[i%greedyBack]: the states before log[i]
+	cps     []stateSet // cps[i%len(g.cps)]: the states before log[i] (fewer for a small key)
 	cur     stateSet
 	placed  []bool // by kop.pos
 	pending []*kop // placed-role ops called and not yet placed (some may be placed: filtered lazily)
@@ -81,6 +81,7 @@ type greedyPass struct {
 	classes []classKey
 	replay  []stateSet
 	his     []int64
+	seq     []gstep
 	rep     repairState
 }
 
@@ -88,7 +89,7 @@ type greedyPass struct {
 // pass (ahead: pinsAhead of the events; nops: the key's ops). It returns
 // the pass: its order when g.stuck is nil, else the op it could not place.
 func greedyWitness(b *budget, rules timed.Rules, events []event, ahead []int64, nops int) *greedyPass {
-	g := &greedyPass{rules: rules, placed: make([]bool, nops), log: make([]gstep, 0, nops)}
+	g := &greedyPass{rules: rules, placed: make([]bool, nops), log: make([]gstep, 0, nops), cps: make([]stateSet, min(greedyBack, nops+1))}
 	g.cur.n, g.cur.s[0] = 1, timed.InitialState()
 	allowance := greedyAllowance(nops)
 	for i, e := range events {
@@ -193,7 +194,7 @@ func (g *greedyPass) push(st gstep) bool {
 	if next.n == 0 {
 		return false
 	}
-	g.cps[len(g.log)%greedyBack] = g.cur
+	g.cps[len(g.log)%len(g.cps)] = g.cur
 	g.log = append(g.log, st)
 	g.cur = next
 	g.placed[st.k.pos] = true
@@ -219,7 +220,7 @@ func precedes(y, x *kop) bool {
 // it, then (when then is set) places then at the end; it changes nothing
 // unless all of that fits.
 func (g *greedyPass) insert(j int, st gstep, then *gstep) bool {
-	s := g.cps[j%greedyBack]
+	s := g.cps[j%len(g.cps)]
 	g.replay = g.replay[:0]
 	g.replay = append(g.replay, s)
 	s = g.step(&s, &st)
@@ -246,11 +247,11 @@ func (g *greedyPass) insert(j int, st gstep, then *gstep) bool {
 	}
 	g.log = slices.Insert(g.log, j, st)
 	for i, set := range g.replay {
-		g.cps[(j+i)%greedyBack] = set
+		g.cps[(j+i)%len(g.cps)] = set
 	}
 	g.placed[st.k.pos] = true
 	if then != nil {
-		g.cps[len(g.log)%greedyBack] = last
+		g.cps[len(g.log)%len(g.cps)] = last
 		g.log = append(g.log, *then)
 		g.placed[then.k.pos] = true
 	}
@@ -263,7 +264,7 @@ func (g *greedyPass) insert(j int, st gstep, then *gstep) bool {
 // then (when set) then at the end. hi: an applied st's clock bound is also
 // at most the window end of every op placed after it.
 func (g *greedyPass) insertBack(st gstep, then *gstep, hi int64) bool {
-	for j := len(g.log) - 1; j > len(g.log)-greedyBack && j >= 0; j-- {
+	for j := len(g.log) - 1; j > len(g.log)-len(g.cps) && j >= 0; j-- {
 		y := g.log[j].k
 		if precedes(y, st.k) {
 			return false
@@ -377,6 +378,9 @@ func (g *greedyPass) placeOne(x *kop) bool {
 			return true
 		}
 	}
+	if g.moveApplied(&xs) {
+		return true
+	}
 	// The last unanswered op applied may have been placed too late (a
 	// grant whose expiry came too late for x): from just before it.
 	// From before the ops placed ahead of it that read the clock later
@@ -400,6 +404,88 @@ func (g *greedyPass) placeOne(x *kop) bool {
 // its search are at most 64).
 const repairSpan = 56
 
+// moves are where moveApplied tries the last applied op, relative to
+// where it is.
+var moves = [...]int{1, 2, 3, 4, 6, 8, 12, 16, 24, -1, -2, -3, -4, -6, -8}
+
+// moveApplied moves the last unanswered op applied (among the placements
+// whose states are kept) a few places later or earlier, the placements
+// after it replayed, then places then at the end: an op applied as early
+// as it fitted may have had to read the clock later (its lease ran out
+// too soon for an op placed since), or earlier.
+func (g *greedyPass) moveApplied(then *gstep) bool {
+	i := len(g.log) - 1
+	for i >= 0 && i > len(g.log)-len(g.cps)+1 && !g.log[i].applied {
+		i--
+	}
+	if i < 0 || i <= len(g.log)-len(g.cps)+1 {
+		return false
+	}
+	u := g.log[i]
+	for _, d := range moves {
+		p := i + d // u's new position, among the others
+		if p < 0 || p >= len(g.log) || p <= len(g.log)-len(g.cps)+1 {
+			continue
+		}
+		if d < 0 {
+			if slices.ContainsFunc(g.log[p:i], func(st gstep) bool { return precedes(st.k, u.k) }) {
+				continue
+			}
+		}
+		j := min(i, p)
+		g.seq = g.seq[:0]
+		for k := j; k < len(g.log); k++ {
+			if k != i {
+				g.seq = append(g.seq, g.log[k])
+			}
+		}
+		g.seq = slices.Insert(g.seq, p-j, u)
+		if g.tryOrder(j, g.seq, then) {
+			return true
+		}
+	}
+	return false
+}
+
+// tryOrder replaces the placements from j on by seq, each applied op's
+// clock bound recomputed, then places then at the end; it changes nothing
+// unless all of that fits.
+func (g *greedyPass) tryOrder(j int, seq []gstep, then *gstep) bool {
+	if !g.ready(then.k) {
+		return false
+	}
+	hi := min(g.pendingHi(), then.k.in.Hi)
+	for k := len(seq) - 1; k >= 0; k-- {
+		if seq[k].applied {
+			seq[k].hi = hi
+		}
+		hi = min(hi, seq[k].k.in.Hi)
+	}
+	s := g.cur
+	if j < len(g.log) {
+		s = g.cps[j%len(g.cps)]
+	}
+	g.replay = g.replay[:0]
+	for k := range seq {
+		g.replay = append(g.replay, s)
+		if s = g.step(&s, &seq[k]); s.n == 0 {
+			return false
+		}
+	}
+	g.replay = append(g.replay, s)
+	if s = g.step(&s, then); s.n == 0 {
+		return false
+	}
+	g.log = append(g.log[:j], seq...)
+	g.log = append(g.log, *then)
+	for k, set := range g.replay {
+		g.cps[(j+k)%len(g.cps)] = set
+	}
+	g.placed[then.k.pos] = true
+	g.cur = s
+	return true
+}
+
 // repairNodes bounds one repair's search.
 const repairNodes = 512
 
@@ -409,7 +495,7 @@ const repairNodes = 512
 // is placed: the local reorderings the single moves above miss (a release
 // and a refusal swapped so that an unheard grant fits between them).
 func (g *greedyPass) repair(x *kop, span int) bool {
-	j := max(0, len(g.log)-span, len(g.log)-greedyBack+1)
+	j := max(0, len(g.log)-span, len(g.log)-len(g.cps)+1)
 	r := &g.rep
 	r.list = r.list[:0]
 	add := func(k *kop, applied, required bool) {
@@ -468,7 +554,7 @@ func (g *greedyPass) repair(x *kop, span int) bool {
 	clear(r.seen)
 	r.path = r.path[:0]
 	r.nodes = 0
-	start := g.cps[j%greedyBack]
+	start := g.cps[j%len(g.cps)]
 	if j == len(g.log) {
 		start = g.cur
 	}
@@ -483,7 +569,7 @@ func (g *greedyPass) repair(x *kop, span int) bool {
 	g.log = g.log[:j]
 	s := start
 	for _, st := range r.path {
-		g.cps[len(g.log)%greedyBack] = s
+		g.cps[len(g.log)%len(g.cps)] = s
 		s = g.step(&s, &st)
 		g.log = append(g.log, st)
 		g.placed[st.k.pos] = true
@@ -591,7 +677,7 @@ func (g *greedyPass) insertEarliest(st gstep, then *gstep, hi int64) bool {
 	// The earliest position, and the clock bound of st at each.
 	g.his = g.his[:0]
 	j := len(g.log)
-	for j > 0 && j > len(g.log)-greedyBack+1 {
+	for j > 0 && j > len(g.log)-len(g.cps)+1 {
 		y := g.log[j-1].k
 		if precedes(y, st.k) {
 			break
