@@ -279,8 +279,8 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 			kc.invariantsOnly(events)
 			return keyResult{key: ko.Key, verdict: Holds, steps: witness, nodes: g.work, ops: len(ko.Index), invariants: kc.inv.finish()}
 		}
-	} else if f := refuteData(ko.Key, kops); f != nil {
-		// The data alone refutes it (register.go): the sweeps would walk the
+	} else if f := refuteProjections(ko.Key, kops, kc.rules); f != nil {
+		// A projection refutes it (projections.go): the sweeps would walk the
 		// whole history to say so. Told the way people have read it when
 		// the depth-first search can, else the zones' own account.
 		kc.invariantsOnly(events)

@@ -22,10 +22,10 @@ func dataKops(t *testing.T, h *model.History) []kop {
 	return kops
 }
 
-// The data refutation refutes each of the zones' conditions, and nothing
-// the brute force explains: every history here is judged by both, and
-// they must agree.
-func TestRefuteData(t *testing.T) {
+// The projections refute each of the zones' conditions, a fence that went
+// back and an owner with no grant, and nothing the brute force explains:
+// every history here is judged by both, and they must agree.
+func TestRefuteProjections(t *testing.T) {
 	const hold = `{"format":"leasecheck/history","version":1}
 {"process":"A","op":"acquire","ttl":1000,"fence":1,"call":0,"return":0,"ok":true}
 `
@@ -57,13 +57,22 @@ func TestRefuteData(t *testing.T) {
 		{"an unanswered write read later", w("v1", 1, -1, false) + r("R", "v1", 5, 6), ""},
 		{"an unanswered write nobody read", w("v1", 1, 2, true) + w("v2", 3, -1, false) + r("R", "v1", 10, 11), ""},
 		{"nothing read before any write", r("R", "", 0, 1) + w("v1", 2, 3, true) + r("S", "v1", 4, 5), ""},
+		// The fences and the holder (projections.go).
+		{"a write under a passed fence", `{"process":"B","op":"acquire","ttl":1000,"fence":2,"call":1,"return":2,"ok":true}` + "\n" + w("v1", 3, 4, true), "fences alone"},
+		{"a fence granted twice", `{"process":"B","op":"acquire","ttl":1000,"fence":1,"call":1,"return":2,"ok":true}` + "\n", "fences alone"},
+		{"a write by an owner never granted", `{"process":"C","op":"write","fence":1,"value":"c","call":1,"return":2,"ok":true}` + "\n", "no acquire of C's"},
+		{"a write by an owner granted only later", `{"process":"C","op":"write","fence":1,"value":"c","call":1,"return":2,"ok":true}` + "\n" +
+			`{"process":"D","owner":"C","op":"acquire","ttl":10,"call":3}` + "\n", "no acquire of C's"},
+		{"a write by an owner whose acquire never answered", `{"process":"A","op":"release","fence":1,"call":0,"return":0,"ok":true}` + "\n" +
+			`{"process":"D","owner":"C","op":"acquire","ttl":10,"call":0}` + "\n" +
+			`{"process":"C","op":"write","fence":2,"value":"c","call":1,"return":2,"ok":true}` + "\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, err := model.ReadHistory(strings.NewReader(hold+tc.ops), tc.name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := refuteData("", dataKops(t, h))
+			f := refuteProjections("", dataKops(t, h), timed.RulesOf(h.Header))
 			switch {
 			case tc.refuted == "" && f != nil:
 				t.Fatalf("refuted: %s", f.Explanation)
