@@ -227,21 +227,27 @@ func (g *greedyPass) insert(j int, st gstep, then *gstep) bool {
 	if s.n == 0 {
 		return false
 	}
+	// Placed from here on (a grant it made no longer pins what follows).
+	was := g.placed[st.k.pos]
+	g.placed[st.k.pos] = true
 	for i := j; i < len(g.log); i++ {
 		g.replay = append(g.replay, s)
 		s = g.step(&s, &g.log[i])
 		if s.n == 0 {
+			g.placed[st.k.pos] = was
 			return false
 		}
 	}
 	var last stateSet
 	if then != nil {
 		if !g.ready(then.k) && then.k.pred != st.k {
+			g.placed[st.k.pos] = was
 			return false
 		}
 		last = s
 		s = g.step(&s, then)
 		if s.n == 0 {
+			g.placed[st.k.pos] = was
 			return false
 		}
 	}
@@ -636,9 +642,11 @@ func (g *greedyPass) repairDFS(set stateSet, mask, must uint64) (stateSet, bool)
 				continue
 			}
 			r.path = append(r.path, st)
+			g.placed[e.pos] = true // placed on this path: it no longer pins
 			if end, ok := g.repairDFS(next, mask|bit, must); ok {
 				return end, true
 			}
+			g.placed[e.pos] = false
 			r.path = r.path[:len(r.path)-1]
 			if r.nodes > repairNodes+8*len(r.elems) {
 				return set, false
@@ -686,11 +694,18 @@ func (g *greedyPass) insertEarliest(st gstep, then *gstep, hi int64) bool {
 		hi = min(hi, y.in.Hi)
 		g.his = append(g.his, hi)
 	}
-	// g.his[i] is the bound at position len(g.log)-1-i.
+	// g.his[i] is the bound at position len(g.log)-1-i. A position where st
+	// cannot take effect at all costs one step and is not counted: the
+	// first where it can (just after a release, say) is the one that
+	// matters.
 	tries := 0
 	for p := j; p < len(g.log) && tries < greedyTries; p++ {
-		tries++
 		st.hi = g.his[len(g.log)-1-p]
+		s := g.cps[p%len(g.cps)]
+		if g.step(&s, &st).n == 0 {
+			continue
+		}
+		tries++
 		if g.insert(p, st, then) {
 			return true
 		}
