@@ -286,13 +286,16 @@ func (g *greedyPass) insertBack(st gstep, then *gstep, hi int64) bool {
 	return false
 }
 
-// compact drops what has been placed from the pending list and the pool.
+// compact drops what has been placed from the pending list. (The pool
+// keeps its applied ops: candidates skips them, and looks only at the most
+// recent poolWindow, so a pass never rescans it whole.)
 func (g *greedyPass) compact() {
 	g.pending = slices.DeleteFunc(g.pending, func(k *kop) bool { return g.placed[k.pos] })
-	if len(g.pool) > 64 {
-		g.pool = slices.DeleteFunc(g.pool, func(k *kop) bool { return g.placed[k.pos] })
-	}
 }
+
+// poolWindow is how many of the most recently called unanswered ops
+// candidates looks through.
+const poolWindow = 512
 
 // place places x, which is due, and the pending ops that must come before
 // it.
@@ -718,7 +721,7 @@ func (g *greedyPass) insertEarliest(st gstep, then *gstep, hi int64) bool {
 // at most greedyCandidates.
 func (g *greedyPass) candidates(x *kop) []*kop {
 	g.cands, g.classes = g.cands[:0], g.classes[:0]
-	for i := len(g.pool) - 1; i >= 0 && len(g.cands) < greedyCandidates; i-- {
+	for i := len(g.pool) - 1; i >= 0 && i >= len(g.pool)-poolWindow && len(g.cands) < greedyCandidates; i-- {
 		u := g.pool[i]
 		if g.placed[u.pos] || !g.ready(u) || precedes(x, u) {
 			continue
