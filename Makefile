@@ -60,7 +60,7 @@ bench-matrix:
 	$(GO) run ./internal/classbench/classmatrix -cells matrix
 
 # The regression check CI runs: the fixed sample of the matrix, each cell
-# right, decided where a release decided it, and within 4x (+10 ms) of the
+# right, decided where a release decided it, and within 2x (+10 ms) of the
 # best release's time in the same run.
 bench-regress:
 	LEASECHECK_REGRESS=1 $(GO) test ./internal/classbench -run 'TestRegression|TestJudge' -count=1 -v

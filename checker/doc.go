@@ -17,9 +17,15 @@
 // Everything is decided from each key's events in time order (events.go),
 // so a history held in memory (Check) and one streamed from a file too big
 // to hold (CheckFile, CheckReader) are judged by the same code. The three
-// invariants are state machines over those events; linearizability is a
-// frontier sweep, exact and relaxed (sweep.go argues why each is sound), with
-// the depth-first search (search.go) beside them in memory: a key the exact
+// invariants are state machines over those events. In memory, a key's
+// linearizability is first tried by a greedy pass (greedy.go): one order
+// of its ops, built op by op with local repairs, judged by the timed model
+// apart from the pass (timed.VerifyLinearization) — a correct history is
+// decided at about the cost of reading it. Where the pass gets stuck, cheap
+// projections of the model (the data as a register, the fences, the
+// holder: projections.go, register.go) may refute. Otherwise linearizability
+// is a frontier sweep, exact and relaxed (sweep.go argues why each is
+// sound), with the depth-first search (search.go) beside them: a key the exact
 // sweep cannot decide within an allowance of work linear in its ops gets a
 // depth-first try for a witness within a node allowance as linear, then the
 // relaxed sweep's refutation, then the search with the rest of the budget
@@ -39,7 +45,11 @@
 //   - check.go: Check, Options, Result, Violation, the property names.
 //   - stream.go: CheckFile, CheckReader: checking without holding the history.
 //   - events.go: a key's ops as events in time order.
-//   - keycheck.go: one key's check: invariants, sweeps, the fallback search.
+//   - keycheck.go: one key's check: invariants, the fast paths, sweeps, the
+//     fallback search.
+//   - greedy.go: the greedy witness, the fast path for correct histories.
+//   - projections.go, register.go: the cheap refutations (fences, holder,
+//     data).
 //   - sweep.go: the frontier sweeps, exact and relaxed.
 //   - search.go: the depth-first search.
 //   - invariants.go: the three fast properties.

@@ -267,8 +267,43 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 		events = eventsOf(&kops[i], events)
 	}
 	slices.SortFunc(events, compareEvents)
-	kc.setFences(fenceFacts{maxFence: facts.maxFence, pinAhead: timed.Inf})
 	ahead := pinsAhead(events)
+	if g := greedyWitness(b, kc.rules, events, ahead, len(kops)); g.stuck == nil {
+		// The fast path (greedy.go): an order the pass found, judged by the
+		// model apart from the pass. Only the invariants are left to run.
+		witness := make([]Step, len(g.log))
+		for i, st := range g.log {
+			witness[i] = Step{Op: st.k.hidx, Applied: st.applied}
+		}
+		if verifyWitness(h, ko, witness) {
+			kc.invariantsOnly(events)
+			return keyResult{key: ko.Key, verdict: Holds, steps: witness, nodes: g.work, ops: len(ko.Index), invariants: kc.inv.finish()}
+		}
+	} else if f := refuteProjections(ko.Key, kops, kc.rules); f != nil {
+		// A projection refutes it (projections.go): the sweeps would walk the
+		// whole history to say so. Told the way people have read it when
+		// the depth-first search can, else the zones' own account.
+		kc.invariantsOnly(events)
+		res := keyResult{key: ko.Key, verdict: Violated, ops: len(ko.Index), invariants: kc.inv.finish(), nodes: g.work, violation: f}
+		if len(ko.Index) <= explainOps {
+			// A small allowance: what the zones refute is usually deep in an
+			// unexplainable suffix, which the search would walk in vain.
+			dr := searchKey(b, h, ko, dfsOptions{maxNodes: 2*len(ko.Index) + 1024})
+			res.nodes += dr.nodes
+			if dr.verdict == Violated {
+				v := explainStuck(c.Names, model.TimesOf(h.Header), kc.rules, ko.Key, stuckFromSearch(c, k, &dr))
+				res.violation, res.steps = &v, stepsOfPath(ko, dr.path)
+			}
+		}
+		if res.steps == nil {
+			res.steps = make([]Step, len(g.log))
+			for i, st := range g.log {
+				res.steps[i] = Step{Op: st.k.hidx, Applied: st.applied}
+			}
+		}
+		return res
+	}
+	kc.setFences(fenceFacts{maxFence: facts.maxFence, pinAhead: timed.Inf})
 	for i, e := range events {
 		kc.pinAhead(ahead[i])
 		kc.event(e)
@@ -335,6 +370,29 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 		}
 	}
 	return res
+}
+
+// invariantsOnly feeds the key's events to the invariants alone, where a
+// fast path decided linearizability without the sweeps.
+func (kc *keyChecker) invariantsOnly(events []event) {
+	for _, e := range events {
+		switch e.kind {
+		case evCall:
+			kc.inv.call(e.k)
+		case evReturn:
+			kc.inv.ret(e.k)
+		}
+	}
+}
+
+// verifyWitness replays a proposed linearization through the timed model
+// (timed.VerifyLinearization), the judge of every fast-path witness.
+func verifyWitness(h *model.History, ko *timed.KeyOps, steps []Step) bool {
+	order := make([]timed.Placement, len(steps))
+	for i, st := range steps {
+		order[i] = timed.Placement{Op: st.Op, Applied: st.Applied}
+	}
+	return timed.VerifyLinearization(h, ko, order) == nil
 }
 
 // relaxedPass runs the relaxed sweep alone over a key's events again.

@@ -14,6 +14,8 @@
 // Index:
 //   - model.go: State, Input, Step, StepApplied, StepAnyOutcome.
 //   - compile.go: Compile interns a history and splits it by key.
+//   - verify.go: VerifyLinearization, the judge of a proposed order (the
+//     checker's fast path is never its own judge).
 //   - porcupine.go: the same model for porcupine (the HTML report, and the
 //     independent oracle the checker is tested against).
 package timed

@@ -8,17 +8,20 @@
 //	go run ./internal/classbench/classmatrix                 # the whole matrix (make bench-matrix)
 //	go run ./internal/classbench/classmatrix -cells issue    # the rows of issue 15
 //	go run ./internal/classbench/classmatrix -cells sample -regress -porcupine=false   # what CI runs
+//	go run ./internal/classbench/classmatrix -cells issue -dump /tmp/cells   # the histories, to profile by hand
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/leasecheck/leasecheck/internal/classbench"
 	"github.com/leasecheck/leasecheck/internal/classgen"
+	"github.com/leasecheck/leasecheck/model"
 )
 
 func main() {
@@ -30,6 +33,7 @@ func main() {
 	regress := flag.Bool("regress", false, "apply the regression rules; exit 1 when one is broken")
 	match := flag.String("match", "", "only the cells whose name contains this")
 	tags := flag.String("tags", "", "build this tree's checker with these build tags (leasecheck_slow: deliberately slowed)")
+	dump := flag.String("dump", "", "write each selected cell's history to this directory (NAME.jsonl, / as _) and time nothing")
 	flag.Parse()
 	var list []classgen.Params
 	switch *cells {
@@ -42,6 +46,10 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "classmatrix: -cells %q: want matrix, issue or sample\n", *cells)
 		os.Exit(2)
+	}
+	if *dump != "" {
+		check(dumpCells(*dump, list, *match))
+		return
 	}
 	root, err := classbench.ModuleRoot()
 	check(err)
@@ -92,6 +100,34 @@ func main() {
 		}
 		fmt.Printf("regression check: %d cells, each right, decided where a release decided, and within %gx (+%v) of the best release\n", len(results), classbench.Factor, classbench.Slack)
 	}
+}
+
+// dumpCells writes the cells' histories, for profiling one by hand
+// (classrun -cpuprofile) or for checking one with leasecheck check.
+func dumpCells(dir string, list []classgen.Params, match string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, cell := range list {
+		if match != "" && !strings.Contains(cell.Name(), match) {
+			continue
+		}
+		h, _ := cell.History()
+		path := filepath.Join(dir, strings.ReplaceAll(cell.Name(), "/", "_")+".jsonl")
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := model.WriteHistory(f, h); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		fmt.Println(path)
+	}
+	return nil
 }
 
 func check(err error) {

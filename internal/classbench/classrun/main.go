@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -26,21 +27,44 @@ import (
 func main() {
 	mode := flag.String("mode", "check", "check, porcupine or floor")
 	timeout := flag.Duration("timeout", 10*time.Second, "the budget")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	repeat := flag.Int("repeat", 1, "decide the file this many times (a profile of a fast cell needs several); the time printed is the last run's")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: classrun [-mode check|porcupine|floor] [-timeout D] FILE")
 		os.Exit(2)
 	}
 	path := flag.Arg(0)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var out classbench.RunOutput
+	for range max(*repeat, 1) {
+		out = run(*mode, path, *timeout)
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		fail(err)
+	}
+}
+
+// run decides the file once, the way mode says, and times it.
+func run(mode, path string, timeout time.Duration) classbench.RunOutput {
 	out := classbench.RunOutput{Verdicts: map[string]string{}}
 	start := time.Now()
-	switch *mode {
+	switch mode {
 	case "check":
 		h, err := model.ReadHistoryFile(path)
 		if err != nil {
 			fail(err)
 		}
-		r, err := checker.Check(context.Background(), h, checker.Options{Timeout: *timeout})
+		r, err := checker.Check(context.Background(), h, checker.Options{Timeout: timeout})
 		if err != nil {
 			fail(err)
 		}
@@ -54,7 +78,7 @@ func main() {
 		}
 		c := timed.Compile(h)
 		pm := timed.PorcupineModel(c)
-		res := porcupine.CheckOperationsTimeout(pm.ToModel(), timed.PorcupineOperations(c, nil), *timeout)
+		res := porcupine.CheckOperationsTimeout(pm.ToModel(), timed.PorcupineOperations(c, nil), timeout)
 		out.Verdicts[checker.Linearizable] = map[porcupine.CheckResult]string{porcupine.Ok: "holds", porcupine.Illegal: "violated", porcupine.Unknown: "unknown"}[res]
 	case "floor":
 		data, err := os.ReadFile(path)
@@ -65,12 +89,10 @@ func main() {
 			fail(err)
 		}
 	default:
-		fail(fmt.Errorf("unknown mode %q", *mode))
+		fail(fmt.Errorf("unknown mode %q", mode))
 	}
 	out.NS = time.Since(start).Nanoseconds()
-	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
-		fail(err)
-	}
+	return out
 }
 
 func fail(err error) {
