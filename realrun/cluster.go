@@ -109,13 +109,15 @@ func (r *runner) watchLeader(ctx context.Context) {
 
 // leaderChanged declares what a leader change does to leases when the
 // backend says so (Info.LeasesRestart: etcd's new leader refreshes every
-// lease to a full TTL plus an election timeout, its lessor's Promote): a
-// lease nobody could renew since the trouble began — the last cluster
-// fault that struck the leader after the previous change, else the last
-// time the old leader was seen leading — outlives its deadline by up to
-// that span, a TTL and RestartGrace. The span counts as an outage (restartSlack), so the
-// run's clock uncertainty grows by it: a late expiry on a leader change is
-// the service's promise, not a violation.
+// lease to a full TTL plus an election timeout, its lessor's Promote;
+// ZooKeeper's starts every session's timeout afresh): a lease nobody could
+// renew since the trouble began — the last cluster fault that struck the
+// leader after the previous change, else the last time the old leader was
+// seen leading — may be freed up to that span, a TTL and RestartGrace past
+// its deadline. That is one-sided (leaderSlack): the run's expiry lateness
+// grows by it, so a late refusal, renew or write on a leader change is the
+// service's promise, while a grant to another before the deadline is
+// still judged as two holders.
 func (r *runner) leaderChanged(from, to string, lastSeen, lastChange int64) {
 	now := r.now()
 	r.mu.Lock()
@@ -126,11 +128,11 @@ func (r *runner) leaderChanged(from, to string, lastSeen, lastChange int64) {
 	span := time.Duration(now-since) * time.Microsecond
 	slack := r.t.Info.LeasesRestart
 	if slack {
-		r.outage = max(r.outage, span)
+		r.leaderLate = max(r.leaderLate, span)
 	}
 	r.mu.Unlock()
 	if slack {
-		r.logf("%11s %-17s %s -> %s: leases may outlive their deadlines by %v, a TTL and %v (the new leader refreshes them); declared as clock uncertainty",
+		r.logf("%11s %-17s %s -> %s: leases may be freed up to %v, a TTL and %v past their deadlines (the new leader restarts them); declared as expiry lateness",
 			logTime(now), LeaderRecord, from, to, inMs(span), inMs(r.t.Info.RestartGrace))
 	}
 }

@@ -81,8 +81,9 @@ func records(res *realrun.Result, kind string) []model.FaultRecord {
 // TestClusterFaults: a cluster fault strikes the member its target names
 // when it falls due (the leader, a follower), is undone when it ends, and
 // its record names the member and who led before and after; the leader
-// records follow the leader; a leader change widens the clock uncertainty
-// only for a backend that refreshes leases on one; the run starts from a
+// records follow the leader; a leader change widens the expiry lateness —
+// by at least a TTL and the grace, never the clock uncertainty — only for a
+// backend that refreshes leases on one; the run starts from a
 // settled cluster; and a target that is no cluster records the fault as
 // not applied.
 func TestClusterFaults(t *testing.T) {
@@ -108,12 +109,19 @@ func TestClusterFaults(t *testing.T) {
 	if res.Faults[faults.MemberIsolate] != 1 || res.Faults[faults.MemberPause] != 1 {
 		t.Errorf("counted %v", res.Faults)
 	}
-	withSlack := res.History.Header.ClockUncertainty
+	with := res.History.Header
 
 	res = clusterRun(t, &fakeCluster{}, false,
 		faults.Fault{Kind: faults.MemberIsolate, Target: faults.Leader, At: 500, Duration: 500})
-	if res.History.Header.ClockUncertainty >= withSlack {
-		t.Errorf("clock uncertainty %d without lease refresh, %d with: a leader change must widen it only for a backend that refreshes leases", res.History.Header.ClockUncertainty, withSlack)
+	without := res.History.Header
+	// µs: the TTL (1 s) and the grace (100 ms) at least, on top of the
+	// backend's own lateness.
+	if with.ExpiryLateness < without.ExpiryLateness+1_100_000 {
+		t.Errorf("expiry lateness %dµs without lease refresh, %dµs with: a leader change must widen it by at least a TTL and the grace, for a backend that refreshes leases only", without.ExpiryLateness, with.ExpiryLateness)
+	}
+	if with.ClockUncertainty > without.ClockUncertainty+1000 { // 1 ms of calibration noise, far below the slack
+
+		t.Errorf("clock uncertainty %dµs without lease refresh, %dµs with: a leader change is late freeing only, never clock uncertainty (it would excuse an early grant)", without.ClockUncertainty, with.ClockUncertainty)
 	}
 
 	tg := inProcess(memstore.New(), nil)
