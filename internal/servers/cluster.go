@@ -381,9 +381,11 @@ func (c *EtcdCluster) link(i, j int, on bool) {
 	} else {
 		delete(c.cut, [2]int{i, j})
 	}
+	// A partition that refuses (Proxy.RejectFrom): the pair's open
+	// connections reset, new ones reset once their dialler is known.
 	a, b := c.Servers[i], c.Servers[j]
-	a.Peer.BlackholeFrom(hexID(b.ID), on)
-	b.Peer.BlackholeFrom(hexID(a.ID), on)
+	a.Peer.RejectFrom(hexID(b.ID), on)
+	b.Peer.RejectFrom(hexID(a.ID), on)
 }
 
 // hexID is a member ID as rafthttp writes it in X-Server-From.

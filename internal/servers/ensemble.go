@@ -26,7 +26,7 @@ import (
 // ports of two proxies of its own in front of j's (links[i][j]): what i
 // sends to j, or j to i on a connection i opened, passes them. ZooKeeper
 // keeps one connection per pair (the server with the larger id dials), so
-// cutting the pair i–j blackholes i's proxies to j and j's to i.
+// cutting the pair i–j rejects at i's proxies to j and j's to i.
 type ZooKeeperEnsemble struct {
 	Servers []*EnsembleServer
 	dir     string
@@ -265,8 +265,13 @@ func (e *ZooKeeperEnsemble) link(i, j int, on bool) {
 	} else {
 		delete(e.cut, [2]int{i, j})
 	}
+	// A partition that refuses (Proxy.Reject): open connections reset,
+	// new ones reset as they arrive, so each side's TCP sees the cut at
+	// once and the majority elects among itself (a blackhole that accepts
+	// and passes nothing left FastLeaderElection sending into connections
+	// that looked alive, for more than 30 s).
 	for _, p := range append(append([]*realrun.Proxy(nil), e.links[i][j]...), e.links[j][i]...) {
-		p.Blackhole(on)
+		p.Reject(on)
 	}
 }
 
