@@ -135,3 +135,46 @@ func TestClusterFaults(t *testing.T) {
 		t.Errorf("a cluster fault on one server: records %+v, partial %v", r, res.Partial)
 	}
 }
+
+// TestWorkloadClusterPartitions: on a cluster the workload's partition
+// cuts the holder from every member, from the leader only or from a
+// follower only, each drawn for some seed; on one server it always cuts
+// it from the coordinator, and drawing the peer there takes no value from
+// the seeded stream (the single server's workloads keep their bytes: the
+// same as a cluster's but for the partition's peer).
+func TestWorkloadClusterPartitions(t *testing.T) {
+	single := inProcess(memstore.New(), nil)
+	cl := inProcess(memstore.New(), nil)
+	cl.Cluster = &fakeCluster{}
+	seen := map[string]int{}
+	for seed := uint64(1); seed <= 40; seed++ {
+		cfg := realrun.Config{Seed: seed, Faults: []faults.Kind{faults.Pause, faults.Partition, faults.MemberPause}}
+		a, b := realrun.Workload(single, cfg), realrun.Workload(cl, cfg)
+		var pa, pb *faults.Fault
+		for i := range a.Faults {
+			if a.Faults[i].Kind == faults.Partition {
+				pa = &a.Faults[i]
+			}
+		}
+		for i := range b.Faults {
+			if b.Faults[i].Kind == faults.Partition {
+				pb = &b.Faults[i]
+			}
+		}
+		if pa == nil || pb == nil {
+			t.Fatalf("seed %d: no partition drawn", seed)
+		}
+		if pa.Peer != faults.Coordinator {
+			t.Errorf("seed %d: a single server's partition cuts the holder from %q; want the coordinator", seed, pa.Peer)
+		}
+		seen[pb.Peer]++
+		if pb.Target != pa.Target || pb.At != pa.At || pb.Duration != pa.Duration {
+			t.Errorf("seed %d: the cluster's partition %v and the server's %v differ beyond the peer", seed, pb, pa)
+		}
+	}
+	for _, p := range []string{faults.Coordinator, faults.Leader, faults.Follower} {
+		if seen[p] == 0 {
+			t.Errorf("no cluster partition from %q in 40 seeds (drawn: %v)", p, seen)
+		}
+	}
+}
