@@ -155,14 +155,42 @@ func (r *runner) annotate(i int, s string) {
 // clusterLoop applies the cluster faults when they fall due, one at a
 // time: one that falls due while another lasts waits for it (two at once
 // could leave no majority, which no lease service promises to survive).
+//
+// A fault is over when the cluster is whole again (Rejoiner, up to
+// rejoinWithin): a member healed, resumed or restarted is still syncing
+// with the leader when its fault's undo returns, and a fault that struck
+// then would be a second one at once. (ZooKeeper 3.8.0 loses acknowledged
+// transactions when its leader dies while a lagging member syncs:
+// ZOOKEEPER-4643/4685, internal/servers' TestZooKeeperEnsembleLostCommits.)
 func (r *runner) clusterLoop(ctx context.Context) {
 	for _, pf := range r.board.cluster {
 		if !sleepUntil(ctx, r, pf.at, r.holdersDone) {
 			return
 		}
 		r.clusterFault(ctx, pf.f)
+		if w, ok := r.t.Cluster.(Rejoiner); ok {
+			wctx, cancel := context.WithTimeout(ctx, rejoinWithin)
+			err := w.AwaitRejoined(wctx)
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				r.logf("%11s %-17s the cluster is not whole %v after the last fault (%v); the next one strikes anyway",
+					logTime(r.now()), LeaderRecord, inMs(rejoinWithin), err)
+			}
+		}
 	}
 }
+
+// Rejoiner is a Cluster that can tell when every member serves again under
+// one leader — synced with it, after a fault that cut, stopped or killed
+// one (the ZooKeeper ensemble: srvr answers on every server, one leads;
+// the etcd cluster: every member's Status names the same leader).
+type Rejoiner interface {
+	AwaitRejoined(ctx context.Context) error
+}
+
+// rejoinWithin bounds how long the next cluster fault waits for the
+// cluster to be whole again.
+const rejoinWithin = 10 * time.Second
 
 // resolveMember names the member a cluster fault's target means:
 // "leader", the first follower in the members' order, or a member named.

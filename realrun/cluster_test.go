@@ -54,6 +54,10 @@ func (c *fakeCluster) Restart(_ context.Context, m string, down time.Duration) e
 }
 func (c *fakeCluster) Settle(context.Context) error { return c.do("settle", "", false) }
 
+// AwaitRejoined (realrun.Rejoiner) records when the runner waited for the
+// cluster to be whole again.
+func (c *fakeCluster) AwaitRejoined(context.Context) error { return c.do("rejoined", "", false) }
+
 func clusterRun(t *testing.T, cl realrun.Cluster, restart bool, fs ...faults.Fault) *realrun.Result {
 	t.Helper()
 	tg := inProcess(memstore.New(), nil)
@@ -80,7 +84,8 @@ func records(res *realrun.Result, kind string) []model.FaultRecord {
 
 // TestClusterFaults: a cluster fault strikes the member its target names
 // when it falls due (the leader, a follower), is undone when it ends, and
-// its record names the member and who led before and after; the leader
+// its record names the member and who led before and after; the next one
+// waits until the cluster is whole again (Rejoiner); the leader
 // records follow the leader; a leader change widens the expiry lateness —
 // by at least a TTL and the grace, never the clock uncertainty — only for a
 // backend that refreshes leases on one; the run starts from a
@@ -91,7 +96,9 @@ func TestClusterFaults(t *testing.T) {
 	res := clusterRun(t, cl, true,
 		faults.Fault{Kind: faults.MemberIsolate, Target: faults.Leader, At: 500, Duration: 500},
 		faults.Fault{Kind: faults.MemberPause, Target: faults.Follower, At: 1500, Duration: 300})
-	want := []string{"settle(,false)", "isolate(m1,true)", "isolate(m1,false)", "stop(m1,true)", "cont(m1,false)"}
+	// Each fault's undo, then the wait for the cluster to be whole, before
+	// the next one strikes.
+	want := []string{"settle(,false)", "isolate(m1,true)", "isolate(m1,false)", "rejoined(,false)", "stop(m1,true)", "cont(m1,false)", "rejoined(,false)"}
 	if got := strings.Join(cl.calls, " "); got != strings.Join(want, " ") {
 		t.Errorf("calls %s; want %s", got, strings.Join(want, " "))
 	}

@@ -112,7 +112,9 @@
 //     member-bridge, peer-delay, member-pause, member-crash), on a
 //     Target.Cluster the harness started: applied one at a time at the
 //     member named, or the leader or a follower as the servers' own status
-//     says when the fault falls due (cluster.go). Each record names the
+//     says when the fault falls due (cluster.go); the next waits until the
+//     cluster is whole again (Rejoiner: every member synced and serving),
+//     for a member still syncing is a fault still in progress. Each record names the
 //     member hit and who led before and after; LeaderRecord records say who
 //     led when. A leader change on a backend that refreshes leases
 //     (Info.LeasesRestart) widens the run's expiry lateness — one-sided:

@@ -44,7 +44,10 @@ type EnsembleServer struct {
 	ID     int    // its myid
 }
 
-var _ realrun.Cluster = (*ZooKeeperEnsemble)(nil)
+var (
+	_ realrun.Cluster  = (*ZooKeeperEnsemble)(nil)
+	_ realrun.Rejoiner = (*ZooKeeperEnsemble)(nil)
+)
 
 // StartZooKeeperEnsemble starts an n-server ensemble on free ports of
 // 127.0.0.1, each server's data in a temporary directory of the
@@ -392,6 +395,13 @@ func (e *ZooKeeperEnsemble) Settle(ctx context.Context) error {
 			}
 		}
 	}
+	return e.AwaitRejoined(ctx)
+}
+
+// AwaitRejoined waits until every server serves (a follower answers srvr
+// only once it has synced with its leader) and exactly one leads
+// (realrun.Rejoiner: the next cluster fault waits for it).
+func (e *ZooKeeperEnsemble) AwaitRejoined(ctx context.Context) error {
 	for {
 		leaders, serving := 0, 0
 		for _, s := range e.Servers {
