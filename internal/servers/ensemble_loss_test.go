@@ -31,7 +31,8 @@ const zkEpochAnomaly = "is from a different epoch"
 // new leader's attempt fails, and at the next election the follower's
 // higher epoch beats the longer history of the others: it leads, and the
 // others are truncated (TRUNC, or SNAP) to its history, so creates that
-// were acknowledged are gone and the parent's sequence counter goes back.
+// were acknowledged are gone, or the parent's sequence counter goes back
+// and hands numbers out again (seen both ways here).
 //
 // Two judges: the clients (every acknowledged create still there at the
 // end, and a create called after another returned gets a larger
