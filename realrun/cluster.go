@@ -109,13 +109,15 @@ func (r *runner) watchLeader(ctx context.Context) {
 
 // leaderChanged declares what a leader change does to leases when the
 // backend says so (Info.LeasesRestart: etcd's new leader refreshes every
-// lease to a full TTL plus an election timeout, its lessor's Promote): a
-// lease nobody could renew since the trouble began — the last cluster
-// fault that struck the leader after the previous change, else the last
-// time the old leader was seen leading — outlives its deadline by up to
-// that span, a TTL and RestartGrace. The span counts as an outage (restartSlack), so the
-// run's clock uncertainty grows by it: a late expiry on a leader change is
-// the service's promise, not a violation.
+// lease to a full TTL plus an election timeout, its lessor's Promote;
+// ZooKeeper's starts every session's timeout afresh): a lease nobody could
+// renew since the trouble began — the last cluster fault that struck the
+// leader after the previous change, else the last time the old leader was
+// seen leading — may be freed up to that span, a TTL and RestartGrace past
+// its deadline. That is one-sided (leaderSlack): the run's expiry lateness
+// grows by it, so a late refusal, renew or write on a leader change is the
+// service's promise, while a grant to another before the deadline is
+// still judged as two holders.
 func (r *runner) leaderChanged(from, to string, lastSeen, lastChange int64) {
 	now := r.now()
 	r.mu.Lock()
@@ -126,11 +128,11 @@ func (r *runner) leaderChanged(from, to string, lastSeen, lastChange int64) {
 	span := time.Duration(now-since) * time.Microsecond
 	slack := r.t.Info.LeasesRestart
 	if slack {
-		r.outage = max(r.outage, span)
+		r.leaderLate = max(r.leaderLate, span)
 	}
 	r.mu.Unlock()
 	if slack {
-		r.logf("%11s %-17s %s -> %s: leases may outlive their deadlines by %v, a TTL and %v (the new leader refreshes them); declared as clock uncertainty",
+		r.logf("%11s %-17s %s -> %s: leases may be freed up to %v, a TTL and %v past their deadlines (the new leader restarts them); declared as expiry lateness",
 			logTime(now), LeaderRecord, from, to, inMs(span), inMs(r.t.Info.RestartGrace))
 	}
 }
@@ -153,14 +155,42 @@ func (r *runner) annotate(i int, s string) {
 // clusterLoop applies the cluster faults when they fall due, one at a
 // time: one that falls due while another lasts waits for it (two at once
 // could leave no majority, which no lease service promises to survive).
+//
+// A fault is over when the cluster is whole again (Rejoiner, up to
+// rejoinWithin): a member healed, resumed or restarted is still syncing
+// with the leader when its fault's undo returns, and a fault that struck
+// then would be a second one at once. (ZooKeeper 3.8.0 loses acknowledged
+// transactions when its leader dies while a lagging member syncs:
+// ZOOKEEPER-4643/4685, internal/servers' TestZooKeeperEnsembleLostCommits.)
 func (r *runner) clusterLoop(ctx context.Context) {
 	for _, pf := range r.board.cluster {
 		if !sleepUntil(ctx, r, pf.at, r.holdersDone) {
 			return
 		}
 		r.clusterFault(ctx, pf.f)
+		if w, ok := r.t.Cluster.(Rejoiner); ok {
+			wctx, cancel := context.WithTimeout(ctx, rejoinWithin)
+			err := w.AwaitRejoined(wctx)
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				r.logf("%11s %-17s the cluster is not whole %v after the last fault (%v); the next one strikes anyway",
+					logTime(r.now()), LeaderRecord, inMs(rejoinWithin), err)
+			}
+		}
 	}
 }
+
+// Rejoiner is a Cluster that can tell when every member serves again under
+// one leader — synced with it, after a fault that cut, stopped or killed
+// one (the ZooKeeper ensemble: srvr answers on every server, one leads;
+// the etcd cluster: every member's Status names the same leader).
+type Rejoiner interface {
+	AwaitRejoined(ctx context.Context) error
+}
+
+// rejoinWithin bounds how long the next cluster fault waits for the
+// cluster to be whole again.
+const rejoinWithin = 10 * time.Second
 
 // resolveMember names the member a cluster fault's target means:
 // "leader", the first follower in the members' order, or a member named.

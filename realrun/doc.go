@@ -112,12 +112,15 @@
 //     member-bridge, peer-delay, member-pause, member-crash), on a
 //     Target.Cluster the harness started: applied one at a time at the
 //     member named, or the leader or a follower as the servers' own status
-//     says when the fault falls due (cluster.go). Each record names the
+//     says when the fault falls due (cluster.go); the next waits until the
+//     cluster is whole again (Rejoiner: every member synced and serving),
+//     for a member still syncing is a fault still in progress. Each record names the
 //     member hit and who led before and after; LeaderRecord records say who
 //     led when. A leader change on a backend that refreshes leases
-//     (Info.LeasesRestart) widens the run's clock uncertainty as a restart
-//     does, from when the trouble began (the last fault that hit the
-//     leader, else when the old leader was last seen). On a target that is
+//     (Info.LeasesRestart) widens the run's expiry lateness — one-sided:
+//     late freeing is allowed, an early grant is not — by the span from
+//     when the trouble began (the last fault that hit the leader, else
+//     when the old leader was last seen), a TTL and RestartGrace. On a target that is
 //     not a cluster they are recorded as not applied. Target.Addr lists the
 //     members' addresses; each client gets a proxy in front of each.
 //

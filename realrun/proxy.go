@@ -12,8 +12,11 @@ import (
 // Proxy is a TCP proxy in front of a server, for real network faults: it
 // can add latency to every chunk (Delay), stop forwarding while keeping the
 // connections (Freeze: a paused process, whose bytes arrive when it
-// resumes), or blackhole (nothing passes; when it heals, every connection
-// that was cut is reset, so what was in flight is lost).
+// resumes), blackhole (a partition that drops: nothing passes and nobody is
+// told; when it heals, every connection that was cut is reset, so what was
+// in flight is lost), or reject (a partition that refuses: every open
+// connection is reset at once, both ends, and every new one as soon as it
+// arrives, until it heals — what a route that went away looks like to TCP).
 //
 // A labelled proxy (NewLabeledProxy) also knows who is on the other end of
 // each connection, from the request that opens it, and can cut or delay
@@ -24,14 +27,16 @@ type Proxy struct {
 	target string
 	label  func(c net.Conn, head []byte) (string, bool) // nil: unlabelled
 
-	cutFrom   map[string]bool          // labels blackholed
-	delayFrom map[string]time.Duration // labels delayed
+	cutFrom    map[string]bool          // labels blackholed
+	rejectFrom map[string]bool          // labels rejected
+	delayFrom  map[string]time.Duration // labels delayed
 
 	mu     sync.Mutex
 	cond   *sync.Cond
 	delay  time.Duration
 	frozen bool
 	holed  bool
+	reject bool
 	conns  map[*proxyConn]struct{}
 	closed bool
 	wg     sync.WaitGroup
@@ -60,7 +65,7 @@ func NewLabeledProxy(target string, label func(c net.Conn, head []byte) (string,
 		return nil, err
 	}
 	p := &Proxy{ln: ln, target: target, label: label, conns: map[*proxyConn]struct{}{},
-		cutFrom: map[string]bool{}, delayFrom: map[string]time.Duration{}}
+		cutFrom: map[string]bool{}, rejectFrom: map[string]bool{}, delayFrom: map[string]time.Duration{}}
 	p.cond = sync.NewCond(&p.mu)
 	p.wg.Add(1)
 	go p.accept()
@@ -94,6 +99,73 @@ func (p *Proxy) BlackholeFrom(label string, on bool) {
 	for _, c := range cut {
 		c.close()
 	}
+}
+
+// Reject cuts (true) or heals (false) the network as a partition that
+// refuses: every open connection is reset (RST to both ends) now, and
+// every connection that arrives while it lasts is reset once accepted (a
+// labelled one once its label is known), so both sides see the cut at
+// once and a client's connect fails fast, as against a host whose route is
+// gone. Healing lets new connections through; the reset ones stay gone.
+func (p *Proxy) Reject(on bool) {
+	p.mu.Lock()
+	p.reject = on
+	dead := p.dropRejectedLocked()
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	for _, c := range dead {
+		c.reset()
+	}
+}
+
+// RejectFrom is Reject for the connections labelled label only.
+func (p *Proxy) RejectFrom(label string, on bool) {
+	p.mu.Lock()
+	if on {
+		p.rejectFrom[label] = true
+	} else {
+		delete(p.rejectFrom, label)
+	}
+	dead := p.dropRejectedLocked()
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	for _, c := range dead {
+		c.reset()
+	}
+}
+
+func (p *Proxy) rejectsLocked(pc *proxyConn) bool {
+	return p.reject || p.rejectFrom[pc.label]
+}
+
+// dropRejectedLocked removes the connections a reject now covers and
+// returns them, to be reset outside the lock.
+func (p *Proxy) dropRejectedLocked() []*proxyConn {
+	var dead []*proxyConn
+	for c := range p.conns {
+		if p.rejectsLocked(c) {
+			dead = append(dead, c)
+			delete(p.conns, c)
+		}
+	}
+	return dead
+}
+
+// reset closes both ends with an RST (linger 0), not a FIN: the peer's
+// next read or write fails with "connection reset", as when a router
+// rejects.
+func (c *proxyConn) reset() {
+	resetConn(c.client)
+	if c.server != nil {
+		resetConn(c.server)
+	}
+}
+
+func resetConn(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	c.Close()
 }
 
 // SetDelayFrom adds d to every chunk of the connections labelled label, on
@@ -207,6 +279,11 @@ func (p *Proxy) serve(client net.Conn) {
 		client.Close()
 		return
 	}
+	if p.rejectsLocked(pc) {
+		p.mu.Unlock()
+		resetConn(client)
+		return
+	}
 	p.conns[pc] = struct{}{}
 	p.mu.Unlock()
 	defer func() {
@@ -228,6 +305,12 @@ func (p *Proxy) serve(client net.Conn) {
 		p.mu.Unlock()
 		client.Close()
 		server.Close()
+		return
+	}
+	if p.rejectsLocked(pc) { // rejected while it dialled
+		p.mu.Unlock()
+		resetConn(client)
+		resetConn(server)
 		return
 	}
 	pc.server = server
@@ -291,18 +374,18 @@ func HTTPHeader(name string) func(c net.Conn, head []byte) (string, bool) {
 }
 
 // waitPass blocks while the proxy is frozen or pc is blackholed; false
-// when the proxy closed or pc was cut.
+// when the proxy closed or pc was cut or rejected.
 func (p *Proxy) waitPass(pc *proxyConn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
 		holed := p.holed || p.cutFrom[pc.label]
-		if !(p.frozen || holed) || p.closed || (pc.cut && !holed) {
+		if !(p.frozen || holed) || p.closed || (pc.cut && !holed) || p.rejectsLocked(pc) {
 			break
 		}
 		p.cond.Wait()
 	}
-	return !p.closed && !pc.cut
+	return !p.closed && !pc.cut && !p.rejectsLocked(pc)
 }
 
 func (p *Proxy) pipe(pc *proxyConn, dst io.Writer, src io.Reader) {

@@ -177,3 +177,79 @@ func TestHTTPHeaderLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyReject: a rejecting partition resets every open connection at
+// once (the client's next read fails with a reset, not a timeout) and every
+// new one as soon as it arrives; healed, new connections pass again; and
+// RejectFrom resets one label's connections only.
+func TestProxyReject(t *testing.T) {
+	p, err := NewProxy(echo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := roundTrip(c, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	p.Reject(true)
+	start := time.Now()
+	if _, err := roundTrip(c, 5*time.Second); err == nil || !strings.Contains(err.Error(), "reset") {
+		t.Errorf("an open connection across a reject: %v; want a connection reset", err)
+	} else if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the reset took %v: a reject must be seen at once", d)
+	}
+	n, err := net.Dial("tcp", p.Addr())
+	if err == nil {
+		_, err = roundTrip(n, 5*time.Second)
+		n.Close()
+	}
+	if err == nil || !(strings.Contains(err.Error(), "reset") || strings.Contains(err.Error(), "EOF") || strings.Contains(err.Error(), "refused")) {
+		t.Errorf("a new connection during a reject: %v; want it reset", err)
+	}
+	p.Reject(false)
+	n, err = net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if _, err := roundTrip(n, 2*time.Second); err != nil {
+		t.Errorf("a new connection after the heal: %v", err)
+	}
+
+	// Labelled: the label is the first line the dialler sends.
+	lp, err := NewLabeledProxy(echo(t), func(_ net.Conn, head []byte) (string, bool) {
+		i := strings.IndexByte(string(head), '\n')
+		if i < 0 {
+			return "", false
+		}
+		return string(head[:i]), true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lp.Close()
+	dial := func(label string) net.Conn {
+		c, err := net.Dial("tcp", lp.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.Write([]byte(label + "\n"))
+		bufio.NewReader(c).ReadString('\n') // the label line echoed
+		return c
+	}
+	a, b := dial("a"), dial("b")
+	lp.RejectFrom("a", true)
+	if _, err := roundTrip(a, 5*time.Second); err == nil {
+		t.Error("label a's connection passed across RejectFrom(a)")
+	}
+	if _, err := roundTrip(b, 2*time.Second); err != nil {
+		t.Errorf("label b's connection across RejectFrom(a): %v", err)
+	}
+	lp.RejectFrom("a", false)
+}

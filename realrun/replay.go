@@ -227,6 +227,11 @@ func RunScenario(ctx context.Context, t Target, sc *scenario.Scenario, opt Optio
 		r.logf("%11s %-17s %s restores its leases with a fresh TTL after a restart: clock uncertainty +%v for this run",
 			logTime(r.now()), faults.CoordinatorCrash, t.Info.Name, inMs(d))
 	}
+	if d := r.leaderSlack(h); d > 0 {
+		h.Header.ExpiryLateness += int64(d / unit)
+		r.logf("%11s %-17s %s's new leader restarts every lease's TTL: expiry lateness +%v for this run (late freeing only; a grant still needs the expiry)",
+			logTime(r.now()), LeaderRecord, t.Info.Name, inMs(d))
+	}
 	return r.result(h, ttl), nil
 }
 
@@ -333,6 +338,30 @@ func (r *runner) restartSlack(h *model.History) time.Duration {
 	return outage + time.Duration(ttl)*unit + r.t.Info.RestartGrace
 }
 
+// leaderSlack is how much later than their deadlines leases may have been
+// freed because the cluster's leader changed and the new leader restarts
+// every lease's TTL (Info.LeasesRestart on a Target.Cluster: etcd's lessor
+// Promote refreshes each lease to its TTL plus an election timeout,
+// ZooKeeper's new leader starts every session's timeout afresh): the
+// longest span nobody could renew (leaderChanged), the longest TTL granted
+// and RestartGrace. Only late: the new leader never frees a lease before
+// its holder's deadline, so it is expiry lateness (the old holder's late
+// renew or write accepted, another's acquire refused late), and a grant to
+// another before the deadline is still a violation.
+func (r *runner) leaderSlack(h *model.History) time.Duration {
+	r.mu.Lock()
+	span := r.leaderLate
+	r.mu.Unlock()
+	if !r.t.Info.LeasesRestart || span == 0 {
+		return 0
+	}
+	var ttl int64
+	for _, op := range h.Ops {
+		ttl = max(ttl, op.TTL)
+	}
+	return span + time.Duration(ttl)*unit + r.t.Info.RestartGrace
+}
+
 // runner is one run: the processes, the fault plan and what was recorded.
 type runner struct {
 	t        Target
@@ -360,9 +389,12 @@ type runner struct {
 	serverErr error // the harness could not bring the server back
 	deadErr   error // the watchdog ended the run
 	// outage is the longest restart, from the kill until the server took
-	// requests again (on a cluster: the longest span a leader change left
-	// leases unrenewable, leaderChanged).
+	// requests again.
 	outage time.Duration
+	// leaderLate is the longest span a leader change left leases
+	// unrenewable (leaderChanged): one-sided, it widens the history's
+	// expiry lateness, not its clock uncertainty.
+	leaderLate time.Duration
 	// clusterSince is when the last cluster fault that hit the leader struck.
 	clusterSince int64
 	// cut counts the faults in progress that cut clients off on purpose;

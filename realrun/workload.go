@@ -20,7 +20,9 @@ const WorkloadRhoPPM = 1000
 // take the lease in turn for about cfg.Duration; one reader; one fault per
 // kind of cfg.Faults, each due in a slot of its own in [10%, 60%] of the run
 // (Run retargets holder faults at whoever holds the lease then; a cluster
-// fault strikes the leader or a follower, whoever that is then). Durations are in TTLs, because what
+// fault strikes the leader or a follower, whoever that is then; on a
+// cluster a partition cuts the holder from every member, from the leader
+// only or from one follower only). Durations are in TTLs, because what
 // matters is how they compare to the lease: a pause past the TTL, a
 // partition as long as it. Times are ms, as in every scenario; every choice
 // comes from cfg.Seed.
@@ -106,6 +108,19 @@ func Workload(t Target, cfg Config) *scenario.Scenario {
 			f.Duration, f.Amount = T, max(T/10, 1)
 		case faults.Partition:
 			f.Duration, f.Peer = T, faults.Coordinator
+			if t.Cluster != nil {
+				// On a cluster the holder may be cut from one member only —
+				// the leader or a follower, whoever that is when it strikes —
+				// keeping the others, so its client's own endpoint selection
+				// must find a way round (partitionMember). Drawn only here,
+				// so a single server's workload keeps its bytes.
+				switch c.Int64(0, 2, "partition-peer") {
+				case 1:
+					f.Peer = faults.Leader
+				case 2:
+					f.Peer = faults.Follower
+				}
+			}
 		case faults.Crash, faults.OwnerReuse:
 			f.Duration = T * 3 / 2
 		case faults.CoordinatorCrash:

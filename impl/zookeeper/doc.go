@@ -62,6 +62,12 @@
 //	                                                                         "not-holder": not this owner's fence)
 //	read     sync + getData(data) on the data session the value, or none     —                                       connection loss, timeout
 //
+// Every lookup on the data session (why a lock node is gone, whether a
+// later term exists, the read) is preceded by a sync: on an ensemble that
+// session may sit on a lagging follower, which could otherwise answer
+// from before another session's grant. The fence itself is never read: it
+// is the sequence number the create returned.
+//
 // Connection loss (go-zookeeper's ErrConnectionClosed, a reset, a request
 // the context's deadline cut short) is an unknown outcome: the request
 // may have been applied. Session expiry is a definite refusal ("expired"):

@@ -422,8 +422,24 @@ func (b *Backend) renewElsewhere(ctx context.Context, req backend.Request, s *se
 	return backend.Response{}, errors.New("zookeeper: renew: the lease is held by another client's session, which only it can renew: not renewed, outcome unknown")
 }
 
-// stat is Exists on the data session: nil when the node does not exist.
+// syncData brings the data session's server up to the leader's state for
+// path (ZooKeeper's sync): on an ensemble the data session may be
+// connected to a follower that lags, and a read there could miss another
+// session's grant or release — the release of an expired lease would then
+// be allowed after someone else was granted, a renew of a released lease
+// called expired. The lease session's own reads need none: its server
+// applied everything up to its create before answering it.
+func (b *Backend) syncData(ctx context.Context, path string) error {
+	_, err := call(ctx, func() (string, error) { return b.data.conn.Sync(path) })
+	return err
+}
+
+// stat is Exists on the data session, after a sync: nil when the node does
+// not exist.
 func (b *Backend) stat(ctx context.Context, path string) (*zk.Stat, error) {
+	if err := b.syncData(ctx, path); err != nil {
+		return nil, err
+	}
 	type r struct {
 		ok bool
 		st *zk.Stat
@@ -514,6 +530,9 @@ func (b *Backend) whyGone(ctx context.Context, req backend.Request) (string, err
 // key under a fence other than req's.
 func (b *Backend) holdsOther(ctx context.Context, req backend.Request) (bool, error) {
 	dir := b.lockDir(req.Key)
+	if err := b.syncData(ctx, dir); err != nil {
+		return false, err
+	}
 	children, err := call(ctx, func() ([]string, error) {
 		c, _, err := b.data.conn.Children(dir)
 		return c, err
@@ -540,6 +559,9 @@ func (b *Backend) holdsOther(ctx context.Context, req backend.Request) (bool, er
 // laterTerm reports whether anyone was granted the key under a fence
 // larger than fence (its term node exists, whatever became of the lease).
 func (b *Backend) laterTerm(ctx context.Context, key string, fence int64) (bool, error) {
+	if err := b.syncData(ctx, b.termDir(key)); err != nil {
+		return false, err
+	}
 	children, err := call(ctx, func() ([]string, error) {
 		c, _, err := b.data.conn.Children(b.termDir(key))
 		return c, err
@@ -595,7 +617,7 @@ func (b *Backend) write(ctx context.Context, req backend.Request) (backend.Respo
 // had acknowledged. Version 0 is the node as created: nothing written yet.
 func (b *Backend) read(ctx context.Context, key string) (backend.Response, error) {
 	data := b.dataPath(key)
-	if _, err := call(ctx, func() (string, error) { return b.data.conn.Sync(data) }); err != nil {
+	if err := b.syncData(ctx, data); err != nil {
 		return backend.Response{}, err
 	}
 	type r struct {

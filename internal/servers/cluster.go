@@ -248,7 +248,10 @@ func (c *EtcdCluster) Endpoints() []string {
 	return out
 }
 
-var _ realrun.Cluster = (*EtcdCluster)(nil)
+var (
+	_ realrun.Cluster  = (*EtcdCluster)(nil)
+	_ realrun.Rejoiner = (*EtcdCluster)(nil)
+)
 
 // Index is the index of member name ("m2": 1), -1 if none.
 func (c *EtcdCluster) Index(name string) int {
@@ -381,9 +384,11 @@ func (c *EtcdCluster) link(i, j int, on bool) {
 	} else {
 		delete(c.cut, [2]int{i, j})
 	}
+	// A partition that refuses (Proxy.RejectFrom): the pair's open
+	// connections reset, new ones reset once their dialler is known.
 	a, b := c.Servers[i], c.Servers[j]
-	a.Peer.BlackholeFrom(hexID(b.ID), on)
-	b.Peer.BlackholeFrom(hexID(a.ID), on)
+	a.Peer.RejectFrom(hexID(b.ID), on)
+	b.Peer.RejectFrom(hexID(a.ID), on)
 }
 
 // hexID is a member ID as rafthttp writes it in X-Server-From.
@@ -529,6 +534,13 @@ func (c *EtcdCluster) Settle(ctx context.Context) error {
 	if c.PinLeader != "" {
 		return c.MoveLeader(ctx, c.PinLeader)
 	}
+	_, err := c.AwaitLeader(ctx)
+	return err
+}
+
+// AwaitRejoined waits until every member answers Status and all name the
+// same leader (realrun.Rejoiner: the next cluster fault waits for it).
+func (c *EtcdCluster) AwaitRejoined(ctx context.Context) error {
 	_, err := c.AwaitLeader(ctx)
 	return err
 }

@@ -19,11 +19,22 @@
 // zoo.cfg names every other server at proxies of its own, so each pair's
 // link is cut at its proxies. Both satisfy realrun.Cluster (the cluster
 // faults, the leader from the servers' own status: etcd's Status, srvr).
-// Known limit: isolating a ZooKeeper 3.8.0 leader by blackholing its links
-// sometimes left the other two without a leader for more than 30 s here
-// (2 of 6 tries; the proxy accepts a connection and then passes nothing,
-// where a real partition would not complete the handshake); isolating a
-// follower behaves.
+// A cut between members is a partition that refuses (realrun.Proxy's
+// Reject): open connections are reset at once and new ones as they
+// arrive, so both sides see it as TCP sees a route that went away.
+// (Blackholing instead — accept, then pass nothing — left a ZooKeeper
+// 3.8.0 ensemble without a leader for more than 30 s when its leader was
+// isolated: the followers' election messages went into connections that
+// looked alive.)
+//
+// A server's own account of a finding: LEASECHECK_SERVER_LOGS=DIR keeps
+// every server's output in DIR when it is closed (LogsEnv), and
+// LEASECHECK_ZK_LOG=info makes ZooKeeper log its elections and syncs.
+// ZooKeeper 3.8.0 loses acknowledged transactions when a lagging follower
+// resumes just as its leader dies (ZOOKEEPER-4643/4685):
+// TestZooKeeperEnsembleLostCommits drives that schedule under
+// LEASECHECK_SOAK=1 and tells ZooKeeper's loss, marked in its own log,
+// from any other.
 //
 // Index: process.go (Process, FreePort), redis.go (StartRedis),
 // postgres.go (StartPostgres, PostgresBinDir), zookeeper.go

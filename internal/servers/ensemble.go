@@ -26,7 +26,7 @@ import (
 // ports of two proxies of its own in front of j's (links[i][j]): what i
 // sends to j, or j to i on a connection i opened, passes them. ZooKeeper
 // keeps one connection per pair (the server with the larger id dials), so
-// cutting the pair i–j blackholes i's proxies to j and j's to i.
+// cutting the pair i–j rejects at i's proxies to j and j's to i.
 type ZooKeeperEnsemble struct {
 	Servers []*EnsembleServer
 	dir     string
@@ -44,7 +44,10 @@ type EnsembleServer struct {
 	ID     int    // its myid
 }
 
-var _ realrun.Cluster = (*ZooKeeperEnsemble)(nil)
+var (
+	_ realrun.Cluster  = (*ZooKeeperEnsemble)(nil)
+	_ realrun.Rejoiner = (*ZooKeeperEnsemble)(nil)
+)
 
 // StartZooKeeperEnsemble starts an n-server ensemble on free ports of
 // 127.0.0.1, each server's data in a temporary directory of the
@@ -265,8 +268,13 @@ func (e *ZooKeeperEnsemble) link(i, j int, on bool) {
 	} else {
 		delete(e.cut, [2]int{i, j})
 	}
+	// A partition that refuses (Proxy.Reject): open connections reset,
+	// new ones reset as they arrive, so each side's TCP sees the cut at
+	// once and the majority elects among itself (a blackhole that accepts
+	// and passes nothing left FastLeaderElection sending into connections
+	// that looked alive, for more than 30 s).
 	for _, p := range append(append([]*realrun.Proxy(nil), e.links[i][j]...), e.links[j][i]...) {
-		p.Blackhole(on)
+		p.Reject(on)
 	}
 }
 
@@ -387,6 +395,13 @@ func (e *ZooKeeperEnsemble) Settle(ctx context.Context) error {
 			}
 		}
 	}
+	return e.AwaitRejoined(ctx)
+}
+
+// AwaitRejoined waits until every server serves (a follower answers srvr
+// only once it has synced with its leader) and exactly one leads
+// (realrun.Rejoiner: the next cluster fault waits for it).
+func (e *ZooKeeperEnsemble) AwaitRejoined(ctx context.Context) error {
 	for {
 		leaders, serving := 0, 0
 		for _, s := range e.Servers {

@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -135,11 +137,40 @@ func (p *Process) Close() error {
 			<-done
 		}
 	}
+	p.keepLog()
 	if p.Dir != "" {
 		return os.RemoveAll(p.Dir)
 	}
 	return nil
 }
+
+// LogsEnv names the environment variable that keeps servers' output:
+// when it names a directory, Close writes everything the server printed
+// (every incarnation, up to maxLog) to a file there named after the
+// server and the time ("zookeeper-m1-20261202T010405.123.log"), for reading
+// a finding against the server's own account (see LEASECHECK_ZK_LOG).
+const LogsEnv = "LEASECHECK_SERVER_LOGS"
+
+func (p *Process) keepLog() {
+	dir := os.Getenv(LogsEnv)
+	if dir == "" {
+		return
+	}
+	name := strings.Map(func(r rune) rune {
+		if r == ' ' || r == '/' {
+			return '-'
+		}
+		return r
+	}, p.Name)
+	path := filepath.Join(dir, name+"-"+time.Now().UTC().Format("20060102T150405.000")+".log")
+	if err := os.WriteFile(path, []byte(p.Log()), 0o644); err != nil {
+		fmt.Fprintf(os.Stderr, "leasecheck: keeping %s's log: %v\n", p.Name, err)
+	}
+}
+
+// maxLog is how much of a server's output a Process keeps: enough for a
+// ZooKeeper ensemble's sweep at LEASECHECK_ZK_LOG=info.
+const maxLog = 64 << 20
 
 // Pid is the process id of the server's current incarnation (0 when it
 // is not running).
@@ -169,7 +200,7 @@ func (p *Process) Running() bool {
 	}
 }
 
-// Log returns what the process printed (for error messages), at most 1 MiB.
+// Log returns what the process printed (for error messages), at most maxLog.
 func (p *Process) Log() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -230,7 +261,7 @@ type lockedWriter struct{ p *Process }
 func (w *lockedWriter) Write(b []byte) (int, error) {
 	w.p.mu.Lock()
 	defer w.p.mu.Unlock()
-	if w.p.log.Len() < 1<<20 {
+	if w.p.log.Len() < maxLog {
 		w.p.log.Write(b)
 	}
 	return len(b), nil

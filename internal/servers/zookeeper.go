@@ -133,12 +133,21 @@ func zooKeeperCommand() (func(main, cfg, dir string) *exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
+	// ZooKeeper's own account of an election or a sync (FastLeaderElection's
+	// notifications, DIFF/TRUNC/SNAP) is at INFO: LEASECHECK_ZK_LOG=info
+	// keeps it (with LEASECHECK_SERVER_LOGS, on disk); warnings by default.
+	// Timestamps (UTC wall clock) tie its lines to a history's faults.
+	level := "warn"
+	if l := os.Getenv("LEASECHECK_ZK_LOG"); l != "" {
+		level = l
+	}
 	return func(main, cfg, dir string) *exec.Cmd {
 		cmd := exec.Command(java,
 			// A small, quiet JVM: the machine is shared, and a JIT or a
 			// collector that eats a core shows up as lease lateness.
 			"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
-			"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dzookeeper.jmx.log4j.disable=true",
+			"-Dorg.slf4j.simpleLogger.defaultLogLevel="+level, "-Dzookeeper.jmx.log4j.disable=true",
+			"-Dorg.slf4j.simpleLogger.showDateTime=true", "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
 			// A kill right after the first start leaves a log but no snapshot.
 			"-Dzookeeper.snapshot.trust.empty=true",
 			"-cp", cp, main, cfg)
