@@ -46,6 +46,10 @@ func TestSymmetryOnReference(t *testing.T) {
 		if sym.DistinctStates >= plain.DistinctStates {
 			t.Errorf("symmetry saved nothing: %d >= %d", sym.DistinctStates, plain.DistinctStates)
 		}
+		// Workers digest in parallel: the same report for any number.
+		if par := mustExplore(t, explore.Space(b), explore.Options{Symmetry: true, Workers: 4}); report(t, par) != report(t, sym) {
+			t.Errorf("4 workers differ:\n%s\n%s", report(t, par), report(t, sym))
+		}
 		if !slices.ContainsFunc(sym.ReductionsOn(), func(s string) bool { return len(s) > 15 && s[:15] == "holder symmetry" }) {
 			t.Errorf("reductions %v do not name it", sym.ReductionsOn())
 		}
