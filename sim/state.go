@@ -660,7 +660,9 @@ const maxSymmetryPerms = 720
 // HolderSymmetry returns the permutations of holders that leave the world's
 // run and verdicts unchanged, or nil and why there are none. Holders are
 // interchangeable when their configurations (programs, timings, planted
-// bugs) are identical but for their names, they start at one instant, their
+// bugs) are identical but for their names, they start at one instant and
+// were told one drift bound (a slot's fixed data the digest leaves out),
+// their
 // names are single tokens, and renaming them by any permutation of a class
 // maps the fault candidates, the scenario's planned faults and the
 // adversary's menu onto themselves (as multisets). Scripted clients other
@@ -676,7 +678,7 @@ func (w *World) HolderSymmetry() (*Symmetry, string) {
 	}
 	var classes [][]member
 	var sig []holder.Config
-	var starts []int64
+	var starts, told []int64
 	for i := range w.nodes {
 		n := &w.nodes[i]
 		switch n.kind {
@@ -696,13 +698,13 @@ func (w *World) HolderSymmetry() (*Symmetry, string) {
 		cfg.Owner, cfg.Name = "", ""
 		k := -1
 		for c := range sig {
-			if starts[c] == n.start && reflect.DeepEqual(sig[c], cfg) {
+			if starts[c] == n.start && told[c] == n.told && reflect.DeepEqual(sig[c], cfg) {
 				k = c
 				break
 			}
 		}
 		if k < 0 {
-			sig, starts = append(sig, cfg), append(starts, n.start)
+			sig, starts, told = append(sig, cfg), append(starts, n.start), append(told, n.told)
 			classes = append(classes, nil)
 			k = len(classes) - 1
 		}
