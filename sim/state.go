@@ -662,9 +662,8 @@ const maxSymmetryPerms = 720
 // interchangeable when their configurations (programs, timings, planted
 // bugs) are identical but for their names, they start at one instant and
 // were told one drift bound (a slot's fixed data the digest leaves out),
-// their
-// names are single tokens, and renaming them by any permutation of a class
-// maps the fault candidates, the scenario's planned faults and the
+// their names are single tokens, and renaming them by any permutation of a
+// class maps the fault candidates, the scenario's planned faults and the
 // adversary's menu onto themselves (as multisets). Scripted clients other
 // than the adversary leave it off (their scripts name holders by time).
 // Call it on the root world, before the first step.
