@@ -187,6 +187,9 @@ func (r *Report) ReductionsOn() []string {
 	if r.POR {
 		red = append(red, "sleep sets")
 	}
+	if len(r.Symmetry) > 0 {
+		red = append(red, "holder symmetry ("+strings.Join(r.Symmetry, ", ")+")")
+	}
 	if !r.Cloning {
 		red = append(red, "states re-run from the root (a machine cannot copy itself)")
 	}

@@ -124,6 +124,13 @@ type Options struct {
 	// one; breadth-first search only). The counts and the counterexample
 	// are the same for any number of workers and any GOMAXPROCS.
 	Workers int
+	// Symmetry digests each state canonically up to a permutation of
+	// holders with identical programs and start times
+	// (sim.World.HolderSymmetry), when the space is symmetric in them; it
+	// turns the sleep sets off there (their transitions are named in one
+	// state's naming, not the class's). Off where the space is not
+	// symmetric: the report's Symmetry says whether it applied.
+	Symmetry bool
 	// Sim plugs in the machines (nil: the reference ones); its Chooser,
 	// NoTrace and Monitor are the explorer's.
 	Sim *sim.Options
@@ -232,6 +239,11 @@ type Report struct {
 	Hashing bool `json:"hashing"`
 	POR     bool `json:"por"`
 	Cloning bool `json:"cloning"`
+	// Symmetry names the classes of interchangeable holders whose
+	// permutations the digest identified ("h1=h2=h3"), when
+	// Options.Symmetry applied; SymmetryOff says why it did not apply.
+	Symmetry    []string `json:"symmetry,omitempty"`
+	SymmetryOff string   `json:"symmetry_off,omitempty"`
 
 	// DepthCut counts the paths cut by the depth bound (MaxDepth moves)
 	// before their run ended: "complete" covers paths up to that length.
@@ -318,6 +330,9 @@ func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
 		return nil, err
 	}
 	x.rep.Cloning = root.CanClone()
+	if o.Symmetry && !o.NoHash && o.Strategy != PCT {
+		x.symmetry(root)
+	}
 	switch o.Strategy {
 	case BFS:
 		x.bfs(root)
@@ -414,6 +429,34 @@ type explorer struct {
 	stop     bool
 	err      error
 	cex      *found
+	sym      *sim.Symmetry // non-nil: states are digested canonically
+}
+
+// symmetry turns the symmetry reduction on when the root world is
+// symmetric in some holders. Sleep sets go off with it: a sleeping
+// transition is named in its state's own naming (sim.World.MoveKey), and
+// a visited entry's sleep set compared against another visit's would
+// compare two namings when the two visits are permuted images.
+func (x *explorer) symmetry(root *sim.World) {
+	s, why := root.HolderSymmetry()
+	if s == nil {
+		x.rep.SymmetryOff = why
+		return
+	}
+	x.sym = s
+	for _, c := range s.Classes {
+		x.rep.Symmetry = append(x.rep.Symmetry, strings.Join(c, "="))
+	}
+	x.o.NoPOR, x.rep.POR = true, false
+}
+
+// digest is a state's visited-set digest: canonical under the symmetry
+// reduction, else its own.
+func (x *explorer) digest(w *sim.World) uint64 {
+	if x.sym != nil {
+		return w.CanonicalHash(x.sym)
+	}
+	return w.StateHash()
 }
 
 // found is the counterexample: the path that reaches it, and its place in

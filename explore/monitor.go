@@ -132,23 +132,33 @@ func (m *monitor) Clone() sim.Monitor {
 	return &c
 }
 
-func (m *monitor) HashState(h *machine.Hasher) {
+func (m *monitor) HashState(h *machine.Hasher) { m.HashStateRenamed(h, nil) }
+
+// HashStateRenamed digests the monitor's state with every holder name
+// renamed (sim.RenamingHasher, for the symmetry reduction; nil: as it is).
+func (m *monitor) HashStateRenamed(h *machine.Hasher, rename func(string) string) {
+	str := func(s string) string {
+		if rename == nil {
+			return s
+		}
+		return rename(s)
+	}
 	h.Bool(m.diverged)
 	if m.diverged { // once diverged, the specification's state no longer matters
 		return
 	}
 	for _, k := range m.spec {
-		h.String(k.key)
+		h.String(str(k.key))
 		h.Int(int64(len(k.states)))
 		for i := range k.states {
 			s := &k.states[i]
 			if s.Holder == timed.NoOwner {
 				h.String("")
 			} else {
-				h.String(m.owners[s.Holder])
+				h.String(str(m.owners[s.Holder]))
 			}
 			h.Bool(s.Data != timed.NoValue)
-			h.String(s.Data.Value())
+			h.String(str(s.Data.Value()))
 			h.Int(s.Fence)
 			h.Int(s.Highest)
 			h.Int(s.NowLo)

@@ -371,7 +371,7 @@ func (x *explorer) rootItem(root *sim.World) item {
 		it.base, it.own = &snap{w: root}, true
 	}
 	if !x.o.NoHash {
-		it.fp, it.entry = root.StateHash(), true
+		it.fp, it.entry = x.digest(root), true
 		x.visited.add(it.fp, nil)
 	}
 	return it
@@ -435,7 +435,7 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 		m := w.Monitor().(*monitor)
 		full := x.o.FullLeaves || m.diverged
 		ever := m.ever
-		h := w.StateHash() // [shard hook] the violating state's digest orders counterexamples
+		h := x.digest(w) // [shard hook] the violating state's digest orders counterexamples
 		v, err := x.judgePure(w, full)
 		return []cand{{err: err, leaf: true, cut: len(ms) > 0, v: v, ever: ever, hash: h}}
 	}
@@ -519,7 +519,7 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 					}
 				}
 				if !x.o.NoHash || len(cd.v.failed) > 0 {
-					cd.hash = c.StateHash()
+					cd.hash = x.digest(c)
 				}
 				switch {
 				case !cloning:

@@ -72,6 +72,8 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 		{"plan", []*scenario.Scenario{explore.Space(plan[0]), explore.Space(plan[1])}, explore.Options{MaxDepth: 30}, false},
 		{"mutant", []*scenario.Scenario{msc}, mo, true},
 		{"greedy-grant", []*scenario.Scenario{gsc}, gop, true},
+		// Parts split by the canonical digest (the symmetry reduction's).
+		{"symmetry", []*scenario.Scenario{explore.Space(symmetric(explore.Bounds{Faults: []faults.Kind{faults.Pause}, MaxFaults: 1, Deviations: 1}))}, explore.Options{Symmetry: true}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			start := time.Now()

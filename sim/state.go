@@ -23,6 +23,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/holder"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -49,13 +51,13 @@ func (w *World) EnableHashing() {
 	}
 }
 
-func hashOp(o *model.Op) uint64 {
+func hashOp(o *model.Op, r *renaming) uint64 {
 	h := machine.NewHasher()
-	h.String(o.Process)
-	h.String(o.Owner)
-	h.String(o.Key)
-	h.String(o.Value)
-	h.String(o.Error)
+	h.String(r.str(o.Process))
+	h.String(r.str(o.Owner))
+	h.String(r.str(o.Key))
+	h.String(r.str(o.Value))
+	h.String(r.str(o.Error))
 	h.Int(int64(o.Kind))
 	h.Int(o.TTL)
 	h.Int(o.Fence)
@@ -70,7 +72,7 @@ func hashOp(o *model.Op) uint64 {
 }
 
 func (w *World) rehashOp(i int32) {
-	nh := hashOp(&w.ops[i])
+	nh := hashOp(&w.ops[i], nil)
 	w.opSum += nh - w.opHash[i]
 	w.opHash[i] = nh
 }
@@ -193,49 +195,56 @@ func (w *World) Clone() *World {
 }
 
 // StateHash digests the world's state (see the top of this file).
-func (w *World) StateHash() uint64 {
+func (w *World) StateHash() uint64 { return w.stateHash(nil) }
+
+// stateHash digests the world's state as it would be with its holders
+// renamed by r (nil: as it is). Every place a holder's identity can lie is
+// renamed by the one renaming: node slots, message ends, event targets,
+// dedupe keys, and every string (names, owners, processes, values and
+// errors, inside the machines too, via the reflective walk).
+func (w *World) stateHash(r *renaming) uint64 {
 	h := machine.NewHasher()
 	h.Int(w.now)
-	for i := range w.nodes {
-		w.hashNode(h, &w.nodes[i])
+	for j := range w.nodes {
+		w.hashNode(h, &w.nodes[r.from(j)], r)
 	}
 	// The events to come, as a multiset: their queue order only breaks
 	// ties, and an enumerable run offers every order of ties anyway.
 	var evs uint64
 	for i := range w.q.ev {
 		if !w.stale(&w.q.ev[i]) {
-			evs += w.hashEvent(&w.q.ev[i])
+			evs += w.hashEvent(&w.q.ev[i], r)
 		}
 	}
 	for i := range w.due {
-		evs += w.hashEvent(&w.due[i])
+		evs += w.hashEvent(&w.due[i], r)
 	}
 	h.Uint(evs)
-	hashMachine(h, w.coord)
+	hashMachine(h, w.coord, r)
 	if w.res != nil {
-		hashMachine(h, w.res)
+		hashMachine(h, w.res, r)
 	}
 	var dd uint64
-	for k, r := range w.dedupe {
+	for k, rep := range w.dedupe {
 		x := machine.NewHasher()
-		x.Int(int64(k.node))
+		x.Int(int64(r.to(k.node)))
 		x.Int(int64(k.inc))
 		x.Uint(k.id)
-		hashReply(x, &r)
+		hashReply(x, &rep, r)
 		dd += machine.Finalize(x.Sum())
 	}
 	h.Uint(dd)
-	if w.hashing {
+	if w.hashing && r == nil {
 		h.Uint(w.opSum)
 	} else {
 		var s uint64
 		for i := range w.ops {
-			s += hashOp(&w.ops[i])
+			s += hashOp(&w.ops[i], r)
 		}
 		h.Uint(s)
 	}
 	h.Int(int64(w.restarts))
-	h.String(w.leaseOwner)
+	h.String(r.str(w.leaseOwner))
 	h.Int(w.leaseExpiry)
 	h.Int(int64(w.believers))
 	if w.believers >= 2 {
@@ -258,8 +267,8 @@ func (w *World) StateHash() uint64 {
 	for i := range w.beliefs {
 		b := &w.beliefs[i]
 		x := machine.NewHasher()
-		x.String(b.Process)
-		x.String(b.Owner)
+		x.String(r.str(b.Process))
+		x.String(r.str(b.Owner))
 		x.Int(b.Fence)
 		x.Int(b.From)
 		x.Bool(b.Open)
@@ -271,7 +280,7 @@ func (w *World) StateHash() uint64 {
 	for i := range w.stops {
 		s := &w.stops[i]
 		x := machine.NewHasher()
-		x.String(s.Process)
+		x.String(r.str(s.Process))
 		x.String(string(s.Kind))
 		x.Int(s.From)
 		x.Bool(s.Open)
@@ -284,8 +293,16 @@ func (w *World) StateHash() uint64 {
 	h.Int(int64(w.faultsLeft))
 	h.Int(int64(w.advLeft))
 	h.Int(int64(min(w.devLeft, 1<<30)))
-	if w.mon != nil {
-		w.mon.HashState(h)
+	switch m := w.mon.(type) {
+	case nil:
+	case RenamingHasher:
+		m.HashStateRenamed(h, r.str)
+	default:
+		if r == nil {
+			m.HashState(h)
+		} else {
+			hashReflect(h, reflect.ValueOf(m), map[uintptr]bool{}, r)
+		}
 	}
 	return h.Sum()
 }
@@ -298,12 +315,12 @@ func sumInts(xs []int64) uint64 {
 	return s
 }
 
-func (w *World) hashNode(h *machine.Hasher, n *node) {
+func (w *World) hashNode(h *machine.Hasher, n *node, r *renaming) {
 	h.Int(int64(n.paused))
 	h.Bool(n.crashed)
 	h.Int(int64(n.inc))
-	h.String(n.process)
-	h.String(n.owner)
+	h.String(r.str(n.process))
+	h.String(r.str(n.owner))
 	// The clock as a function of time from now on: its reading, its rate
 	// and the fraction of a tick its drift carries (without it, two clocks
 	// reading alike now with different fractions shared a digest, and the
@@ -316,11 +333,11 @@ func (w *World) hashNode(h *machine.Hasher, n *node) {
 	h.Int(n.clock.wall)
 	h.Int(n.wakeLocal)
 	for _, m := range n.inbox {
-		h.Uint(w.hashMsg(m))
+		h.Uint(w.hashMsg(m, r))
 	}
 	h.Int(-1)
 	for _, m := range n.held {
-		h.Uint(w.hashMsg(m))
+		h.Uint(w.hashMsg(m, r))
 	}
 	h.Int(-1)
 	h.Int(n.armed)
@@ -340,95 +357,89 @@ func (w *World) hashNode(h *machine.Hasher, n *node) {
 	h.Bool(n.stop >= 0)
 	h.Int(int64(n.freezes))
 	if n.m != nil {
-		hashMachine(h, n.m)
+		hashMachine(h, n.m, r)
 	}
 	if c := n.client; c != nil {
 		h.Int(int64(c.next))
 		h.Bool(c.out)
 		if c.out {
 			h.Uint(c.outID)
-			h.Uint(w.opHashOf(c.outOp))
-			h.String(c.outO)
+			h.Uint(w.opHashOf(c.outOp, r))
+			h.String(r.str(c.outO))
 			h.Int(c.outF)
 			h.Int(c.until)
 		}
 		h.Uint(c.nextID)
 		for _, of := range c.banned {
-			h.String(of.owner)
+			h.String(r.str(of.owner))
 			h.Int(of.fence)
 		}
 		h.Int(-1)
 		h.Int(c.lastGrant)
-		h.String(c.waitFor)
+		h.String(r.str(c.waitFor))
 		h.Bool(c.fired)
 		h.Int(c.acquired)
 	}
 }
 
-func (w *World) opHashOf(op int32) uint64 {
+func (w *World) opHashOf(op int32, r *renaming) uint64 {
 	if op < 0 {
 		return 0
 	}
-	if w.hashing {
+	if w.hashing && r == nil {
 		return w.opHash[op]
 	}
-	return hashOp(&w.ops[op])
+	return hashOp(&w.ops[op], r)
 }
 
-func (w *World) hashMsg(m int32) uint64 {
+func (w *World) hashMsg(m int32, r *renaming) uint64 {
 	e := &w.msgs[m]
 	h := machine.NewHasher()
-	h.Int(int64(e.from))
-	h.Int(int64(e.to))
+	h.Int(int64(r.to(e.from)))
+	h.Int(int64(r.to(e.to)))
 	h.Int(int64(e.inc))
 	h.Bool(e.isReply)
 	h.Bool(e.dup)
-	h.Uint(w.opHashOf(e.op))
-	hashRequest(h, &e.req)
+	h.Uint(w.opHashOf(e.op, r))
+	hashRequest(h, &e.req, r)
 	if e.isReply {
-		hashReply(h, &e.rep)
+		hashReply(h, &e.rep, r)
 	}
 	return h.Sum()
 }
 
-func hashRequest(h *machine.Hasher, r *machine.Request) {
-	h.Uint(r.ID)
-	h.Int(int64(r.To))
-	h.Int(int64(r.Kind))
-	h.String(r.Key)
-	h.String(r.Owner)
-	h.Int(r.TTL)
-	h.Int(r.Fence)
-	h.String(r.Value)
+func hashRequest(h *machine.Hasher, q *machine.Request, r *renaming) {
+	h.Uint(q.ID)
+	h.Int(int64(q.To))
+	h.Int(int64(q.Kind))
+	h.String(r.str(q.Key))
+	h.String(r.str(q.Owner))
+	h.Int(q.TTL)
+	h.Int(q.Fence)
+	h.String(r.str(q.Value))
 }
 
-func hashReply(h *machine.Hasher, r *machine.Reply) {
-	h.Uint(r.ID)
-	h.Bool(r.OK)
-	h.Int(r.Fence)
-	h.String(r.Value)
-	h.Bool(r.HasValue)
-	h.String(r.Err)
-	h.Int(r.At)
+func hashReply(h *machine.Hasher, p *machine.Reply, r *renaming) {
+	h.Uint(p.ID)
+	h.Bool(p.OK)
+	h.Int(p.Fence)
+	h.String(r.str(p.Value))
+	h.Bool(p.HasValue)
+	h.String(r.str(p.Err))
+	h.Int(p.At)
 }
 
-func (w *World) hashEvent(e *event) uint64 {
+func (w *World) hashEvent(e *event, r *renaming) uint64 {
 	h := machine.NewHasher()
 	h.Int(e.t)
 	h.Int(int64(e.kind))
 	switch e.kind {
 	case evDeliver:
-		h.Uint(w.hashMsg(e.arg))
+		h.Uint(w.hashMsg(e.arg, r))
 	case evFault, evFaultEnd, evRestart:
-		f := &w.plan[e.arg]
-		h.String(string(f.Kind))
-		h.String(f.Target)
-		h.Int(f.At)
-		h.Int(f.Duration)
-		h.Int(f.Amount)
-		h.String(f.Peer)
+		hashFault(h, &w.plan[e.arg], r)
 	default:
-		h.Int(int64(e.node))
+		h.Int(int64(r.to(e.node)))
 		if e.kind != evWake {
 			h.Uint(e.gen) // resume, unfreeze: the incarnation
 		}
@@ -438,17 +449,33 @@ func (w *World) hashEvent(e *event) uint64 {
 
 // hashMachine digests a machine: its own StateHasher, the Clocked
 // coordinator behind a ClockedCoordinator, or else its fields (HashValue).
-func hashMachine(h *machine.Hasher, m any) {
+//
+// Renamed (r non-nil), a machine is always walked by reflection, each of
+// its strings renamed: its own StateHasher cannot be told the renaming.
+func hashMachine(h *machine.Hasher, m any, r *renaming) {
 	if c, ok := m.(machine.Coordinator); ok {
 		if in := machine.Unwrap(c); in != nil {
 			m = in
 		}
+	}
+	if r != nil {
+		hashReflect(h, reflect.ValueOf(m), map[uintptr]bool{}, r)
+		return
 	}
 	if s, ok := m.(machine.StateHasher); ok {
 		s.HashState(h)
 		return
 	}
 	HashValue(h, m)
+}
+
+func hashFault(h *machine.Hasher, f *faults.Fault, r *renaming) {
+	h.String(string(f.Kind))
+	h.String(r.str(f.Target))
+	h.Int(f.At)
+	h.Int(f.Duration)
+	h.Int(f.Amount)
+	h.String(r.str(f.Peer))
 }
 
 // HashValue digests any value by walking it with reflection: every field,
@@ -459,10 +486,10 @@ func hashMachine(h *machine.Hasher, m any) {
 // machine.StateHasher: slower, and blind to state hidden behind a function
 // value.
 func HashValue(h *machine.Hasher, v any) {
-	hashReflect(h, reflect.ValueOf(v), map[uintptr]bool{})
+	hashReflect(h, reflect.ValueOf(v), map[uintptr]bool{}, nil)
 }
 
-func hashReflect(h *machine.Hasher, v reflect.Value, seen map[uintptr]bool) {
+func hashReflect(h *machine.Hasher, v reflect.Value, seen map[uintptr]bool, r *renaming) {
 	if !v.IsValid() {
 		h.Int(-7)
 		return
@@ -481,7 +508,7 @@ func hashReflect(h *machine.Hasher, v reflect.Value, seen map[uintptr]bool) {
 		h.Uint(math.Float64bits(real(c)))
 		h.Uint(math.Float64bits(imag(c)))
 	case reflect.String:
-		h.String(v.String())
+		h.String(r.str(v.String()))
 	case reflect.Pointer:
 		if v.IsNil() {
 			h.Int(0)
@@ -494,7 +521,7 @@ func hashReflect(h *machine.Hasher, v reflect.Value, seen map[uintptr]bool) {
 		}
 		seen[p] = true
 		h.Int(1)
-		hashReflect(h, v.Elem(), seen)
+		hashReflect(h, v.Elem(), seen, r)
 		delete(seen, p)
 	case reflect.Interface:
 		if v.IsNil() {
@@ -502,15 +529,15 @@ func hashReflect(h *machine.Hasher, v reflect.Value, seen map[uintptr]bool) {
 			return
 		}
 		h.String(v.Elem().Type().String())
-		hashReflect(h, v.Elem(), seen)
+		hashReflect(h, v.Elem(), seen, r)
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
-			hashReflect(h, v.Field(i), seen)
+			hashReflect(h, v.Field(i), seen, r)
 		}
 	case reflect.Slice, reflect.Array:
 		h.Int(int64(v.Len()))
 		for i := 0; i < v.Len(); i++ {
-			hashReflect(h, v.Index(i), seen)
+			hashReflect(h, v.Index(i), seen, r)
 		}
 	case reflect.Map:
 		h.Int(int64(v.Len()))
@@ -518,8 +545,8 @@ func hashReflect(h *machine.Hasher, v reflect.Value, seen map[uintptr]bool) {
 		it := v.MapRange()
 		for it.Next() {
 			x := machine.NewHasher()
-			hashReflect(x, it.Key(), seen)
-			hashReflect(x, it.Value(), seen)
+			hashReflect(x, it.Key(), seen, r)
+			hashReflect(x, it.Value(), seen, r)
 			sums = append(sums, x.Sum())
 		}
 		sort.Slice(sums, func(i, j int) bool { return sums[i] < sums[j] })
@@ -546,5 +573,258 @@ func (w *World) MoveKey(m Move) uint64 {
 	case MoveClient:
 		return machine.Finalize(uint64(m.Index)<<8 | 2)
 	}
-	return w.hashEvent(&w.due[m.Index])
+	return w.hashEvent(&w.due[m.Index], nil)
+}
+
+// Symmetry between holders with identical programs (docs/exploration.md).
+//
+// A renaming is one permutation of interchangeable holders, applied to
+// every place a holder's identity lies: its node slot (and with it every
+// node index: message ends, event targets, dedupe keys) and every string
+// that names it. Strings are renamed token by token (a token is a maximal
+// run of letters, digits and '_'), so "h1#2", "h1#2:w3" and an error
+// naming h1 all follow h1; since every renamed name is itself one token,
+// the renaming of strings is a bijection (its inverse is the inverse
+// permutation's), so a renamed digest is a faithful image of the state.
+
+// renaming maps node slots and holder names; nil is the identity.
+type renaming struct {
+	toSlot, fromSlot []int32
+	names            map[string]string
+}
+
+func (r *renaming) to(i int32) int32 {
+	if r == nil || i < 0 || int(i) >= len(r.toSlot) {
+		return i
+	}
+	return r.toSlot[i]
+}
+
+func (r *renaming) from(j int) int {
+	if r == nil {
+		return j
+	}
+	return int(r.fromSlot[j])
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func (r *renaming) str(s string) string {
+	if r == nil || s == "" {
+		return s
+	}
+	var out []byte
+	last := 0
+	for i := 0; i < len(s); {
+		if !isWordByte(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isWordByte(s[j]) {
+			j++
+		}
+		if n, ok := r.names[s[i:j]]; ok {
+			out = append(out, s[last:i]...)
+			out = append(out, n...)
+			last = j
+		}
+		i = j
+	}
+	if out == nil {
+		return s
+	}
+	return string(append(out, s[last:]...))
+}
+
+// RenamingHasher is a Monitor that can digest its state as it would be
+// with every holder name renamed by rename (Symmetry's canonical digest);
+// a monitor without it is walked by reflection with its strings renamed.
+type RenamingHasher interface {
+	HashStateRenamed(h *machine.Hasher, rename func(string) string)
+}
+
+// Symmetry is the group of permutations of a world's interchangeable
+// holders (HolderSymmetry), identity included.
+type Symmetry struct {
+	perms   []*renaming
+	Classes [][]string // the interchangeable holders, by name
+}
+
+// maxSymmetryPerms bounds the group: each canonical digest costs one
+// renamed digest a permutation.
+const maxSymmetryPerms = 720
+
+// HolderSymmetry returns the permutations of holders that leave the world's
+// run and verdicts unchanged, or nil and why there are none. Holders are
+// interchangeable when their configurations (programs, timings, planted
+// bugs) are identical but for their names, they start at one instant and
+// were told one drift bound (a slot's fixed data the digest leaves out),
+// their names are single tokens, and renaming them by any permutation of a
+// class maps the fault candidates, the scenario's planned faults and the
+// adversary's menu onto themselves (as multisets). Scripted clients other
+// than the adversary leave it off (their scripts name holders by time).
+// Call it on the root world, before the first step.
+func (w *World) HolderSymmetry() (*Symmetry, string) {
+	if len(w.ops) > 0 || w.now != 0 {
+		return nil, "the world has already run"
+	}
+	type member struct {
+		slot int32
+		name string
+	}
+	var classes [][]member
+	var sig []holder.Config
+	var starts, told []int64
+	for i := range w.nodes {
+		n := &w.nodes[i]
+		switch n.kind {
+		case kindHolder:
+		case kindClient:
+			if int32(i) != w.advID {
+				return nil, "a scripted client " + n.name + " may name holders"
+			}
+			continue
+		default:
+			continue
+		}
+		if !isToken(n.name) || n.owner != n.name || n.process != n.name {
+			return nil, "holder " + n.name + "'s name is not one token"
+		}
+		cfg := w.cfgs[n.cfg]
+		cfg.Owner, cfg.Name = "", ""
+		k := -1
+		for c := range sig {
+			if starts[c] == n.start && told[c] == n.told && reflect.DeepEqual(sig[c], cfg) {
+				k = c
+				break
+			}
+		}
+		if k < 0 {
+			sig, starts, told = append(sig, cfg), append(starts, n.start), append(told, n.told)
+			classes = append(classes, nil)
+			k = len(classes) - 1
+		}
+		classes[k] = append(classes[k], member{int32(i), n.name})
+	}
+	s := &Symmetry{}
+	count := 1
+	var multi [][]member
+	for _, c := range classes {
+		if len(c) < 2 {
+			continue
+		}
+		multi = append(multi, c)
+		names := make([]string, len(c))
+		for i, m := range c {
+			names[i] = m.name
+			count *= i + 1
+		}
+		s.Classes = append(s.Classes, names)
+	}
+	if len(multi) == 0 {
+		return nil, "no two holders have identical programs and start times"
+	}
+	if count > maxSymmetryPerms {
+		return nil, "too many permutations of interchangeable holders"
+	}
+	// Every permutation: the product of each class's permutations.
+	ident := func() *renaming {
+		r := &renaming{toSlot: make([]int32, len(w.nodes)), fromSlot: make([]int32, len(w.nodes)), names: map[string]string{}}
+		for i := range r.toSlot {
+			r.toSlot[i], r.fromSlot[i] = int32(i), int32(i)
+		}
+		return r
+	}
+	perms := []*renaming{ident()}
+	for _, c := range multi {
+		var next []*renaming
+		for _, p := range perms {
+			for _, order := range permutations(len(c)) {
+				r := ident()
+				copy(r.toSlot, p.toSlot)
+				copy(r.fromSlot, p.fromSlot)
+				maps.Copy(r.names, p.names)
+				for i, j := range order {
+					r.toSlot[c[i].slot] = c[j].slot
+					r.fromSlot[c[j].slot] = c[i].slot
+					if i != j {
+						r.names[c[i].name] = c[j].name
+					}
+				}
+				next = append(next, r)
+			}
+		}
+		perms = next
+	}
+	for _, r := range perms {
+		if !sameMultiset(w.candidates, r) {
+			return nil, "the fault candidates are not symmetric in the holders"
+		}
+		if !sameMultiset(w.plan, r) {
+			return nil, "the planned faults are not symmetric in the holders"
+		}
+		if !sameMultiset(w.menu, r) {
+			return nil, "the adversary's menu is not symmetric in the holders"
+		}
+	}
+	s.perms = perms
+	return s, ""
+}
+
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isWordByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// permutations returns every ordering of 0..n-1, the identity first.
+func permutations(n int) [][]int {
+	if n == 0 {
+		return [][]int{{}}
+	}
+	var out [][]int
+	for _, p := range permutations(n - 1) {
+		for at := len(p); at >= 0; at-- {
+			q := append(append(append([]int{}, p[:at]...), n-1), p[at:]...)
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// sameMultiset reports whether renaming xs by r gives xs again, as a
+// multiset (each element digested by reflection, its strings renamed).
+func sameMultiset[T any](xs []T, r *renaming) bool {
+	digests := func(r *renaming) []uint64 {
+		d := make([]uint64, len(xs))
+		for i := range xs {
+			h := machine.NewHasher()
+			hashReflect(h, reflect.ValueOf(xs[i]), map[uintptr]bool{}, r)
+			d[i] = h.Sum()
+		}
+		slices.Sort(d)
+		return d
+	}
+	return slices.Equal(digests(nil), digests(r))
+}
+
+// CanonicalHash is the least of the state's digests under every renaming
+// of s: two states that differ only by a permutation of interchangeable
+// holders share it. Every renaming, the identity too, digests the machines
+// by reflection, so it is not comparable with StateHash.
+func (w *World) CanonicalHash(s *Symmetry) uint64 {
+	best := uint64(math.MaxUint64)
+	for _, r := range s.perms {
+		best = min(best, w.stateHash(r))
+	}
+	return best
 }

@@ -61,6 +61,8 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "pct: the seed of the runs")
 	noHash := fs.Bool("no-hash", false, "do not skip states seen before (for measurements)")
 	noPOR := fs.Bool("no-por", false, "do not skip orders of commuting steps (for measurements)")
+	symmetry := fs.Bool("symmetry", false, "digest states up to permutations of holders with identical programs and start times, where the space is symmetric in them (sleep sets go off with it; the report says whether it applied)")
+	stagger := fs.Int64("stagger", 2, "ms between the holders' start times (0: they start together, so holders with one program are interchangeable)")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	noMin := fs.Bool("no-minimize", false, "keep the counterexample of the space as given (default: shorten it by exploring smaller worlds)")
 	shardFlag := fs.String("shard", "", "explore only the `I/N`-th of N disjoint parts of the space (bfs; 1 <= I <= N), write it to --part, and combine the N parts with leasecheck merge")
@@ -82,6 +84,10 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
 		return exitUsage
 	}
+	if *stagger < 0 {
+		fmt.Fprintln(stderr, "leasecheck explore: --stagger must be >= 0")
+		return exitUsage
+	}
 	if *holders < 1 || *depth < 1 || *maxFaults < 0 || *deviations < 0 || *maxStates < 0 || *runs < 1 || *pctDepth < 1 {
 		fmt.Fprintln(stderr, "leasecheck explore: --holders, --depth, --runs and --pct-depth must be >= 1; --max-faults, --deviations and --max-states >= 0")
 		return exitUsage
@@ -91,9 +97,12 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "leasecheck explore: unknown strategy %q (bfs, dfs, pct)\n", *strategy)
 		return exitUsage
 	}
-	b := explore.Bounds{Holders: *holders, Faults: kinds, MaxFaults: *maxFaults, Deviations: *deviations, Loss: *loss, Semantics: *semantics}
+	b := explore.Bounds{Holders: *holders, Faults: kinds, MaxFaults: *maxFaults, Deviations: *deviations, Loss: *loss, Semantics: *semantics, Stagger: *stagger}
+	if *stagger == 0 {
+		b.Stagger = -1 // Bounds' "together"; its 0 is the default
+	}
 	o := explore.Options{Strategy: st, MaxDepth: *depth, MaxStates: *maxStates, Timeout: *timeout, NoHash: *noHash, NoPOR: *noPOR,
-		Runs: *runs, Depth: *pctDepth, Seed: *seed, Workers: *workers}
+		Runs: *runs, Depth: *pctDepth, Seed: *seed, Workers: *workers, Symmetry: *symmetry}
 	if *workers < 1 {
 		fmt.Fprintln(stderr, "leasecheck explore: --workers must be >= 1")
 		return exitUsage
@@ -103,7 +112,7 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	// The default plan (explore.DefaultPlan) unless a flag shapes the space.
 	plan := *mutantName == "" && !set["holders"] && !set["faults"] && !set["max-faults"] && !set["adversary"] &&
-		!set["deviations"] && !set["loss"] && !set["semantics"]
+		!set["deviations"] && !set["loss"] && !set["semantics"] && !set["stagger"]
 	var mut *mutants.Mutant
 	if *mutantName != "" {
 		if mut = mutants.ByName(*mutantName); mut == nil {
@@ -129,6 +138,9 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		if set["semantics"] {
 			mb.Semantics = b.Semantics
+		}
+		if set["stagger"] {
+			mb.Stagger = b.Stagger
 		}
 		if !set["adversary"] {
 			*adversary = mb.Adversary
@@ -296,6 +308,9 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 		red = append(red, "none")
 	}
 	fmt.Fprintf(w, "%-22s %s\n", "reductions", strings.Join(red, ", "))
+	if r.SymmetryOff != "" {
+		fmt.Fprintf(w, "%-22s off: %s\n", "holder symmetry", r.SymmetryOff)
+	}
 	fmt.Fprintf(w, "%-22s %d reached, %d distinct, deepest path %d moves\n", "states", r.States, r.DistinctStates, r.MaxDepth)
 	if r.Hashing && r.Strategy != explore.PCT {
 		fmt.Fprintf(w, "%-22s 64-bit; the odds that two distinct states shared one (one skipped as seen) are below %.1g\n", "state digests", max(r.CollisionOdds, 1e-18))
