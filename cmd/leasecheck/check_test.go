@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leasecheck/leasecheck/internal/etcdmember"
 )
 
 // The command-line contract of `leasecheck check` (DESIGN.md §4), tested on
@@ -29,6 +31,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The etcd37-cluster backend's members are this test binary run as
+	// `etcd-server` (as the leasecheck binary's are it).
+	etcdmember.Dispatch()
 	code := m.Run()
 	if checkBinDir != "" {
 		os.RemoveAll(checkBinDir)

@@ -27,6 +27,11 @@
 // the planted bugs. verify runs the workload and faults for real against a
 // lease backend (embedded etcd by default, Redis, PostgreSQL) and checks it.
 //
+// A hidden subcommand, `leasecheck etcd-server ETCD-FLAGS`, is the embedded
+// etcd 3.7 server's own command line (internal/etcdmember): the program
+// of each member of verify's etcd37-cluster, so the installed binary needs
+// no etcd and no Go toolchain for a 3.7 cluster.
+//
 // Exit status: 0 every property holds, 1 a property is violated, 2 the
 // input or command line cannot be used (the message names the file, line
 // and reason), 3 a search ran out of its budget.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/internal/etcdmember"
 )
 
 // Exit statuses shared by every subcommand (DESIGN.md §4), computed one
@@ -47,6 +48,9 @@ var examples = map[string][]string{
 }
 
 func main() {
+	// `leasecheck etcd-server ETCD-FLAGS` is the embedded etcd server's own
+	// command line, hidden: the program of each member of an etcd37-cluster.
+	etcdmember.Dispatch()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

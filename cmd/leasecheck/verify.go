@@ -17,6 +17,7 @@ import (
 	"github.com/leasecheck/leasecheck/impl/postgres"
 	"github.com/leasecheck/leasecheck/impl/redis"
 	"github.com/leasecheck/leasecheck/impl/zookeeper"
+	"github.com/leasecheck/leasecheck/internal/etcdmember"
 	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/realrun"
 	lcverify "github.com/leasecheck/leasecheck/verify"
@@ -51,9 +52,12 @@ func builtinBackends() []lcverify.Backend {
 		{Name: "zookeeper-unfenced", Schemes: []string{"zk-unfenced"}, Usage: "zookeeper-unfenced (the lock recipe + a plain setData) | zk-unfenced://HOST:PORT", Open: openZooKeeper(false)},
 		{Name: "etcd34", Usage: "etcd34 (the installed etcd 3.4 server, started here)", Open: openEtcd34(false)},
 		{Name: "etcd34-mutex", Usage: "etcd34-mutex (the same, concurrency.Mutex + a plain Put)", Open: openEtcd34(true)},
-		{Name: "etcd-cluster", Schemes: []string{"etcd-cluster"}, Usage: "etcd-cluster (3 members of the installed etcd started here, clients to all) | etcd-cluster://leader (clients to the leader, moved to m1 before each round) | etcd-cluster://mN (clients to member N)", Open: openEtcdCluster(etcdFenced)},
-		{Name: "etcd-cluster-mutex", Schemes: []string{"etcd-cluster-mutex"}, Usage: "etcd-cluster-mutex (the same cluster, concurrency.Mutex + a plain Put) | etcd-cluster-mutex://leader | etcd-cluster-mutex://mN", Open: openEtcdCluster(etcdMutex)},
-		{Name: "etcd-cluster-stale-check", Usage: "etcd-cluster-stale-check (the same cluster, a planted bug: the write checks the lock with a serializable read on the client's local member m1, then a plain Put)", Open: openEtcdCluster(etcdStaleCheck)},
+		{Name: "etcd-cluster", Schemes: []string{"etcd-cluster"}, Usage: "etcd-cluster (3 members of the installed etcd started here, clients to all) | etcd-cluster://leader (clients to the leader, moved to m1 before each round) | etcd-cluster://mN (clients to member N)", Open: openEtcdCluster(etcdFenced, servers.InstalledEtcd)},
+		{Name: "etcd-cluster-mutex", Schemes: []string{"etcd-cluster-mutex"}, Usage: "etcd-cluster-mutex (the same cluster, concurrency.Mutex + a plain Put) | etcd-cluster-mutex://leader | etcd-cluster-mutex://mN", Open: openEtcdCluster(etcdMutex, servers.InstalledEtcd)},
+		{Name: "etcd-cluster-stale-check", Usage: "etcd-cluster-stale-check (the same cluster, a planted bug: the write checks the lock with a serializable read on the client's local member m1, then a plain Put)", Open: openEtcdCluster(etcdStaleCheck, servers.InstalledEtcd)},
+		{Name: "etcd37-cluster", Schemes: []string{"etcd37-cluster"}, Usage: "etcd37-cluster (3 members of the embedded etcd 3.7, each a child process of this binary, clients to all) | etcd37-cluster://leader | etcd37-cluster://mN", Open: openEtcdCluster(etcdFenced, etcdmember.Program)},
+		{Name: "etcd37-cluster-mutex", Schemes: []string{"etcd37-cluster-mutex"}, Usage: "etcd37-cluster-mutex (the same 3.7 cluster, concurrency.Mutex + a plain Put) | etcd37-cluster-mutex://leader | etcd37-cluster-mutex://mN", Open: openEtcdCluster(etcdMutex, etcdmember.Program)},
+		{Name: "etcd37-cluster-stale-check", Usage: "etcd37-cluster-stale-check (the same 3.7 cluster, the serializable-read check planted bug of etcd-cluster-stale-check)", Open: openEtcdCluster(etcdStaleCheck, etcdmember.Program)},
 		{Name: "zookeeper-ensemble", Usage: "zookeeper-ensemble (3 servers of the installed ZooKeeper started here, clients to all)", Open: openZooKeeperEnsemble(true)},
 		{Name: "zookeeper-ensemble-unfenced", Usage: "zookeeper-ensemble-unfenced (the same ensemble, the lock recipe + a plain setData)", Open: openZooKeeperEnsemble(false)},
 		{Name: "etcd34-stale-check", Usage: "etcd34-stale-check (the same planted bug on one etcd 3.4 server, where the check is exact)", Open: openEtcd34StaleCheck},
@@ -69,20 +73,26 @@ const (
 	etcdStaleCheck                   // impl/etcd.OpenStaleCheck: the planted bug
 )
 
-// openEtcdCluster starts a 3-member cluster of the installed etcd server
-// (servers.StartEtcdCluster: every peer link through leasecheck's proxies,
-// the cluster faults between the members) and runs recipe on it, its
+// openEtcdCluster starts a 3-member cluster of the etcd server member
+// names (servers.InstalledEtcd: the installed 3.4; etcdmember.Program: the
+// embedded 3.7, this binary run as etcd-server) with
+// servers.StartEtcdClusterOf — every peer link through leasecheck's
+// proxies, the cluster faults between the members — and runs recipe on it, its
 // clients connected to every member (the client's own endpoint selection)
 // or, with ://leader or ://mN, to one. ://leader makes m1 the leader before
 // every round (Settle), so the leader-isolation faults cut off the member
 // the holders are connected to.
-func openEtcdCluster(recipe etcdRecipe) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+func openEtcdCluster(recipe etcdRecipe, member func() (servers.EtcdProgram, error)) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
 	return func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
-		_, pin, pinned := strings.Cut(spec, "://")
+		name, pin, pinned := strings.Cut(spec, "://")
 		if pinned && pin != "leader" && !(faults.IsMember(pin) && pin != faults.Follower) {
-			return nil, fmt.Errorf("bad cluster spec %q: want %s, %s://leader or %s://mN (N = 1, 2, 3)", spec, strings.Split(spec, ":")[0], strings.Split(spec, ":")[0], strings.Split(spec, ":")[0])
+			return nil, fmt.Errorf("bad cluster spec %q: want %s, %s://leader or %s://mN (N = 1, 2, 3)", spec, name, name, name)
 		}
-		c, err := servers.StartEtcdCluster(ctx, 3)
+		prog, err := member()
+		if err != nil {
+			return nil, err
+		}
+		c, err := servers.StartEtcdClusterOf(ctx, prog, 3)
 		if err != nil {
 			return nil, err
 		}
@@ -105,10 +115,10 @@ func openEtcdCluster(recipe etcdRecipe) func(ctx context.Context, spec, prefix s
 		switch recipe {
 		case etcdFenced:
 			tg = etcdTarget(false, addr, prefix)
-			tg.Info.Name = "etcd-cluster"
+			tg.Info.Name = name
 		case etcdMutex:
 			tg = etcdTarget(true, addr, prefix)
-			tg.Info.Name = "etcd-cluster-mutex"
+			tg.Info.Name = name
 		case etcdStaleCheck:
 			// The holders' local member, m1, is a follower: m2 is made the
 			// leader before every round, so cutting m1 off leaves the

@@ -422,6 +422,7 @@ func TestVerifyUnusableBackends(t *testing.T) {
 		{"zk-garbage", "zk://" + garbage, "zookeeper"},
 		{"zk-credentials", "zk://u:s3cret@" + down, "bad ZooKeeper address"},
 		{"unknown", "zookeeper://" + down, "unknown backend"},
+		{"etcd37-cluster-bad-member", "etcd37-cluster://bogus", "bad cluster spec \"etcd37-cluster://bogus\": want etcd37-cluster, etcd37-cluster://leader or etcd37-cluster://mN"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

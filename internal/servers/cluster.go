@@ -35,7 +35,7 @@ type EtcdMember struct {
 	Peer   *realrun.Proxy
 }
 
-// EtcdCluster is an etcd cluster of EtcdBin processes started here, every
+// EtcdCluster is an etcd cluster of EtcdProgram processes started here, every
 // peer link through a leasecheck proxy, so faults can strike between the
 // members (Cut, Isolate, DelayPeers) as well as on them (Stop, Kill,
 // Restart).
@@ -66,21 +66,32 @@ type EtcdCluster struct {
 	cut map[[2]int]bool // links cut, i < j
 }
 
-// StartEtcdCluster starts an n-member etcd cluster (EtcdBin) on free
-// ports of 127.0.0.1, each member's data in a temporary directory of the
-// cluster's, and returns once every member reports itself healthy (it has a
-// leader). Heartbeat 100 ms, election timeout 1 s: etcd's defaults, as are
-// CheckQuorum (a leader that hears from no majority for an election timeout
-// steps down) and pre-vote off (3.4's default).
+// StartEtcdCluster starts an n-member cluster of the installed etcd server
+// (EtcdBin): StartEtcdClusterOf(ctx, InstalledEtcd(), n).
 func StartEtcdCluster(ctx context.Context, n int) (*EtcdCluster, error) {
-	if n < 1 {
-		return nil, errors.New("etcd cluster: at least one member")
-	}
-	bin, err := EtcdBin()
+	prog, err := InstalledEtcd()
 	if err != nil {
 		return nil, err
 	}
-	version, err := EtcdVersion(bin)
+	return StartEtcdClusterOf(ctx, prog, n)
+}
+
+// StartEtcdClusterOf starts an n-member etcd cluster, every member a
+// process of prog (the installed etcd 3.4, or the embedded 3.7 server as a
+// child process: package internal/etcdmember), on free ports of 127.0.0.1,
+// each member's data in a temporary directory of the cluster's, and returns
+// once every member reports itself healthy (it has a leader). Version is
+// what prog --version says. Every flag given is one 3.4 and 3.7 both
+// accept with the same meaning, so each server runs on its own defaults:
+// heartbeat 100 ms, election timeout 1 s, CheckQuorum on (a leader that
+// hears from no majority for an election timeout steps down); pre-vote off
+// in 3.4, on from 3.5 (a member cut off and healed does not depose a
+// working leader by its higher term).
+func StartEtcdClusterOf(ctx context.Context, prog EtcdProgram, n int) (*EtcdCluster, error) {
+	if n < 1 {
+		return nil, errors.New("etcd cluster: at least one member")
+	}
+	version, err := prog.Version()
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +153,7 @@ func StartEtcdCluster(ctx context.Context, n int) (*EtcdCluster, error) {
 			"--initial-cluster-token", token,
 			"--logger", "zap", "--log-outputs", "stderr", "--log-level", "warn"}
 		p.newCmd = func() *exec.Cmd {
-			cmd := exec.Command(bin, args...)
+			cmd := prog.Command(args...)
 			cmd.Dir = mdir
 			return cmd
 		}

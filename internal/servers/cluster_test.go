@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -11,23 +12,42 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/leasecheck/leasecheck/internal/etcdmember"
 	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 )
 
-// TestEtcdCluster starts a 3-member cluster and checks each fault between
-// servers against etcd's own view of it: an isolated leader is replaced by
-// the majority and cannot commit; a bridge (one link cut) keeps the cluster
-// whole; a follower restarted after writes it missed catches up; and Close
-// leaves no process, port or directory behind.
+// TestEtcdCluster runs testEtcdCluster on the installed etcd (3.4).
 func TestEtcdCluster(t *testing.T) {
-	if _, err := servers.EtcdBin(); err != nil {
+	prog, err := servers.InstalledEtcd()
+	if err != nil {
 		serverstest.SkipOrFail(t, "%v", err)
 	}
+	testEtcdCluster(t, prog, "3.4.")
+}
+
+// TestEtcd37Cluster runs testEtcdCluster on the embedded etcd 3.7 server,
+// each member this test binary run as etcd-server (TestMain dispatches
+// it): nothing to install, so never skipped.
+func TestEtcd37Cluster(t *testing.T) {
+	prog, err := etcdmember.Program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testEtcdCluster(t, prog, "3.7.")
+}
+
+// testEtcdCluster starts a 3-member cluster of prog, checks that it is the
+// version wanted, and checks each fault between servers against etcd's own
+// view of it: an isolated leader is replaced by the majority and cannot
+// commit; a renewal through an isolated follower fails; a bridge (one link
+// cut) keeps the cluster whole; a follower restarted after writes it missed
+// catches up; and Close leaves no process, port or directory behind.
+func testEtcdCluster(t *testing.T, prog servers.EtcdProgram, version string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	begin := time.Now()
-	c, err := servers.StartEtcdCluster(ctx, 3)
+	c, err := servers.StartEtcdClusterOf(ctx, prog, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +58,9 @@ func TestEtcdCluster(t *testing.T) {
 		}
 	}()
 	t.Logf("3-member etcd %s cluster started in %v", c.Version, time.Since(begin).Round(time.Millisecond))
+	if !strings.HasPrefix(c.Version, version) {
+		t.Errorf("%s says it is etcd %s, want %s*", prog, c.Version, version)
+	}
 	leader, err := c.AwaitLeader(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,10 @@
 // whose peer links all pass through leasecheck's labelled proxies
 // (realrun.NewLabeledProxy), so links between members can be cut, one pair
 // at a time or a member from all, and delayed; each member is a *Process,
-// stopped, killed and restarted as a single server is.
+// stopped, killed and restarted as a single server is. StartEtcdClusterOf
+// takes the member program (EtcdProgram): the installed etcd 3.4, or the
+// embedded 3.7 server run as a child process (internal/etcdmember), one
+// implementation for both.
 // StartZooKeeperEnsemble does the same for ZooKeeper: each server's own
 // zoo.cfg names every other server at proxies of its own, so each pair's
 // link is cut at its proxies. Both satisfy realrun.Cluster (the cluster
@@ -38,8 +41,8 @@
 //
 // Index: process.go (Process, FreePort), redis.go (StartRedis),
 // postgres.go (StartPostgres, PostgresBinDir), zookeeper.go
-// (StartZooKeeper), etcd.go (StartEtcd), cluster.go (StartEtcdCluster,
-// EtcdCluster), sockowner.go (which member dialled a peer connection),
+// (StartZooKeeper), etcd.go (StartEtcd, EtcdProgram), cluster.go (StartEtcdCluster,
+// StartEtcdClusterOf, EtcdCluster), sockowner.go (which member dialled a peer connection),
 // ensemble.go (StartZooKeeperEnsemble). serverstest/ finds or starts them
 // for tests (environment variables first; under CI=true a missing server
 // fails the test instead of skipping it).

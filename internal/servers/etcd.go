@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -29,21 +31,52 @@ func EtcdBin() (string, error) {
 	return b, nil
 }
 
+// EtcdProgram is a program that runs an etcd server from etcd's command
+// line: Path with Args before etcd's own flags. The installed etcd is
+// {EtcdBin(), nil}; the etcd server leasecheck embeds runs as a hidden
+// subcommand of a binary that dispatches it (package
+// internal/etcdmember: {leasecheck, ["etcd-server"]}).
+type EtcdProgram struct {
+	Path string
+	Args []string
+}
+
+// InstalledEtcd is the installed etcd server (EtcdBin) as a program.
+func InstalledEtcd() (EtcdProgram, error) {
+	bin, err := EtcdBin()
+	if err != nil {
+		return EtcdProgram{}, err
+	}
+	return EtcdProgram{Path: bin}, nil
+}
+
+// Command is the program run with etcd's flags args.
+func (p EtcdProgram) Command(args ...string) *exec.Cmd {
+	return exec.Command(p.Path, append(slices.Clone(p.Args), args...)...)
+}
+
+func (p EtcdProgram) String() string { return strings.Join(append([]string{p.Path}, p.Args...), " ") }
+
+// Version runs the program with --version and returns the server's
+// version ("3.4.23", "3.7.3"): what the program says, not what its caller
+// expects it to be.
+func (p EtcdProgram) Version() (string, error) {
+	out, err := p.Command("--version").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %v: %s", p, err, out)
+	}
+	m := etcdVersionRE.FindSubmatch(out)
+	if m == nil {
+		return "", fmt.Errorf("%s --version: no version in %q", p, out)
+	}
+	return string(m[1]), nil
+}
+
 var etcdVersionRE = regexp.MustCompile(`etcd Version: (\S+)`)
 
 // EtcdVersion runs `bin --version` and returns the server's version
 // ("3.4.23").
-func EtcdVersion(bin string) (string, error) {
-	out, err := exec.Command(bin, "--version").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s --version: %v: %s", bin, err, out)
-	}
-	m := etcdVersionRE.FindSubmatch(out)
-	if m == nil {
-		return "", fmt.Errorf("%s --version: no version in %q", bin, out)
-	}
-	return string(m[1]), nil
-}
+func EtcdVersion(bin string) (string, error) { return EtcdProgram{Path: bin}.Version() }
 
 // StartEtcd starts a single-member etcd server process (EtcdBin) on free
 // ports of 127.0.0.1, with its data in a temporary directory, and returns
