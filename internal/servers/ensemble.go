@@ -59,6 +59,10 @@ var (
 // leader for 1 s, or a leader that hears from no quorum for that long,
 // gives up and elects again (etcd's election timeout, for comparison).
 func StartZooKeeperEnsemble(ctx context.Context, n int) (*ZooKeeperEnsemble, error) {
+	return retryPortTaken(func() (*ZooKeeperEnsemble, error) { return startZooKeeperEnsemble(ctx, n) })
+}
+
+func startZooKeeperEnsemble(ctx context.Context, n int) (*ZooKeeperEnsemble, error) {
 	if n < 2 {
 		return nil, errors.New("zookeeper ensemble: at least two servers")
 	}

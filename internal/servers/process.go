@@ -217,6 +217,27 @@ func FreePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
+// retryPortTaken starts a cluster again, up to three times, when a member
+// could not bind the port FreePort gave it: between FreePort's close and
+// the server's bind, another process — or an outgoing connection, whose
+// local port comes from the same ephemeral range — may take it. Every
+// failed attempt has stopped its processes and removed its directories.
+func retryPortTaken[T any](start func() (T, error)) (T, error) {
+	for attempt := 1; ; attempt++ {
+		c, err := start()
+		if err == nil || attempt == 3 || !portTaken(err) {
+			return c, err
+		}
+	}
+}
+
+// portTaken reports whether a start-up error is a server's failed bind
+// (Go's and Java's wording).
+func portTaken(err error) bool {
+	m := strings.ToLower(err.Error())
+	return strings.Contains(m, "address already in use")
+}
+
 // launch starts the first incarnation and waits (up to wait) until it takes
 // requests; on failure the process is stopped and its directory removed.
 func (p *Process) launch(ctx context.Context, wait time.Duration) error {
