@@ -2,7 +2,6 @@ package checker
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 
@@ -20,17 +19,7 @@ func greedyOnKeys(t *testing.T, h *model.History) (placed, accepted, keys int) {
 	b := newBudget(context.Background(), 0, -1)
 	for k := range c.Keys {
 		ko := &c.Keys[k]
-		p := newPreparer(h.Header, c.Names, factsOf(h, ko.Index))
-		kops := make([]kop, len(ko.Index))
-		var events []event
-		for i, idx := range ko.Index {
-			p.prepare(&h.Ops[idx], &ko.Inputs[i], &kops[i])
-			kops[i].hidx = idx
-		}
-		for i := range kops {
-			events = eventsOf(&kops[i], events)
-		}
-		slices.SortFunc(events, compareEvents)
+		kops, events := prepareKey(h, c.Names, ko, factsOf(h, ko.Index))
 		g := greedyWitness(b, timed.RulesOf(h.Header), events, pinsAhead(events), len(kops))
 		keys++
 		if g.stuck != nil {
@@ -145,17 +134,7 @@ func fastPathsAgree(t interface{ Fatalf(string, ...any) }, h *model.History) (ac
 		return 0, 0
 	}
 	ko := &c.Keys[0]
-	pr := newPreparer(h.Header, c.Names, factsOf(h, ko.Index))
-	kops := make([]kop, len(ko.Index))
-	var events []event
-	for i, idx := range ko.Index {
-		pr.prepare(&h.Ops[idx], &ko.Inputs[i], &kops[i])
-		kops[i].hidx = idx
-	}
-	for i := range kops {
-		events = eventsOf(&kops[i], events)
-	}
-	slices.SortFunc(events, compareEvents)
+	kops, events := prepareKey(h, c.Names, ko, factsOf(h, ko.Index))
 	brute := bruteLinearizable(h)
 	b := newBudget(context.Background(), 0, -1)
 	if g := greedyWitness(b, timed.RulesOf(h.Header), events, pinsAhead(events), len(kops)); g.stuck == nil {

@@ -256,17 +256,7 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 	// correct history with many retried acquires under wide clock
 	// uncertainty, which the search decides in milliseconds).
 	kc.exact.workCap, kc.exact.workStop = sweepAllowance(len(ko.Index)), stopWork
-	p := newPreparer(h.Header, c.Names, facts)
-	events := make([]event, 0, 2*len(ko.Index))
-	kops := make([]kop, len(ko.Index))
-	for i, idx := range ko.Index {
-		p.prepare(&h.Ops[idx], &ko.Inputs[i], &kops[i])
-		kops[i].hidx = idx
-	}
-	for i := range kops {
-		events = eventsOf(&kops[i], events)
-	}
-	slices.SortFunc(events, compareEvents)
+	kops, events := prepareKey(h, c.Names, ko, facts)
 	ahead := pinsAhead(events)
 	if g := greedyWitness(b, kc.rules, events, ahead, len(kops)); g.stuck == nil {
 		// The fast path (greedy.go): an order the pass found, judged by the
@@ -446,4 +436,21 @@ func stepsOfPath(ko *timed.KeyOps, p *pathNode) []Step {
 	}
 	slices.Reverse(rev)
 	return rev
+}
+
+// prepareKey prepares a key's ops for the sweeps and the greedy pass: each
+// op's inputs (kop), and their events in the order the sweeps take them.
+func prepareKey(h *model.History, names *timed.Names, ko *timed.KeyOps, facts keyFacts) ([]kop, []event) {
+	p := newPreparer(h.Header, names, facts)
+	events := make([]event, 0, 2*len(ko.Index))
+	kops := make([]kop, len(ko.Index))
+	for i, idx := range ko.Index {
+		p.prepare(&h.Ops[idx], &ko.Inputs[i], &kops[i])
+		kops[i].hidx = idx
+	}
+	for i := range kops {
+		events = eventsOf(&kops[i], events)
+	}
+	slices.SortFunc(events, compareEvents)
+	return kops, events
 }

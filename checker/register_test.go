@@ -14,11 +14,7 @@ func dataKops(t *testing.T, h *model.History) []kop {
 	t.Helper()
 	c := timed.Compile(h)
 	ko := &c.Keys[0]
-	p := newPreparer(h.Header, c.Names, factsOf(h, ko.Index))
-	kops := make([]kop, len(ko.Index))
-	for i, idx := range ko.Index {
-		p.prepare(&h.Ops[idx], &ko.Inputs[i], &kops[i])
-	}
+	kops, _ := prepareKey(h, c.Names, ko, factsOf(h, ko.Index))
 	return kops
 }
 

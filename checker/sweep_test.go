@@ -2,7 +2,6 @@ package checker
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 
@@ -35,16 +34,7 @@ func sweepsOf(tb fataler, h *model.History, relaxed bool) (alive, dropped bool) 
 		sw := newSweep(timed.RulesOf(h.Header), h.Header.ClockUncertainty, b, w, relaxed, false, 0)
 		facts := factsOf(h, ko.Index)
 		sw.unique = facts.unique
-		p := newPreparer(h.Header, c.Names, facts)
-		kops := make([]kop, len(ko.Index))
-		var events []event
-		for i, idx := range ko.Index {
-			p.prepare(&h.Ops[idx], &ko.Inputs[i], &kops[i])
-		}
-		for i := range kops {
-			events = eventsOf(&kops[i], events)
-		}
-		slices.SortFunc(events, compareEvents)
+		_, events := prepareKey(h, c.Names, ko, facts)
 		// What the checker in memory knows of the fences to come
 		// (fenceFacts), so that the comparisons with the brute force cover
 		// the cuts it allows.
