@@ -328,14 +328,22 @@ func (r *runner) restartSlack(h *model.History) time.Duration {
 	r.mu.Lock()
 	outage := r.outage
 	r.mu.Unlock()
-	if !r.t.Info.LeasesRestart || outage == 0 {
+	return r.restartedTTLs(h, outage)
+}
+
+// restartedTTLs is the slack of leases whose TTL restarted after a span
+// nobody could renew in (a server restart's outage, a leader change): the
+// span, the longest TTL granted and the backend's RestartGrace; none where
+// the backend does not restart leases (Info.LeasesRestart) or nothing did.
+func (r *runner) restartedTTLs(h *model.History, span time.Duration) time.Duration {
+	if !r.t.Info.LeasesRestart || span == 0 {
 		return 0
 	}
 	var ttl int64
 	for _, op := range h.Ops {
 		ttl = max(ttl, op.TTL)
 	}
-	return outage + time.Duration(ttl)*unit + r.t.Info.RestartGrace
+	return span + time.Duration(ttl)*unit + r.t.Info.RestartGrace
 }
 
 // leaderSlack is how much later than their deadlines leases may have been
@@ -352,14 +360,7 @@ func (r *runner) leaderSlack(h *model.History) time.Duration {
 	r.mu.Lock()
 	span := r.leaderLate
 	r.mu.Unlock()
-	if !r.t.Info.LeasesRestart || span == 0 {
-		return 0
-	}
-	var ttl int64
-	for _, op := range h.Ops {
-		ttl = max(ttl, op.TTL)
-	}
-	return span + time.Duration(ttl)*unit + r.t.Info.RestartGrace
+	return r.restartedTTLs(h, span)
 }
 
 // runner is one run: the processes, the fault plan and what was recorded.
