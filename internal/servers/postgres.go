@@ -28,6 +28,18 @@ func PostgresBinDir() string {
 // "postgres", and returns it with the database's URL. When running as root,
 // both run as the "postgres" user (initdb refuses root).
 func StartPostgres(ctx context.Context) (*Process, string, error) {
+	type started struct {
+		p    *Process
+		addr string
+	}
+	s, err := retryPortTaken(func() (started, error) {
+		p, addr, err := startPostgres(ctx)
+		return started{p, addr}, err
+	})
+	return s.p, s.addr, err
+}
+
+func startPostgres(ctx context.Context) (*Process, string, error) {
 	bin := PostgresBinDir()
 	initdb := filepath.Join(bin, "initdb")
 	postgres := filepath.Join(bin, "postgres")

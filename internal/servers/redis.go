@@ -14,6 +14,10 @@ import (
 // with an append-only file fsynced on every write, so that a restart keeps
 // the leases and the fence counters. It fails when redis-server is missing.
 func StartRedis(ctx context.Context) (*Process, error) {
+	return retryPortTaken(func() (*Process, error) { return startRedis(ctx) })
+}
+
+func startRedis(ctx context.Context) (*Process, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf("redis-server not installed (apt-get install -y redis-server): %w", err)
