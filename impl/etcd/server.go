@@ -26,16 +26,22 @@ type Embedded struct {
 // its data in a temporary directory (removed by Close). Heartbeat 100 ms and
 // election 1 s are etcd's defaults; so is the lessor's expiry sweep of 500 ms.
 func StartEmbedded(ctx context.Context) (*Embedded, error) {
+	return servers.RetryPortTaken(func() (*Embedded, error) { return startEmbedded(ctx) })
+}
+
+func startEmbedded(ctx context.Context) (*Embedded, error) {
 	dir, err := os.MkdirTemp("", "leasecheck-etcd-")
 	if err != nil {
 		return nil, err
 	}
 	cport, err := servers.FreePort()
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	pport, err := servers.FreePort()
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	cfg := embed.NewConfig()

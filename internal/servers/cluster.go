@@ -88,7 +88,7 @@ func StartEtcdCluster(ctx context.Context, n int) (*EtcdCluster, error) {
 // in 3.4, on from 3.5 (a member cut off and healed does not depose a
 // working leader by its higher term).
 func StartEtcdClusterOf(ctx context.Context, prog EtcdProgram, n int) (*EtcdCluster, error) {
-	return retryPortTaken(func() (*EtcdCluster, error) { return startEtcdClusterOf(ctx, prog, n) })
+	return RetryPortTaken(func() (*EtcdCluster, error) { return startEtcdClusterOf(ctx, prog, n) })
 }
 
 func startEtcdClusterOf(ctx context.Context, prog EtcdProgram, n int) (*EtcdCluster, error) {

@@ -59,7 +59,7 @@ var (
 // leader for 1 s, or a leader that hears from no quorum for that long,
 // gives up and elects again (etcd's election timeout, for comparison).
 func StartZooKeeperEnsemble(ctx context.Context, n int) (*ZooKeeperEnsemble, error) {
-	return retryPortTaken(func() (*ZooKeeperEnsemble, error) { return startZooKeeperEnsemble(ctx, n) })
+	return RetryPortTaken(func() (*ZooKeeperEnsemble, error) { return startZooKeeperEnsemble(ctx, n) })
 }
 
 func startZooKeeperEnsemble(ctx context.Context, n int) (*ZooKeeperEnsemble, error) {

@@ -88,7 +88,7 @@ func StartEtcd(ctx context.Context) (*Process, string, error) {
 		p    *Process
 		addr string
 	}
-	s, err := retryPortTaken(func() (started, error) {
+	s, err := RetryPortTaken(func() (started, error) {
 		p, addr, err := startEtcd(ctx)
 		return started{p, addr}, err
 	})

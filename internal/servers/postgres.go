@@ -32,7 +32,7 @@ func StartPostgres(ctx context.Context) (*Process, string, error) {
 		p    *Process
 		addr string
 	}
-	s, err := retryPortTaken(func() (started, error) {
+	s, err := RetryPortTaken(func() (started, error) {
 		p, addr, err := startPostgres(ctx)
 		return started{p, addr}, err
 	})

@@ -217,12 +217,12 @@ func FreePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// retryPortTaken starts a server or cluster again, up to three times, when
+// RetryPortTaken starts a server or cluster again, up to three times, when
 // it (or a member) could not bind the port FreePort gave it: between FreePort's close and
 // the server's bind, another process — or an outgoing connection, whose
 // local port comes from the same ephemeral range — may take it. Every
 // failed attempt has stopped its processes and removed its directories.
-func retryPortTaken[T any](start func() (T, error)) (T, error) {
+func RetryPortTaken[T any](start func() (T, error)) (T, error) {
 	for attempt := 1; ; attempt++ {
 		c, err := start()
 		if err == nil || attempt == 3 || !portTaken(err) {

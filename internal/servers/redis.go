@@ -14,7 +14,7 @@ import (
 // with an append-only file fsynced on every write, so that a restart keeps
 // the leases and the fence counters. It fails when redis-server is missing.
 func StartRedis(ctx context.Context) (*Process, error) {
-	return retryPortTaken(func() (*Process, error) { return startRedis(ctx) })
+	return RetryPortTaken(func() (*Process, error) { return startRedis(ctx) })
 }
 
 func startRedis(ctx context.Context) (*Process, error) {

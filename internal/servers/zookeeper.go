@@ -72,7 +72,7 @@ func ZooKeeperClasspath() (string, error) {
 // SIGKILL loses nothing the kernel already has; Restart replays the log, so
 // znodes and sessions survive it). Java comes from $JAVA_HOME or PATH.
 func StartZooKeeper(ctx context.Context) (*Process, error) {
-	return retryPortTaken(func() (*Process, error) { return startZooKeeper(ctx) })
+	return RetryPortTaken(func() (*Process, error) { return startZooKeeper(ctx) })
 }
 
 func startZooKeeper(ctx context.Context) (*Process, error) {
