@@ -71,11 +71,12 @@ type Release struct{ Tag, Commit string }
 
 // Releases are the baselines: v0.1.0, the release that decided the rows
 // of issue 15, v0.2.0, the main those rows were measured on, v0.3.0, the
-// first release with the class's portfolio, and v0.3.1, the first with the
-// fast paths (the greedy witness and the cheap refutations). Tag each
+// first release with the class's portfolio, v0.3.1, the first with the
+// fast paths (the greedy witness and the cheap refutations), and v0.4.0,
+// the release after issues 15, 18 and 19. Tag each
 // release from now on and add it here: the regression rule (Judge)
 // compares a cell with the best of every release listed that got it right.
-var Releases = []Release{{"v0.1.0", "fdf3e33"}, {"v0.2.0", "a58662a"}, {"v0.3.0", "d42b9e9"}, {"v0.3.1", "26c0770"}}
+var Releases = []Release{{"v0.1.0", "fdf3e33"}, {"v0.2.0", "a58662a"}, {"v0.3.0", "d42b9e9"}, {"v0.3.1", "26c0770"}, {"v0.4.0", "163b3a4"}}
 
 // resolve names the commit to build: the tag when the clone has it, else
 // the commit (both are in main's history).
@@ -131,28 +132,39 @@ func main() {
 }
 `
 
-// BuildRelease takes the release's tree out of git into dir and builds the
-// timing program in it. Only its checker and model packages (and
-// porcupine) are compiled, so nothing needs fetching.
-func BuildRelease(root, dir string, rel Release) (Program, error) {
-	commit, err := rel.resolve(root)
+// Tree takes the release's source tree out of git into dir/src-TAG and
+// returns its path (the explorer's rate benchmark builds its command from
+// it too).
+func (r Release) Tree(root, dir string) (string, error) {
+	commit, err := r.resolve(root)
 	if err != nil {
-		return Program{}, err
+		return "", err
 	}
-	src := filepath.Join(dir, "src-"+rel.Tag)
+	src := filepath.Join(dir, "src-"+r.Tag)
 	if err := os.MkdirAll(src, 0o755); err != nil {
-		return Program{}, err
+		return "", err
 	}
 	archive := exec.Command("git", "archive", "--format=tar", commit)
 	archive.Dir = root
 	tarball, err := archive.Output()
 	if err != nil {
-		return Program{}, fmt.Errorf("git archive %s: %v", commit, err)
+		return "", fmt.Errorf("git archive %s: %v", commit, err)
 	}
 	untar := exec.Command("tar", "-x", "-C", src)
 	untar.Stdin = bytes.NewReader(tarball)
 	if out, err := untar.CombinedOutput(); err != nil {
-		return Program{}, fmt.Errorf("unpacking %s: %v\n%s", commit, err, out)
+		return "", fmt.Errorf("unpacking %s: %v\n%s", commit, err, out)
+	}
+	return src, nil
+}
+
+// BuildRelease takes the release's tree out of git into dir and builds the
+// timing program in it. Only its checker and model packages (and
+// porcupine) are compiled, so nothing needs fetching.
+func BuildRelease(root, dir string, rel Release) (Program, error) {
+	src, err := rel.Tree(root, dir)
+	if err != nil {
+		return Program{}, err
 	}
 	checkSrc, err := os.ReadFile(filepath.Join(src, "checker", "check.go"))
 	if err != nil {
@@ -174,7 +186,7 @@ func BuildRelease(root, dir string, rel Release) (Program, error) {
 	build.Dir = src
 	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	if out, err := build.CombinedOutput(); err != nil {
-		return Program{}, fmt.Errorf("building %s (%s): %v\n%s", rel.Tag, commit, err, out)
+		return Program{}, fmt.Errorf("building %s (%s): %v\n%s", rel.Tag, rel.Commit, err, out)
 	}
 	return Program{Name: rel.Tag, Path: bin}, nil
 }
