@@ -156,27 +156,44 @@ const (
 	kidsRoot                     // the children re-run from the root's world
 )
 
-// fifo is the breadth-first queue.
+// fifo is the breadth-first queue, in blocks of fifoBlock items: a level of
+// tens of millions of waiting states grows by a block at a time, never by
+// copying the whole queue into one twice its size (which held three times
+// the queue at once at the moment of growth).
 type fifo struct {
-	items []item
-	head  int
+	blocks [][]item // blocks[0][head:] is the head; each block but the last is full
+	head   int
+	n      int
 }
 
-func (q *fifo) len() int { return len(q.items) - q.head }
+const fifoBlock = 1 << 14
 
-func (q *fifo) push(it item) { q.items = append(q.items, it) }
+func (q *fifo) len() int { return q.n }
+
+func (q *fifo) push(it item) {
+	if k := len(q.blocks); k == 0 || len(q.blocks[k-1]) == fifoBlock {
+		q.blocks = append(q.blocks, make([]item, 0, fifoBlock))
+	}
+	k := len(q.blocks) - 1
+	q.blocks[k] = append(q.blocks[k], it)
+	q.n++
+}
 
 // take moves up to n items from the head into dst.
 func (q *fifo) take(dst []item, n int) []item {
-	n = min(n, q.len())
-	dst = append(dst[:0], q.items[q.head:q.head+n]...)
-	clear(q.items[q.head : q.head+n])
-	q.head += n
-	if q.head > 4096 && q.head*2 > len(q.items) {
-		rest := copy(q.items, q.items[q.head:])
-		clear(q.items[rest:])
-		q.items = q.items[:rest]
-		q.head = 0
+	dst = dst[:0]
+	for len(dst) < n && q.n > 0 {
+		b := q.blocks[0]
+		k := min(n-len(dst), len(b)-q.head)
+		dst = append(dst, b[q.head:q.head+k]...)
+		clear(b[q.head : q.head+k])
+		q.head += k
+		q.n -= k
+		if q.head == len(b) && (len(b) == fifoBlock || q.n == 0) {
+			q.blocks[0] = nil
+			q.blocks = q.blocks[1:]
+			q.head = 0
+		}
 	}
 	return dst
 }
@@ -214,13 +231,16 @@ func (x *explorer) outOfBudget() bool {
 	if x.polls++; x.polls%256 != 0 {
 		return false
 	}
-	// The live heap is known only as of the last collection, which may be
-	// long ago: how waiting states keep their worlds follows the heap's
-	// objects, garbage included, an over-estimate that errs on the side
-	// of memory.
-	heap, objects := heapBytes()
+	// How waiting states keep their worlds follows the live heap as of the
+	// last collection. (It followed the heap's objects, garbage included:
+	// under the command's GOGC of 400 those are up to five times the live
+	// heap, so a search with a fifth of its budget in use re-ran every
+	// state from the root, a hundred moves and more an expansion on the
+	// 3-holder space. The memory limit, set to the budget, collects the
+	// garbage before it matters.)
+	heap := heapBytes()
 	x.rep.PeakHeap = max(x.rep.PeakHeap, heap)
-	x.reuse = reuseDistance(objects, x.o.MaxMemory)
+	x.reuse = reuseDistance(heap, x.o.MaxMemory)
 	if x.o.reuse != 0 {
 		x.reuse = max(x.o.reuse, 0)
 	}
@@ -272,19 +292,14 @@ func reuseDistance(heap uint64, max int64) int {
 const rootOnly = 1 << 30
 
 // heapBytes returns the Go heap's live bytes, as the last collection
-// marked them, and its object bytes now (live and garbage not yet
-// collected: with the command's GOGC of 400 up to four times as much
-// again, until the memory limit, set to the budget, collects it).
-func heapBytes() (live, objects uint64) {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+// marked them.
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() == metrics.KindUint64 {
-		live = s[0].Value.Uint64()
+		return s[0].Value.Uint64()
 	}
-	if s[1].Value.Kind() == metrics.KindUint64 {
-		objects = s[1].Value.Uint64()
-	}
-	return live, objects
+	return 0
 }
 
 // bfsChunk is how many waiting states breadth-first search expands at
@@ -460,8 +475,16 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 	case kidsRoot:
 		shared = x.root
 	}
-	var out []cand
+	out := make([]cand, 0, len(moves))
 	var explored []tkey
+	// One chooser for every transition (each run takes what it needs of it
+	// before the next: its key, its choices) and the children's own worlds
+	// in one block: a state's expansion allocates per state, not per move.
+	var vc vecChooser
+	var snaps []snap
+	if it.kids == kidsOwn && cloning {
+		snaps = make([]snap, 0, len(moves))
+	}
 	for i, m := range moves {
 		var prefix []int
 		for {
@@ -473,10 +496,11 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 			} else if c, err = x.newWorld(it.path, depth); err != nil {
 				return append(out, cand{err: err})
 			}
-			vc := &vecChooser{prefix: prefix}
-			c.SetChooser(vc)
+			vc.reset(prefix)
+			c.SetChooser(&vc)
 			c.Do(i)
-			k := keyOf(m, mkeys[i], vc)
+			c.SetChooser(defaults{}) // vc's buffers serve the next move
+			k := keyOf(m, mkeys[i], &vc)
 			switch {
 			case contains(sleep, k):
 				out = append(out, cand{asleep: true})
@@ -524,7 +548,10 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 				switch {
 				case !cloning:
 				case it.kids == kidsOwn:
-					cd.base, cd.own = &snap{w: c, depth: depth + 1}, true
+					// A pointer into snaps stays valid when append moves
+					// the block: the old block lives on, never written again.
+					snaps = append(snaps, snap{w: c, depth: depth + 1})
+					cd.base, cd.own = &snaps[len(snaps)-1], true
 				default:
 					cd.base = shared
 				}
@@ -707,6 +734,18 @@ type vecChooser struct {
 	prefix []int
 	taken  []scenario.Choice
 	doms   []int
+}
+
+// defaults is a Picker that takes every default: the chooser a world keeps
+// between moves (whoever steps it next gives it its own first).
+type defaults struct{}
+
+func (defaults) Pick(int, string) int              { return 0 }
+func (defaults) Int64(lo, _ int64, _ string) int64 { return lo }
+
+// reset makes v a fresh chooser of prefix, keeping its buffers.
+func (v *vecChooser) reset(prefix []int) {
+	v.prefix, v.taken, v.doms = prefix, v.taken[:0], v.doms[:0]
 }
 
 func (v *vecChooser) Pick(n int, label string) int {

@@ -44,7 +44,12 @@ type StateHasher interface {
 type Hasher struct{ h uint64 }
 
 // NewHasher returns an empty digest.
-func NewHasher() *Hasher { return &Hasher{h: 0x9e3779b97f4a7c15} }
+func NewHasher() *Hasher { return &Hasher{h: hashSeed} }
+
+const hashSeed = 0x9e3779b97f4a7c15
+
+// Reset empties the digest (a hasher kept for reuse).
+func (h *Hasher) Reset() { h.h = hashSeed }
 
 // Sum returns the digest.
 func (h *Hasher) Sum() uint64 { return Finalize(h.h) }

@@ -94,7 +94,7 @@ func (w *World) send(m int32) {
 	w.q.push(event{t: w.now + w.chooseDelay() + c.extraDelay, kind: evDeliver, arg: m})
 	if w.chooseLoss(net.DupPPM, "dup") {
 		d := w.alloc()
-		w.msgs[m].dup = true
+		w.msgs[m].dup, w.msgs[m].h = true, 0
 		w.msgs[d] = w.msgs[m]
 		w.stats.Duplicated++
 		w.q.push(event{t: w.now + w.chooseDelay() + c.extraDelay, kind: evDeliver, arg: d})
@@ -180,7 +180,7 @@ func (w *World) serve(m int32) {
 			w.observe(&e.req, &rep, at)
 		}
 	}
-	e.isReply, e.rep = true, rep
+	e.isReply, e.rep, e.h = true, rep, 0
 	e.from, e.to = e.to, e.from
 	w.send(m)
 }

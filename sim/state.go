@@ -203,7 +203,10 @@ func (w *World) StateHash() uint64 { return w.stateHash(nil) }
 // dedupe keys, and every string (names, owners, processes, values and
 // errors, inside the machines too, via the reflective walk).
 func (w *World) stateHash(r *renaming) uint64 {
-	h := machine.NewHasher()
+	// The world's own hasher: one passed to machines' digests escapes, and
+	// a fresh one per digest was an allocation per state.
+	h := &w.hasher
+	h.Reset()
 	h.Int(w.now)
 	for j := range w.nodes {
 		w.hashNode(h, &w.nodes[r.from(j)], r)
@@ -394,18 +397,28 @@ func (w *World) opHashOf(op int32, r *renaming) uint64 {
 
 func (w *World) hashMsg(m int32, r *renaming) uint64 {
 	e := &w.msgs[m]
-	h := machine.NewHasher()
-	h.Int(int64(r.to(e.from)))
-	h.Int(int64(r.to(e.to)))
-	h.Int(int64(e.inc))
-	h.Bool(e.isReply)
-	h.Bool(e.dup)
-	h.Uint(w.opHashOf(e.op, r))
-	hashRequest(h, &e.req, r)
-	if e.isReply {
-		hashReply(h, &e.rep, r)
+	var own uint64
+	if r == nil && e.h != 0 {
+		own = e.h
+	} else {
+		var h machine.Hasher
+		h.Reset()
+		h.Int(int64(r.to(e.from)))
+		h.Int(int64(r.to(e.to)))
+		h.Int(int64(e.inc))
+		h.Bool(e.isReply)
+		h.Bool(e.dup)
+		hashRequest(&h, &e.req, r)
+		if e.isReply {
+			hashReply(&h, &e.rep, r)
+		}
+		own = h.Sum() | 1 // never 0, the cache's "not computed"
+		if r == nil {
+			e.h = own
+		}
 	}
-	return h.Sum()
+	x := machine.Finalize(own ^ w.opHashOf(e.op, r)*0x9e3779b97f4a7c15)
+	return x
 }
 
 func hashRequest(h *machine.Hasher, q *machine.Request, r *renaming) {

@@ -98,6 +98,10 @@ type envelope struct {
 	op       int32 // history op index, -1 none
 	req      machine.Request
 	rep      machine.Reply
+	// h caches the digest of the fields above but op's (whose operation
+	// may change while the message is in flight); 0: not computed. Every
+	// write to an envelope's fields resets it.
+	h uint64
 }
 
 // World is one run in progress. Run drives it to the end; the explorer
@@ -165,8 +169,9 @@ type World struct {
 
 	cloneable int8 // CanClone's answer for the machines: 0 not asked yet, 1 yes, 2 no
 
-	hashing bool     // keep opSum (the explorer's state digest)
-	opHash  []uint64 // per op, when hashing
+	hashing bool           // keep opSum (the explorer's state digest)
+	hasher  machine.Hasher // stateHash's, kept: a fresh one per digest escaped to the heap
+	opHash  []uint64       // per op, when hashing
 	opSum   uint64
 	err     error
 	mon     Monitor
