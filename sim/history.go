@@ -28,6 +28,7 @@ func (w *World) newRequest(id int32, r *machine.Request) int32 {
 		op.Fence, op.Value, op.HasValue = r.Fence, r.Value, true
 	}
 	idx := int32(len(w.ops))
+	w.ownOps()
 	w.ops = append(w.ops, op)
 	if w.hashing {
 		w.opHash = append(w.opHash, 0)
@@ -46,6 +47,7 @@ func (w *World) newRequest(id int32, r *machine.Request) int32 {
 }
 
 func (w *World) setAt(op int32, at int64) {
+	w.ownOps()
 	w.ops[op].At, w.ops[op].HasAt = at, true
 	if w.hashing {
 		w.rehashOp(op)
@@ -56,6 +58,7 @@ func (w *World) recordReturn(op int32, r *machine.Reply) {
 	if op < 0 {
 		return
 	}
+	w.ownOps()
 	o := &w.ops[op]
 	o.Return, o.Returned, o.OK, o.Error = w.now, true, r.OK, r.Err
 	switch o.Kind {
@@ -110,6 +113,7 @@ func (w *World) Result() *Result {
 		w.stats.UnrecoveredSince = w.pendCrash[0]
 	}
 	w.stats.Ops = len(w.ops)
+	w.ownOps() // the history's lines are numbered in place
 	w.stats.Faults = map[faults.Kind]int{}
 	w.stats.NotApplied = map[faults.Kind]int{}
 	for i, k := range faults.AllKinds {

@@ -171,10 +171,14 @@ type World struct {
 
 	hashing bool           // keep opSum (the explorer's state digest)
 	hasher  machine.Hasher // stateHash's, kept: a fresh one per digest escaped to the heap
-	opHash  []uint64       // per op, when hashing
-	opSum   uint64
-	err     error
-	mon     Monitor
+	// opsPrivate is 1 when ops is this world's alone, 0 when a copy may
+	// share it (Clone, ownOps); atomic, since copies of one world are made
+	// on several goroutines.
+	opsPrivate uint32
+	opHash     []uint64 // per op, when hashing
+	opSum      uint64
+	err        error
+	mon        Monitor
 }
 
 // Run runs sc in the simulator and returns its history, trace and stats.
