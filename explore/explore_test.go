@@ -429,3 +429,23 @@ func TestWorkersShareWorlds(t *testing.T) {
 		}
 	}
 }
+
+// TestDepthFirstCountsAsBreadthFirst: a complete depth-first search visits
+// the same distinct states as a breadth-first one — the claim behind
+// finishing the 3-holder space depth-first (docs/exploration.md) — on a
+// 3-holder, fenced-storage space with two pauses and deep paths (170
+// moves), with no path cut by the depth bound.
+func TestDepthFirstCountsAsBreadthFirst(t *testing.T) {
+	sc := explore.Space(explore.Bounds{Holders: 3, Faults: []faults.Kind{faults.Pause}, MaxFaults: 2, Semantics: "fenced-storage"})
+	var got []int64
+	for _, st := range []explore.Strategy{explore.BFS, explore.DFS} {
+		r := mustExplore(t, sc, explore.Options{Strategy: st, MaxDepth: 1000})
+		if !r.Complete || r.DepthCut != 0 || r.Counterexample != nil || r.MaxDepth < 100 {
+			t.Fatalf("%s: complete %v, %d paths cut, depth %d, counterexample %v", st, r.Complete, r.DepthCut, r.MaxDepth, r.Counterexample != nil)
+		}
+		got = append(got, r.DistinctStates)
+	}
+	if got[0] != got[1] {
+		t.Fatalf("breadth-first %d distinct states, depth-first %d", got[0], got[1])
+	}
+}
