@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -41,7 +42,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// checkBinary builds ./cmd/leasecheck once per test run.
+// checkBinary builds ./cmd/leasecheck once per test run (buildBinary's
+// plain build too).
 func checkBinary(t *testing.T) string {
 	t.Helper()
 	checkBinOnce.Do(func() {
@@ -55,6 +57,9 @@ func checkBinary(t *testing.T) string {
 			return
 		}
 		checkBinPath = filepath.Join(checkBinDir, "leasecheck")
+		if runtime.GOOS == "windows" {
+			checkBinPath += ".exe"
+		}
 		cmd := exec.Command(goTool, "build", "-o", checkBinPath, ".")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			checkBinErr = fmt.Errorf("go build: %v\n%s", err, out)
