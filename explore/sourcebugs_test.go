@@ -2,11 +2,13 @@ package explore_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -96,8 +98,28 @@ func TestSourceBugsFound(t *testing.T) {
 	}
 }
 
-// buildWith builds the command into dir with bug's edits applied to its
-// file through go build -overlay, and returns the binary's path.
+// built holds the binaries buildWith made, by the edited file's path and
+// text: a bug planted twice (acquire-refused-on-expiry-tick of sourceBugs
+// is acquire-tick of tickBugs) is built once. builtDir, where they are, is
+// removed by TestMain.
+var (
+	builtMu  sync.Mutex
+	built    = map[[2]string]string{}
+	builtDir string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	os.Exit(code)
+}
+
+// buildWith builds the command with bug's edits applied to its file
+// through go build -overlay (the patched file and the overlay written into
+// dir), and returns the binary's path; a bug whose edited text was built
+// before gets that binary.
 func buildWith(t *testing.T, dir string, bug sourceBug) string {
 	t.Helper()
 	_, self, _, _ := runtime.Caller(0)
@@ -113,6 +135,17 @@ func buildWith(t *testing.T, dir string, bug sourceBug) string {
 		}
 		text = strings.Replace(text, e[0], e[1], 1)
 	}
+	builtMu.Lock()
+	defer builtMu.Unlock()
+	key := [2]string{bug.file, text}
+	if bin, ok := built[key]; ok {
+		return bin
+	}
+	if builtDir == "" {
+		if builtDir, err = os.MkdirTemp("", "leasecheck-sourcebugs-"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	patched := filepath.Join(dir, filepath.Base(bug.file))
 	if err := os.WriteFile(patched, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -122,12 +155,13 @@ func buildWith(t *testing.T, dir string, bug sourceBug) string {
 	if err := os.WriteFile(overlay, ov, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "leasecheck")
+	bin := filepath.Join(builtDir, fmt.Sprintf("leasecheck-%d", len(built)))
 	build := exec.Command("go", "build", "-overlay", overlay, "-o", bin, "./cmd/leasecheck")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	built[key] = bin
 	return bin
 }
 

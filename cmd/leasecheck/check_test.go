@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,10 +33,23 @@ var (
 	checkBinErr  error
 )
 
+// realTimeParallel is how many parallel tests run at once unless
+// -test.parallel says otherwise: the parallel tests here are real-time
+// runs against servers (TestVerify*), which spend their 8-75 s waiting on
+// the clock, TTLs and scenario times, not on a core; at the default
+// (GOMAXPROCS: 2 on CI's machine) they waited in pairs.
+const realTimeParallel = 4
+
 func TestMain(m *testing.M) {
 	// The etcd37-cluster backend's members are this test binary run as
 	// `etcd-server` (as the leasecheck binary's are it).
 	etcdmember.Dispatch()
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given && runtime.GOMAXPROCS(0) < realTimeParallel {
+		flag.Set("test.parallel", strconv.Itoa(realTimeParallel))
+	}
 	code := m.Run()
 	if checkBinDir != "" {
 		os.RemoveAll(checkBinDir)
@@ -41,7 +57,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// checkBinary builds ./cmd/leasecheck once per test run.
+// checkBinary builds ./cmd/leasecheck once per test run (buildBinary's
+// plain build too).
 func checkBinary(t *testing.T) string {
 	t.Helper()
 	checkBinOnce.Do(func() {
@@ -55,6 +72,9 @@ func checkBinary(t *testing.T) string {
 			return
 		}
 		checkBinPath = filepath.Join(checkBinDir, "leasecheck")
+		if runtime.GOOS == "windows" {
+			checkBinPath += ".exe"
+		}
 		cmd := exec.Command(goTool, "build", "-o", checkBinPath, ".")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			checkBinErr = fmt.Errorf("go build: %v\n%s", err, out)

@@ -72,7 +72,7 @@ func verifyClusterSmoke(t *testing.T, backend string, seeds int, version string)
 func TestVerifyClusterStaleCheck(t *testing.T) {
 	needEtcd34(t)
 	file := scenarioPath("testdata/scenarios/cluster", "minority-serves-holder")
-	run := func(spec string, seeds int) (int, verifyJSON, string) {
+	run := func(t *testing.T, spec string, seeds int) (int, verifyJSON, string) {
 		code, out, errOut, took := verify(t, "--backend", spec, "--ttl", "2s", "--scenario", file, "--seeds", strconv.Itoa(seeds), "--shrink-for", "0", "--json", "--quiet")
 		t.Logf("%s: exit %d in %v\n%s%s", spec, code, took, out, errOut)
 		var s verifyJSON
@@ -81,30 +81,42 @@ func TestVerifyClusterStaleCheck(t *testing.T) {
 		}
 		return code, s, errOut
 	}
-	code, s, errOut := run("etcd-cluster-stale-check", 2)
-	if code != exitViolation || len(s.FailedSeeds) == 0 {
-		t.Errorf("etcd-cluster-stale-check: exit %d, failed %v; want the zombie write caught", code, s.FailedSeeds)
-	} else if !strings.Contains(errOut, "member-isolate(m1)") || !(strings.Contains(errOut, "h1's write was accepted, but the lease was held by") ||
-		strings.Contains(errOut, "held a live lease under fence") && strings.Contains(errOut, "was rejected")) {
-		// The stale member shows itself either way, whichever comes first in
-		// the round: the old holder's Put lands after the lock moved on (the
-		// zombie write), or the new holder's write is refused because m1
-		// still shows the old lock (with etcd's expiry lateness declared, the
-		// old holder's late write may be explained until the new grant, and
-		// the refusal is then the first op nothing explains).
-		t.Errorf("the violation does not tell of the stale member during m1's isolation: neither h1's write accepted after the lock moved on nor a live holder's write refused")
-	}
-	if s.Faults["member-isolate"] != 2 || s.Faults["pause"] != 2 {
-		t.Errorf("etcd-cluster-stale-check: faults %v, want an isolation and a pause per round", s.Faults)
-	}
-	code, s, _ = run("etcd34-stale-check", 2)
-	if code != exitOK || s.Faults["pause"] != 2 {
-		t.Errorf("etcd34-stale-check (one server): exit %d, faults %v; want every property held with the pause in both rounds", code, s.Faults)
-	}
-	code, s, _ = run("etcd-cluster", 1)
-	if code != exitOK || s.Faults["member-isolate"] != 1 || s.Faults["pause"] != 1 {
-		t.Errorf("etcd-cluster (fenced) under the same scenario: exit %d, faults %v; want every property held", code, s.Faults)
-	}
+	// The three runs are independent real-time replays (each on servers of
+	// its own, 25-40 s of waiting on the scenario's clock): they run side by
+	// side.
+	t.Run("etcd-cluster-stale-check", func(t *testing.T) {
+		t.Parallel()
+		code, s, errOut := run(t, "etcd-cluster-stale-check", 2)
+		if code != exitViolation || len(s.FailedSeeds) == 0 {
+			t.Errorf("etcd-cluster-stale-check: exit %d, failed %v; want the zombie write caught", code, s.FailedSeeds)
+		} else if !strings.Contains(errOut, "member-isolate(m1)") || !(strings.Contains(errOut, "h1's write was accepted, but the lease was held by") ||
+			strings.Contains(errOut, "held a live lease under fence") && strings.Contains(errOut, "was rejected")) {
+			// The stale member shows itself either way, whichever comes first in
+			// the round: the old holder's Put lands after the lock moved on (the
+			// zombie write), or the new holder's write is refused because m1
+			// still shows the old lock (with etcd's expiry lateness declared, the
+			// old holder's late write may be explained until the new grant, and
+			// the refusal is then the first op nothing explains).
+			t.Errorf("the violation does not tell of the stale member during m1's isolation: neither h1's write accepted after the lock moved on nor a live holder's write refused")
+		}
+		if s.Faults["member-isolate"] != 2 || s.Faults["pause"] != 2 {
+			t.Errorf("etcd-cluster-stale-check: faults %v, want an isolation and a pause per round", s.Faults)
+		}
+	})
+	t.Run("etcd34-stale-check", func(t *testing.T) {
+		t.Parallel()
+		code, s, _ := run(t, "etcd34-stale-check", 2)
+		if code != exitOK || s.Faults["pause"] != 2 {
+			t.Errorf("etcd34-stale-check (one server): exit %d, faults %v; want every property held with the pause in both rounds", code, s.Faults)
+		}
+	})
+	t.Run("etcd-cluster", func(t *testing.T) {
+		t.Parallel()
+		code, s, _ := run(t, "etcd-cluster", 1)
+		if code != exitOK || s.Faults["member-isolate"] != 1 || s.Faults["pause"] != 1 {
+			t.Errorf("etcd-cluster (fenced) under the same scenario: exit %d, faults %v; want every property held", code, s.Faults)
+		}
+	})
 }
 
 // clusterDirs lists the etcd clusters' data directories in the temporary
@@ -160,6 +172,9 @@ func TestVerifyClusterMutexCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a few real rounds on a cluster")
 	}
+	// Among the parallel tests, after the sequential ones that want no
+	// server process left (parallel tests start when those are done).
+	t.Parallel()
 	needEtcd34(t)
 	dir := t.TempDir()
 	code, out, errOut, took := verify(t, "--backend", "etcd-cluster-mutex", "--faults", "pause", "--duration", "8s", "--out", dir, "--shrink-for", "20s", "--quiet")
@@ -207,28 +222,36 @@ func TestVerifyClusterMutexCaught(t *testing.T) {
 func TestVerifyEtcd37ClusterCatches(t *testing.T) {
 	dirs := clusterDirs(t)
 	scenario := scenarioPath("testdata/scenarios/cluster", "minority-serves-holder")
-	for _, c := range []struct {
-		backend string
-		args    []string
-	}{
-		{"etcd37-cluster-mutex", []string{"--faults", "pause,partition", "--duration", "8s"}},
-		{"etcd37-cluster-stale-check", []string{"--ttl", "2s", "--scenario", scenario}},
-	} {
-		code, out, errOut, took := verify(t, append([]string{"--backend", c.backend, "--seeds", "2", "--shrink-for", "0", "--json", "--quiet"}, c.args...)...)
-		t.Logf("%s: exit %d in %v\n%s%s", c.backend, code, took, out, errOut)
-		var s verifyJSON
-		if err := json.Unmarshal([]byte(out), &s); err != nil {
-			t.Fatalf("%s --json: %v", c.backend, err)
+	// The two recipes run side by side (independent real-time runs, each on
+	// a cluster of its own); the group returns when both are done, before
+	// the check that nothing is left.
+	t.Run("recipes", func(t *testing.T) {
+		for _, c := range []struct {
+			backend string
+			args    []string
+		}{
+			{"etcd37-cluster-mutex", []string{"--faults", "pause,partition", "--duration", "8s"}},
+			{"etcd37-cluster-stale-check", []string{"--ttl", "2s", "--scenario", scenario}},
+		} {
+			t.Run(c.backend, func(t *testing.T) {
+				t.Parallel()
+				code, out, errOut, took := verify(t, append([]string{"--backend", c.backend, "--seeds", "2", "--shrink-for", "0", "--json", "--quiet"}, c.args...)...)
+				t.Logf("%s: exit %d in %v\n%s%s", c.backend, code, took, out, errOut)
+				var s verifyJSON
+				if err := json.Unmarshal([]byte(out), &s); err != nil {
+					t.Fatalf("%s --json: %v", c.backend, err)
+				}
+				if code != exitViolation || len(s.FailedSeeds) == 0 {
+					t.Errorf("%s: exit %d, failed seeds %v; want the write after the lock moved on caught", c.backend, code, s.FailedSeeds)
+				}
+				if s.Violations["linearizable"] == 0 {
+					t.Errorf("%s: violations %v; want linearizable among them (the zombie write)", c.backend, s.Violations)
+				}
+				if !strings.Contains(errOut, "etcd 3.7.") {
+					t.Errorf("%s: verify does not show the cluster as etcd 3.7", c.backend)
+				}
+			})
 		}
-		if code != exitViolation || len(s.FailedSeeds) == 0 {
-			t.Errorf("%s: exit %d, failed seeds %v; want the write after the lock moved on caught", c.backend, code, s.FailedSeeds)
-		}
-		if s.Violations["linearizable"] == 0 {
-			t.Errorf("%s: violations %v; want linearizable among them (the zombie write)", c.backend, s.Violations)
-		}
-		if !strings.Contains(errOut, "etcd 3.7.") {
-			t.Errorf("%s: verify does not show the cluster as etcd 3.7", c.backend)
-		}
-	}
+	})
 	assertNoServersLeft(t, dirs)
 }
