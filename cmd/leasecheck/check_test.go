@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"html"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -33,23 +31,10 @@ var (
 	checkBinErr  error
 )
 
-// realTimeParallel is how many parallel tests run at once unless
-// -test.parallel says otherwise: the parallel tests here are real-time
-// runs against servers (TestVerify*), which spend their 8-75 s waiting on
-// the clock, TTLs and scenario times, not on a core; at the default
-// (GOMAXPROCS: 2 on CI's machine) they waited in pairs.
-const realTimeParallel = 4
-
 func TestMain(m *testing.M) {
 	// The etcd37-cluster backend's members are this test binary run as
 	// `etcd-server` (as the leasecheck binary's are it).
 	etcdmember.Dispatch()
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given && runtime.GOMAXPROCS(0) < realTimeParallel {
-		flag.Set("test.parallel", strconv.Itoa(realTimeParallel))
-	}
 	code := m.Run()
 	if checkBinDir != "" {
 		os.RemoveAll(checkBinDir)
