@@ -189,7 +189,7 @@ func (q *fifo) take(dst []item, n int) []item {
 		clear(b[q.head : q.head+k])
 		q.head += k
 		q.n -= k
-		if q.head == len(b) && (len(b) == fifoBlock || q.n == 0) {
+		if q.head == len(b) { // spent (a block not full is the last: the queue is empty)
 			q.blocks[0] = nil
 			q.blocks = q.blocks[1:]
 			q.head = 0

@@ -437,8 +437,7 @@ func (w *World) hashMsg(m int32, r *renaming) uint64 {
 			e.h = own
 		}
 	}
-	x := machine.Finalize(own ^ w.opHashOf(e.op, r)*0x9e3779b97f4a7c15)
-	return x
+	return machine.Finalize(own ^ w.opHashOf(e.op, r)*0x9e3779b97f4a7c15)
 }
 
 func hashRequest(h *machine.Hasher, q *machine.Request, r *renaming) {
