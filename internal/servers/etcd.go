@@ -84,15 +84,7 @@ func EtcdVersion(bin string) (string, error) { return EtcdProgram{Path: bin}.Ver
 // are etcd's defaults, as is the lessor's expiry sweep every 500 ms. It is
 // ready when /health says so (the member has a leader).
 func StartEtcd(ctx context.Context) (*Process, string, error) {
-	type started struct {
-		p    *Process
-		addr string
-	}
-	s, err := RetryPortTaken(func() (started, error) {
-		p, addr, err := startEtcd(ctx)
-		return started{p, addr}, err
-	})
-	return s.p, s.addr, err
+	return retryStarted(func() (*Process, string, error) { return startEtcd(ctx) })
 }
 
 func startEtcd(ctx context.Context) (*Process, string, error) {

@@ -28,15 +28,7 @@ func PostgresBinDir() string {
 // "postgres", and returns it with the database's URL. When running as root,
 // both run as the "postgres" user (initdb refuses root).
 func StartPostgres(ctx context.Context) (*Process, string, error) {
-	type started struct {
-		p    *Process
-		addr string
-	}
-	s, err := RetryPortTaken(func() (started, error) {
-		p, addr, err := startPostgres(ctx)
-		return started{p, addr}, err
-	})
-	return s.p, s.addr, err
+	return retryStarted(func() (*Process, string, error) { return startPostgres(ctx) })
 }
 
 func startPostgres(ctx context.Context) (*Process, string, error) {

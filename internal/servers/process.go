@@ -231,6 +231,20 @@ func RetryPortTaken[T any](start func() (T, error)) (T, error) {
 	}
 }
 
+// retryStarted is RetryPortTaken for a starter that returns a process and
+// its address (etcd, PostgreSQL).
+func retryStarted(start func() (*Process, string, error)) (*Process, string, error) {
+	type started struct {
+		p    *Process
+		addr string
+	}
+	s, err := RetryPortTaken(func() (started, error) {
+		p, addr, err := start()
+		return started{p, addr}, err
+	})
+	return s.p, s.addr, err
+}
+
 // portTaken reports whether a start-up error is a server's failed bind
 // (Go's and Java's wording).
 func portTaken(err error) bool {
