@@ -102,10 +102,10 @@ func (m *monitor) take(w *sim.World) []string {
 		m.flag(checker.Linearizable)
 	}
 	if len(m.pending) > 0 {
-		ops, now := w.Ops(), w.Now()
+		now := w.Now()
 		timeout := max(w.Scenario().TTL/3, 1) // the shortest a holder may give up after: flagged early, judged in full
 		for i := 0; i < len(m.pending); i++ {
-			o := &ops[m.pending[i]]
+			o := w.Op(int(m.pending[i]))
 			if o.Returned || now >= o.Call+timeout {
 				if !o.Returned {
 					m.flag(runprop.LivenessRenewal)
@@ -246,8 +246,7 @@ func propertyBit(p string) uint64 {
 // Called flags a write sent after a renew of the same owner under the same
 // fence failed or went unanswered (stop-on-renew-failure).
 func (m *monitor) Called(w *sim.World, op int) {
-	ops := w.Ops()
-	o := &ops[op]
+	o := w.Op(op)
 	if o.Kind == model.Renew {
 		m.pending = append(m.pending, int32(op))
 	}
@@ -256,7 +255,7 @@ func (m *monitor) Called(w *sim.World, op int) {
 	}
 	var latest int64 // the owner's latest grant, for fence-less renews
 	for i := 0; i < op; i++ {
-		r := &ops[i]
+		r := w.Op(i)
 		if r.Owner != o.Owner || r.Key != o.Key {
 			continue
 		}
@@ -282,8 +281,7 @@ func (m *monitor) Called(w *sim.World, op int) {
 // it, or whose owner was not granted its fence (or shares it with another
 // writer).
 func (m *monitor) Returned(w *sim.World, op int) {
-	ops := w.Ops()
-	o := &ops[op]
+	o := w.Op(op)
 	if !o.OK {
 		if o.Kind == model.Renew {
 			m.flag(runprop.LivenessRenewal) // a lost lease, where renewals must keep it
@@ -292,14 +290,14 @@ func (m *monitor) Returned(w *sim.World, op int) {
 	}
 	switch o.Kind {
 	case model.Acquire:
-		for i := range ops {
-			if a := &ops[i]; i != op && a.Kind == model.Acquire && a.Process == o.Process && a.Returned && a.OK {
+		for i := range w.NumOps() {
+			if a := w.Op(i); i != op && a.Kind == model.Acquire && a.Process == o.Process && a.Returned && a.OK {
 				m.flag(runprop.LivenessRenewal) // acquired a second time: it had lost the lease
 				break
 			}
 		}
-		for i := range ops {
-			a := &ops[i]
+		for i := range w.NumOps() {
+			a := w.Op(i)
 			if i != op && a.Kind == model.Acquire && a.Returned && a.OK && a.Key == o.Key && a.Return < o.Call && a.Fence >= o.Fence {
 				m.flag(checker.FenceMonotonic)
 				return
@@ -307,8 +305,8 @@ func (m *monitor) Returned(w *sim.World, op int) {
 		}
 	case model.Write:
 		granted := false
-		for i := range ops {
-			a := &ops[i]
+		for i := range w.NumOps() {
+			a := w.Op(i)
 			if i == op || a.Key != o.Key || !a.Returned || !a.OK {
 				continue
 			}

@@ -201,8 +201,8 @@ func (w *World) isClientProcess(p string) bool {
 // lastHolderOp returns the latest op of kind k a holder sent, claiming
 // owner (any owner when ""), or nil.
 func (w *World) lastHolderOp(k model.Kind, owner string) *model.Op {
-	for i := len(w.ops) - 1; i >= 0; i-- {
-		o := &w.ops[i]
+	for i := w.ops.len() - 1; i >= 0; i-- {
+		o := w.ops.at(i)
 		if o.Kind == k && (owner == "" || o.Owner == owner) && !w.isClientProcess(o.Process) {
 			return o
 		}
@@ -214,8 +214,8 @@ func (w *World) lastHolderOp(k model.Kind, owner string) *model.Op {
 // presenting none while f was owner's latest grant) has returned refused.
 func (w *World) renewFailed(owner string, f int64) bool {
 	var latest int64
-	for i := range w.ops {
-		o := &w.ops[i]
+	for i := range w.ops.len() {
+		o := w.ops.at(i)
 		if o.Owner != owner {
 			continue
 		}

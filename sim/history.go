@@ -27,9 +27,8 @@ func (w *World) newRequest(id int32, r *machine.Request) int32 {
 	case model.Write:
 		op.Fence, op.Value, op.HasValue = r.Fence, r.Value, true
 	}
-	idx := int32(len(w.ops))
-	w.ownOps()
-	w.ops = append(w.ops, op)
+	idx := int32(w.ops.len())
+	w.ops.add(op)
 	if w.hashing {
 		w.opHash = append(w.opHash, 0)
 		w.rehashOp(idx)
@@ -47,8 +46,8 @@ func (w *World) newRequest(id int32, r *machine.Request) int32 {
 }
 
 func (w *World) setAt(op int32, at int64) {
-	w.ownOps()
-	w.ops[op].At, w.ops[op].HasAt = at, true
+	o := w.ops.mut(int(op))
+	o.At, o.HasAt = at, true
 	if w.hashing {
 		w.rehashOp(op)
 	}
@@ -58,8 +57,7 @@ func (w *World) recordReturn(op int32, r *machine.Reply) {
 	if op < 0 {
 		return
 	}
-	w.ownOps()
-	o := &w.ops[op]
+	o := w.ops.mut(int(op))
 	o.Return, o.Returned, o.OK, o.Error = w.now, true, r.OK, r.Err
 	switch o.Kind {
 	case model.Acquire:
@@ -93,9 +91,16 @@ func (w *World) traceLine() int {
 	return len(w.trace) + 1
 }
 
-// Ops returns the history's operations so far (Line not yet set); the
-// caller must not modify them.
-func (w *World) Ops() []model.Op { return w.ops }
+// Ops returns a copy of the history's operations so far (Line not yet
+// set). Op and NumOps read them in place.
+func (w *World) Ops() []model.Op { return w.ops.slice() }
+
+// NumOps returns the number of operations in the history so far.
+func (w *World) NumOps() int { return w.ops.len() }
+
+// Op returns operation i of the history so far, in place: the caller must
+// not modify it, nor keep it past the world's next move.
+func (w *World) Op(i int) *model.Op { return w.ops.at(i) }
 
 // Result ends the run where it stands and returns what it produced; a run
 // ended before it was over is Truncated (its liveness is not judged past
@@ -112,8 +117,7 @@ func (w *World) Result() *Result {
 	if len(w.pendCrash) > 0 {
 		w.stats.UnrecoveredSince = w.pendCrash[0]
 	}
-	w.stats.Ops = len(w.ops)
-	w.ownOps() // the history's lines are numbered in place
+	w.stats.Ops = w.ops.len()
 	w.stats.Faults = map[faults.Kind]int{}
 	w.stats.NotApplied = map[faults.Kind]int{}
 	for i, k := range faults.AllKinds {
@@ -129,7 +133,7 @@ func (w *World) Result() *Result {
 	h := &model.History{
 		Name:   "seed-" + strconv.FormatUint(sc.Seed, 10),
 		Header: model.Header{Version: 1, TimeUnit: "ms", ClockUncertainty: w.u, Semantics: sc.Sem()},
-		Ops:    w.ops,
+		Ops:    w.ops.slice(),
 		Faults: w.faultRecs,
 	}
 	h.NumberLines()

@@ -22,7 +22,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"sync/atomic"
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/holder"
@@ -45,9 +44,9 @@ func (w *World) EnableHashing() {
 		return
 	}
 	w.hashing = true
-	w.opHash = make([]uint64, len(w.ops))
+	w.opHash = make([]uint64, w.ops.len())
 	w.opSum = 0
-	for i := range w.ops {
+	for i := range w.ops.len() {
 		w.rehashOp(int32(i))
 	}
 }
@@ -73,7 +72,7 @@ func hashOp(o *model.Op, r *renaming) uint64 {
 }
 
 func (w *World) rehashOp(i int32) {
-	nh := hashOp(&w.ops[i], nil)
+	nh := hashOp(w.ops.at(int(i)), nil)
 	w.opSum += nh - w.opHash[i]
 	w.opHash[i] = nh
 }
@@ -168,22 +167,12 @@ func (w *World) Clone() *World {
 	if len(w.dedupe) > 0 {
 		c.dedupe = maps.Clone(w.dedupe)
 	}
-	// The history is shared, copy on write: the copy and the original both
-	// see the same operations (clipped, so neither's appends reach the
-	// other's view) until one of them changes or appends one (ownOps). On
-	// the 3-holder space copying it was a tenth of the search's time.
-	c.ops = w.ops[:len(w.ops):len(w.ops)]
-	c.opsPrivate = 0
-	if atomic.LoadUint32(&w.opsPrivate) != 0 {
-		// Only a world its goroutine owns is private: a world shared by
-		// waiting states was copied before it was shared, so this store
-		// never meets another copy of it.
-		atomic.StoreUint32(&w.opsPrivate, 0)
-	}
-	c.faultRecs = slices.Clone(w.faultRecs)
+	// The history is shared, copy on write by chunks (oplog.go).
+	c.ops = w.ops.share()
 	if w.opHash != nil {
 		c.opHash = append(make([]uint64, 0, len(w.opHash)+2), w.opHash...)
 	}
+	c.faultRecs = slices.Clone(w.faultRecs)
 	c.trace = slices.Clone(w.trace)
 	c.stats.Recoveries = slices.Clone(w.stats.Recoveries)
 	c.stats.Handoffs = slices.Clone(w.stats.Handoffs)
@@ -202,16 +191,6 @@ func (w *World) Clone() *World {
 		c.mon = w.mon.Clone()
 	}
 	return &c
-}
-
-// ownOps makes the world's history its own before it changes: a copy when
-// it may be shared with another world (Clone), with room to grow.
-func (w *World) ownOps() {
-	if atomic.LoadUint32(&w.opsPrivate) != 0 {
-		return
-	}
-	w.ops = append(make([]model.Op, 0, len(w.ops)+4), w.ops...)
-	atomic.StoreUint32(&w.opsPrivate, 1)
 }
 
 // StateHash digests the world's state (see the top of this file).
@@ -261,8 +240,8 @@ func (w *World) stateHash(r *renaming) uint64 {
 		h.Uint(w.opSum)
 	} else {
 		var s uint64
-		for i := range w.ops {
-			s += hashOp(&w.ops[i], r)
+		for i := range w.ops.len() {
+			s += hashOp(w.ops.at(i), r)
 		}
 		h.Uint(s)
 	}
@@ -412,7 +391,7 @@ func (w *World) opHashOf(op int32, r *renaming) uint64 {
 	if w.hashing && r == nil {
 		return w.opHash[op]
 	}
-	return hashOp(&w.ops[op], r)
+	return hashOp(w.ops.at(int(op)), r)
 }
 
 func (w *World) hashMsg(m int32, r *renaming) uint64 {
@@ -700,7 +679,7 @@ const maxSymmetryPerms = 720
 // than the adversary leave it off (their scripts name holders by time).
 // Call it on the root world, before the first step.
 func (w *World) HolderSymmetry() (*Symmetry, string) {
-	if len(w.ops) > 0 || w.now != 0 {
+	if w.ops.len() > 0 || w.now != 0 {
 		return nil, "the world has already run"
 	}
 	type member struct {

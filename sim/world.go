@@ -125,7 +125,7 @@ type World struct {
 	res    machine.Resource
 	fenced bool
 	dedupe map[dedupeKey]machine.Reply
-	ops    []model.Op
+	ops    opLog // the history's operations (oplog.go)
 	// faultRecs are the faults' records for the history, in the order they
 	// struck
 	faultRecs []model.FaultRecord
@@ -171,14 +171,13 @@ type World struct {
 
 	hashing bool           // keep opSum (the explorer's state digest)
 	hasher  machine.Hasher // stateHash's, kept: a fresh one per digest escaped to the heap
-	// opsPrivate is 1 when ops is this world's alone, 0 when a copy may
-	// share it (Clone, ownOps); atomic, since copies of one world are made
-	// on several goroutines.
-	opsPrivate uint32
-	opHash     []uint64 // per op, when hashing
-	opSum      uint64
-	err        error
-	mon        Monitor
+	// opHash is each op's digest and opSum their sum, when hashing: a flat
+	// slice copied whole (8 bytes an op), since every message's digest
+	// reads its op's, and reading it from the op's chunk missed the cache.
+	opHash []uint64
+	opSum  uint64
+	err    error
+	mon    Monitor
 }
 
 // Run runs sc in the simulator and returns its history, trace and stats.
