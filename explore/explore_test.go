@@ -383,9 +383,16 @@ func TestReRunIsExact(t *testing.T) {
 		{"adversary", explore.Space(explore.Bounds{Adversary: 1, Semantics: "fenced-storage"}), explore.Options{MaxDepth: 30}},
 		{"dfs", explore.Space(small), explore.Options{Strategy: explore.DFS}},
 		{"mutant", msc, mo},
+		// Paths of 133 moves: distances 64 and 256 (a budget's last two
+		// before the root) leave states re-running from an ancestor.
+		{"deep", explore.Space(explore.Bounds{Faults: []faults.Kind{faults.Pause}, MaxFaults: 2, Semantics: "fenced-storage"}), explore.Options{}},
 	} {
 		var want string
-		for _, d := range []int{-1, 1, 3, 1 << 30} {
+		ds := []int{-1, 1, 3, 1 << 30}
+		if c.name == "deep" {
+			ds = []int{-1, 16, 64, 256, 1 << 30}
+		}
+		for _, d := range ds {
 			o := c.o
 			explore.ReuseDistance(&o, d)
 			r := mustExplore(t, c.sc, o)
@@ -447,43 +454,5 @@ func TestDepthFirstCountsAsBreadthFirst(t *testing.T) {
 	}
 	if got[0] != got[1] {
 		t.Fatalf("breadth-first %d distinct states, depth-first %d", got[0], got[1])
-	}
-}
-
-// TestReuseDistancesAgree: however far a waiting state re-runs from
-// (breadth-first under a memory budget keeps a world every 1, 4, 16, 64,
-// 256 moves, or only the root's), the search reaches the same states and
-// finds the same counterexample: re-running a path is only a way to rebuild
-// its world. On a space with paths of more than 100 moves, so that every
-// distance leaves some states re-running from an ancestor.
-func TestReuseDistancesAgree(t *testing.T) {
-	sc := explore.Space(explore.Bounds{Faults: []faults.Kind{faults.Pause}, MaxFaults: 2, Semantics: "fenced-storage"})
-	ms, mo := explore.MutantSpace(mutants.ByName("expiry-off-by-one"))
-	var want, wantBug *explore.Report
-	for _, d := range []int{0, 1, 4, 16, 64, 256, 1 << 30} {
-		o := explore.Options{}
-		explore.ReuseDistance(&o, d)
-		r := mustExplore(t, sc, o)
-		if !r.Complete || r.Counterexample != nil || r.MaxDepth <= 100 {
-			t.Fatalf("distance %d: complete %v, depth %d, counterexample %v", d, r.Complete, r.MaxDepth, r.Counterexample != nil)
-		}
-		mo2 := mo
-		explore.ReuseDistance(&mo2, d)
-		bug := mustExplore(t, ms, mo2)
-		if bug.Counterexample == nil {
-			t.Fatalf("distance %d: the mutant's violation was not found", d)
-		}
-		if want == nil {
-			want, wantBug = r, bug
-			continue
-		}
-		if r.States != want.States || r.DistinctStates != want.DistinctStates || r.Pruned != want.Pruned || r.Paths != want.Paths || r.Judged != want.Judged {
-			t.Errorf("distance %d: %d/%d states, %d pruned, %d paths, %d judged; distance 0: %d/%d, %d, %d, %d", d,
-				r.States, r.DistinctStates, r.Pruned, r.Paths, r.Judged, want.States, want.DistinctStates, want.Pruned, want.Paths, want.Judged)
-		}
-		if g, w := bug.Counterexample, wantBug.Counterexample; g.State != w.State || g.Steps != w.Steps || g.Property != w.Property || bug.DistinctStates != wantBug.DistinctStates {
-			t.Errorf("distance %d: counterexample %s after %d moves (%s, %d states); distance 0: %s after %d (%s, %d)", d,
-				g.Property, g.Steps, g.State, bug.DistinctStates, w.Property, w.Steps, w.State, wantBug.DistinctStates)
-		}
 	}
 }
