@@ -44,7 +44,9 @@
 //   - pause (holder): a process pause, a GC stop-the-world. It strikes at
 //     the holder's next write, after its re-check and before its send: the
 //     write is held and the holder's proxy frozen (a stopped process sends
-//     nothing, a background keepalive would stop too), its clocks run on.
+//     nothing, a background keepalive would stop too), its clocks run on;
+//     without Target.Addr there is no proxy, and what was in flight goes on
+//     (the fault's record says which).
 //     When it resumes, the held write leaves first — the zombie write only
 //     a fenced write can refuse (the article's GC pause; Kleppmann's first
 //     argument for fencing tokens). If it writes nothing within a TTL, it is

@@ -3,6 +3,7 @@ package realrun
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -323,6 +324,11 @@ func TestDriverPauseAtWrite(t *testing.T) {
 	}
 	if rec == nil || rec.Start != 52*ms || !rec.HasEnd || rec.End != 552*ms || rec.Target != "h1" {
 		t.Errorf("pause record %+v, want h1 [52ms, 552ms]", rec)
+	}
+	// No Target.Addr, no proxy: nothing froze the connection, and the
+	// record must not say it did.
+	if rec != nil && !strings.Contains(rec.Detail, "connection not frozen") {
+		t.Errorf("pause record's detail %q, want it to say the connection was not frozen (the target has no proxy)", rec.Detail)
 	}
 	// The zombie write was refused (its lease expired during the pause) and
 	// the holder let go: that is the fenced write's job, and the iron rule's.

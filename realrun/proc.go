@@ -397,15 +397,22 @@ func (p *proc) step(now int64, rep *machine.Reply) {
 		p.armed = 0
 		p.held = append(p.held, send...)
 		p.pauseUntil = now + d
+		conn := "its connection frozen too"
 		if p.cl.proxy != nil {
 			p.cl.proxy.Freeze(true)
+		} else {
+			// Without Target.Addr there is no proxy to freeze: what the
+			// holder had in flight goes on and is answered, as for a freeze.
+			// Saying "frozen" here sent a reader of a flaky history after
+			// a frozen connection that did not exist.
+			conn = "its connection not frozen (no proxy: the target gives no address), what it had in flight goes on"
 		}
 		what := "between its check and its write"
 		if !sendsWrite(send) {
 			what = "at its next step (no write came within a TTL)"
 		}
 		p.pauseRec = p.r.count(faults.Pause, model.FaultRecord{Kind: string(faults.Pause), Target: p.process, Start: now,
-			Detail: fmt.Sprintf("%s%s paused for %v, %s; its connection frozen too", p.process, p.fenceNote(), msUS(d), what)})
+			Detail: fmt.Sprintf("%s%s paused for %v, %s; %s", p.process, p.fenceNote(), msUS(d), what, conn)})
 		return
 	}
 	p.queue = append(p.queue, send...)
