@@ -421,10 +421,33 @@ func (e *ZooKeeperEnsemble) AwaitRejoined(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("zookeeper ensemble: %d of %d servers serve, %d lead: %w", serving, len(e.Servers), leaders, ctx.Err())
+			return fmt.Errorf("zookeeper ensemble: %d of %d servers serve, %d lead: %w%s", serving, len(e.Servers), leaders, ctx.Err(), e.notServing())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// notServing describes each server that does not serve: what srvr
+// answers, and the end of its log (ZooKeeper's warnings: which peer it
+// could not reach, what its election saw), so that an ensemble that did
+// not rejoin says why.
+func (e *ZooKeeperEnsemble) notServing() string {
+	var b strings.Builder
+	for _, s := range e.Servers {
+		if _, ok := zkMode(s.Addr); ok {
+			continue
+		}
+		out, err := FourLetterWord(s.Addr, "srvr", time.Second)
+		if err != nil {
+			out = err.Error()
+		}
+		log := s.Process.Log()
+		if len(log) > 2000 {
+			log = "…" + log[len(log)-2000:]
+		}
+		fmt.Fprintf(&b, "\n%s (%s, running %v): srvr: %s\n%s log:\n%s", s.Member, s.Addr, s.Process.Running(), strings.TrimSpace(out), s.Member, log)
+	}
+	return b.String()
 }
 
 // Close kills every server, closes the proxies and removes the
