@@ -41,25 +41,18 @@ type StateHasher interface {
 // Hasher accumulates a 64-bit digest of a machine's state, a word at a
 // time (a multiply-xorshift mix; Sum finishes it with an avalanche). It is
 // no cryptographic hash: it tells states apart.
-//
-// Words go to two lanes in turn, each its own chain: one chain waited on
-// the multiply of the word before at every word (a tenth of the
-// explorer's time on the default plan was that wait); two chains overlap.
-type Hasher struct{ a, b uint64 }
+type Hasher struct{ h uint64 }
 
 // NewHasher returns an empty digest.
-func NewHasher() *Hasher { return &Hasher{a: hashSeed, b: hashSeed2} }
+func NewHasher() *Hasher { return &Hasher{h: hashSeed} }
 
-const (
-	hashSeed  = 0x9e3779b97f4a7c15
-	hashSeed2 = 0xc2b2ae3d27d4eb4f
-)
+const hashSeed = 0x9e3779b97f4a7c15
 
 // Reset empties the digest (a hasher kept for reuse).
-func (h *Hasher) Reset() { h.a, h.b = hashSeed, hashSeed2 }
+func (h *Hasher) Reset() { h.h = hashSeed }
 
 // Sum returns the digest.
-func (h *Hasher) Sum() uint64 { return Finalize(h.a ^ Finalize(h.b)) }
+func (h *Hasher) Sum() uint64 { return Finalize(h.h) }
 
 // Finalize is the avalanche step of a digest (murmur3's fmix64): every
 // input bit moves about half the output bits, so digests may be summed or
@@ -75,8 +68,8 @@ func Finalize(x uint64) uint64 {
 
 // Int mixes v in.
 func (h *Hasher) Int(v int64) {
-	x := (h.a ^ uint64(v)) * 0x100000001b3
-	h.a, h.b = h.b, x^(x>>29) // the lanes swap: the next word goes to the other chain
+	x := (h.h ^ uint64(v)) * 0x100000001b3
+	h.h = x ^ (x >> 29)
 }
 
 // Uint mixes v in.
