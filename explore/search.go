@@ -270,7 +270,7 @@ func (x *explorer) outOfBudget() bool {
 // (rootOnly: a waiting state re-runs from the root's world, and costs its
 // path and its visited entry only). The distances past 16 keep a deep space
 // finishing: paths of 150 and more moves each re-run from the root made a
-// 3-million-state space that took 53 s unbounded take more than 4 minutes
+// 3-million-state space that took 34 s unbounded take more than 4 minutes
 // under a 1 GiB budget, while a world every 64 moves costs a 64th of one.
 func reuseDistance(heap uint64, max int64) int {
 	if max <= 0 {

@@ -128,8 +128,8 @@ func (w *World) Result() *Result {
 			w.stats.NotApplied[k] = n
 		}
 	}
-	// The world is over: its history, spans and measurements are handed
-	// over, not copied.
+	// The world is over: its spans and measurements are handed over, not
+	// copied; its history is gathered from its chunks into one slice.
 	h := &model.History{
 		Name:   "seed-" + strconv.FormatUint(sc.Seed, 10),
 		Header: model.Header{Version: 1, TimeUnit: "ms", ClockUncertainty: w.u, Semantics: sc.Sem()},

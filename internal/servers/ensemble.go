@@ -188,6 +188,11 @@ func zkMode(addr string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
+	return zkModeOf(out)
+}
+
+// zkModeOf reads zkMode's answer from srvr's output.
+func zkModeOf(out string) (string, bool) {
 	m := zkModeRE.FindStringSubmatch(out)
 	if m == nil || (m[1] != "leader" && m[1] != "follower") {
 		return "", false
@@ -434,12 +439,11 @@ func (e *ZooKeeperEnsemble) AwaitRejoined(ctx context.Context) error {
 func (e *ZooKeeperEnsemble) notServing() string {
 	var b strings.Builder
 	for _, s := range e.Servers {
-		if _, ok := zkMode(s.Addr); ok {
-			continue
-		}
 		out, err := FourLetterWord(s.Addr, "srvr", time.Second)
 		if err != nil {
 			out = err.Error()
+		} else if _, ok := zkModeOf(out); ok {
+			continue
 		}
 		log := s.Process.Log()
 		if len(log) > 2000 {
