@@ -145,6 +145,11 @@ type Options struct {
 	// Both cross-check the monitors' completeness (tests).
 	FullLeaves      bool
 	JudgeEveryState bool
+	// VerifyDigests recomputes, at every state, the machine digests the
+	// worlds keep beside their machines (sim.World.VerifyDigests), and fails
+	// the exploration when one is stale: the check of the copy-on-write
+	// machines and their kept digests, which the tests run on every space.
+	VerifyDigests bool
 	// PCT: Runs random runs (0: 1000) with Depth d priority change points
 	// (0: 3), drawn from Seed.
 	Runs  int

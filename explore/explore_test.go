@@ -25,8 +25,12 @@ import (
 // small is a space the tests explore completely in well under a second.
 var small = explore.Bounds{Faults: []faults.Kind{faults.Pause, faults.Crash}, MaxFaults: 1, Deviations: 1}
 
+// Every space a test explores is explored verifying the machines' kept
+// digests (Options.VerifyDigests): the counts are the same, and a write to a
+// machine past its copy-on-write accessor fails the test.
 func mustExplore(t *testing.T, sc *scenario.Scenario, o explore.Options) *explore.Report {
 	t.Helper()
+	o.VerifyDigests = true
 	r, err := explore.Explore(sc, o)
 	if err != nil {
 		t.Fatal(err)

@@ -457,7 +457,10 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 		m := w.Monitor().(*monitor)
 		full := x.o.FullLeaves || m.diverged
 		ever := m.ever
-		h := x.digest(w) // [shard hook] the violating state's digest orders counterexamples
+		h := x.digest(w)                // [shard hook] the violating state's digest orders counterexamples
+		if err := w.Err(); err != nil { // VerifyDigests found a stale digest
+			return []cand{{err: err}}
+		}
 		v, err := x.judgePure(w, full)
 		return []cand{{err: err, leaf: true, cut: len(ms) > 0, v: v, ever: ever, hash: h}}
 	}
@@ -551,6 +554,9 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 				}
 				if !x.o.NoHash || len(cd.v.failed) > 0 {
 					cd.hash = x.digest(c)
+					if err := c.Err(); err != nil { // VerifyDigests found a stale digest
+						return append(out, cand{err: err})
+					}
 				}
 				switch {
 				case !cloning:
@@ -716,6 +722,9 @@ func (x *explorer) rerun(p *path, steps int) (*sim.World, *vecChooser, error) {
 		return nil, nil, err
 	}
 	w.EnableHashing()
+	if x.o.VerifyDigests {
+		w.VerifyDigests()
+	}
 	w.Monitor().(*monitor).take(w)
 	for w.Steps() < steps && w.Step() {
 		w.Monitor().(*monitor).take(w)

@@ -111,12 +111,11 @@ func (w *World) fault(i int) {
 	}
 	switch f.Kind {
 	case faults.Overrun:
-		o, ok := n.m.(machine.Overrunner)
-		if !ok {
+		if _, ok := n.m.(machine.Overrunner); !ok {
 			w.notApplied(f)
 			return
 		}
-		o.Overrun(n.clock.Mono(w.now), f.Duration)
+		w.holderW(n).(machine.Overrunner).Overrun(n.clock.Mono(w.now), f.Duration)
 		w.poke(id)
 	case faults.ClockDrift:
 		n.clock.SetDrift(w.now, f.Amount)
@@ -132,12 +131,11 @@ func (w *World) fault(i int) {
 		n.dropRenew++
 		w.q.push(event{t: w.now + f.Duration, kind: evFaultEnd, arg: int32(i)})
 	case faults.RenewDeath:
-		k, ok := n.m.(machine.RenewKiller)
-		if !ok {
+		if _, ok := n.m.(machine.RenewKiller); !ok {
 			w.notApplied(f)
 			return
 		}
-		k.KillRenewLoop()
+		w.holderW(n).(machine.RenewKiller).KillRenewLoop()
 		w.poke(id)
 	case faults.Delay:
 		n.extraDelay += f.Amount
@@ -160,16 +158,15 @@ func (w *World) fault(i int) {
 			return
 		}
 		n.crashed = true
-		w.coord.Crash()
+		w.coordW().Crash()
 		w.restarts++
 		w.q.push(event{t: w.now + f.Duration, kind: evRestart, arg: int32(i)})
 	case faults.DoubleRelease:
-		d, ok := n.m.(machine.DoubleReleaser)
-		if !ok {
+		if _, ok := n.m.(machine.DoubleReleaser); !ok {
 			w.notApplied(f)
 			return
 		}
-		d.DoubleRelease(f.Amount)
+		w.holderW(n).(machine.DoubleReleaser).DoubleRelease(f.Amount)
 	}
 }
 
@@ -257,7 +254,7 @@ func (w *World) restart(i int) {
 	}
 	cfg := w.cfgs[n.cfg]
 	cfg.Owner, cfg.Name = n.owner, n.process
-	n.m = w.opts.NewHolder(cfg)
+	w.setHolder(n, w.opts.NewHolder(cfg))
 	n.crashed, n.done, n.waiting = false, false, false
 	w.trace1(n.process, "restarted", "owner="+n.owner)
 	w.schedule(id, w.now)

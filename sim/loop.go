@@ -385,17 +385,18 @@ func (w *World) scheduleLocal(id int32, local int64) {
 func (w *World) step(id int32, env *envelope) {
 	n := &w.nodes[id]
 	local := n.clock.Mono(w.now)
-	if wu, ok := n.m.(machine.WallClockUser); ok {
+	m := w.holderW(n)
+	if wu, ok := m.(machine.WallClockUser); ok {
 		wu.SetWall(n.clock.Wall(w.now))
 	}
 	if env != nil {
-		if n.m.Receive(local, env.rep) {
+		if m.Receive(local, env.rep) {
 			w.recordReturn(env.op, &env.rep)
 		}
 	} else {
-		n.m.Tick(local)
+		m.Tick(local)
 	}
-	rd := n.m.Ready()
+	rd := m.Ready()
 	send, wake := rd.Send, rd.WakeAt
 	if n.kind == kindHolder {
 		if rd.Done && !n.done {

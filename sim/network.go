@@ -148,12 +148,13 @@ func (w *World) serve(m int32) {
 		// the resource's: at is monotonic in true time for all of them.
 		at := w.nodes[coordID].clock.Mono(w.now)
 		if e.to == coordID {
-			if wu, ok := w.coord.(machine.WallClockUser); ok {
+			coord := w.coordW()
+			if wu, ok := coord.(machine.WallClockUser); ok {
 				wu.SetWall(w.nodes[coordID].clock.Wall(w.now))
 			}
-			rep = w.coord.Apply(&e.req, at)
+			rep = coord.Apply(&e.req, at)
 		} else {
-			rep = w.res.Apply(&e.req)
+			rep = w.resW().Apply(&e.req)
 		}
 		rep.ID, rep.At = e.req.ID, at
 		if e.dup {

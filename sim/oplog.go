@@ -22,9 +22,41 @@ type opLog struct {
 	chunks []*opChunkT
 	n      int
 	// epoch is the epoch of the chunks this log may write, 0 when the log
-	// owns none (nor its chunk list). Atomic: copies of one world are made
-	// on several goroutines, each storing 0 here (Clone).
-	epoch uint64
+	// owns none (nor its chunk list).
+	epoch cow
+}
+
+// cow is an epoch of copy-on-write ownership: the parts that carry a
+// world's current epoch are its own to write; the rest it shares with a
+// copy and copies before writing. Clone takes the epoch away from the
+// original (everything becomes shared); the next write draws a fresh
+// epoch. Epochs are drawn from one counter, so no two owners ever hold the
+// same one. Atomic: copies of one world are made on several goroutines,
+// each storing 0 here (Clone).
+type cow struct{ e uint64 }
+
+var cowEpochs atomic.Uint64
+
+// own returns the epoch, drawing a fresh one when there is none (fresh
+// tells: whatever was shared must be copied before it is written).
+func (c *cow) own() (e uint64, fresh bool) {
+	e = atomic.LoadUint64(&c.e)
+	if e == 0 {
+		e = cowEpochs.Add(1)
+		atomic.StoreUint64(&c.e, e)
+		return e, true
+	}
+	return e, false
+}
+
+// share takes the epoch away: everything the owner had is shared now.
+func (c *cow) share() {
+	if atomic.LoadUint64(&c.e) != 0 {
+		// Only a world its goroutine owns has an epoch: a world shared by
+		// waiting states was copied before it was shared, so this store
+		// never meets another copy of it.
+		atomic.StoreUint64(&c.e, 0)
+	}
 }
 
 const (
@@ -37,8 +69,6 @@ type opChunkT struct {
 	ops   [opChunk]model.Op
 }
 
-var opEpochs atomic.Uint64
-
 func (l *opLog) len() int { return l.n }
 
 // at returns op i for reading.
@@ -46,11 +76,9 @@ func (l *opLog) at(i int) *model.Op { return &l.chunks[i>>opChunkBits].ops[i&(op
 
 // own makes the chunk list this log's own, and returns its epoch.
 func (l *opLog) own() uint64 {
-	e := atomic.LoadUint64(&l.epoch)
-	if e == 0 {
-		e = opEpochs.Add(1)
+	e, fresh := l.epoch.own()
+	if fresh {
 		l.chunks = append(make([]*opChunkT, 0, len(l.chunks)+1), l.chunks...)
-		atomic.StoreUint64(&l.epoch, e)
 	}
 	return e
 }
@@ -88,12 +116,7 @@ func (l *opLog) share() opLog {
 	var c opLog
 	c.chunks = l.chunks[:len(l.chunks):len(l.chunks)]
 	c.n = l.n
-	if atomic.LoadUint64(&l.epoch) != 0 {
-		// Only a world its goroutine owns has an epoch: a world shared by
-		// waiting states was copied before it was shared, so this store
-		// never meets another copy of it.
-		atomic.StoreUint64(&l.epoch, 0)
-	}
+	l.epoch.share()
 	return c
 }
 

@@ -139,9 +139,6 @@ func (w *World) Clone() *World {
 		n := &c.nodes[i]
 		n.inbox = slices.Clone(n.inbox)
 		n.held = slices.Clone(n.held)
-		if n.m != nil {
-			n.m = n.m.(machine.HolderCloner).CloneHolder()
-		}
 		if n.client != nil {
 			n.client = n.client.clone()
 		}
@@ -159,10 +156,9 @@ func (w *World) Clone() *World {
 		c.due, c.moves = nil, nil
 	}
 	c.plan = slices.Clip(w.plan)
-	c.coord = w.coord.(machine.CoordinatorCloner).CloneCoordinator()
-	if w.res != nil {
-		c.res = w.res.(machine.ResourceCloner).CloneResource()
-	}
+	// The machines are shared, copied on write (machines.go).
+	c.mcow = cow{}
+	w.mcow.share()
 	c.dedupe = nil // made at its first entry
 	if len(w.dedupe) > 0 {
 		c.dedupe = maps.Clone(w.dedupe)
@@ -222,9 +218,16 @@ func (w *World) stateHash(r *renaming) uint64 {
 		evs += w.hashEvent(&w.due[i], r)
 	}
 	h.Uint(evs)
-	hashMachine(h, w.coord, r)
-	if w.res != nil {
-		hashMachine(h, w.res, r)
+	if r != nil {
+		hashMachine(h, w.coord, r)
+		if w.res != nil {
+			hashMachine(h, w.res, r)
+		}
+	} else {
+		h.Uint(w.machineDigest(&w.coordH, w.coord))
+		if w.res != nil {
+			h.Uint(w.machineDigest(&w.resH, w.res))
+		}
 	}
 	var dd uint64
 	for k, rep := range w.dedupe {
@@ -358,8 +361,12 @@ func (w *World) hashNode(h *machine.Hasher, n *node, r *renaming) {
 	h.Bool(n.belief >= 0)
 	h.Bool(n.stop >= 0)
 	h.Int(int64(n.freezes))
-	if n.m != nil {
+	switch {
+	case n.m == nil:
+	case r != nil:
 		hashMachine(h, n.m, r)
+	default:
+		h.Uint(w.machineDigest(&n.mh, n.m))
 	}
 	if c := n.client; c != nil {
 		h.Int(int64(c.next))

@@ -88,6 +88,11 @@ type node struct {
 	extraDelay       int64
 
 	client *client // kindClient: the adversarial client's state
+
+	// mEpoch is the machine epoch m was copied in (machines.go); mh is m's
+	// kept digest, 0 when not kept.
+	mEpoch uint64
+	mh     uint64
 }
 
 type envelope struct {
@@ -126,6 +131,14 @@ type World struct {
 	fenced bool
 	dedupe map[dedupeKey]machine.Reply
 	ops    opLog // the history's operations (oplog.go)
+
+	// the machines' copy-on-write epochs and kept digests (machines.go)
+	mcow                 cow
+	coordEpoch, resEpoch uint64
+	coordH, resH         uint64
+	mhasher              machine.Hasher
+	verifyDigests        bool
+
 	// faultRecs are the faults' records for the history, in the order they
 	// struck
 	faultRecs []model.FaultRecord
@@ -328,6 +341,7 @@ func (w *World) setup() error {
 			}
 		}
 	}
+	w.ownMachines()
 	return nil
 }
 

@@ -1,0 +1,89 @@
+package sim
+
+import (
+	"github.com/leasecheck/leasecheck/machine"
+)
+
+// The machines (holders, the reader, the coordinator, the resource) are
+// shared between a world and its copies until one of them steps a machine:
+// most moves step one machine, so a copy that made one move copied the
+// machines of every other node for nothing. A machine is the world's own to
+// write when it carries the world's machine epoch (cow, oplog.go); every
+// write to a machine goes through holderW, coordW or resW, which copy a
+// shared one first.
+//
+// Each machine's digest is kept beside it (node.mh, World.coordH, resH)
+// and reset by the same accessors, so a state's digest re-digests only the
+// machines its last move stepped. A write that bypassed the accessors would
+// leave a stale digest (and a machine shared with another world): a world
+// with VerifyDigests set recomputes every kept digest and fails the run when
+// one differs, which the explorer's tests run on every space they explore.
+
+// ownMachines makes every machine the world's own: at setup, before any
+// copy exists.
+func (w *World) ownMachines() {
+	e, _ := w.mcow.own()
+	for i := range w.nodes {
+		w.nodes[i].mEpoch = e
+	}
+	w.coordEpoch, w.resEpoch = e, e
+}
+
+// holderW returns node n's machine for a step that may change it.
+func (w *World) holderW(n *node) machine.Holder {
+	n.mh = 0
+	if e, _ := w.mcow.own(); n.mEpoch != e {
+		n.m = n.m.(machine.HolderCloner).CloneHolder()
+		n.mEpoch = e
+	}
+	return n.m
+}
+
+// setHolder gives node n a new machine (a restart).
+func (w *World) setHolder(n *node, m machine.Holder) {
+	n.m, n.mh = m, 0
+	n.mEpoch, _ = w.mcow.own()
+}
+
+// coordW returns the coordinator for a step that may change it.
+func (w *World) coordW() machine.Coordinator {
+	w.coordH = 0
+	if e, _ := w.mcow.own(); w.coordEpoch != e {
+		w.coord = w.coord.(machine.CoordinatorCloner).CloneCoordinator()
+		w.coordEpoch = e
+	}
+	return w.coord
+}
+
+// resW returns the resource for a step that may change it.
+func (w *World) resW() machine.Resource {
+	w.resH = 0
+	if e, _ := w.mcow.own(); w.resEpoch != e {
+		w.res = w.res.(machine.ResourceCloner).CloneResource()
+		w.resEpoch = e
+	}
+	return w.res
+}
+
+// machineDigest returns m's digest, kept in *kept until m is written (0:
+// not kept).
+func (w *World) machineDigest(kept *uint64, m any) uint64 {
+	if *kept != 0 && !w.verifyDigests {
+		return *kept
+	}
+	h := &w.mhasher
+	h.Reset()
+	hashMachine(h, m, nil)
+	d := machine.Finalize(h.Sum()) | 1 // never 0, which means "not kept"
+	if *kept != 0 && *kept != d {
+		w.fail("sim: a machine's kept digest is stale (%T written past the copy-on-write accessors): a bug in leasecheck", m)
+	}
+	*kept = d
+	return d
+}
+
+// VerifyDigests makes every state digest recompute the machines' kept
+// digests and fail the run (Err) when one is stale: the check that every
+// write to a machine went through the copy-on-write accessors. Copies keep
+// the setting.
+func (w *World) VerifyDigests() { w.verifyDigests = true }

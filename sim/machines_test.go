@@ -1,0 +1,51 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/scenario"
+)
+
+// TestVerifyDigestsCatchesAWritePastTheAccessors: a machine written without
+// holderW (so neither copied nor its kept digest reset) is reported by a
+// world that verifies its digests, in the copy that wrote it and in the
+// original it shares the machine with; written through holderW, neither
+// reports anything and the original is untouched.
+func TestVerifyDigestsCatchesAWritePastTheAccessors(t *testing.T) {
+	sc := &scenario.Scenario{
+		Version: scenario.Version, Seed: 1, Semantics: "seed", Key: "k", TTL: 30, RhoPPM: 50_000, Horizon: 400,
+		Network: scenario.Network{MinDelay: 1, MaxDelay: 2},
+		Holders: []scenario.Process{{Name: "h1", Work: []holder.Item{{Work: 5, Writes: 1}}}},
+		Space:   &scenario.Space{Deviations: 1},
+	}
+	for _, bypass := range []bool{false, true} {
+		w, err := NewWorld(sc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.EnableHashing()
+		for w.Steps() < 3 && w.Step() {
+		}
+		before := w.StateHash()
+		c := w.Clone()
+		h1 := &c.nodes[w.id("h1")]
+		if bypass {
+			h1.m.Tick(h1.clock.Mono(c.now) + 1000) // past the lease: the holder's state changes
+		} else {
+			c.holderW(h1).Tick(h1.clock.Mono(c.now) + 1000)
+		}
+		c.VerifyDigests()
+		w.VerifyDigests()
+		c.StateHash()
+		got := w.StateHash()
+		switch {
+		case bypass && (c.Err() == nil || w.Err() == nil):
+			t.Errorf("a write past the accessors went unreported: copy %v, original %v", c.Err(), w.Err())
+		case !bypass && (c.Err() != nil || w.Err() != nil):
+			t.Errorf("a write through holderW reported: copy %v, original %v", c.Err(), w.Err())
+		case !bypass && got != before:
+			t.Error("a write through holderW in the copy changed the original")
+		}
+	}
+}
