@@ -31,12 +31,9 @@ func (w *World) ownMachines() {
 
 // holderW returns node n's machine for a step that may change it.
 func (w *World) holderW(n *node) machine.Holder {
-	n.mh = 0
-	if e, _ := w.mcow.own(); n.mEpoch != e {
-		n.m = n.m.(machine.HolderCloner).CloneHolder()
-		n.mEpoch = e
-	}
-	return n.m
+	return ownMachine(w, &n.m, &n.mEpoch, &n.mh, func(m machine.Holder) machine.Holder {
+		return m.(machine.HolderCloner).CloneHolder()
+	})
 }
 
 // setHolder gives node n a new machine (a restart).
@@ -47,22 +44,27 @@ func (w *World) setHolder(n *node, m machine.Holder) {
 
 // coordW returns the coordinator for a step that may change it.
 func (w *World) coordW() machine.Coordinator {
-	w.coordH = 0
-	if e, _ := w.mcow.own(); w.coordEpoch != e {
-		w.coord = w.coord.(machine.CoordinatorCloner).CloneCoordinator()
-		w.coordEpoch = e
-	}
-	return w.coord
+	return ownMachine(w, &w.coord, &w.coordEpoch, &w.coordH, func(c machine.Coordinator) machine.Coordinator {
+		return c.(machine.CoordinatorCloner).CloneCoordinator()
+	})
 }
 
 // resW returns the resource for a step that may change it.
 func (w *World) resW() machine.Resource {
-	w.resH = 0
-	if e, _ := w.mcow.own(); w.resEpoch != e {
-		w.res = w.res.(machine.ResourceCloner).CloneResource()
-		w.resEpoch = e
+	return ownMachine(w, &w.res, &w.resEpoch, &w.resH, func(r machine.Resource) machine.Resource {
+		return r.(machine.ResourceCloner).CloneResource()
+	})
+}
+
+// ownMachine returns *m for writing: copied first (clone) when it does not
+// carry the world's epoch, its kept digest dropped.
+func ownMachine[M any](w *World, m *M, epoch, kept *uint64, clone func(M) M) M {
+	*kept = 0
+	if e, _ := w.mcow.own(); *epoch != e {
+		*m = clone(*m)
+		*epoch = e
 	}
-	return w.res
+	return *m
 }
 
 // machineDigest returns m's digest, kept in *kept until m is written (0:
