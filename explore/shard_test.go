@@ -27,6 +27,7 @@ func verdictJSON(t *testing.T, v *explore.Verdict) string {
 // file format, as the parts of a real sharded run do.
 func shards(t *testing.T, spaces []*scenario.Scenario, o explore.Options, n, width int) []*explore.Part {
 	t.Helper()
+	o.VerifyDigests = true // as mustExplore does
 	var parts []*explore.Part
 	for i := 1; i <= n; i++ {
 		p, err := explore.ExploreShard(spaces, o, campaign.Shard{I: i, N: n}, width)
