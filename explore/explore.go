@@ -254,6 +254,10 @@ type Report struct {
 	// before their run ended: "complete" covers paths up to that length.
 	DepthCut   int64 `json:"depth_cut"`
 	DepthBound int   `json:"depth_bound"`
+	// Shallower counts the states depth-first search explored again
+	// because it reached them in fewer moves than before (search.go's dfs):
+	// work the depth bound costs, no new state.
+	Shallower int64 `json:"shallower,omitempty"`
 
 	// Elapsed is the wall time, PeakHeap the largest live Go heap (bytes,
 	// as the collections marked it) seen while searching: measurements,
@@ -335,6 +339,9 @@ func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
 		return nil, err
 	}
 	x.rep.Cloning = root.CanClone()
+	if o.Strategy == DFS {
+		x.visited.trackDepths()
+	}
 	if o.Symmetry && !o.NoHash && o.Strategy != PCT {
 		x.symmetry(root)
 	}

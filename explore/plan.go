@@ -110,6 +110,7 @@ func (s *Report) add(r *Report) {
 	s.Judged += r.Judged
 	s.Undecided += r.Undecided
 	s.DepthCut += r.DepthCut
+	s.Shallower += r.Shallower
 	for p, n := range r.Violations {
 		s.Violations[p] += n
 	}

@@ -35,6 +35,15 @@ type visitedSet struct {
 	n     int
 	shift uint
 	arena []tkey
+	// depths, kept by depth-first search only (trackDepths), is the fewest
+	// moves each slot's state was reached in, slot by slot: a state reached
+	// in fewer moves than before is explored again (search.go's dfs).
+	depths []uint32
+}
+
+// trackDepths makes v keep each state's depth (add's depth argument).
+func (v *visitedSet) trackDepths() {
+	v.depths = make([]uint32, len(v.slots))
 }
 
 func newVisitedSet() *visitedSet {
@@ -44,29 +53,46 @@ func newVisitedSet() *visitedSet {
 }
 
 func (v *visitedSet) resize(size int) {
-	old := v.slots
+	old, oldDepths := v.slots, v.depths
 	v.slots = make([]vslot, size)
+	if oldDepths != nil || v.depths != nil {
+		v.depths = make([]uint32, size)
+	}
 	v.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	for i := range old {
 		if old[i].used {
-			*v.slot(old[i].fp) = old[i]
+			j := v.index(old[i].fp)
+			v.slots[j] = old[i]
+			if oldDepths != nil {
+				v.depths[j] = oldDepths[i]
+			}
 		}
 	}
 }
 
 // slot returns fp's slot, or the empty one where it would go.
-func (v *visitedSet) slot(fp uint64) *vslot {
+func (v *visitedSet) slot(fp uint64) *vslot { return &v.slots[v.index(fp)] }
+
+// index returns the index of fp's slot, or of the empty one where it would
+// go.
+func (v *visitedSet) index(fp uint64) uint64 {
 	mask := uint64(len(v.slots) - 1)
 	// Fibonacci hashing: the digest's top bits, mixed, pick the home slot.
 	i := (fp * 0x9e3779b97f4a7c15) >> v.shift
 	for {
 		s := &v.slots[i]
 		if !s.used || s.fp == fp {
-			return s
+			return i
 		}
 		i = (i + 1) & mask
 	}
 }
+
+// depth returns the fewest moves fp's state was reached in (trackDepths).
+func (v *visitedSet) depth(fp uint64) int { return int(v.depths[v.index(fp)]) }
+
+// setDepth records that fp's state was reached in d moves (trackDepths).
+func (v *visitedSet) setDepth(fp uint64, d int) { v.depths[v.index(fp)] = uint32(d) }
 
 // get returns fp's slot, or nil.
 func (v *visitedSet) get(fp uint64) *vslot {
@@ -77,13 +103,17 @@ func (v *visitedSet) get(fp uint64) *vslot {
 	return s
 }
 
-// add records fp, unseen, with sleep set sleep, and returns its slot
-// (valid until the next add).
-func (v *visitedSet) add(fp uint64, sleep []tkey) *vslot {
+// add records fp, unseen, reached in depth moves, with sleep set sleep,
+// and returns its slot (valid until the next add).
+func (v *visitedSet) add(fp uint64, sleep []tkey, depth int) *vslot {
 	if (v.n+1)*4 > len(v.slots)*3 {
 		v.resize(len(v.slots) * 2)
 	}
-	s := v.slot(fp)
+	i := v.index(fp)
+	s := &v.slots[i]
+	if v.depths != nil {
+		v.depths[i] = uint32(depth)
+	}
 	*s = vslot{fp: fp, used: true}
 	v.setSleep(s, sleep)
 	v.n++

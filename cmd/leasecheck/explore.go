@@ -316,6 +316,9 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 		fmt.Fprintf(w, "%-22s 64-bit; the odds that two distinct states shared one (one skipped as seen) are below %.1g\n", "state digests", max(r.CollisionOdds, 1e-18))
 	}
 	fmt.Fprintf(w, "%-22s %d (%d seen before, %d commuting orders)\n", "pruned", r.Pruned, r.PrunedSeen, r.PrunedSleep)
+	if r.Shallower > 0 {
+		fmt.Fprintf(w, "%-22s %d states explored again, reached in fewer moves than before (depth-first under the depth bound)\n", "re-explored", r.Shallower)
+	}
 	fmt.Fprintf(w, "%-22s %d paths judged to their end, %d states judged in full, %d undecided\n", "judged", r.Paths, r.Judged, r.Undecided)
 	fmt.Fprintf(w, "%-22s %.2fs (%.0f distinct states/s)\n", "wall time", r.Elapsed.Seconds(), float64(r.DistinctStates)/max(r.Elapsed.Seconds(), 1e-9))
 	if r.PeakHeap > 0 {
