@@ -47,15 +47,15 @@ type monitor struct {
 	// (internal/timed) the applied order can be in. It never touches the
 	// machines under test, so a bug planted in their source is not planted
 	// in their judge.
-	spec     []specKey
-	owners   []string // interned owners, append-only (clipped on Clone)
-	rules    timed.Rules
-	ruled    bool
-	diverged bool // the applied order left the specification: judge in full
-	blind    bool // Options.blindMonitor
-	flags    []string
-	ever     uint64 // every property flagged on this path (bit: campaign.Properties index)
-	measured int
+	spec                 []specKey
+	owners               []string // interned owners, append-only (clipped on Clone)
+	rules                timed.Rules
+	ruled                bool
+	diverged             bool // the applied order left the specification: judge in full
+	blind                bool // Options.blindMonitor
+	flags                []string
+	ever                 uint64 // every property flagged on this path (bit: campaign.Properties index)
+	recoveries, handoffs int    // timed so far (sim.World.Measured)
 	// what take saw of the beliefs last time: exclusive-belief needs
 	// judging only where an overlap may have grown unexcused
 	olderStopped bool
@@ -94,9 +94,19 @@ func (m *monitor) take(w *sim.World) []string {
 		m.flag(runprop.ExclusiveBelief)
 	}
 	m.olderStopped, m.version, m.believers = older, v, b
-	if n := w.Measured(); n != m.measured {
-		m.measured = n
-		m.flag(runprop.LivenessRecovery)
+	// A recovery and a handoff are each judged when one is timed. (Both
+	// used to raise liveness-recovery alone: the full judges then found
+	// a slow handoff the monitor had never flagged, and explore said it
+	// was a bug in leasecheck, exit 2, on the forgets-to-release and
+	// backoff-uncapped mutants.)
+	if rec, hand := w.Measured(); rec != m.recoveries || hand != m.handoffs {
+		if rec != m.recoveries {
+			m.flag(runprop.LivenessRecovery)
+		}
+		if hand != m.handoffs {
+			m.flag(runprop.LivenessHandoff)
+		}
+		m.recoveries, m.handoffs = rec, hand
 	}
 	if m.diverged {
 		m.flag(checker.Linearizable)

@@ -194,9 +194,11 @@ func (w *World) noteNobodyWaits() {
 	}
 }
 
-// Measured returns how many recoveries and handoffs have been timed so far
-// (the explorer judges liveness when the count grows).
-func (w *World) Measured() int { return len(w.stats.Recoveries) + len(w.stats.Handoffs) }
+// Measured returns how many recoveries and how many handoffs have been
+// timed so far (the explorer judges the one whose count grows).
+func (w *World) Measured() (recoveries, handoffs int) {
+	return len(w.stats.Recoveries), len(w.stats.Handoffs)
+}
 
 // noteDone starts a handoff measurement when holder id finishes its program
 // still holding a live lease at the coordinator while another waits: it
