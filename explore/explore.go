@@ -24,6 +24,15 @@ const (
 	BFS Strategy = "bfs" // breadth-first: counterexamples minimal in steps
 	DFS Strategy = "dfs" // depth-first: memory bounded by the depth
 	PCT Strategy = "pct" // probabilistic concurrency testing: randomized, never complete
+	// Auto is depth-first search to decide, then, when it finds a
+	// violation, breadth-first search for the shortest one: the proof of a
+	// space without a violation costs what depth-first search costs (about
+	// 1.8 times as many states a second on one core as breadth-first, a
+	// sixth of the memory: the state expanded next is the one just made,
+	// still in the cache), and a violation's counterexample and counts are
+	// breadth-first search's, the same as with BFS. It is the command's
+	// default.
+	Auto Strategy = "auto"
 )
 
 // Bounds describe the space to explore (scenario.Bounds: the mutants'
@@ -223,6 +232,9 @@ type Report struct {
 	// Minimized, after Minimize, says how the counterexample was shortened
 	// by exploring smaller worlds.
 	Minimized *Minimized `json:"minimized,omitempty"`
+	// DepthFirst, with strategy auto when a violation was found, is what
+	// the depth-first search that found it saw first.
+	DepthFirst *DepthFirstPhase `json:"depth_first,omitempty"`
 	// Stopped says why the search ended: "exhausted", "violation",
 	// "max-states", "max-memory", "timeout", or for PCT "runs" (all made: a
 	// randomized search claims no completeness).
@@ -309,12 +321,75 @@ type Counterexample struct {
 // ErrNoChooserRoom: the scenario must be enumerable.
 var ErrNoChooserRoom = errors.New("explore: the scenario has no Space")
 
+// DepthFirstPhase is the depth-first part of an auto search that found a
+// violation (Report.DepthFirst).
+type DepthFirstPhase struct {
+	Steps          int    `json:"steps"` // the violating path it found
+	DistinctStates int64  `json:"distinct_states"`
+	Property       string `json:"property"`
+	// Shortened: breadth-first search found the shortest violation, whose
+	// report this is. When it did not (a budget ran out first: Stopped),
+	// the report is the depth-first search's, its counterexample not
+	// shown to be the shortest.
+	Shortened bool          `json:"shortened"`
+	Stopped   string        `json:"stopped,omitempty"`
+	Elapsed   time.Duration `json:"-"`
+}
+
 // Explore searches sc's bounded space (sc.Space) with strategy o.Strategy
 // and judges every path: the monitors at every state, the full judges
 // (checker.Check, runprop.Judge) wherever a monitor flags and at the end of
 // every path. It is deterministic: the same scenario, machines and options
 // give the same report, whatever GOMAXPROCS (it runs on one goroutine).
 func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
+	if o.Strategy == Auto {
+		return exploreAuto(sc, o)
+	}
+	return exploreWith(sc, o)
+}
+
+// exploreAuto is strategy Auto: depth-first search, and breadth-first
+// search when it finds a violation. Breadth-first search runs with the
+// same bounds and stops at the level of the shortest violation, as it
+// would have alone; the depth-first path only tells that there is one.
+func exploreAuto(sc *scenario.Scenario, o Options) (*Report, error) {
+	start := time.Now()
+	d := o
+	d.Strategy = DFS
+	r, err := exploreWith(sc, d)
+	if err != nil {
+		return nil, err
+	}
+	r.Strategy = Auto
+	if r.Counterexample == nil || r.Disagreement != "" {
+		return r, nil // no violation (or a bug in leasecheck, said as found)
+	}
+	b := o
+	b.Strategy = BFS
+	if o.Timeout > 0 {
+		if b.Timeout = o.Timeout - time.Since(start); b.Timeout <= 0 {
+			b.Timeout = time.Nanosecond // out of time: the depth-first counterexample stands
+		}
+	}
+	phase := &DepthFirstPhase{Steps: r.Counterexample.Steps, DistinctStates: r.DistinctStates, Property: r.Counterexample.Property, Elapsed: r.Elapsed}
+	s, err := exploreWith(sc, b)
+	if err != nil {
+		return nil, err
+	}
+	if s.Counterexample == nil && s.Disagreement == "" {
+		phase.Stopped = s.Stopped
+		r.DepthFirst = phase
+		r.Elapsed = time.Since(start)
+		return r, nil
+	}
+	phase.Shortened = s.Counterexample != nil
+	s.Strategy, s.DepthFirst = Auto, phase
+	s.Elapsed = time.Since(start)
+	return s, nil
+}
+
+// exploreWith is Explore with one of the strategies that search alone.
+func exploreWith(sc *scenario.Scenario, o Options) (*Report, error) {
 	if sc.Space == nil {
 		return nil, ErrNoChooserRoom
 	}
@@ -355,7 +430,7 @@ func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
 		x.rep.POR = false
 		x.pct()
 	default:
-		return nil, fmt.Errorf("explore: unknown strategy %q (bfs, dfs, pct)", o.Strategy)
+		return nil, fmt.Errorf("explore: unknown strategy %q (bfs, dfs, pct, auto)", o.Strategy)
 	}
 	if x.err != nil {
 		return nil, x.err

@@ -1,6 +1,7 @@
 package explore_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -506,6 +507,51 @@ func TestDepthFirstUnderTheDepthBound(t *testing.T) {
 				t.Errorf("%+v depth %d: breadth-first %d distinct states, depth-first %d (%d explored again from fewer moves)",
 					b, depth, bfs.DistinctStates, dfs.DistinctStates, dfs.Shallower)
 			}
+		}
+	}
+}
+
+// TestAutoHasBreadthFirstsVerdict: strategy auto (the command's default:
+// depth-first to decide, breadth-first to shorten) gives breadth-first
+// search's verdict — on a space without a violation its distinct states,
+// on a mutant its counterexample, byte for byte — and says what the
+// depth-first search found first.
+func TestAutoHasBreadthFirstsVerdict(t *testing.T) {
+	type tc struct {
+		name string
+		sc   *scenario.Scenario
+		o    explore.Options
+	}
+	cases := []tc{{"reference", explore.Space(small), explore.Options{}}}
+	for _, name := range []string{"greedy-grant", "write-without-fence-check", "renew-off-by-one", "forgets-to-release", "deadline-from-reply"} {
+		sc, o := explore.MutantSpace(mutants.ByName(name))
+		cases = append(cases, tc{name, sc, o})
+	}
+	for _, c := range cases {
+		c.o.Strategy = explore.BFS
+		bfs := mustExplore(t, c.sc, c.o)
+		c.o.Strategy = explore.Auto
+		auto := mustExplore(t, c.sc, c.o)
+		if auto.Strategy != explore.Auto {
+			t.Fatalf("%s: strategy %s", c.name, auto.Strategy)
+		}
+		vb, _ := json.Marshal(explore.VerdictOf(bfs))
+		va, _ := json.Marshal(explore.VerdictOf(auto))
+		if !bytes.Equal(vb, va) {
+			t.Fatalf("%s: verdicts differ\nbfs  %s\nauto %s", c.name, vb, va)
+		}
+		if bfs.Counterexample == nil {
+			if !auto.Complete || auto.DepthFirst != nil || auto.DistinctStates != bfs.DistinctStates {
+				t.Fatalf("%s: complete %v, %d distinct states (bfs %d), depth-first phase %+v", c.name, auto.Complete, auto.DistinctStates, bfs.DistinctStates, auto.DepthFirst)
+			}
+			continue
+		}
+		d := auto.DepthFirst
+		if d == nil || !d.Shortened || d.Steps < auto.Counterexample.Steps || d.DistinctStates == 0 {
+			t.Fatalf("%s: depth-first phase %+v, counterexample of %d moves", c.name, d, auto.Counterexample.Steps)
+		}
+		if !bytes.Equal(bfs.Counterexample.Scenario.Marshal(), auto.Counterexample.Scenario.Marshal()) || auto.DistinctStates != bfs.DistinctStates {
+			t.Fatalf("%s: counterexample or counts differ from breadth-first search's", c.name)
 		}
 	}
 }

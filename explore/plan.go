@@ -115,6 +115,7 @@ func (s *Report) add(r *Report) {
 		s.Violations[p] += n
 	}
 	s.Counterexample = r.Counterexample
+	s.DepthFirst = r.DepthFirst
 	s.Stopped = r.Stopped
 	s.Disagreement = r.Disagreement
 	s.Spaces = append(s.Spaces, r.Spaces...)

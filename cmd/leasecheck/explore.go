@@ -47,14 +47,14 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	deviations := fs.Int("deviations", defaultDeviations, "at most this many messages on one path off the shortest delay")
 	loss := fs.Bool("loss", false, "a deviation may also lose a message")
 	semantics := fs.String("semantics", "", "seed or fenced-storage (default seed; a --mutant's own)")
-	strategy := fs.String("strategy", "bfs", "bfs (minimal counterexamples), dfs, or pct (randomized, with its guarantee)")
+	strategy := fs.String("strategy", "auto", "auto (depth-first to decide; a violation found is searched again breadth-first for the shortest), bfs (minimal counterexamples; parallel on --workers), dfs, or pct (randomized, with its guarantee)")
 	mutantName := fs.String("mutant", "", "explore planted-bug mutant `NAME` instead of the reference (see leasecheck mutants)")
 	out := fs.String("out", "leasecheck-failures", "where a counterexample is saved as a scenario leasecheck repro replays")
 	timeout := fs.Duration("timeout", 0, "wall-time budget (0: none); past it the result is incomplete (exit 3)")
 	maxMem := &sizeFlag{n: defaultExploreMemory}
 	fs.Var(maxMem, "max-memory", "memory budget of the search's states (`SIZE`: 512MiB, 2GiB, none); past it the result is incomplete (exit 3)")
 	maxStates := fs.Int64("max-states", 0, "budget of distinct states (0: none; the memory budget bounds them)")
-	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "bfs: expand states on this many goroutines (the counts and the counterexample are the same for any number)")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "breadth-first search (bfs, and auto's search for the shortest violation): expand states on this many goroutines (the counts and the counterexample are the same for any number)")
 	progress := fs.Bool("progress", true, "show a progress line (states, distinct, depth, rate, memory) when stderr is a terminal")
 	runs := fs.Int("runs", 1000, "pct: how many random runs")
 	pctDepth := fs.Int("pct-depth", 3, "pct: the bug depth d (d-1 priority change points)")
@@ -70,7 +70,7 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	coverDir := fs.String("coverage", "", "also measure which lines of impl/holder and impl/memstore the exploration ran: re-run it in a build of leasecheck with Go's coverage under `DIR` (needs the go command and the module's source) and report per-package percentages and the code never run")
 	shardWidth := fs.Int("shard-width", explore.DefaultShardWidth, "with --shard: split the space at the first depth after a level of at least this many states per part (every part must use the same)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: leasecheck explore [--holders N] [--faults LIST] [--max-faults K] [--adversary A] [--semantics S] [--depth D] [--strategy bfs|dfs|pct] [--mutant NAME] [--out DIR] [--timeout D] [--max-memory SIZE] [--coverage DIR] [--shard I/N --part FILE] [--json]")
+		fmt.Fprintln(stderr, "usage: leasecheck explore [--holders N] [--faults LIST] [--max-faults K] [--adversary A] [--semantics S] [--depth D] [--strategy auto|bfs|dfs|pct] [--mutant NAME] [--out DIR] [--timeout D] [--max-memory SIZE] [--coverage DIR] [--shard I/N --part FILE] [--json]")
 		fmt.Fprintln(stderr, "\nExplores every run of the simulator's machines within the bounds: every order of\nthe events due at one instant, where each fault strikes, the adversarial client's\nrequests, the messages' delays. With no flag that shapes the space (--holders,\n--faults, --max-faults, --adversary, --deviations, --loss, --semantics, --mutant)\nit explores the default plan, four spaces one after another: every fault once\n(seed semantics); the adversarial client (seed); the adversary under fenced\nstorage; the adversary after an owner reuse under fenced storage.\n\nExit status: 0 no violation found (the report's \"complete\" says whether that is\na proof of the bounded space; PCT never is), 1 a violation (its shortest path\nsaved under --out; replay it with leasecheck repro FILE), 2 bad usage or a bug in\nleasecheck (the explorer's monitor and its full judges disagreed on a path), 3 a\nbudget (--timeout, --max-memory, --max-states) ran out first.")
 		fs.PrintDefaults()
 	}
@@ -93,8 +93,8 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	st := explore.Strategy(*strategy)
-	if !slices.Contains([]explore.Strategy{explore.BFS, explore.DFS, explore.PCT}, st) {
-		fmt.Fprintf(stderr, "leasecheck explore: unknown strategy %q (bfs, dfs, pct)\n", *strategy)
+	if !slices.Contains([]explore.Strategy{explore.Auto, explore.BFS, explore.DFS, explore.PCT}, st) {
+		fmt.Fprintf(stderr, "leasecheck explore: unknown strategy %q (auto, bfs, dfs, pct)\n", *strategy)
 		return exitUsage
 	}
 	b := explore.Bounds{Holders: *holders, Faults: kinds, MaxFaults: *maxFaults, Deviations: *deviations, Loss: *loss, Semantics: *semantics, Stagger: *stagger}
@@ -175,6 +175,9 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if *shardFlag != "" {
+		if !set["strategy"] {
+			o.Strategy = explore.BFS // a part is breadth-first (explore.ExploreShard)
+		}
 		if *coverDir != "" {
 			fmt.Fprintln(stderr, "leasecheck explore: --coverage measures a whole exploration, not a part (--shard): run it unsharded")
 			return exitUsage
@@ -222,7 +225,7 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if mut != nil {
 			mname = mut.Name
 		}
-		file, err := saveCounterexample(*out, counterexampleName(st, mname, cx.Property), cx.Scenario, cx.Property)
+		file, err := saveCounterexample(*out, counterexampleName(foundBy(rep), mname, cx.Property), cx.Scenario, cx.Property)
 		if err != nil {
 			fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
 			return exitUsage
@@ -338,6 +341,11 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 	case r.Counterexample != nil:
 		cx := r.Counterexample
 		fmt.Fprintf(w, "\nFAIL: %s after %d moves (%d operations); the search stopped there\n  %s\n  saved: %s\n", cx.Property, cx.Steps, cx.Ops, cx.Explanation, cx.File)
+		if d := r.DepthFirst; d != nil && d.Shortened {
+			fmt.Fprintf(w, "  (depth-first search found %s after %d moves in %d distinct states, %.2fs; breadth-first search found the shortest)\n", d.Property, d.Steps, d.DistinctStates, d.Elapsed.Seconds())
+		} else if d != nil {
+			fmt.Fprintf(w, "  (found depth-first; breadth-first search for a shorter one stopped by %s: this path is not shown to be the shortest)\n", d.Stopped)
+		}
 		if m := r.Minimized; m != nil && m.ToOps < m.FromOps {
 			fmt.Fprintf(w, "  (shortened from %d operations by exploring %d smaller worlds; this one has %d holders)\n", m.FromOps, m.Tried, m.Holders)
 		}
@@ -354,6 +362,19 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 	if r.Coverage != nil {
 		printCoverage(w, r.Coverage)
 	}
+}
+
+// foundBy is the search that found rep's counterexample: auto's is
+// breadth-first search's when it shortened it (the file bfs saves, the
+// same), else depth-first search's.
+func foundBy(rep *explore.Report) explore.Strategy {
+	if rep.Strategy != explore.Auto {
+		return rep.Strategy
+	}
+	if rep.DepthFirst != nil && !rep.DepthFirst.Shortened {
+		return explore.DFS
+	}
+	return explore.BFS
 }
 
 // counterexampleName is a saved counterexample's file name: unique per

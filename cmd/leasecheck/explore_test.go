@@ -43,7 +43,7 @@ func exploreCmd(t *testing.T, args ...string) (exploreJSON, string, int) {
 // complete, counts in the JSON, every property listed.
 func TestExploreReference(t *testing.T) {
 	r, _, code := exploreCmd(t, "--faults", "crash,pause", "--max-faults", "1")
-	if code != exitOK || !r.Complete || r.Strategy != "bfs" || r.Counterexample != nil {
+	if code != exitOK || !r.Complete || r.Strategy != "auto" || r.Counterexample != nil {
 		t.Fatalf("exit %d, %+v", code, r)
 	}
 	if r.States == 0 || r.DistinctStates == 0 || r.MaxDepth == 0 || len(r.Violations) != len(campaign.Properties()) {
