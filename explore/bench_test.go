@@ -27,24 +27,47 @@ func BenchmarkStates(b *testing.B) {
 	b.ReportMetric(float64(states)/float64(b.N), "states/op")
 }
 
-// BenchmarkPlan measures the default plan of leasecheck explore
-// (DefaultPlan: four spaces, the adversary and the fenced resource
-// included) on the reference, on one core: distinct states per second and
-// the peak heap per distinct state (the visited set and the frontier).
-func BenchmarkPlan(b *testing.B) {
+// BenchmarkStatesAuto is BenchmarkStates with the command's default
+// strategy, auto: the space decided depth-first (the same distinct
+// states, TestDepthFirstUnderTheDepthBound).
+func BenchmarkStatesAuto(b *testing.B) {
+	sc := explore.Space(explore.Bounds{Faults: faults.AllKinds, MaxFaults: 1, Deviations: 1})
 	var states int64
-	var r *explore.Report
 	for i := 0; i < b.N; i++ {
-		var err error
-		r, _, err = explore.ExplorePlan(explore.DefaultPlan(), explore.Options{})
+		r, err := explore.Explore(sc, explore.Options{Strategy: explore.Auto})
 		if err != nil || !r.Complete || r.Counterexample != nil {
 			b.Fatalf("%v %+v", err, r)
 		}
 		states += r.DistinctStates
 	}
 	b.ReportMetric(float64(states)/b.Elapsed().Seconds(), "states/s")
-	b.ReportMetric(float64(r.DistinctStates), "distinct")
-	b.ReportMetric(float64(r.PeakHeap)/float64(r.DistinctStates), "B/state")
+	b.ReportMetric(float64(states)/float64(b.N), "states/op")
+}
+
+// BenchmarkPlan measures the default plan of leasecheck explore
+// (DefaultPlan: four spaces, the adversary and the fenced resource
+// included) on the reference, on one core: distinct states per second and
+// the peak heap per distinct state (the visited set and the frontier),
+// breadth-first (the library's default) and with the command's default,
+// auto (decided depth-first).
+func BenchmarkPlan(b *testing.B) {
+	for _, st := range []explore.Strategy{explore.BFS, explore.Auto} {
+		b.Run(string(st), func(b *testing.B) {
+			var states int64
+			var r *explore.Report
+			for i := 0; i < b.N; i++ {
+				var err error
+				r, _, err = explore.ExplorePlan(explore.DefaultPlan(), explore.Options{Strategy: st})
+				if err != nil || !r.Complete || r.Counterexample != nil {
+					b.Fatalf("%v %+v", err, r)
+				}
+				states += r.DistinctStates
+			}
+			b.ReportMetric(float64(states)/b.Elapsed().Seconds(), "states/s")
+			b.ReportMetric(float64(r.DistinctStates), "distinct")
+			b.ReportMetric(float64(r.PeakHeap)/float64(r.DistinctStates), "B/state")
+		})
+	}
 }
 
 // BenchmarkReductions shows what state hashing and the partial-order
