@@ -174,6 +174,9 @@ type Options struct {
 	// linearizable, a planted incompleteness the disagreement check must
 	// catch.
 	blindMonitor bool
+	// noSpares (tests only, export_test.go): depth-first search copies
+	// every world anew instead of into the worlds it is done with.
+	noSpares bool
 	// reuse (tests only, export_test.go), when non-zero, fixes how far a
 	// waiting state may be from the world it is re-run from (reuseDistance),
 	// whatever the heap.
@@ -517,6 +520,10 @@ type explorer struct {
 	err      error
 	cex      *found
 	sym      *sim.Symmetry // non-nil: states are digested canonically
+	// spare are worlds depth-first search is done with, whose buffers
+	// its next copies reuse (sim.World.CloneInto); nil for the other
+	// strategies, whose expansions run on several goroutines.
+	spare *spares
 }
 
 // symmetry turns the symmetry reduction on when the root world is

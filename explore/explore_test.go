@@ -435,6 +435,49 @@ func TestReRunIsExact(t *testing.T) {
 	}
 }
 
+// TestSpareWorldsAreExact: depth-first search copying worlds into the
+// ones it is done with (sim.World.CloneInto) explores what it explores
+// copying each anew — the report and the counterexample byte for byte —
+// on a space where frozen holders' inboxes fill, on the adversary's and on
+// mutants found. (Striking a world still waiting off the spares too late
+// fails it.)
+func TestSpareWorldsAreExact(t *testing.T) {
+	type tc struct {
+		name string
+		sc   *scenario.Scenario
+		o    explore.Options
+	}
+	cases := []tc{
+		{"freeze", explore.Space(explore.Bounds{Faults: []faults.Kind{faults.Freeze}, MaxFaults: 1}), explore.Options{}},
+		{"small", explore.Space(small), explore.Options{}},
+		{"adversary", explore.Space(explore.Bounds{Adversary: 1, Semantics: "fenced-storage"}), explore.Options{MaxDepth: 30}},
+	}
+	for _, name := range []string{"fence-not-bumped", "greedy-grant", "forgets-to-release"} {
+		sc, o := explore.MutantSpace(mutants.ByName(name))
+		cases = append(cases, tc{name, sc, o})
+	}
+	for _, c := range cases {
+		var want string
+		for _, spares := range []bool{false, true} {
+			o := c.o
+			o.Strategy = explore.DFS
+			if !spares {
+				explore.NoSpareWorlds(&o)
+			}
+			r := mustExplore(t, c.sc, o)
+			got := report(t, r)
+			if r.Counterexample != nil {
+				got += strings.Join(r.Counterexample.Scenario.Schedule.Choices, ",")
+			}
+			if !spares {
+				want = got
+			} else if got != want {
+				t.Fatalf("%s: copying into spare worlds differs:\n%s\n%s", c.name, got, want)
+			}
+		}
+	}
+}
+
 // TestWorkersShareWorlds: parallel workers re-running waiting states from
 // worlds they share (an ancestor's, the root's) give the counts and the
 // counterexample of one worker keeping its own worlds (raced by .ci/run).

@@ -7,3 +7,7 @@ func BlindMonitor(o *Options) { o.blindMonitor = true }
 // ReuseDistance fixes how far a waiting state may be from the world it is
 // re-run from (-1: each keeps its own), whatever the heap.
 func ReuseDistance(o *Options, d int) { o.reuse = d }
+
+// NoSpareWorlds makes depth-first search copy every world anew, never
+// into one it is done with (sim.World.CloneInto).
+func NoSpareWorlds(o *Options) { o.noSpares = true }

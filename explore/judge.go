@@ -26,17 +26,17 @@ type verdict struct {
 // Result is taken).
 func (x *explorer) judge(w *sim.World, withChecker bool) verdict {
 	x.rep.Judged++
-	v, err := x.judgePure(w, withChecker)
+	v, err := x.judgePure(w.Result(), withChecker)
 	if err != nil {
 		x.err, x.stop = err, true
 	}
 	return v
 }
 
-// judgePure is judge without touching the search's state: the parallel
-// workers' judge (search.go), whose counts the merge adds.
-func (x *explorer) judgePure(w *sim.World, withChecker bool) (verdict, error) {
-	r := w.Result()
+// judgePure is judge of a run's Result without touching the search's
+// state: the parallel workers' judge (search.go), whose counts the merge
+// adds.
+func (x *explorer) judgePure(r *sim.Result, withChecker bool) (verdict, error) {
 	v := verdict{run: r}
 	ex := &campaign.Execution{Scenario: r.Scenario, History: r.History, Sim: r, Faults: r.Stats.Faults}
 	if !withChecker {
@@ -65,16 +65,13 @@ func needsChecker(flags []string) bool {
 // judgeFlagged judges a state a monitor flagged; it reports whether a
 // violation was confirmed (and the search stops).
 func (x *explorer) judgeFlagged(c *sim.World, flags []string, p *path, depth int) bool {
-	w := c.Clone()
-	if w == nil {
-		var err error
-		if w, err = x.newWorld(p, depth); err != nil {
-			x.err, x.stop = err, true
-			return true
-		}
-	}
 	m := c.Monitor().(*monitor)
-	v := x.judge(w, needsChecker(flags) || m.diverged)
+	x.rep.Judged++
+	v, err := x.judgePure(c.ResultSoFar(), needsChecker(flags) || m.diverged)
+	if err != nil {
+		x.err, x.stop = err, true
+		return true
+	}
 	return x.record(v, p, depth, m.ever, false, 0)
 }
 

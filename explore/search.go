@@ -26,6 +26,7 @@ package explore
 import (
 	"fmt"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -372,18 +373,36 @@ func (x *explorer) bfs(root *sim.World) {
 // explored again from there (apply), as SPIN's depth-bounded search does.
 func (x *explorer) dfs(root *sim.World) {
 	x.rep.DistinctStates++
+	if !x.o.noSpares {
+		x.spare = &spares{}
+	}
 	var visit func(it *item)
 	visit = func(it *item) {
 		if x.outOfBudget() {
 			return
 		}
 		if it.entry && x.visited.depth(it.fp) < int(it.depth) {
+			x.spare.put(it.world())
 			return // reached in fewer moves since, and explored from there (apply)
 		}
-		var kids []item
 		sleep := x.claim(it)
 		it.kids = kidsOwn // depth-first keeps only a path's worth of worlds
-		x.apply(it, x.expandPure(it, sleep), func(c item) { kids = append(kids, c) })
+		cands := x.expandPure(it, sleep)
+		kids := make([]item, 0, len(cands))
+		x.apply(it, cands, func(c item) { kids = append(kids, c) })
+		if x.stop {
+			return // a counterexample's or an error's worlds are left alone
+		}
+		// The worlds this expansion is done with: this state's, unless its
+		// last move ran on it, and the children's that were not kept.
+		x.spare.put(it.world())
+		for i := range cands {
+			x.spare.put(cands[i].world())
+		}
+		for i := range kids {
+			x.spare.keep(kids[i].world())
+		}
+		x.spare.flush()
 		for i := range kids {
 			visit(&kids[i])
 			if x.stop {
@@ -393,6 +412,79 @@ func (x *explorer) dfs(root *sim.World) {
 	}
 	it := x.rootItem(root)
 	visit(&it)
+}
+
+// spares are the worlds depth-first search is done with (sim.World.
+// CloneInto reuses them). Candidates are gathered after an expansion
+// (put), those still in use are struck off (keep), and the rest join the
+// free list (flush): a world is spare only when no waiting state holds it.
+type spares struct {
+	free, cand []*sim.World
+}
+
+// maxSpares bounds the free list: a path's worth of worlds comes and goes
+// at the top of the stack, so a few dozen serve.
+const maxSpares = 64
+
+// take returns a spare world, or nil (a copy is then a new world); nil
+// spares (a strategy that does not reuse worlds) has none.
+func (s *spares) take() *sim.World {
+	if s == nil || len(s.free) == 0 {
+		return nil
+	}
+	w := s.free[len(s.free)-1]
+	s.free = s.free[:len(s.free)-1]
+	return w
+}
+
+func (s *spares) put(w *sim.World) {
+	if s != nil && w != nil {
+		s.cand = append(s.cand, w)
+	}
+}
+
+// keep strikes w off the candidates: a waiting state holds it.
+func (s *spares) keep(w *sim.World) {
+	if s == nil || w == nil {
+		return
+	}
+	for i, c := range s.cand {
+		if c == w {
+			s.cand[i] = nil
+		}
+	}
+}
+
+// flush moves the candidates left, each once, to the free list.
+func (s *spares) flush() {
+	if s == nil {
+		return
+	}
+	for i, w := range s.cand {
+		if w != nil && len(s.free) < maxSpares && !slices.Contains(s.cand[:i], w) {
+			s.free = append(s.free, w)
+		}
+	}
+	clear(s.cand)
+	s.cand = s.cand[:0]
+}
+
+// world is the world an item keeps of its own (nil: it re-runs from a
+// shared one).
+func (it *item) world() *sim.World {
+	if it.own && it.base != nil {
+		return it.base.w
+	}
+	return nil
+}
+
+// world is the world a transition's run kept for its child (nil: none of
+// its own).
+func (cd *cand) world() *sim.World {
+	if cd.own && cd.base != nil {
+		return cd.base.w
+	}
+	return nil
 }
 
 // rootItem records the root state.
@@ -471,11 +563,12 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 		if err := w.Err(); err != nil { // VerifyDigests found a stale digest
 			return []cand{{err: err}}
 		}
-		v, err := x.judgePure(w, full)
+		v, err := x.judgePure(w.Result(), full)
 		return []cand{{err: err, leaf: true, cut: len(ms) > 0, v: v, ever: ever, hash: h}}
 	}
 	only := it.only()
-	moves := append([]sim.Move(nil), ms...)
+	var movesBuf [8]sim.Move // most states have a few moves: no allocation
+	moves := append(movesBuf[:0], ms...)
 	mkeys := make([]uint64, len(moves))
 	for i, m := range moves {
 		mkeys[i] = w.MoveKey(m)
@@ -498,9 +591,11 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 	out := make([]cand, 0, len(moves))
 	var explored []tkey
 	// One chooser for every transition (each run takes what it needs of it
-	// before the next: its key, its choices) and the children's own worlds
-	// in one block: a state's expansion allocates per state, not per move.
-	var vc vecChooser
+	// before the next: its key, its choices), taken from a pool (no world
+	// keeps it past its move), and the children's own worlds in one block:
+	// a state's expansion allocates per state, not per move.
+	vc := choosers.Get().(*vecChooser)
+	defer choosers.Put(vc)
 	var snaps []snap
 	if it.kids == kidsOwn && cloning {
 		snaps = make([]snap, 0, len(moves))
@@ -512,15 +607,15 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 			if reuse && i == len(moves)-1 {
 				c = w
 			} else if cloning {
-				c = w.Clone()
+				c = w.CloneInto(x.spare.take())
 			} else if c, err = x.newWorld(it.path, depth); err != nil {
 				return append(out, cand{err: err})
 			}
 			vc.reset(prefix)
-			c.SetChooser(&vc)
+			c.SetChooser(vc)
 			c.Do(i)
 			c.SetChooser(defaults{}) // vc's buffers serve the next move
-			k := keyOf(m, mkeys[i], &vc)
+			k := keyOf(m, mkeys[i], vc)
 			switch {
 			case contains(sleep, k):
 				out = append(out, cand{asleep: true})
@@ -536,14 +631,8 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 					if x.o.JudgeEveryState {
 						flags = []string{"linearizable"}
 					}
-					jw := c.Clone()
-					if jw == nil {
-						if jw, err = x.newWorld(newPath(it.path, cd.cs), depth+1); err != nil {
-							return append(out, cand{err: err})
-						}
-					}
 					cd.judged, cd.ever = true, mon.ever
-					if cd.v, err = x.judgePure(jw, needsChecker(flags) || mon.diverged); err != nil {
+					if cd.v, err = x.judgePure(c.ResultSoFar(), needsChecker(flags) || mon.diverged); err != nil {
 						return append(out, cand{err: err})
 					}
 					if len(cd.v.failed) > 0 && x.o.Strategy != BFS { // [shard hook] BFS finishes the level (shard.go)
@@ -775,6 +864,10 @@ type vecChooser struct {
 	taken  []scenario.Choice
 	doms   []int
 }
+
+// choosers keeps the expansions' choosers (expandPure), so an expansion
+// allocates none.
+var choosers = sync.Pool{New: func() any { return new(vecChooser) }}
 
 // defaults is a Picker that takes every default: the chooser a world keeps
 // between moves (whoever steps it next gives it its own first).

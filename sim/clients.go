@@ -51,10 +51,19 @@ type ownerFence struct {
 
 func (c *client) idle() bool { return !c.out }
 
-func (c *client) clone() *client {
-	d := *c
-	d.banned = slices.Clone(c.banned)
-	return &d
+// cloneInto copies c into spare (nil: a new client), reusing its
+// buffer; spare must be out of use.
+func (c *client) cloneInto(spare *client) *client {
+	d := spare
+	var banned []ownerFence
+	if d == nil {
+		d = new(client)
+	} else {
+		banned = d.banned[:0]
+	}
+	*d = *c
+	d.banned = append(banned, c.banned...)
+	return d
 }
 
 func (c *client) ban(owner string, f int64) {

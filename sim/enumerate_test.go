@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/leasecheck/leasecheck/faults"
@@ -118,6 +119,96 @@ func TestCloneIsIndependent(t *testing.T) {
 		rw := w.Result()
 		if rc.Hash != whole.Hash || rw.Hash != whole.Hash {
 			t.Fatalf("seed %d: copy %x, original %x, uncopied %x", seed, rc.Hash, rw.Hash, whole.Hash)
+		}
+	}
+}
+
+// walk runs the space's scenario along a random walk of seed and returns
+// a world replaying that walk (traced unless noTrace), stepped cut(n)
+// moves in of the walk's n, and the uncut run's Result.
+func walk(t *testing.T, seed uint64, cut func(n int) int, noTrace bool) (*sim.World, *sim.Result) {
+	t.Helper()
+	sc := space()
+	// Freezes too: a frozen node's inbox keeps what arrives meanwhile.
+	sc.Space.Faults = append(sc.Space.Faults, faults.Freeze)
+	sc.Space.MaxFaults = 3
+	rec := &walker{r: rand.New(rand.NewPCG(seed, 9))}
+	whole, err := sim.Run(sc, &sim.Options{Chooser: rec, NoTrace: noTrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Schedule = scenario.NewSchedule(rec.cs, whole.Steps)
+	w, err := sim.NewWorld(sc, &sim.Options{NoTrace: noTrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.EnableHashing()
+	for w.Steps() < cut(whole.Steps) && w.Step() {
+	}
+	return w, whole
+}
+
+// TestCloneIntoASpareWorld: a copy made in a spare world — one another
+// run used, to any point, its Result taken or not — is the same state as
+// a fresh copy and runs to the same end, reusing the spare; the original
+// is left as it was.
+func TestCloneIntoASpareWorld(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		noTrace := seed%2 == 0
+		_, whole := walk(t, seed, func(int) int { return 0 }, noTrace)
+		// Every third point of the walk, so paused nodes' inboxes, held
+		// messages and open spans are among the states copied.
+		for cut := int(seed % 3); cut < whole.Steps; cut += 3 {
+			w, _ := walk(t, seed, func(int) int { return cut }, noTrace)
+			spare, _ := walk(t, seed+1000, func(n int) int { return (cut * 7) % max(n, 1) }, cut%3 == 0)
+			if cut%5 == 0 {
+				spare.Result() // a leaf's world: judged, then spare
+			}
+			before := w.StateHash()
+			c := w.CloneInto(spare)
+			if c != spare {
+				t.Fatalf("seed %d: the copy is not made in the spare world", seed)
+			}
+			if got := c.StateHash(); got != before {
+				t.Fatalf("seed %d, cut %d: the copy's digest %x, the original's %x", seed, cut, got, before)
+			}
+			for c.Step() {
+			}
+			w.VerifyDigests()
+			if got := w.StateHash(); got != before || w.Err() != nil {
+				t.Fatalf("seed %d, cut %d: stepping the copy changed the original's state (%v)", seed, cut, w.Err())
+			}
+			rc := c.Result()
+			for w.Step() {
+			}
+			if rw := w.Result(); rc.Hash != whole.Hash || rw.Hash != whole.Hash {
+				t.Fatalf("seed %d, cut %d: copy %x, original %x, uncopied %x", seed, cut, rc.Hash, rw.Hash, whole.Hash)
+			}
+		}
+	}
+}
+
+// TestResultSoFarLeavesTheRunAsItWas: the Result of a run so far is the
+// Result of a copy ended there (history, spans, measurements, trace), and
+// the run goes on to the same end as one never judged.
+func TestResultSoFarLeavesTheRunAsItWas(t *testing.T) {
+	for seed := uint64(1); seed <= 60; seed++ {
+		noTrace := seed%2 == 1
+		w, whole := walk(t, seed, func(n int) int { return int(seed*3) % max(n, 1) }, noTrace)
+		before := w.StateHash()
+		so := w.ResultSoFar()
+		ended := w.Clone().Result()
+		if so.Hash != ended.Hash || !reflect.DeepEqual(so.History, ended.History) || !reflect.DeepEqual(so.Beliefs, ended.Beliefs) ||
+			!reflect.DeepEqual(so.Stops, ended.Stops) || !reflect.DeepEqual(so.Stats, ended.Stats) || len(so.Trace) != len(ended.Trace) {
+			t.Fatalf("seed %d: the Result so far differs from a copy's ended there", seed)
+		}
+		if got := w.StateHash(); got != before {
+			t.Fatalf("seed %d: taking the Result so far changed the state", seed)
+		}
+		for w.Step() {
+		}
+		if r := w.Result(); r.Hash != whole.Hash {
+			t.Fatalf("seed %d: the run judged on the way ended at %x, unjudged %x", seed, r.Hash, whole.Hash)
 		}
 	}
 }

@@ -4,6 +4,7 @@ package sim
 // reply its return; the trace lines; the Result.
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/leasecheck/leasecheck/faults"
@@ -101,6 +102,28 @@ func (w *World) NumOps() int { return w.ops.len() }
 // Op returns operation i of the history so far, in place: the caller must
 // not modify it, nor keep it past the world's next move.
 func (w *World) Op(i int) *model.Op { return w.ops.at(i) }
+
+// ResultSoFar returns the Result the run would give if it ended now,
+// leaving w as it is to go on: the explorer judges a state the monitor
+// flags and then explores past it. Only what Result changes or hands over
+// is copied (the spans, whose ends it closes, and the fault records,
+// whose lines the history numbers), not the machines, the nodes or the
+// queue: a fraction of a Clone.
+func (w *World) ResultSoFar() *Result {
+	c := *w
+	c.beliefs = slices.Clone(w.beliefs)
+	c.stops = slices.Clone(w.stops)
+	c.faultRecs = slices.Clone(w.faultRecs)
+	// Handed over as they are: w only appends to them, past the Result's
+	// lengths, so the Result's views never change.
+	c.trace = slices.Clip(w.trace)
+	c.stats.Recoveries = slices.Clip(w.stats.Recoveries)
+	c.stats.Handoffs = slices.Clip(w.stats.Handoffs)
+	c.stats.RecoveryAt = slices.Clip(w.stats.RecoveryAt)
+	c.stats.HandoffAt = slices.Clip(w.stats.HandoffAt)
+	c.plan = slices.Clip(w.plan)
+	return c.Result()
+}
 
 // Result ends the run where it stands and returns what it produced; a run
 // ended before it was over is Truncated (its liveness is not judged past

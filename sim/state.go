@@ -129,55 +129,87 @@ func canCloneCoordinator(c machine.Coordinator) bool {
 // Clone returns an independent copy of the world, or nil when CanClone is
 // false. The copy keeps the chooser; the explorer gives it its own
 // (SetChooser).
-func (w *World) Clone() *World {
+func (w *World) Clone() *World { return w.CloneInto(nil) }
+
+// CloneInto is Clone made in spare, a world nobody uses any more, whose
+// buffers (nodes, inboxes, messages, the queue, the spans, the
+// measurements) it reuses: a depth-first search drops most worlds soon
+// after it made them, and a copy into one allocates almost nothing. Spare
+// must be wholly out of use — no goroutine reads it, and nothing it handed
+// out (its Result, its Ops) is read again — and must not be w. nil: a
+// new world.
+func (w *World) CloneInto(spare *World) *World {
 	if !w.CanClone() {
 		return nil
 	}
-	c := *w
-	c.nodes = slices.Clone(w.nodes)
+	c := spare
+	var old World // spare's buffers, taken before the copy overwrites them
+	if c == nil {
+		c = new(World)
+	} else {
+		old = *c
+	}
+	// Each of spare's nodes' own buffers, taken before the nodes are
+	// overwritten.
+	var bufArr [8]nodeBufs
+	bufs := bufArr[:0]
+	for i := range min(len(w.nodes), cap(old.nodes)) {
+		n := &old.nodes[:cap(old.nodes)][i]
+		bufs = append(bufs, nodeBufs{n.inbox, n.held, n.client})
+	}
+	*c = *w
+	c.nodes = append(old.nodes[:0], w.nodes...)
 	for i := range c.nodes {
 		n := &c.nodes[i]
-		n.inbox = slices.Clone(n.inbox)
-		n.held = slices.Clone(n.held)
+		var b nodeBufs
+		if i < len(bufs) {
+			b = bufs[i]
+		}
+		n.inbox = append(b.inbox[:0], w.nodes[i].inbox...)
+		n.held = append(b.held[:0], w.nodes[i].held...)
 		if n.client != nil {
-			n.client = n.client.clone()
+			n.client = n.client.cloneInto(b.client)
 		}
 	}
-	c.msgs = slices.Clone(w.msgs)
-	c.free = slices.Clone(w.free)
-	c.q.ev = slices.Clone(w.q.ev)
+	c.msgs = append(old.msgs[:0], w.msgs...)
+	c.free = append(old.free[:0], w.free...)
+	c.q.ev = append(old.q.ev[:0], w.q.ev...)
 	// The moves and the due events are meaningful only while the moves are
 	// offered; a world between moves (the copy a move ran on, kept by a
 	// waiting state) need not carry their stale contents.
+	c.due, c.moves = old.due[:0], old.moves[:0]
 	if w.movesReady {
-		c.due = slices.Clone(w.due)
-		c.moves = slices.Clone(w.moves)
-	} else {
-		c.due, c.moves = nil, nil
+		c.due = append(c.due, w.due...)
+		c.moves = append(c.moves, w.moves...)
 	}
 	c.plan = slices.Clip(w.plan)
 	// The machines are shared, copied on write (machines.go).
 	c.mcow = cow{}
 	w.mcow.share()
-	c.dedupe = nil // made at its first entry
+	c.dedupe = old.dedupe // made at its first entry
+	clear(c.dedupe)
 	if len(w.dedupe) > 0 {
-		c.dedupe = maps.Clone(w.dedupe)
+		if c.dedupe == nil {
+			c.dedupe = make(map[dedupeKey]machine.Reply, len(w.dedupe))
+		}
+		maps.Copy(c.dedupe, w.dedupe)
 	}
 	// The history is shared, copy on write by chunks (oplog.go).
 	c.ops = w.ops.share()
+	c.opHash = nil
 	if w.opHash != nil {
-		c.opHash = append(make([]uint64, 0, len(w.opHash)+2), w.opHash...)
+		c.opHash = append(old.opHash[:0], w.opHash...)
 	}
-	c.faultRecs = slices.Clone(w.faultRecs)
-	c.trace = slices.Clone(w.trace)
-	c.stats.Recoveries = slices.Clone(w.stats.Recoveries)
-	c.stats.Handoffs = slices.Clone(w.stats.Handoffs)
-	c.stats.RecoveryAt = slices.Clone(w.stats.RecoveryAt)
-	c.stats.HandoffAt = slices.Clone(w.stats.HandoffAt)
-	c.pendCrash = slices.Clone(w.pendCrash)
-	c.pendRelease = slices.Clone(w.pendRelease)
-	c.beliefs = slices.Clone(w.beliefs)
-	c.stops = slices.Clone(w.stops)
+	c.faultRecs = append(old.faultRecs[:0], w.faultRecs...)
+	c.trace = append(old.trace[:0], w.trace...)
+	c.stats.Recoveries = append(old.stats.Recoveries[:0], w.stats.Recoveries...)
+	c.stats.Handoffs = append(old.stats.Handoffs[:0], w.stats.Handoffs...)
+	c.stats.RecoveryAt = append(old.stats.RecoveryAt[:0], w.stats.RecoveryAt...)
+	c.stats.HandoffAt = append(old.stats.HandoffAt[:0], w.stats.HandoffAt...)
+	c.pendCrash = append(old.pendCrash[:0], w.pendCrash...)
+	c.pendRelease = append(old.pendRelease[:0], w.pendRelease...)
+	c.beliefs = append(old.beliefs[:0], w.beliefs...)
+	c.stops = append(old.stops[:0], w.stops...)
 	if w.replay != nil {
 		r := *w.replay
 		c.replay = &r
@@ -186,7 +218,13 @@ func (w *World) Clone() *World {
 	if w.mon != nil {
 		c.mon = w.mon.Clone()
 	}
-	return &c
+	return c
+}
+
+// nodeBufs are a node's own buffers, which a copy into a spare world reuses.
+type nodeBufs struct {
+	inbox, held []int32
+	client      *client
 }
 
 // StateHash digests the world's state (see the top of this file).
@@ -301,7 +339,11 @@ func (w *World) stateHash(r *renaming) uint64 {
 	switch m := w.mon.(type) {
 	case nil:
 	case RenamingHasher:
-		m.HashStateRenamed(h, r.str)
+		if r == nil {
+			m.HashStateRenamed(h, nil) // r.str as a func value is an allocation a state
+		} else {
+			m.HashStateRenamed(h, r.str)
+		}
 	default:
 		if r == nil {
 			m.HashState(h)
@@ -658,8 +700,8 @@ func (r *renaming) str(s string) string {
 }
 
 // RenamingHasher is a Monitor that can digest its state as it would be
-// with every holder name renamed by rename (Symmetry's canonical digest);
-// a monitor without it is walked by reflection with its strings renamed.
+// with every holder name renamed by rename (Symmetry's canonical digest;
+// nil: as it is); a monitor without it is walked by reflection with its strings renamed.
 type RenamingHasher interface {
 	HashStateRenamed(h *machine.Hasher, rename func(string) string)
 }
