@@ -95,3 +95,22 @@ func BenchmarkLongRun(b *testing.B) {
 	b.ReportMetric(float64(events)/sec, "events/s")
 	b.ReportMetric(float64(simMs)/1000/sec, "sim-s/s")
 }
+
+// BenchmarkStateHash measures one state digest (World.StateHash, the
+// explorer's visited-set key) of worlds stopped along random walks of the
+// enumerable space, the machines' kept digests warm: the part of a digest
+// a state pays for whatever its move changed.
+func BenchmarkStateHash(b *testing.B) {
+	var ws []*sim.World
+	for seed := uint64(1); seed <= 64; seed++ {
+		w, _ := walk(b, seed, func(n int) int { return n / 2 }, true)
+		w.StateHash()
+		ws = append(ws, w)
+	}
+	b.ResetTimer()
+	var s uint64
+	for i := 0; i < b.N; i++ {
+		s += ws[i%len(ws)].StateHash()
+	}
+	_ = s
+}

@@ -126,7 +126,7 @@ func TestCloneIsIndependent(t *testing.T) {
 // walk runs the space's scenario along a random walk of seed and returns
 // a world replaying that walk (traced unless noTrace), stepped cut(n)
 // moves in of the walk's n, and the uncut run's Result.
-func walk(t *testing.T, seed uint64, cut func(n int) int, noTrace bool) (*sim.World, *sim.Result) {
+func walk(t testing.TB, seed uint64, cut func(n int) int, noTrace bool) (*sim.World, *sim.Result) {
 	t.Helper()
 	sc := space()
 	// Freezes too: a frozen node's inbox keeps what arrives meanwhile.

@@ -92,7 +92,7 @@ func (w *World) fault(i int) {
 		return
 	}
 	id := w.id(f.Target)
-	n := &w.nodes[id]
+	n := w.nodeW(id)
 	if n.crashed && f.Kind != faults.CoordinatorCrash {
 		return // nothing left to hit
 	}
@@ -205,7 +205,7 @@ func (w *World) faultEnd(i int) {
 
 func (w *World) crashHolder(id int32) {
 	w.noteCrash(id)
-	n := &w.nodes[id]
+	n := w.nodeW(id)
 	if n.believes {
 		w.setBelief(id, false, 0)
 	}
@@ -240,7 +240,7 @@ func (w *World) restart(i int) {
 	f := w.plan[i]
 	w.restarts--
 	id := w.id(f.Target)
-	n := &w.nodes[id]
+	n := w.nodeW(id)
 	if f.Kind == faults.CoordinatorCrash {
 		n.crashed = false
 		w.trace1(n.name, "restarted", "")
@@ -263,7 +263,7 @@ func (w *World) restart(i int) {
 // resume ends a pause or a freeze: buffered sends leave, buffered messages
 // are handled, the machine gets a tick.
 func (w *World) resume(e event) {
-	n := &w.nodes[e.node]
+	n := w.nodeW(e.node)
 	if e.kind == evUnfreeze {
 		if uint64(n.inc) != e.gen {
 			// The freeze ended with the incarnation it stopped (a crash

@@ -14,7 +14,7 @@ import (
 
 func (w *World) setBelief(id int32, b bool, fence int64) {
 	w.beliefChanges++
-	n := &w.nodes[id]
+	n := w.nodeW(id)
 	if b != n.believes {
 		if w.believers >= 2 {
 			w.stats.DoubleBelief += w.now - w.dblSince
@@ -45,7 +45,7 @@ func (w *World) setBelief(id int32, b bool, fence int64) {
 // openStop starts a span in which node id cannot act (a pause) or its
 // monotonic clock stands still (a freeze).
 func (w *World) openStop(id int32, kind faults.Kind) {
-	n := &w.nodes[id]
+	n := w.nodeW(id)
 	idx := int32(len(w.stops))
 	if kind == faults.Freeze && n.freeze >= 0 {
 		n.freezes++ // nested freezes: one span, until the last one ends
@@ -61,7 +61,7 @@ func (w *World) openStop(id int32, kind faults.Kind) {
 
 // closeStop ends node id's open freeze (freeze) or pause span.
 func (w *World) closeStop(id int32, freeze bool) {
-	n := &w.nodes[id]
+	n := w.nodeW(id)
 	p := &n.stop
 	if freeze {
 		p = &n.freeze

@@ -367,7 +367,7 @@ func (w *World) schedule(id int32, t int64) {
 
 // scheduleLocal arranges a wake-up when the node's clock reads local.
 func (w *World) scheduleLocal(id int32, local int64) {
-	n := &w.nodes[id]
+	n := w.nodeW(id)
 	n.wakeLocal = local
 	if local == machine.Never {
 		n.gen++
@@ -383,7 +383,7 @@ func (w *World) scheduleLocal(id int32, local int64) {
 
 // step runs a client machine on a reply (env != nil) or a tick.
 func (w *World) step(id int32, env *envelope) {
-	n := &w.nodes[id]
+	n := w.nodeW(id)
 	local := n.clock.Mono(w.now)
 	m := w.holderW(n)
 	if wu, ok := m.(machine.WallClockUser); ok {

@@ -49,3 +49,40 @@ func TestVerifyDigestsCatchesAWritePastTheAccessors(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyDigestsCatchesANodeWrittenPastNodeW: a node's own fields
+// written without nodeW leave its kept digest stale, which VerifyDigests
+// reports; written through nodeW, the digest follows the write.
+func TestVerifyDigestsCatchesANodeWrittenPastNodeW(t *testing.T) {
+	sc := &scenario.Scenario{
+		Version: scenario.Version, Seed: 1, Semantics: "seed", Key: "k", TTL: 30, RhoPPM: 50_000, Horizon: 400,
+		Network: scenario.Network{MinDelay: 1, MaxDelay: 2},
+		Holders: []scenario.Process{{Name: "h1", Work: []holder.Item{{Work: 5, Writes: 1}}}},
+		Space:   &scenario.Space{Deviations: 1},
+	}
+	for _, bypass := range []bool{false, true} {
+		w, err := NewWorld(sc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.EnableHashing()
+		for w.Steps() < 3 && w.Step() {
+		}
+		before := w.StateHash() // keeps every node's digest
+		id := w.id("h1")
+		if bypass {
+			w.nodes[id].extraDelay++
+		} else {
+			w.nodeW(id).extraDelay++
+		}
+		after := w.StateHash()
+		w.VerifyDigests()
+		w.StateHash()
+		switch {
+		case bypass && (w.Err() == nil || after != before):
+			t.Errorf("a write past nodeW went unreported (%v) or changed the kept digest", w.Err())
+		case !bypass && (w.Err() != nil || after == before):
+			t.Errorf("a write through nodeW: reported %v, or the digest did not follow it", w.Err())
+		}
+	}
+}

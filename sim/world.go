@@ -93,6 +93,9 @@ type node struct {
 	// kept digest, 0 when not kept.
 	mEpoch uint64
 	mh     uint64
+	// hd is the kept digest of the node's own fields (nodeCore), 0 when not
+	// kept; nodeW drops it.
+	hd uint64
 }
 
 type envelope struct {
@@ -354,8 +357,9 @@ func containsKind(ks []faults.Kind, k faults.Kind) bool {
 	return false
 }
 
+// nodeByName returns the named node for a write (nodeW).
 func (w *World) nodeByName(name string) *node {
-	return &w.nodes[w.id(name)]
+	return w.nodeW(w.id(name))
 }
 
 func (w *World) id(name string) int32 {
