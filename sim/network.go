@@ -162,6 +162,7 @@ func (w *World) serve(m int32) {
 				w.dedupe = map[dedupeKey]machine.Reply{}
 			}
 			w.dedupe[key] = rep
+			w.dedupeSum += hashDedupe(key, &rep, nil)
 		}
 		if e.op >= 0 {
 			w.setAt(e.op, at)

@@ -267,16 +267,15 @@ func (w *World) stateHash(r *renaming) uint64 {
 			h.Uint(w.machineDigest(&w.resH, w.res))
 		}
 	}
-	var dd uint64
-	for k, rep := range w.dedupe {
-		x := machine.NewHasher()
-		x.Int(int64(r.to(k.node)))
-		x.Int(int64(k.inc))
-		x.Uint(k.id)
-		hashReply(x, &rep, r)
-		dd += machine.Finalize(x.Sum())
+	if r == nil {
+		h.Uint(w.dedupeSum)
+	} else {
+		var dd uint64
+		for k, rep := range w.dedupe {
+			dd += hashDedupe(k, &rep, r)
+		}
+		h.Uint(dd)
 	}
-	h.Uint(dd)
 	if w.hashing && r == nil {
 		h.Uint(w.opSum)
 	} else {
@@ -352,6 +351,19 @@ func (w *World) stateHash(r *renaming) uint64 {
 		}
 	}
 	return h.Sum()
+}
+
+// hashDedupe digests one entry of the at-most-once cache; the cache's
+// digest is their sum (World.dedupeSum, kept as entries are added: the
+// cache only grows).
+func hashDedupe(k dedupeKey, rep *machine.Reply, r *renaming) uint64 {
+	var x machine.Hasher
+	x.Reset()
+	x.Int(int64(r.to(k.node)))
+	x.Int(int64(k.inc))
+	x.Uint(k.id)
+	hashReply(&x, rep, r)
+	return machine.Finalize(x.Sum())
 }
 
 func sumInts(xs []int64) uint64 {

@@ -133,6 +133,8 @@ type World struct {
 	res    machine.Resource
 	fenced bool
 	dedupe map[dedupeKey]machine.Reply
+	// dedupeSum is the sum of the cache's entries' digests (hashDedupe).
+	dedupeSum uint64
 	ops    opLog // the history's operations (oplog.go)
 
 	// the machines' copy-on-write epochs and kept digests (machines.go)
