@@ -79,10 +79,16 @@ func keyOf(m sim.Move, moveKey uint64, vc *vecChooser) tkey {
 type path struct {
 	parent *path
 	vals   []int32
+	inline [2]int32 // vals, when they fit: most moves take one or two
 }
 
 func newPath(parent *path, cs []scenario.Choice) *path {
-	p := &path{parent: parent, vals: make([]int32, len(cs))}
+	p := &path{parent: parent}
+	if len(cs) <= len(p.inline) {
+		p.vals = p.inline[:len(cs)]
+	} else {
+		p.vals = make([]int32, len(cs))
+	}
 	for i, c := range cs {
 		p.vals[i] = int32(c.Value)
 	}
@@ -337,7 +343,7 @@ func (x *explorer) bfs(root *sim.World) {
 		results = append(results[:0], make([][]cand, n)...)
 		if workers == 1 || n == 1 {
 			for i := range chunk {
-				results[i] = x.expandPure(&chunk[i], sleeps[i])
+				results[i] = x.expandPure(&chunk[i], sleeps[i], nil)
 			}
 		} else {
 			var next atomic.Int64
@@ -347,7 +353,7 @@ func (x *explorer) bfs(root *sim.World) {
 				go func() {
 					defer wg.Done()
 					for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-						results[i] = x.expandPure(&chunk[i], sleeps[i])
+						results[i] = x.expandPure(&chunk[i], sleeps[i], nil)
 					}
 				}()
 			}
@@ -376,6 +382,11 @@ func (x *explorer) dfs(root *sim.World) {
 	if !x.o.noSpares {
 		x.spare = &spares{}
 	}
+	// The buffers of the expansions, one set a depth: expansions at one
+	// depth come one after another, each done (its children explored)
+	// before the next, so the next reuses the buffers its children's
+	// worlds and items lay in.
+	var bufs []*expandBuf
 	var visit func(it *item)
 	visit = func(it *item) {
 		if x.outOfBudget() {
@@ -387,9 +398,14 @@ func (x *explorer) dfs(root *sim.World) {
 		}
 		sleep := x.claim(it)
 		it.kids = kidsOwn // depth-first keeps only a path's worth of worlds
-		cands := x.expandPure(it, sleep)
-		kids := make([]item, 0, len(cands))
+		for len(bufs) <= int(it.depth) {
+			bufs = append(bufs, &expandBuf{})
+		}
+		buf := bufs[it.depth]
+		cands := x.expandPure(it, sleep, buf)
+		kids := buf.kids[:0]
 		x.apply(it, cands, func(c item) { kids = append(kids, c) })
+		buf.kids = kids
 		if x.stop {
 			return // a counterexample's or an error's worlds are left alone
 		}
@@ -487,6 +503,15 @@ func (cd *cand) world() *sim.World {
 	return nil
 }
 
+// expandBuf is where a depth-first expansion lays its transitions, its
+// children's own worlds and its children, reused by the next expansion at
+// the same depth (dfs).
+type expandBuf struct {
+	out   []cand
+	snaps []snap
+	kids  []item
+}
+
 // rootItem records the root state.
 func (x *explorer) rootItem(root *sim.World) item {
 	it := item{}
@@ -545,7 +570,7 @@ type cand struct {
 // judges the states a monitor flags, touching nothing shared: workers run
 // it in parallel. It stops after a confirmed violation (the merge stops
 // there).
-func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
+func (x *explorer) expandPure(it *item, sleep []tkey, buf *expandBuf) []cand {
 	if x.pastViolationLevel(it) { // [shard hook] counterexample rule (shard.go)
 		return nil
 	}
@@ -588,7 +613,13 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 	case kidsRoot:
 		shared = x.root
 	}
-	out := make([]cand, 0, len(moves))
+	var out []cand
+	if buf != nil {
+		out = buf.out[:0]
+		defer func() { buf.out = out[:0] }()
+	} else {
+		out = make([]cand, 0, len(moves))
+	}
 	var explored []tkey
 	// One chooser for every transition (each run takes what it needs of it
 	// before the next: its key, its choices), taken from a pool (no world
@@ -597,7 +628,11 @@ func (x *explorer) expandPure(it *item, sleep []tkey) []cand {
 	vc := choosers.Get().(*vecChooser)
 	defer choosers.Put(vc)
 	var snaps []snap
-	if it.kids == kidsOwn && cloning {
+	switch {
+	case buf != nil:
+		snaps = buf.snaps[:0]
+		defer func() { buf.snaps = snaps[:0] }()
+	case it.kids == kidsOwn && cloning:
 		snaps = make([]snap, 0, len(moves))
 	}
 	for i, m := range moves {

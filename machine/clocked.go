@@ -36,17 +36,18 @@ type Crasher interface{ Crash() }
 // InProcess — goes through it, so refusal reasons are worked out in one
 // place. When c also implements WallClockUser, so does the result.
 func ClockedCoordinator(c Clocked) Coordinator {
-	cc := &clocked{c: c}
 	if w, ok := c.(WallClockUser); ok {
-		return &clockedWall{clocked: cc, w: w}
+		return &clockedWall{clocked: clocked{c: c}, w: w}
 	}
-	return cc
+	return &clocked{c: c}
 }
 
 type clocked struct{ c Clocked }
 
+// clockedWall holds its clocked by value: one allocation an adapter (the
+// explorer makes one at every copy of a coordinator it writes).
 type clockedWall struct {
-	*clocked
+	clocked
 	w WallClockUser
 }
 

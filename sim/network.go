@@ -139,9 +139,12 @@ func (w *World) handle(m int32) {
 func (w *World) serve(m int32) {
 	e := &w.msgs[m]
 	key := dedupeKey{e.from, e.inc, e.req.ID}
-	rep, seen := machine.Reply{}, false
+	// The answer is made in the envelope that carries it back (a local
+	// passed to the monitor by pointer escaped: an allocation a request).
+	rep, seen := &e.rep, false
+	*rep = machine.Reply{}
 	if e.dup {
-		rep, seen = w.dedupe[key]
+		*rep, seen = w.dedupe[key]
 	}
 	if !seen {
 		// The coordinator's lease clock orders every applied operation, also
@@ -152,17 +155,17 @@ func (w *World) serve(m int32) {
 			if wu, ok := coord.(machine.WallClockUser); ok {
 				wu.SetWall(w.nodes[coordID].clock.Wall(w.now))
 			}
-			rep = coord.Apply(&e.req, at)
+			*rep = coord.Apply(&e.req, at)
 		} else {
-			rep = w.resW().Apply(&e.req)
+			*rep = w.resW().Apply(&e.req)
 		}
 		rep.ID, rep.At = e.req.ID, at
 		if e.dup {
 			if w.dedupe == nil {
 				w.dedupe = map[dedupeKey]machine.Reply{}
 			}
-			w.dedupe[key] = rep
-			w.dedupeSum += hashDedupe(key, &rep, nil)
+			w.dedupe[key] = *rep
+			w.dedupeSum += hashDedupe(key, rep, nil)
 		}
 		if e.op >= 0 {
 			w.setAt(e.op, at)
@@ -176,13 +179,13 @@ func (w *World) serve(m int32) {
 			}
 		}
 		if w.mon != nil {
-			w.mon.Applied(w, e.to == resID, &e.req, &rep)
+			w.mon.Applied(w, e.to == resID, &e.req, rep)
 		}
 		if e.to == coordID && rep.OK {
-			w.observe(&e.req, &rep, at)
+			w.observe(&e.req, rep, at)
 		}
 	}
-	e.isReply, e.rep, e.h = true, rep, 0
+	e.isReply, e.h = true, 0
 	e.from, e.to = e.to, e.from
 	w.send(m)
 }
