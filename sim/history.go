@@ -172,6 +172,8 @@ func (w *World) Result() *Result {
 	}
 	r := &Result{Scenario: sc, History: h, Trace: w.trace, Stats: w.stats, Plan: w.plan, Steps: w.steps,
 		Beliefs: w.beliefs, Stops: w.stops}
-	r.Hash = w.resultHash(h.Ops)
+	if !w.opts.NoRunHash {
+		r.Hash = w.resultHash(h.Ops)
+	}
 	return r
 }

@@ -163,7 +163,9 @@ func (w *World) shuffleTie(e event) event {
 func (w *World) run(e event) {
 	w.now = e.t
 	w.stats.Events++
-	w.mix(e.t, int64(e.kind), int64(e.node), int64(e.arg))
+	if !w.opts.NoRunHash {
+		w.mix(e.t, int64(e.kind), int64(e.node), int64(e.arg))
+	}
 	switch e.kind {
 	case evDeliver:
 		w.deliver(e.arg)

@@ -33,6 +33,9 @@ type Options struct {
 	NewHolder      func(holder.Config) machine.Holder
 	// NoTrace skips the human-readable trace (benchmarks, the explorer).
 	NoTrace bool
+	// NoRunHash skips the run's hash (Result.Hash is 0): the explorer
+	// judges its states' Results and never compares two.
+	NoRunHash bool
 	// Monitor, when set, watches the run as it happens (the explorer's
 	// per-state property monitors); see Monitor.
 	Monitor Monitor
