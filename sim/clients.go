@@ -93,7 +93,9 @@ func (w *World) clientWake(id int32) {
 		if r.After == "acquired" {
 			if c.acquired < 0 {
 				c.next++
-				w.trace1(n.process, "skips", r.String()+": its acquire was not granted")
+				if w.tracing() { // its detail is built only for a trace
+					w.trace1(n.process, "skips", r.String()+": its acquire was not granted")
+				}
 				continue
 			}
 			if w.now < c.acquired+r.Delay {
@@ -152,7 +154,9 @@ func (w *World) clientSend(id int32, r scenario.ClientRequest) {
 	c := n.client
 	req, ok := w.resolve(id, r)
 	if !ok {
-		w.trace1(n.process, "skips", r.String())
+		if w.tracing() { // its detail is built only for a trace
+			w.trace1(n.process, "skips", r.String())
+		}
 		return
 	}
 	c.nextID++
@@ -166,7 +170,9 @@ func (w *World) clientSend(id int32, r scenario.ClientRequest) {
 		c.outF = c.lastGrant
 	}
 	c.until = w.now + w.clientTimeout()
-	w.trace1(n.process, "sends", r.String()+" as "+req.Owner+" fence="+strconv.FormatInt(req.Fence, 10))
+	if w.tracing() { // its detail is built only for a trace
+		w.trace1(n.process, "sends", r.String()+" as "+req.Owner+" fence="+strconv.FormatInt(req.Fence, 10))
+	}
 	w.send(m)
 	w.clientReschedule(id)
 }

@@ -76,6 +76,10 @@ func (w *World) recordReturn(op int32, r *machine.Reply) {
 	}
 }
 
+// tracing reports whether the run keeps a trace (a detail costly to build
+// is built only then).
+func (w *World) tracing() bool { return !w.opts.NoTrace }
+
 func (w *World) trace1(node, what, detail string) {
 	if w.opts.NoTrace {
 		return

@@ -138,7 +138,7 @@ type World struct {
 	dedupe map[dedupeKey]machine.Reply
 	// dedupeSum is the sum of the cache's entries' digests (hashDedupe).
 	dedupeSum uint64
-	ops    opLog // the history's operations (oplog.go)
+	ops       opLog // the history's operations (oplog.go)
 
 	// the machines' copy-on-write epochs and kept digests (machines.go)
 	mcow                 cow
