@@ -132,10 +132,9 @@ func (m *monitor) take(w *sim.World) []string {
 
 func (m *monitor) Clone() sim.Monitor {
 	c := *m
-	c.spec = make([]specKey, len(m.spec))
-	for i, k := range m.spec {
-		c.spec[i] = specKey{k.key, slices.Clone(k.states)}
-	}
+	// Each key's states are shared: Applied replaces them, never writes
+	// them in place.
+	c.spec = slices.Clone(m.spec)
 	c.owners = slices.Clip(m.owners) // shared, append-only: an append copies
 	c.flags = nil
 	c.pending = slices.Clone(m.pending)
@@ -211,7 +210,7 @@ func (m *monitor) Applied(w *sim.World, resource bool, req *machine.Request, rep
 		}
 	}
 	k := m.specOf(req.Key)
-	var next []timed.State
+	var next []timed.State // a new slice: copies share the old one (Clone)
 	for _, s := range k.states {
 		for _, t := range timed.StepApplied(m.rules, s, &in, nil) {
 			if !slices.Contains(next, t) {
