@@ -101,7 +101,8 @@ type Holder struct {
 	ph    phase
 	nextI uint64
 
-	out      *Request // the one request in flight
+	out      Request // the one request in flight, when inFlight (kept by value: a copy of a holder is one allocation)
+	inFlight bool
 	outSent  int64
 	outUntil int64
 
@@ -216,11 +217,11 @@ func (h *Holder) Tick(now int64) { h.advance(h.clock(now)) }
 // for a request it gave up on) is ignored and returns false.
 func (h *Holder) Receive(now int64, r Reply) bool {
 	now = h.clock(now)
-	if h.out == nil || r.ID != h.out.ID {
+	if !h.inFlight || r.ID != h.out.ID {
 		return false
 	}
-	req, sent := *h.out, h.outSent
-	h.out = nil
+	req, sent := h.out, h.outSent
+	h.out, h.inFlight = Request{}, false
 	switch req.Kind {
 	case model.Acquire:
 		if r.OK {
@@ -353,7 +354,7 @@ func (h *Holder) lose(now int64, why string) {
 		h.lost.precheck++
 	}
 	h.held = false
-	h.out = nil
+	h.out, h.inFlight = Request{}, false
 	h.working = false
 	h.writesLeft = 0
 	h.retry(now)
@@ -379,8 +380,7 @@ func (h *Holder) request(now int64, r Request) {
 	h.nextI++
 	r.ID = h.nextI
 	r.Key, r.Owner = h.cfg.Key, h.cfg.Owner
-	cp := r
-	h.out, h.outSent, h.outUntil = &cp, now, now+h.cfg.Timeout
+	h.out, h.inFlight, h.outSent, h.outUntil = r, true, now, now+h.cfg.Timeout
 	h.send = append(h.send, r)
 }
 
@@ -404,12 +404,12 @@ func (h *Holder) advance(now int64) {
 			// pause): stop, even with a write in flight.
 			h.lose(now, "deadline")
 		}
-		if h.out != nil {
+		if h.inFlight {
 			if now < h.outUntil {
 				return
 			}
 			req := h.out
-			h.out = nil // unanswered: its outcome stays unknown
+			h.out, h.inFlight = Request{}, false // unanswered: its outcome stays unknown
 			switch req.Kind {
 			case model.Acquire:
 				h.retry(now)
@@ -527,7 +527,7 @@ func (h *Holder) wakeAt() int64 {
 	if h.held && !(h.cfg.Bugs&BugNoLocalDeadline != 0 && h.renewDead) {
 		at(h.deadline)
 	}
-	if h.out != nil {
+	if h.inFlight {
 		at(h.outUntil)
 		return w
 	}

@@ -6,10 +6,6 @@ import "github.com/leasecheck/leasecheck/machine"
 // explorer.
 func (h *Holder) CloneHolder() machine.Holder {
 	c := *h
-	if h.out != nil {
-		o := *h.out
-		c.out = &o
-	}
 	c.send = append([]Request(nil), h.send...)
 	return &c
 }
@@ -20,8 +16,8 @@ func (h *Holder) HashState(d *machine.Hasher) {
 	d.Uint(uint64(h.cfg.Bugs))
 	d.Int(int64(h.ph))
 	d.Uint(h.nextI)
-	d.Bool(h.out != nil)
-	if h.out != nil {
+	d.Bool(h.inFlight)
+	if h.inFlight {
 		d.Uint(h.out.ID)
 		d.Int(int64(h.out.Kind))
 		d.Int(h.out.Fence)
