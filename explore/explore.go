@@ -524,6 +524,7 @@ type explorer struct {
 	// its next copies reuse (sim.World.CloneInto); nil for the other
 	// strategies, whose expansions run on several goroutines.
 	spare *spares
+	paths *pathSlab // the states' paths (apply); nil: each its own
 }
 
 // symmetry turns the symmetry reduction on when the root world is

@@ -83,7 +83,12 @@ type path struct {
 }
 
 func newPath(parent *path, cs []scenario.Choice) *path {
-	p := &path{parent: parent}
+	return fillPath(&path{}, parent, cs)
+}
+
+// fillPath makes p the path of parent and one more move's choices.
+func fillPath(p *path, parent *path, cs []scenario.Choice) *path {
+	p.parent = parent
 	if len(cs) <= len(p.inline) {
 		p.vals = p.inline[:len(cs)]
 	} else {
@@ -382,6 +387,7 @@ func (x *explorer) dfs(root *sim.World) {
 	if !x.o.noSpares {
 		x.spare = &spares{}
 	}
+	x.paths = &pathSlab{}
 	// The buffers of the expansions, one set a depth: expansions at one
 	// depth come one after another, each done (its children explored)
 	// before the next, so the next reuses the buffers its children's
@@ -501,6 +507,27 @@ func (cd *cand) world() *sim.World {
 		return cd.base.w
 	}
 	return nil
+}
+
+// pathSlab hands out paths from blocks of pathBlock: a path a state, one
+// allocation a block. Depth-first search only (nil: a path an
+// allocation): it drops a finished subtree's paths together, so a block
+// is soon free, while breadth-first search's pruned states would keep
+// their blocks' waiting paths company.
+type pathSlab struct{ block []path }
+
+const pathBlock = 256
+
+func (s *pathSlab) next(parent *path, cs []scenario.Choice) *path {
+	if s == nil {
+		return newPath(parent, cs)
+	}
+	if len(s.block) == 0 {
+		s.block = make([]path, pathBlock)
+	}
+	p := &s.block[0]
+	s.block = s.block[1:]
+	return fillPath(p, parent, cs)
 }
 
 // expandBuf is where a depth-first expansion lays its transitions, its
@@ -743,7 +770,7 @@ func (x *explorer) apply(it *item, cands []cand, push func(item)) {
 			continue
 		}
 		x.rep.States++
-		p := newPath(it.path, cd.cs)
+		p := x.paths.next(it.path, cd.cs)
 		depth := int(it.depth) + 1
 		x.rep.MaxDepth = max(x.rep.MaxDepth, depth)
 		if cd.judged {
