@@ -67,7 +67,7 @@ func needsChecker(flags []string) bool {
 func (x *explorer) judgeFlagged(c *sim.World, flags []string, p *path, depth int) bool {
 	m := c.Monitor().(*monitor)
 	x.rep.Judged++
-	v, err := x.judgePure(c.ResultSoFar(), needsChecker(flags) || m.diverged)
+	v, err := x.judgePure(c.ResultSoFar(nil), needsChecker(flags) || m.diverged)
 	if err != nil {
 		x.err, x.stop = err, true
 		return true

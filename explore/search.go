@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/machine"
+	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
 )
@@ -537,6 +538,25 @@ type expandBuf struct {
 	out   []cand
 	snaps []snap
 	kids  []item
+	// ops is the history of the Result judged last, whose room the next
+	// judged Result takes: a verdict is drawn from its Result at once,
+	// and nothing reads the Result afterwards.
+	ops []model.Op
+}
+
+// judgeOps is the room for the next judged Result's history (nil: none).
+func (b *expandBuf) judgeOps() []model.Op {
+	if b == nil {
+		return nil
+	}
+	return b.ops
+}
+
+// judged takes back the room of a judged Result's history.
+func (b *expandBuf) judged(r *sim.Result) {
+	if b != nil {
+		b.ops = r.History.Ops[:0]
+	}
 }
 
 // rootItem records the root state.
@@ -615,7 +635,9 @@ func (x *explorer) expandPure(it *item, sleep []tkey, buf *expandBuf) []cand {
 		if err := w.Err(); err != nil { // VerifyDigests found a stale digest
 			return []cand{{err: err}}
 		}
-		v, err := x.judgePure(w.Result(), full)
+		r := w.ResultInto(buf.judgeOps())
+		v, err := x.judgePure(r, full)
+		buf.judged(r)
 		return []cand{{err: err, leaf: true, cut: len(ms) > 0, v: v, ever: ever, hash: h}}
 	}
 	only := it.only()
@@ -694,7 +716,10 @@ func (x *explorer) expandPure(it *item, sleep []tkey, buf *expandBuf) []cand {
 						flags = []string{"linearizable"}
 					}
 					cd.judged, cd.ever = true, mon.ever
-					if cd.v, err = x.judgePure(c.ResultSoFar(), needsChecker(flags) || mon.diverged); err != nil {
+					r := c.ResultSoFar(buf.judgeOps())
+					cd.v, err = x.judgePure(r, needsChecker(flags) || mon.diverged)
+					buf.judged(r)
+					if err != nil {
 						return append(out, cand{err: err})
 					}
 					if len(cd.v.failed) > 0 && x.o.Strategy != BFS { // [shard hook] BFS finishes the level (shard.go)

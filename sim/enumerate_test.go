@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/sim"
 )
@@ -189,14 +190,20 @@ func TestCloneIntoASpareWorld(t *testing.T) {
 }
 
 // TestResultSoFarLeavesTheRunAsItWas: the Result of a run so far is the
-// Result of a copy ended there (history, spans, measurements, trace), and
-// the run goes on to the same end as one never judged.
+// Result of a copy ended there (history, spans, measurements, trace),
+// whether its history is gathered into a new slice or into the room of
+// another run's, and the run goes on to the same end as one never judged.
 func TestResultSoFarLeavesTheRunAsItWas(t *testing.T) {
+	var room []model.Op // another run's history, reused
 	for seed := uint64(1); seed <= 60; seed++ {
 		noTrace := seed%2 == 1
 		w, whole := walk(t, seed, func(n int) int { return int(seed*3) % max(n, 1) }, noTrace)
 		before := w.StateHash()
-		so := w.ResultSoFar()
+		var buf []model.Op
+		if seed%3 != 0 {
+			buf = room
+		}
+		so := w.ResultSoFar(buf)
 		ended := w.Clone().Result()
 		if so.Hash != ended.Hash || !reflect.DeepEqual(so.History, ended.History) || !reflect.DeepEqual(so.Beliefs, ended.Beliefs) ||
 			!reflect.DeepEqual(so.Stops, ended.Stops) || !reflect.DeepEqual(so.Stats, ended.Stats) || len(so.Trace) != len(ended.Trace) {
@@ -205,6 +212,8 @@ func TestResultSoFarLeavesTheRunAsItWas(t *testing.T) {
 		if got := w.StateHash(); got != before {
 			t.Fatalf("seed %d: taking the Result so far changed the state", seed)
 		}
+		other, _ := walk(t, seed+500, func(n int) int { return n }, true)
+		room = other.Result().History.Ops[:0]
 		for w.Step() {
 		}
 		if r := w.Result(); r.Hash != whole.Hash {

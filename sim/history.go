@@ -112,8 +112,9 @@ func (w *World) Op(i int) *model.Op { return w.ops.at(i) }
 // flags and then explores past it. Only what Result changes or hands over
 // is copied (the spans, whose ends it closes, and the fault records,
 // whose lines the history numbers), not the machines, the nodes or the
-// queue: a fraction of a Clone.
-func (w *World) ResultSoFar() *Result {
+// queue: a fraction of a Clone. The history is gathered into ops' room
+// (ResultInto).
+func (w *World) ResultSoFar(ops []model.Op) *Result {
 	c := *w
 	c.beliefs = slices.Clone(w.beliefs)
 	c.stops = slices.Clone(w.stops)
@@ -126,14 +127,19 @@ func (w *World) ResultSoFar() *Result {
 	c.stats.RecoveryAt = slices.Clip(w.stats.RecoveryAt)
 	c.stats.HandoffAt = slices.Clip(w.stats.HandoffAt)
 	c.plan = slices.Clip(w.plan)
-	return c.Result()
+	return c.ResultInto(ops)
 }
 
 // Result ends the run where it stands and returns what it produced; a run
 // ended before it was over is Truncated (its liveness is not judged past
 // that point). Call it once: the world is spent (the explorer takes the
 // Result of a copy).
-func (w *World) Result() *Result {
+func (w *World) Result() *Result { return w.ResultInto(nil) }
+
+// ResultInto is Result with the history gathered into ops' room (nil: a
+// new slice): the explorer judges state after state and drops each Result
+// once judged, so the next reuses its History.Ops.
+func (w *World) ResultInto(ops []model.Op) *Result {
 	if !w.ended {
 		w.stats.Truncated = true
 	}
@@ -160,7 +166,7 @@ func (w *World) Result() *Result {
 	h := &model.History{
 		Name:   "seed-" + strconv.FormatUint(sc.Seed, 10),
 		Header: model.Header{Version: 1, TimeUnit: "ms", ClockUncertainty: w.u, Semantics: sc.Sem()},
-		Ops:    w.ops.slice(),
+		Ops:    w.ops.sliceInto(ops),
 		Faults: w.faultRecs,
 	}
 	h.NumberLines()

@@ -127,8 +127,16 @@ func (l *opLog) share() opLog {
 }
 
 // slice returns the operations as one slice of their own.
-func (l *opLog) slice() []model.Op {
-	out := make([]model.Op, l.n)
+func (l *opLog) slice() []model.Op { return l.sliceInto(nil) }
+
+// sliceInto returns the operations as one slice, in buf's room when it
+// has enough.
+func (l *opLog) sliceInto(buf []model.Op) []model.Op {
+	out := buf[:0]
+	if out == nil || cap(out) < l.n { // never nil: an empty history is [] in JSON
+		out = make([]model.Op, l.n)
+	}
+	out = out[:l.n]
 	for i := 0; i < l.n; i += opChunk {
 		copy(out[i:], l.chunks[i>>opChunkBits].ops[:min(opChunk, l.n-i)])
 	}
