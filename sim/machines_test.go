@@ -7,26 +7,33 @@ import (
 	"github.com/leasecheck/leasecheck/scenario"
 )
 
-// TestVerifyDigestsCatchesAWritePastTheAccessors: a machine written without
-// holderW (so neither copied nor its kept digest reset) is reported by a
-// world that verifies its digests, in the copy that wrote it and in the
-// original it shares the machine with; written through holderW, neither
-// reports anything and the original is untouched.
-func TestVerifyDigestsCatchesAWritePastTheAccessors(t *testing.T) {
+// threeStepsIn is a one-holder enumerable world, digested, three moves in.
+func threeStepsIn(t *testing.T) *World {
+	t.Helper()
 	sc := &scenario.Scenario{
 		Version: scenario.Version, Seed: 1, Semantics: "seed", Key: "k", TTL: 30, RhoPPM: 50_000, Horizon: 400,
 		Network: scenario.Network{MinDelay: 1, MaxDelay: 2},
 		Holders: []scenario.Process{{Name: "h1", Work: []holder.Item{{Work: 5, Writes: 1}}}},
 		Space:   &scenario.Space{Deviations: 1},
 	}
+	w, err := NewWorld(sc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.EnableHashing()
+	for w.Steps() < 3 && w.Step() {
+	}
+	return w
+}
+
+// TestVerifyDigestsCatchesAWritePastTheAccessors: a machine written without
+// holderW (so neither copied nor its kept digest reset) is reported by a
+// world that verifies its digests, in the copy that wrote it and in the
+// original it shares the machine with; written through holderW, neither
+// reports anything and the original is untouched.
+func TestVerifyDigestsCatchesAWritePastTheAccessors(t *testing.T) {
 	for _, bypass := range []bool{false, true} {
-		w, err := NewWorld(sc, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.EnableHashing()
-		for w.Steps() < 3 && w.Step() {
-		}
+		w := threeStepsIn(t)
 		before := w.StateHash()
 		c := w.Clone()
 		h1 := &c.nodes[w.id("h1")]
@@ -54,20 +61,8 @@ func TestVerifyDigestsCatchesAWritePastTheAccessors(t *testing.T) {
 // written without nodeW leave its kept digest stale, which VerifyDigests
 // reports; written through nodeW, the digest follows the write.
 func TestVerifyDigestsCatchesANodeWrittenPastNodeW(t *testing.T) {
-	sc := &scenario.Scenario{
-		Version: scenario.Version, Seed: 1, Semantics: "seed", Key: "k", TTL: 30, RhoPPM: 50_000, Horizon: 400,
-		Network: scenario.Network{MinDelay: 1, MaxDelay: 2},
-		Holders: []scenario.Process{{Name: "h1", Work: []holder.Item{{Work: 5, Writes: 1}}}},
-		Space:   &scenario.Space{Deviations: 1},
-	}
 	for _, bypass := range []bool{false, true} {
-		w, err := NewWorld(sc, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.EnableHashing()
-		for w.Steps() < 3 && w.Step() {
-		}
+		w := threeStepsIn(t)
 		before := w.StateHash() // keeps every node's digest
 		id := w.id("h1")
 		if bypass {
