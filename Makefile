@@ -73,9 +73,11 @@ bench-matrix:
 # best release's time in the same run.
 # The explorer's distinct states per second on one core, this tree beside
 # the tagged releases built from their source in the same run (issue 16's
-# floor: 4x v0.3.0's rate on the default plan).
+# floor: 4x v0.3.0's rate on the default plan; v0.7.0 is the release before
+# depth-first search became the default). Best of 5: the baseline's own
+# rate varies by half between runs on a shared 2-core machine.
 bench-explore:
-	$(GO) run ./internal/classbench/explorerate -reps 3
+	$(GO) run ./internal/classbench/explorerate -reps 5 -releases v0.3.0,v0.7.0
 
 bench-regress:
 	LEASECHECK_REGRESS=1 $(GO) test ./internal/classbench -run 'TestRegression|TestJudge' -count=1 -v
