@@ -177,6 +177,10 @@ type Options struct {
 	// noSpares (tests only, export_test.go): depth-first search copies
 	// every world anew instead of into the worlds it is done with.
 	noSpares bool
+	// noCloning (tests only, export_test.go): every state is re-run from
+	// the scenario along its path, as for machines that cannot be copied —
+	// the judge of the copies (sim.World.Clone, CloneInto) that uses none.
+	noCloning bool
 	// reuse (tests only, export_test.go), when non-zero, fixes how far a
 	// waiting state may be from the world it is re-run from (reuseDistance),
 	// whatever the heap.
@@ -416,7 +420,7 @@ func exploreWith(sc *scenario.Scenario, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	x.rep.Cloning = root.CanClone()
+	x.rep.Cloning = root.CanClone() && !o.noCloning
 	if o.Strategy == DFS {
 		x.visited.trackDepths()
 	}

@@ -436,11 +436,12 @@ func TestReRunIsExact(t *testing.T) {
 }
 
 // TestSpareWorldsAreExact: depth-first search copying worlds into the
-// ones it is done with (sim.World.CloneInto) explores what it explores
-// copying each anew — the report and the counterexample byte for byte —
-// on a space where frozen holders' inboxes fill, on the adversary's and on
-// mutants found. (Striking a world still waiting off the spares too late
-// fails it.)
+// ones it is done with (sim.World.CloneInto), and copying each anew,
+// explores what it explores re-running every state from the scenario along
+// its path, which copies nothing — the report and the counterexample byte
+// for byte — on a space where frozen holders' inboxes fill, on the
+// adversary's and on mutants found. (A copy that drops a frozen holder's
+// inbox fails it, and so does a world still waiting let go as spare.)
 func TestSpareWorldsAreExact(t *testing.T) {
 	type tc struct {
 		name string
@@ -458,21 +459,28 @@ func TestSpareWorldsAreExact(t *testing.T) {
 	}
 	for _, c := range cases {
 		var want string
-		for _, spares := range []bool{false, true} {
+		for _, how := range []string{"re-run", "fresh copies", "spare worlds"} {
 			o := c.o
 			o.Strategy = explore.DFS
-			if !spares {
+			switch how {
+			case "re-run":
+				explore.NoCloning(&o)
+			case "fresh copies":
 				explore.NoSpareWorlds(&o)
 			}
 			r := mustExplore(t, c.sc, o)
+			if r.Cloning != (how != "re-run") {
+				t.Fatalf("%s, %s: the report says cloning %v", c.name, how, r.Cloning)
+			}
+			r.Cloning = true // the one field that tells them apart
 			got := report(t, r)
 			if r.Counterexample != nil {
 				got += strings.Join(r.Counterexample.Scenario.Schedule.Choices, ",")
 			}
-			if !spares {
+			if how == "re-run" {
 				want = got
 			} else if got != want {
-				t.Fatalf("%s: copying into spare worlds differs:\n%s\n%s", c.name, got, want)
+				t.Fatalf("%s: %s differ from re-running every state:\n%s\n%s", c.name, how, got, want)
 			}
 		}
 	}

@@ -11,3 +11,8 @@ func ReuseDistance(o *Options, d int) { o.reuse = d }
 // NoSpareWorlds makes depth-first search copy every world anew, never
 // into one it is done with (sim.World.CloneInto).
 func NoSpareWorlds(o *Options) { o.noSpares = true }
+
+// NoCloning makes the search re-run every state from the scenario along
+// its path instead of copying worlds, as it does for machines that cannot
+// be copied.
+func NoCloning(o *Options) { o.noCloning = true }

@@ -562,7 +562,7 @@ func (b *expandBuf) judged(r *sim.Result) {
 // rootItem records the root state.
 func (x *explorer) rootItem(root *sim.World) item {
 	it := item{}
-	if root.CanClone() {
+	if x.rep.Cloning {
 		x.root = &snap{w: root.Clone()}
 		it.base, it.own = &snap{w: root}, true
 	}
