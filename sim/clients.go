@@ -93,7 +93,7 @@ func (w *World) clientWake(id int32) {
 		if r.After == "acquired" {
 			if c.acquired < 0 {
 				c.next++
-				if w.tracing() { // its detail is built only for a trace
+				if w.tracing() {
 					w.trace1(n.process, "skips", r.String()+": its acquire was not granted")
 				}
 				continue
@@ -154,7 +154,7 @@ func (w *World) clientSend(id int32, r scenario.ClientRequest) {
 	c := n.client
 	req, ok := w.resolve(id, r)
 	if !ok {
-		if w.tracing() { // its detail is built only for a trace
+		if w.tracing() {
 			w.trace1(n.process, "skips", r.String())
 		}
 		return
@@ -170,7 +170,7 @@ func (w *World) clientSend(id int32, r scenario.ClientRequest) {
 		c.outF = c.lastGrant
 	}
 	c.until = w.now + w.clientTimeout()
-	if w.tracing() { // its detail is built only for a trace
+	if w.tracing() {
 		w.trace1(n.process, "sends", r.String()+" as "+req.Owner+" fence="+strconv.FormatInt(req.Fence, 10))
 	}
 	w.send(m)

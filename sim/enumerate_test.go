@@ -130,7 +130,9 @@ func TestCloneIsIndependent(t *testing.T) {
 func walk(t testing.TB, seed uint64, cut func(n int) int, noTrace bool) (*sim.World, *sim.Result) {
 	t.Helper()
 	sc := space()
-	// Freezes too: a frozen node's inbox keeps what arrives meanwhile.
+	// Freezes too: their spans and held sends among the states copied. (A
+	// frozen node's inbox stays empty on these walks, measured; explore's
+	// TestSpareWorldsAreExact copies states where it fills.)
 	sc.Space.Faults = append(sc.Space.Faults, faults.Freeze)
 	sc.Space.MaxFaults = 3
 	rec := &walker{r: rand.New(rand.NewPCG(seed, 9))}
@@ -157,8 +159,8 @@ func TestCloneIntoASpareWorld(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		noTrace := seed%2 == 0
 		_, whole := walk(t, seed, func(int) int { return 0 }, noTrace)
-		// Every third point of the walk, so paused nodes' inboxes, held
-		// messages and open spans are among the states copied.
+		// Every third point of the walk, so paused nodes' held messages
+		// and open spans are among the states copied.
 		for cut := int(seed % 3); cut < whole.Steps; cut += 3 {
 			w, _ := walk(t, seed, func(int) int { return cut }, noTrace)
 			spare, _ := walk(t, seed+1000, func(n int) int { return (cut * 7) % max(n, 1) }, cut%3 == 0)
@@ -168,7 +170,7 @@ func TestCloneIntoASpareWorld(t *testing.T) {
 			before := w.StateHash()
 			c := w.CloneInto(spare)
 			if c != spare {
-				t.Fatalf("seed %d: the copy is not made in the spare world", seed)
+				t.Fatalf("seed %d, cut %d: the copy is not made in the spare world", seed, cut)
 			}
 			if got := c.StateHash(); got != before {
 				t.Fatalf("seed %d, cut %d: the copy's digest %x, the original's %x", seed, cut, got, before)

@@ -76,12 +76,13 @@ func (w *World) recordReturn(op int32, r *machine.Reply) {
 	}
 }
 
-// tracing reports whether the run keeps a trace (a detail costly to build
-// is built only then).
+// tracing reports whether the run keeps a trace: a trace line's detail
+// that costs a string to build (a formatted number, a fault's or a
+// request's description) is built only then, under it.
 func (w *World) tracing() bool { return !w.opts.NoTrace }
 
 func (w *World) trace1(node, what, detail string) {
-	if w.opts.NoTrace {
+	if !w.tracing() {
 		return
 	}
 	w.trace = append(w.trace, TraceEvent{T: w.now, Node: node, What: what, Detail: detail})

@@ -24,7 +24,7 @@ func kindIndex(k faults.Kind) int {
 
 func (w *World) count(k faults.Kind, f faults.Fault) {
 	w.counts[0][kindIndex(k)]++
-	if w.tracing() { // its detail is built only for a trace
+	if w.tracing() {
 		w.trace1(f.Target, "fault", f.String())
 	}
 }
@@ -74,7 +74,7 @@ func (w *World) notApplied(f faults.Fault) {
 		w.faultRecs[n-1].Partial = true
 		w.faultRecs[n-1].Detail = "not applied: the machine does not implement it"
 	}
-	if w.tracing() { // its detail is built only for a trace
+	if w.tracing() {
 		w.trace1(f.Target, "fault-not-applied", f.String()+" (the machine does not implement it)")
 	}
 }
@@ -92,7 +92,7 @@ func (w *World) fault(i int) {
 		w.counts[1][kindIndex(f.Kind)]++
 		w.faultRecs = append(w.faultRecs, model.FaultRecord{Kind: string(f.Kind), Target: f.Target, Start: w.now, Partial: true,
 			Detail: "not applied: a fault between the servers of a cluster; the simulator has one coordinator"})
-		if w.tracing() { // its detail is built only for a trace
+		if w.tracing() {
 			w.trace1(f.Target, "fault-not-applied", f.String()+" (a cluster fault: the simulator has one coordinator)")
 		}
 		return
@@ -262,7 +262,7 @@ func (w *World) restart(i int) {
 	cfg.Owner, cfg.Name = n.owner, n.process
 	w.setHolder(n, w.opts.NewHolder(cfg))
 	n.crashed, n.done, n.waiting = false, false, false
-	if w.tracing() { // its detail is built only for a trace
+	if w.tracing() {
 		w.trace1(n.process, "restarted", "owner="+n.owner)
 	}
 	w.schedule(id, w.now)

@@ -36,7 +36,7 @@ func (w *World) setBelief(id int32, b bool, fence int64) {
 		n.belief = int32(len(w.beliefs))
 		w.beliefs = append(w.beliefs, Belief{Process: n.process, Owner: n.owner, Fence: fence, From: w.now, To: w.now,
 			FromLine: w.traceLine(), Open: true, Told: n.told})
-		if w.tracing() { // its detail is built only for a trace
+		if w.tracing() {
 			w.trace1(n.process, "believes", "fence="+strconv.FormatInt(fence, 10))
 		}
 	} else {
@@ -143,7 +143,7 @@ func (w *World) observe(r *machine.Request, rep *machine.Reply, at int64) {
 			w.stats.HandoffAt = append(w.stats.HandoffAt, t)
 		}
 		w.pendCrash, w.pendRelease = w.pendCrash[:0], w.pendRelease[:0]
-		if w.tracing() { // its detail is built only for a trace
+		if w.tracing() {
 			w.trace1(faults.Coordinator, "granted", r.Owner+" fence="+strconv.FormatInt(rep.Fence, 10))
 		}
 		if w.hasClients {

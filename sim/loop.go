@@ -430,7 +430,7 @@ func (w *World) step(id int32, env *envelope) {
 	}
 	w.scheduleLocal(id, wake)
 	if pause > 0 {
-		if w.tracing() { // its detail is built only for a trace
+		if w.tracing() {
 			w.trace1(n.name, "paused", fmt.Sprintf("for %dms", pause))
 		}
 		w.record(n, faults.Fault{Kind: faults.Pause, Target: n.name}, w.now, pause, "paused between its check and its send")

@@ -447,12 +447,12 @@ func (w *World) nodeCore(n *node, r *renaming) uint64 {
 	h.Reset()
 	h.String(r.str(n.process))
 	h.String(r.str(n.owner))
-	flags := b2u(n.crashed) | b2u(n.believes)<<1 | b2u(n.waiting)<<2 | b2u(n.done)<<3 | b2u(n.belief >= 0)<<4 | b2u(n.stop >= 0)<<5
+	flags := b2i(n.crashed) | b2i(n.believes)<<1 | b2i(n.waiting)<<2 | b2i(n.done)<<3 | b2i(n.belief >= 0)<<4 | b2i(n.stop >= 0)<<5
 	h.Uint(uint64(uint32(n.paused)) | uint64(uint32(n.inc))<<32)
 	h.Uint(uint64(uint32(n.nextInc)) | uint64(uint32(n.freezes))<<32)
 	h.Uint(uint64(uint32(n.cutCoord)) | uint64(uint32(n.cutRes))<<32)
 	h.Uint(uint64(uint32(n.dropRenew)) | uint64(uint32(n.clock.frozen))<<32)
-	h.Uint(flags)
+	h.Int(flags)
 	h.Int(n.clock.ppm)
 	h.Int(n.clock.wall)
 	h.Int(n.wakeLocal)
@@ -463,13 +463,6 @@ func (w *World) nodeCore(n *node, r *renaming) uint64 {
 	h.Int(n.fence)
 	h.Int(n.extraDelay)
 	return machine.Finalize(h.Sum()) | 1 // never 0, which means "not kept"
-}
-
-func b2u(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // nodeW returns node id for a move that may write its own fields (those
