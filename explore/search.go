@@ -100,20 +100,24 @@ func newPath(parent *path, cs []scenario.Choice) *path {
 	return fillPath(&path{}, parent, cs)
 }
 
-// fillPath makes p the path of parent and one more move's choices.
+// fillPath makes p the path of parent and one more move's choices. (The
+// inline values are written in place: a local slice that more took the
+// address of on the other branch was moved to the heap on both, an
+// allocation a state, a fifth of depth-first search's.)
 func fillPath(p *path, parent *path, cs []scenario.Choice) *path {
 	p.parent = parent
-	vals := p.inline[:0]
-	if len(cs) > len(p.inline) {
-		vals = make([]int32, 0, len(cs))
-	}
-	for _, c := range cs {
-		vals = append(vals, int32(c.Value))
-	}
-	if len(cs) > len(p.inline) {
-		p.more = &vals
-	}
 	p.n = int32(len(cs))
+	if len(cs) <= len(p.inline) {
+		for i, c := range cs {
+			p.inline[i] = int32(c.Value)
+		}
+		return p
+	}
+	vals := make([]int32, len(cs))
+	for i, c := range cs {
+		vals[i] = int32(c.Value)
+	}
+	p.more = &vals
 	return p
 }
 
@@ -415,7 +419,7 @@ func (x *explorer) dfs(root *sim.World) {
 		if x.outOfBudget() {
 			return
 		}
-		if it.entry && x.visited.depth(it.fp) < int(it.depth) {
+		if it.entry && int(x.visited.get(it.fp).depth) < int(it.depth) {
 			x.spare.put(it.world())
 			return // reached in fewer moves since, and explored from there (apply)
 		}
@@ -531,7 +535,13 @@ func (cd *cand) world() *sim.World {
 // allocation): it drops a finished subtree's paths together, so a block
 // is soon free, while breadth-first search's pruned states would keep
 // their blocks' waiting paths company.
-type pathSlab struct{ block []path }
+// A move of more than three values (a path's more) takes its values and
+// their slice from blocks too, where newPath allocates both.
+type pathSlab struct {
+	block []path
+	more  [][]int32
+	vals  []int32
+}
 
 const pathBlock = 256
 
@@ -544,7 +554,24 @@ func (s *pathSlab) next(parent *path, cs []scenario.Choice) *path {
 	}
 	p := &s.block[0]
 	s.block = s.block[1:]
-	return fillPath(p, parent, cs)
+	if len(cs) <= len(p.inline) {
+		return fillPath(p, parent, cs)
+	}
+	if len(s.more) == 0 {
+		s.more = make([][]int32, pathBlock)
+	}
+	if len(s.vals) < len(cs) {
+		s.vals = make([]int32, max(4*pathBlock, len(cs)))
+	}
+	vals := s.vals[:len(cs):len(cs)]
+	s.vals = s.vals[len(cs):]
+	for i, c := range cs {
+		vals[i] = int32(c.Value)
+	}
+	s.more[0] = vals
+	*p = path{parent: parent, more: &s.more[0], n: int32(len(cs))}
+	s.more = s.more[1:]
+	return p
 }
 
 // expandBuf is where a depth-first expansion lays its transitions, its
@@ -558,6 +585,10 @@ type expandBuf struct {
 	// judged Result takes: a verdict is drawn from its Result at once,
 	// and nothing reads the Result afterwards.
 	ops []model.Op
+	// cs holds the expansion's transitions' choices, one slice of it a
+	// transition (a slice a transition was a sixth of the objects a
+	// depth-first state allocated); a path copies them (pathSlab).
+	cs []scenario.Choice
 }
 
 // judgeOps is the room for the next judged Result's history (nil: none).
@@ -605,7 +636,7 @@ func (x *explorer) claim(it *item) []tkey {
 	}
 	if it.entry {
 		s := x.visited.get(it.fp)
-		s.expanded = true
+		s.setExpanded(true)
 		return x.visited.sleep(s)
 	}
 	return it.sleep()
@@ -654,7 +685,12 @@ func (x *explorer) expandPure(it *item, sleep []tkey, buf *expandBuf) []cand {
 		r := w.ResultInto(buf.judgeOps())
 		v, err := x.judgePure(r, full)
 		buf.judged(r)
-		return []cand{{err: err, leaf: true, cut: len(ms) > 0, v: v, ever: ever, hash: h}}
+		leaf := cand{err: err, leaf: true, cut: len(ms) > 0, v: v, ever: ever, hash: h}
+		if buf != nil {
+			buf.out = append(buf.out[:0], leaf)
+			return buf.out
+		}
+		return []cand{leaf}
 	}
 	only := it.only()
 	var movesBuf [8]sim.Move // most states have a few moves: no allocation
@@ -679,11 +715,13 @@ func (x *explorer) expandPure(it *item, sleep []tkey, buf *expandBuf) []cand {
 		shared = x.root
 	}
 	var out []cand
+	var cs []scenario.Choice
 	if buf != nil {
-		out = buf.out[:0]
-		defer func() { buf.out = out[:0] }()
+		out, cs = buf.out[:0], buf.cs[:0]
+		defer func() { buf.out, buf.cs = out[:0], cs[:0] }()
 	} else {
 		out = make([]cand, 0, len(moves))
+		cs = make([]scenario.Choice, 0, 2*len(moves))
 	}
 	var explored []tkey
 	// One chooser for every transition (each run takes what it needs of it
@@ -722,10 +760,12 @@ func (x *explorer) expandPure(it *item, sleep []tkey, buf *expandBuf) []cand {
 			case only != nil && !contains(only, k):
 			default:
 				cd := cand{k: k}
+				start := len(cs)
 				if len(moves) > 1 {
-					cd.cs = append(cd.cs, scenario.Choice{Label: "next", Value: i})
+					cs = append(cs, scenario.Choice{Label: "next", Value: i})
 				}
-				cd.cs = append(cd.cs, vc.taken...)
+				cs = append(cs, vc.taken...)
+				cd.cs = cs[start:len(cs):len(cs)]
 				mon := c.Monitor().(*monitor)
 				if flags := mon.take(c); len(flags) > 0 || x.o.JudgeEveryState {
 					if x.o.JudgeEveryState {
@@ -826,26 +866,26 @@ func (x *explorer) apply(it *item, cands []cand, push func(item)) {
 		kid := item{base: cd.base, own: cd.own, path: p, depth: int32(depth), fp: cd.hash}
 		if !x.o.NoHash {
 			if old := x.visited.get(cd.hash); old != nil {
-				if x.visited.depths != nil && depth < x.visited.depth(cd.hash) {
+				if x.visited.depths && depth < int(old.depth) {
 					// Depth-first, a state reached in fewer moves than
 					// before: from here its paths run further before the
 					// depth bound than they could from there, so it is
 					// explored afresh, with this visit's sleep set; a
 					// deeper visit still waiting is skipped (dfs).
-					x.visited.setDepth(cd.hash, depth)
+					old.depth = uint32(depth)
 					x.visited.setSleep(old, cd.childSleep)
-					old.expanded = false
+					old.setExpanded(false)
 					x.rep.Shallower++
 					kid.entry = true
 					push(kid)
 					continue
 				}
-				if x.o.NoPOR || subset(x.visited.sleep(old), cd.childSleep) {
+				if x.o.NoPOR || subset(x.visited.sleepOf(old), cd.childSleep) {
 					x.rep.PrunedSeen++
 					continue
 				}
 				var redo, keep []tkey
-				for _, z := range x.visited.sleep(old) {
+				for _, z := range x.visited.sleepOf(old) {
 					if contains(cd.childSleep, z) {
 						keep = append(keep, z)
 					} else {
@@ -853,7 +893,7 @@ func (x *explorer) apply(it *item, cands []cand, push func(item)) {
 					}
 				}
 				x.visited.setSleep(old, keep)
-				if !old.expanded {
+				if !old.expanded() {
 					x.rep.PrunedSeen++
 					continue // it will be expanded with the smaller sleep set
 				}
@@ -869,7 +909,7 @@ func (x *explorer) apply(it *item, cands []cand, push func(item)) {
 			// [shard hook] A new state another part owns (Options.Admit,
 			// shard.go) is remembered here, as expanded there, never explored.
 			if x.o.Admit != nil && !x.o.Admit(depth, cd.hash) {
-				e.expanded = true
+				e.setExpanded(true)
 				continue
 			}
 			kid.entry = true
