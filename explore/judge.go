@@ -38,10 +38,18 @@ func (x *explorer) judge(w *sim.World, withChecker bool) verdict {
 // adds.
 func (x *explorer) judgePure(r *sim.Result, withChecker bool) (verdict, error) {
 	v := verdict{run: r}
-	ex := &campaign.Execution{Scenario: r.Scenario, History: r.History, Sim: r, Faults: r.Stats.Faults}
 	if !withChecker {
-		v.out = &campaign.Outcome{Execution: ex, Check: &checker.Result{}, Findings: runprop.Judge(r), Judged: runprop.Properties()}
+		// The run properties alone: most states judged this way violate
+		// nothing, and their verdict needs no outcome (record reads it only
+		// of a violation).
+		findings := runprop.Judge(r)
+		if len(findings) == 0 {
+			return v, nil
+		}
+		ex := &campaign.Execution{Scenario: r.Scenario, History: r.History, Sim: r, Faults: r.Stats.Faults}
+		v.out = &campaign.Outcome{Execution: ex, Check: &checker.Result{}, Findings: findings, Judged: runprop.Properties()}
 	} else {
+		ex := &campaign.Execution{Scenario: r.Scenario, History: r.History, Sim: r, Faults: r.Stats.Faults}
 		out, err := campaign.JudgeExecution(context.Background(), ex, campaign.JudgeOptions{Budget: x.o.CheckBudget})
 		if err != nil {
 			return v, err

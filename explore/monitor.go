@@ -2,6 +2,7 @@ package explore
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
@@ -47,7 +48,20 @@ type monitor struct {
 	// (internal/timed) the applied order can be in. It never touches the
 	// machines under test, so a bug planted in their source is not planted
 	// in their judge.
-	spec                 []specKey
+	//
+	// The first key's states are inline (most scenarios have one key: a
+	// copy copies them with the monitor, no allocation); the rest are in
+	// spec.
+	spec0    specKey
+	hasSpec0 bool
+	spec     []specKey
+	// specShared (atomic) says spec is shared with a copy (Clone) and is
+	// copied before it is written. Clone sets it on the original too, and
+	// only when it is not set yet: a world whose monitor several goroutines
+	// copy (breadth-first search's shared worlds) was copied by its own
+	// goroutine first, so that store never meets another copy of it (as
+	// sim's copy-on-write epochs).
+	specShared           uint32
 	owners               []string // interned owners, append-only (clipped on Clone)
 	rules                timed.Rules
 	ruled                bool
@@ -66,10 +80,22 @@ type monitor struct {
 	pending []int32
 }
 
-// specKey is one key's specification states.
+// specKey is one key's specification states: most of the time one, kept
+// inline (a slice of states a request applied was a tenth of the objects
+// a depth-first state allocated); two or more in more, shared with copies
+// (Applied replaces it, never writes it in place).
 type specKey struct {
-	key    string
-	states []timed.State
+	key  string
+	one  [1]timed.State
+	more []timed.State
+}
+
+// states returns k's states, for reading.
+func (k *specKey) states() []timed.State {
+	if k.more != nil {
+		return k.more
+	}
+	return k.one[:]
 }
 
 func (m *monitor) flag(p string) {
@@ -132,9 +158,16 @@ func (m *monitor) take(w *sim.World) []string {
 
 func (m *monitor) Clone() sim.Monitor {
 	c := *m
-	// Each key's states are shared: Applied replaces them, never writes
-	// them in place.
-	c.spec = slices.Clone(m.spec)
+	// The first key is copied with the monitor; the keys after it are
+	// shared until one of the two applies a request to one (specShared). A
+	// key's states beyond its first are shared for good: Applied replaces
+	// them, never writes them in place.
+	if len(m.spec) > 0 {
+		if atomic.LoadUint32(&m.specShared) == 0 {
+			atomic.StoreUint32(&m.specShared, 1)
+		}
+		c.specShared = 1
+	}
 	c.owners = slices.Clip(m.owners) // shared, append-only: an append copies
 	c.flags = nil
 	c.pending = slices.Clone(m.pending)
@@ -156,11 +189,18 @@ func (m *monitor) HashStateRenamed(h *machine.Hasher, rename func(string) string
 	if m.diverged { // once diverged, the specification's state no longer matters
 		return
 	}
-	for _, k := range m.spec {
+	for i := -1; i < len(m.spec); i++ {
+		k := &m.spec0
+		if i >= 0 {
+			k = &m.spec[i]
+		} else if !m.hasSpec0 {
+			continue
+		}
 		h.String(str(k.key))
-		h.Int(int64(len(k.states)))
-		for i := range k.states {
-			s := &k.states[i]
+		states := k.states()
+		h.Int(int64(len(states)))
+		for i := range states {
+			s := &states[i]
 			if s.Holder == timed.NoOwner {
 				h.String("")
 			} else {
@@ -210,20 +250,26 @@ func (m *monitor) Applied(w *sim.World, resource bool, req *machine.Request, rep
 		}
 	}
 	k := m.specOf(req.Key)
-	var next []timed.State // a new slice: copies share the old one (Clone)
-	for _, s := range k.states {
-		for _, t := range timed.StepApplied(m.rules, s, &in, nil) {
+	// The states are made on the stack; a key keeps one inline, more in a
+	// slice of their own (copies share the old one).
+	var nextBuf, stepBuf [8]timed.State
+	next := nextBuf[:0]
+	for _, s := range k.states() {
+		for _, t := range timed.StepApplied(m.rules, s, &in, stepBuf[:0]) {
 			if !slices.Contains(next, t) {
 				next = append(next, t)
 			}
 		}
 	}
-	if len(next) == 0 {
+	switch len(next) {
+	case 0:
 		m.diverged = true
 		m.flag(checker.Linearizable)
-		return
+	case 1:
+		k.one[0], k.more = next[0], nil
+	default:
+		k.more = slices.Clone(next)
 	}
-	k.states = next
 }
 
 func (m *monitor) intern(owner string) int32 {
@@ -234,19 +280,36 @@ func (m *monitor) intern(owner string) int32 {
 	return int32(len(m.owners) - 1)
 }
 
+// specOf returns key's states for writing (the keys copied first when a
+// copy shares them).
 func (m *monitor) specOf(key string) *specKey {
+	switch {
+	case !m.hasSpec0:
+		m.spec0, m.hasSpec0 = specKey{key: key, one: [1]timed.State{timed.InitialState()}}, true
+		return &m.spec0
+	case m.spec0.key == key:
+		return &m.spec0
+	}
+	if atomic.LoadUint32(&m.specShared) != 0 {
+		m.spec = slices.Clone(m.spec)
+		atomic.StoreUint32(&m.specShared, 0)
+	}
 	for i := range m.spec {
 		if m.spec[i].key == key {
 			return &m.spec[i]
 		}
 	}
-	m.spec = append(m.spec, specKey{key: key, states: []timed.State{timed.InitialState()}})
+	m.spec = append(m.spec, specKey{key: key, one: [1]timed.State{timed.InitialState()}})
 	return &m.spec[len(m.spec)-1]
 }
 
+// properties is campaign.Properties, made once: a flag asked for it
+// anew, an allocation each time.
+var properties = campaign.Properties()
+
 // propertyBit is p's bit in monitor.ever.
 func propertyBit(p string) uint64 {
-	if i := slices.Index(campaign.Properties(), p); i >= 0 {
+	if i := slices.Index(properties, p); i >= 0 {
 		return 1 << uint(i)
 	}
 	return 0
