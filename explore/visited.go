@@ -19,53 +19,65 @@ import (
 	"slices"
 )
 
-// vslot is one slot of the table. used tells an empty slot from digest 0.
+// vslot is one slot of the table, 16 bytes: the digest, the state's
+// depth and, in meta, whether the slot is used (which tells an empty slot
+// from digest 0), whether the state was expanded, and where its sleep set
+// lies in the arena (0: empty). The depth sits in the slot, not in an
+// array beside it: a depth-first visit reads both, and two arrays were two
+// cache misses a state where one is one.
 type vslot struct {
-	fp       uint64
-	off      uint32 // the sleep set: arena[off : off+n]
-	n        uint16
-	used     bool
-	expanded bool
+	fp    uint64
+	depth uint32
+	meta  uint32
+}
+
+const (
+	slotUsed     = 1 << 31
+	slotExpanded = 1 << 30
+	sleepOffMask = slotExpanded - 1
+)
+
+func (s *vslot) used() bool     { return s.meta&slotUsed != 0 }
+func (s *vslot) expanded() bool { return s.meta&slotExpanded != 0 }
+
+func (s *vslot) setExpanded(e bool) {
+	if e {
+		s.meta |= slotExpanded
+	} else {
+		s.meta &^= slotExpanded
+	}
 }
 
 // visitedSet is the table. Its slot count is a power of two, at most 3/4
-// full.
+// full. A sleep set lies in the arena as its length (a header's id) and
+// its transitions; arena[0] is a placeholder, so offset 0 means empty.
 type visitedSet struct {
 	slots []vslot
 	n     int
 	shift uint
 	arena []tkey
-	// depths, kept by depth-first search only (trackDepths), is the fewest
-	// moves each slot's state was reached in, slot by slot: a state reached
-	// in fewer moves than before is explored again (search.go's dfs).
-	depths []uint32
+	// depths says the slots' depths are kept, by depth-first search only
+	// (trackDepths): a state reached in fewer moves than before is explored
+	// again (search.go's dfs).
+	depths bool
 }
 
 // trackDepths makes v keep each state's depth (add's depth argument).
-func (v *visitedSet) trackDepths() {
-	v.depths = make([]uint32, len(v.slots))
-}
+func (v *visitedSet) trackDepths() { v.depths = true }
 
 func newVisitedSet() *visitedSet {
-	v := &visitedSet{}
+	v := &visitedSet{arena: make([]tkey, 1, 64)}
 	v.resize(1 << 12)
 	return v
 }
 
 func (v *visitedSet) resize(size int) {
-	old, oldDepths := v.slots, v.depths
+	old := v.slots
 	v.slots = make([]vslot, size)
-	if oldDepths != nil || v.depths != nil {
-		v.depths = make([]uint32, size)
-	}
 	v.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	for i := range old {
-		if old[i].used {
-			j := v.index(old[i].fp)
-			v.slots[j] = old[i]
-			if oldDepths != nil {
-				v.depths[j] = oldDepths[i]
-			}
+		if old[i].used() {
+			v.slots[v.index(old[i].fp)] = old[i]
 		}
 	}
 }
@@ -81,23 +93,17 @@ func (v *visitedSet) index(fp uint64) uint64 {
 	i := (fp * 0x9e3779b97f4a7c15) >> v.shift
 	for {
 		s := &v.slots[i]
-		if !s.used || s.fp == fp {
+		if !s.used() || s.fp == fp {
 			return i
 		}
 		i = (i + 1) & mask
 	}
 }
 
-// depth returns the fewest moves fp's state was reached in (trackDepths).
-func (v *visitedSet) depth(fp uint64) int { return int(v.depths[v.index(fp)]) }
-
-// setDepth records that fp's state was reached in d moves (trackDepths).
-func (v *visitedSet) setDepth(fp uint64, d int) { v.depths[v.index(fp)] = uint32(d) }
-
 // get returns fp's slot, or nil.
 func (v *visitedSet) get(fp uint64) *vslot {
 	s := v.slot(fp)
-	if !s.used {
+	if !s.used() {
 		return nil
 	}
 	return s
@@ -109,36 +115,45 @@ func (v *visitedSet) add(fp uint64, sleep []tkey, depth int) *vslot {
 	if (v.n+1)*4 > len(v.slots)*3 {
 		v.resize(len(v.slots) * 2)
 	}
-	i := v.index(fp)
-	s := &v.slots[i]
-	if v.depths != nil {
-		v.depths[i] = uint32(depth)
-	}
-	*s = vslot{fp: fp, used: true}
+	s := v.slot(fp)
+	*s = vslot{fp: fp, depth: uint32(depth), meta: slotUsed}
 	v.setSleep(s, sleep)
 	v.n++
 	return s
 }
 
-// sleep returns s's sleep set (a copy: the arena is rewritten in place).
-func (v *visitedSet) sleep(s *vslot) []tkey {
-	if s.n == 0 {
+// sleepOf returns s's sleep set where it lies in the arena: read it before
+// the next setSleep.
+func (v *visitedSet) sleepOf(s *vslot) []tkey {
+	off := s.meta & sleepOffMask
+	if off == 0 {
 		return nil
 	}
-	return slices.Clone(v.arena[s.off : s.off+uint32(s.n)])
+	return v.arena[off+1 : off+1+uint32(v.arena[off].id)]
+}
+
+// sleep returns s's sleep set (a copy: the arena is rewritten in place).
+func (v *visitedSet) sleep(s *vslot) []tkey {
+	return slices.Clone(v.sleepOf(s))
 }
 
 // setSleep stores s's sleep set: in place when it is no larger (a sleep
 // set only shrinks once stored), else at the arena's end.
 func (v *visitedSet) setSleep(s *vslot, sleep []tkey) {
-	if len(sleep) > 0xffff {
-		panic("explore: a sleep set of more than 65535 transitions")
-	}
-	if len(sleep) <= int(s.n) {
-		copy(v.arena[s.off:], sleep)
-	} else {
-		s.off = uint32(len(v.arena))
+	off := s.meta & sleepOffMask
+	switch {
+	case len(sleep) == 0:
+		off = 0
+	case off != 0 && len(sleep) <= int(v.arena[off].id):
+		copy(v.arena[off+1:], sleep)
+		v.arena[off].id = uint64(len(sleep))
+	default:
+		if len(v.arena)+1+len(sleep) > sleepOffMask {
+			panic("explore: the visited set's sleep sets hold more than 2^30 transitions")
+		}
+		off = uint32(len(v.arena))
+		v.arena = append(v.arena, tkey{id: uint64(len(sleep))})
 		v.arena = append(v.arena, sleep...)
 	}
-	s.n = uint16(len(sleep))
+	s.meta = s.meta&^sleepOffMask | off
 }
