@@ -85,20 +85,24 @@ func (h *Hasher) Bool(b bool) {
 }
 
 // String mixes s in, with its length (so "ab","c" and "a","bc" differ).
+// Its bytes go in as big-endian words of 8, the last word of what is left.
+// (Eight at a time and the rest in a loop of its own: the same words as a
+// byte loop that counted to 8, in half the instructions; strings were 6% of
+// the instructions an explored state cost.)
 func (h *Hasher) String(s string) {
-	var w uint64
-	n := 0
-	for i := 0; i < len(s); i++ {
-		w = w<<8 | uint64(s[i])
-		if n++; n == 8 {
-			h.Uint(w)
-			w, n = 0, 0
-		}
+	n := len(s)
+	for ; len(s) >= 8; s = s[8:] {
+		h.Uint(uint64(s[0])<<56 | uint64(s[1])<<48 | uint64(s[2])<<40 | uint64(s[3])<<32 |
+			uint64(s[4])<<24 | uint64(s[5])<<16 | uint64(s[6])<<8 | uint64(s[7]))
 	}
-	if n > 0 {
+	if len(s) > 0 {
+		var w uint64
+		for i := 0; i < len(s); i++ {
+			w = w<<8 | uint64(s[i])
+		}
 		h.Uint(w)
 	}
-	h.Int(int64(len(s)) | 1<<62)
+	h.Int(int64(n) | 1<<62)
 }
 
 // CloneCoordinator copies a Coordinator made by ClockedCoordinator when the

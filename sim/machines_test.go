@@ -3,6 +3,7 @@ package sim
 import (
 	"testing"
 
+	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/holder"
 	"github.com/leasecheck/leasecheck/scenario"
 )
@@ -78,6 +79,33 @@ func TestVerifyDigestsCatchesANodeWrittenPastNodeW(t *testing.T) {
 			t.Errorf("a write past nodeW went unreported (%v) or changed the kept digest", w.Err())
 		case !bypass && (w.Err() != nil || after == before):
 			t.Errorf("a write through nodeW: reported %v, or the digest did not follow it", w.Err())
+		}
+	}
+}
+
+// The belief and stop spans' kept digest follows openStop and closeStop,
+// and VerifyDigests catches a span written around them.
+func TestVerifyDigestsCatchesASpanWrittenPastItsKeeper(t *testing.T) {
+	for _, bypass := range []bool{false, true} {
+		w := threeStepsIn(t)
+		id := w.id("h1")
+		w.openStop(id, faults.Pause)
+		w.now++
+		before := w.StateHash()
+		if bypass {
+			s := &w.stops[len(w.stops)-1]
+			s.To, s.Open = w.now, false
+		} else {
+			w.closeStop(id, false)
+		}
+		after := w.StateHash()
+		w.VerifyDigests()
+		w.StateHash()
+		switch {
+		case bypass && (w.Err() == nil || after != before):
+			t.Errorf("a span closed past closeStop went unreported (%v) or changed the kept digest", w.Err())
+		case !bypass && (w.Err() != nil || after == before):
+			t.Errorf("a span closed by closeStop: reported %v, or the digest did not follow it", w.Err())
 		}
 	}
 }

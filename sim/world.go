@@ -146,6 +146,10 @@ type World struct {
 	coordH, resH         uint64
 	mhasher              machine.Hasher
 	verifyDigests        bool
+	// spanSum is the sum of the belief and stop spans' digests, kept as
+	// they open and close (liveness.go): the state digest read them all at
+	// every state.
+	spanSum uint64
 
 	// faultRecs are the faults' records for the history, in the order they
 	// struck
