@@ -606,3 +606,4 @@ func TestAutoHasBreadthFirstsVerdict(t *testing.T) {
 		}
 	}
 }
+

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"slices"
 	"sync/atomic"
 
@@ -61,12 +62,19 @@ type monitor struct {
 	// copy (breadth-first search's shared worlds) was copied by its own
 	// goroutine first, so that store never meets another copy of it (as
 	// sim's copy-on-write epochs).
-	specShared           uint32
-	owners               []string // interned owners, append-only (clipped on Clone)
-	rules                timed.Rules
-	ruled                bool
-	diverged             bool // the applied order left the specification: judge in full
-	blind                bool // Options.blindMonitor
+	specShared uint32
+	owners     []string // interned owners, append-only (clipped on Clone)
+	rules      timed.Rules
+	ruled      bool
+	diverged   bool // the applied order left the specification: judge in full
+	blind      bool // Options.blindMonitor
+	// kept is the digest of diverged and spec (what HashState digests),
+	// made when first asked and dropped by Applied, the one writer of
+	// either (0: not kept). With verify (Options.VerifyDigests) it is
+	// made afresh every time, and stale says a kept one differed: a bug in
+	// leasecheck, which digestErr reports.
+	kept                 uint64
+	verify, stale        bool
 	flags                []string
 	ever                 uint64 // every property flagged on this path (bit: campaign.Properties index)
 	recoveries, handoffs int    // timed so far (sim.World.Measured)
@@ -177,8 +185,29 @@ func (m *monitor) Clone() sim.Monitor {
 func (m *monitor) HashState(h *machine.Hasher) { m.HashStateRenamed(h, nil) }
 
 // HashStateRenamed digests the monitor's state with every holder name
-// renamed (sim.RenamingHasher, for the symmetry reduction; nil: as it is).
+// renamed (sim.RenamingHasher, for the symmetry reduction; nil: as it is,
+// by its kept digest: the specification's states were a twentieth of the
+// instructions a state's digest took, and change only when a request is
+// applied).
 func (m *monitor) HashStateRenamed(h *machine.Hasher, rename func(string) string) {
+	if rename != nil {
+		m.hashSpec(h, rename)
+		return
+	}
+	if m.kept == 0 || m.verify {
+		var x machine.Hasher
+		x.Reset()
+		m.hashSpec(&x, nil)
+		fresh := x.Sum() | 1 // never 0, "not kept"
+		if m.kept != 0 && m.kept != fresh {
+			m.stale = true
+		}
+		m.kept = fresh
+	}
+	h.Uint(m.kept)
+}
+
+func (m *monitor) hashSpec(h *machine.Hasher, rename func(string) string) {
 	str := func(s string) string {
 		if rename == nil {
 			return s
@@ -231,6 +260,7 @@ func (m *monitor) Applied(w *sim.World, resource bool, req *machine.Request, rep
 	if m.diverged || m.blind {
 		return
 	}
+	m.kept = 0
 	if !m.ruled {
 		m.rules, m.ruled = timed.Rules{Semantics: w.Scenario().Sem()}, true
 	}
@@ -306,6 +336,18 @@ func (m *monitor) specOf(key string) *specKey {
 // properties is campaign.Properties, made once: a flag asked for it
 // anew, an allocation each time.
 var properties = campaign.Properties()
+
+// digestErr is the error a digest of w found: a stale digest the world
+// kept (sim.World.VerifyDigests) or the monitor did.
+func digestErr(w *sim.World) error {
+	if err := w.Err(); err != nil {
+		return err
+	}
+	if m, ok := w.Monitor().(*monitor); ok && m.stale {
+		return fmt.Errorf("explore: the monitor's kept digest is stale (its specification states written past Applied): a bug in leasecheck")
+	}
+	return nil
+}
 
 // propertyBit is p's bit in monitor.ever.
 func propertyBit(p string) uint64 {

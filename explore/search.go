@@ -678,8 +678,8 @@ func (x *explorer) expandPure(it *item, sleep []tkey, buf *expandBuf) []cand {
 		m := w.Monitor().(*monitor)
 		full := x.o.FullLeaves || m.diverged
 		ever := m.ever
-		h := x.digest(w)                // [shard hook] the violating state's digest orders counterexamples
-		if err := w.Err(); err != nil { // VerifyDigests found a stale digest
+		h := x.digest(w)                     // [shard hook] the violating state's digest orders counterexamples
+		if err := digestErr(w); err != nil { // VerifyDigests found a stale digest
 			return []cand{{err: err}}
 		}
 		r := w.ResultInto(buf.judgeOps())
@@ -796,7 +796,7 @@ func (x *explorer) expandPure(it *item, sleep []tkey, buf *expandBuf) []cand {
 				}
 				if !x.o.NoHash || len(cd.v.failed) > 0 {
 					cd.hash = x.digest(c)
-					if err := c.Err(); err != nil { // VerifyDigests found a stale digest
+					if err := digestErr(c); err != nil { // VerifyDigests found a stale digest
 						return append(out, cand{err: err})
 					}
 				}
@@ -972,7 +972,7 @@ func (x *explorer) rerun(p *path, steps int) (*sim.World, *vecChooser, error) {
 		o = *x.o.Sim
 	}
 	rc := &vecChooser{prefix: p.last(steps)}
-	o.Chooser, o.NoTrace, o.NoRunHash, o.Monitor = rc, true, true, &monitor{blind: x.o.blindMonitor}
+	o.Chooser, o.NoTrace, o.NoRunHash, o.Monitor = rc, true, true, &monitor{blind: x.o.blindMonitor, verify: x.o.VerifyDigests}
 	w, err := sim.NewWorld(x.sc, &o)
 	if err != nil {
 		return nil, nil, err
