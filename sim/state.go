@@ -51,24 +51,17 @@ func (w *World) EnableHashing() {
 	}
 }
 
+// The digests below are written with machine.Digest, a value the
+// compiler keeps in a register (a Hasher behind a pointer stores and loads
+// its digest at every word): the same words in the same order, so the same
+// digests.
+
 func hashOp(o *model.Op, r *renaming) uint64 {
-	h := machine.NewHasher()
-	h.String(r.str(o.Process))
-	h.String(r.str(o.Owner))
-	h.String(r.str(o.Key))
-	h.String(r.str(o.Value))
-	h.String(r.str(o.Error))
-	h.Int(int64(o.Kind))
-	h.Int(o.TTL)
-	h.Int(o.Fence)
-	h.Int(o.Call)
-	h.Int(o.Return)
-	h.Int(o.At)
-	h.Bool(o.HasValue)
-	h.Bool(o.Returned)
-	h.Bool(o.HasAt)
-	h.Bool(o.OK)
-	return machine.Finalize(h.Sum())
+	d := machine.NewDigest().Str(r.str(o.Process)).Str(r.str(o.Owner)).Str(r.str(o.Key)).
+		Str(r.str(o.Value)).Str(r.str(o.Error))
+	d = d.Int(int64(o.Kind)).Int(o.TTL).Int(o.Fence).Int(o.Call).Int(o.Return).Int(o.At)
+	d = d.Bool(o.HasValue).Bool(o.Returned).Bool(o.HasAt).Bool(o.OK)
+	return machine.Finalize(d.Sum())
 }
 
 func (w *World) rehashOp(i int32) {
@@ -236,13 +229,9 @@ func (w *World) StateHash() uint64 { return w.stateHash(nil) }
 // dedupe keys, and every string (names, owners, processes, values and
 // errors, inside the machines too, via the reflective walk).
 func (w *World) stateHash(r *renaming) uint64 {
-	// The world's own hasher: one passed to machines' digests escapes, and
-	// a fresh one per digest was an allocation per state.
-	h := &w.hasher
-	h.Reset()
-	h.Int(w.now)
+	d := machine.NewDigest().Int(w.now)
 	for j := range w.nodes {
-		w.hashNode(h, &w.nodes[r.from(j)], r)
+		d = w.hashNode(d, &w.nodes[r.from(j)], r)
 	}
 	// The events to come, as a multiset: their queue order only breaks
 	// ties, and an enumerable run offers every order of ties anyway.
@@ -255,56 +244,50 @@ func (w *World) stateHash(r *renaming) uint64 {
 	for i := range w.due {
 		evs += w.hashEvent(&w.due[i], r)
 	}
-	h.Uint(evs)
+	d = d.Uint(evs)
 	if r != nil {
-		hashMachine(h, w.coord, r)
+		d = w.hashMachineD(d, w.coord, r)
 		if w.res != nil {
-			hashMachine(h, w.res, r)
+			d = w.hashMachineD(d, w.res, r)
 		}
 	} else {
-		h.Uint(w.machineDigest(&w.coordH, w.coord))
+		d = d.Uint(w.machineDigest(&w.coordH, w.coord))
 		if w.res != nil {
-			h.Uint(w.machineDigest(&w.resH, w.res))
+			d = d.Uint(w.machineDigest(&w.resH, w.res))
 		}
 	}
 	if r == nil {
-		h.Uint(w.dedupeSum)
+		d = d.Uint(w.dedupeSum)
 	} else {
 		var dd uint64
 		for k, rep := range w.dedupe {
 			dd += hashDedupe(k, &rep, r)
 		}
-		h.Uint(dd)
+		d = d.Uint(dd)
 	}
 	if w.hashing && r == nil {
-		h.Uint(w.opSum)
+		d = d.Uint(w.opSum)
 	} else {
 		var s uint64
 		for i := range w.ops.len() {
 			s += hashOp(w.ops.at(i), r)
 		}
-		h.Uint(s)
+		d = d.Uint(s)
 	}
-	h.Int(int64(w.restarts))
-	h.String(r.str(w.leaseOwner))
-	h.Int(w.leaseExpiry)
-	h.Int(int64(w.believers))
+	d = d.Int(int64(w.restarts)).Str(r.str(w.leaseOwner)).Int(w.leaseExpiry).Int(int64(w.believers))
 	if w.believers >= 2 {
-		h.Int(w.dblSince)
+		d = d.Int(w.dblSince)
 	}
-	h.Int(w.stats.DoubleBelief)
+	d = d.Int(w.stats.DoubleBelief)
 	for _, t := range w.pendCrash {
-		h.Int(t)
+		d = d.Int(t)
 	}
-	h.Int(-1)
+	d = d.Int(-1)
 	for _, t := range w.pendRelease {
-		h.Int(t)
+		d = d.Int(t)
 	}
-	h.Int(-1)
-	h.Uint(sumInts(w.stats.Recoveries))
-	h.Uint(sumInts(w.stats.Handoffs))
-	h.Int(w.granted)
-	h.Int(w.resHighest)
+	d = d.Int(-1)
+	d = d.Uint(sumInts(w.stats.Recoveries)).Uint(sumInts(w.stats.Handoffs)).Int(w.granted).Int(w.resHighest)
 	// The belief and stop spans: their digests' sum, kept as spans open
 	// and close (liveness.go), or summed afresh for a renaming.
 	sp := w.spanSum
@@ -315,12 +298,15 @@ func (w *World) stateHash(r *renaming) uint64 {
 		}
 		sp = fresh
 	}
-	h.Uint(sp)
-	h.Int(int64(w.faultsLeft))
-	h.Int(int64(w.advLeft))
-	h.Int(int64(min(w.devLeft, 1<<30)))
+	d = d.Uint(sp).Int(int64(w.faultsLeft)).Int(int64(w.advLeft)).Int(int64(min(w.devLeft, 1<<30)))
+	if w.mon == nil {
+		return d.Sum()
+	}
+	// The monitor digests into the world's own hasher: one passed to it
+	// escapes, and a fresh one per digest was an allocation per state.
+	h := &w.hasher
+	h.Resume(d)
 	switch m := w.mon.(type) {
-	case nil:
 	case RenamingHasher:
 		if r == nil {
 			m.HashStateRenamed(h, nil) // r.str as a func value is an allocation a state
@@ -337,17 +323,20 @@ func (w *World) stateHash(r *renaming) uint64 {
 	return h.Sum()
 }
 
+// hashMachineD is hashMachine on a digest held as a value, through the
+// world's own hasher (one passed to a machine escapes).
+func (w *World) hashMachineD(d machine.Digest, m any, r *renaming) machine.Digest {
+	w.hasher.Resume(d)
+	hashMachine(&w.hasher, m, r)
+	return w.hasher.Digest()
+}
+
 // hashDedupe digests one entry of the at-most-once cache; the cache's
 // digest is their sum (World.dedupeSum, kept as entries are added: the
 // cache only grows).
 func hashDedupe(k dedupeKey, rep *machine.Reply, r *renaming) uint64 {
-	var x machine.Hasher
-	x.Reset()
-	x.Int(int64(r.to(k.node)))
-	x.Int(int64(k.inc))
-	x.Uint(k.id)
-	hashReply(&x, rep, r)
-	return machine.Finalize(x.Sum())
+	d := machine.NewDigest().Int(int64(r.to(k.node))).Int(int64(k.inc)).Uint(k.id)
+	return machine.Finalize(hashReply(d, rep, r).Sum())
 }
 
 // spansDigest sums the digests of the belief and stop spans (World.spanSum
@@ -364,30 +353,19 @@ func (w *World) spansDigest(r *renaming) uint64 {
 }
 
 func beliefDigest(b *Belief, r *renaming) uint64 {
-	var x machine.Hasher
-	x.Reset()
-	x.String(r.str(b.Process))
-	x.String(r.str(b.Owner))
-	x.Int(b.Fence)
-	x.Int(b.From)
-	x.Bool(b.Open)
+	d := machine.NewDigest().Str(r.str(b.Process)).Str(r.str(b.Owner)).Int(b.Fence).Int(b.From).Bool(b.Open)
 	if !b.Open {
-		x.Int(b.To)
+		d = d.Int(b.To)
 	}
-	return machine.Finalize(x.Sum())
+	return machine.Finalize(d.Sum())
 }
 
 func stopDigest(s *Stop, r *renaming) uint64 {
-	var x machine.Hasher
-	x.Reset()
-	x.String(r.str(s.Process))
-	x.String(string(s.Kind))
-	x.Int(s.From)
-	x.Bool(s.Open)
+	d := machine.NewDigest().Str(r.str(s.Process)).Str(string(s.Kind)).Int(s.From).Bool(s.Open)
 	if !s.Open {
-		x.Int(s.To)
+		d = d.Int(s.To)
 	}
-	return machine.Finalize(x.Sum()) ^ 0x5bd1e995
+	return machine.Finalize(d.Sum()) ^ 0x5bd1e995
 }
 
 func sumInts(xs []int64) uint64 {
@@ -398,22 +376,22 @@ func sumInts(xs []int64) uint64 {
 	return s
 }
 
-func (w *World) hashNode(h *machine.Hasher, n *node, r *renaming) {
+func (w *World) hashNode(d machine.Digest, n *node, r *renaming) machine.Digest {
 	// The node's own fields, digested once and kept until a write through
 	// nodeW drops the kept digest (most moves write one node or none); a
 	// renamed digest is made afresh.
 	if r != nil {
-		h.Uint(w.nodeCore(n, r))
+		d = d.Uint(w.nodeCore(n, r))
 	} else {
-		d := n.hd
-		if d == 0 || w.verifyDigests {
+		k := n.hd
+		if k == 0 || w.verifyDigests {
 			fresh := w.nodeCore(n, nil)
-			if d != 0 && d != fresh {
+			if k != 0 && k != fresh {
 				w.fail("sim: node %s's kept digest is stale (a field written past nodeW): a bug in leasecheck", n.name)
 			}
-			d, n.hd = fresh, fresh
+			k, n.hd = fresh, fresh
 		}
-		h.Uint(d)
+		d = d.Uint(k)
 	}
 	// The clock as a function of time from now on: its reading, its rate
 	// and the fraction of a tick its drift carries (without it, two clocks
@@ -421,45 +399,35 @@ func (w *World) hashNode(h *machine.Hasher, n *node, r *renaming) {
 	// explorer kept the futures of whichever came first: found by a
 	// sharded exploration reaching 11% more states under clock-drift). The
 	// reading and the fraction follow the time, so they are not kept.
-	h.Int(n.clock.Mono(w.now))
-	h.Int(n.clock.phase(w.now))
+	d = d.Int(n.clock.Mono(w.now)).Int(n.clock.phase(w.now))
 	// Messages: their digests follow their operations', which a reply
 	// changes while they wait.
-	h.Uint(uint64(len(n.inbox)) | uint64(len(n.held))<<32)
+	d = d.Uint(uint64(len(n.inbox)) | uint64(len(n.held))<<32)
 	for _, m := range n.inbox {
-		h.Uint(w.hashMsg(m, r))
+		d = d.Uint(w.hashMsg(m, r))
 	}
 	for _, m := range n.held {
-		h.Uint(w.hashMsg(m, r))
+		d = d.Uint(w.hashMsg(m, r))
 	}
 	switch {
 	case n.m == nil:
 	case r != nil:
-		hashMachine(h, n.m, r)
+		d = w.hashMachineD(d, n.m, r)
 	default:
-		h.Uint(w.machineDigest(&n.mh, n.m))
+		d = d.Uint(w.machineDigest(&n.mh, n.m))
 	}
 	if c := n.client; c != nil {
-		h.Int(int64(c.next))
-		h.Bool(c.out)
+		d = d.Int(int64(c.next)).Bool(c.out)
 		if c.out {
-			h.Uint(c.outID)
-			h.Uint(w.opHashOf(c.outOp, r))
-			h.String(r.str(c.outO))
-			h.Int(c.outF)
-			h.Int(c.until)
+			d = d.Uint(c.outID).Uint(w.opHashOf(c.outOp, r)).Str(r.str(c.outO)).Int(c.outF).Int(c.until)
 		}
-		h.Uint(c.nextID)
+		d = d.Uint(c.nextID)
 		for _, of := range c.banned {
-			h.String(r.str(of.owner))
-			h.Int(of.fence)
+			d = d.Str(r.str(of.owner)).Int(of.fence)
 		}
-		h.Int(-1)
-		h.Int(c.lastGrant)
-		h.String(r.str(c.waitFor))
-		h.Bool(c.fired)
-		h.Int(c.acquired)
+		d = d.Int(-1).Int(c.lastGrant).Str(r.str(c.waitFor)).Bool(c.fired).Int(c.acquired)
 	}
+	return d
 }
 
 // nodeCore digests the node's own fields that do not follow the time
@@ -467,26 +435,18 @@ func (w *World) hashNode(h *machine.Hasher, n *node, r *renaming) {
 // each within its 32-bit half (counts of pauses, cuts and incarnations), so
 // the packing is one to one.
 func (w *World) nodeCore(n *node, r *renaming) uint64 {
-	var h machine.Hasher
-	h.Reset()
-	h.String(r.str(n.process))
-	h.String(r.str(n.owner))
+	d := machine.NewDigest().Str(r.str(n.process)).Str(r.str(n.owner))
 	flags := b2i(n.crashed) | b2i(n.believes)<<1 | b2i(n.waiting)<<2 | b2i(n.done)<<3 | b2i(n.belief >= 0)<<4 | b2i(n.stop >= 0)<<5
-	h.Uint(uint64(uint32(n.paused)) | uint64(uint32(n.inc))<<32)
-	h.Uint(uint64(uint32(n.nextInc)) | uint64(uint32(n.freezes))<<32)
-	h.Uint(uint64(uint32(n.cutCoord)) | uint64(uint32(n.cutRes))<<32)
-	h.Uint(uint64(uint32(n.dropRenew)) | uint64(uint32(n.clock.frozen))<<32)
-	h.Int(flags)
-	h.Int(n.clock.ppm)
-	h.Int(n.clock.wall)
-	h.Int(n.wakeLocal)
-	h.Int(n.armed)
+	d = d.Uint(uint64(uint32(n.paused)) | uint64(uint32(n.inc))<<32).
+		Uint(uint64(uint32(n.nextInc)) | uint64(uint32(n.freezes))<<32).
+		Uint(uint64(uint32(n.cutCoord)) | uint64(uint32(n.cutRes))<<32).
+		Uint(uint64(uint32(n.dropRenew)) | uint64(uint32(n.clock.frozen))<<32)
+	d = d.Int(flags).Int(n.clock.ppm).Int(n.clock.wall).Int(n.wakeLocal).Int(n.armed)
 	if n.armed > 0 {
-		h.Int(n.armedAt)
+		d = d.Int(n.armedAt)
 	}
-	h.Int(n.fence)
-	h.Int(n.extraDelay)
-	return machine.Finalize(h.Sum()) | 1 // never 0, which means "not kept"
+	d = d.Int(n.fence).Int(n.extraDelay)
+	return machine.Finalize(d.Sum()) | 1 // never 0, which means "not kept"
 }
 
 // nodeW returns node id for a move that may write its own fields (those
@@ -514,18 +474,12 @@ func (w *World) hashMsg(m int32, r *renaming) uint64 {
 	if r == nil && e.h != 0 {
 		own = e.h
 	} else {
-		var h machine.Hasher
-		h.Reset()
-		h.Int(int64(r.to(e.from)))
-		h.Int(int64(r.to(e.to)))
-		h.Int(int64(e.inc))
-		h.Bool(e.isReply)
-		h.Bool(e.dup)
-		hashRequest(&h, &e.req, r)
+		d := machine.NewDigest().Int(int64(r.to(e.from))).Int(int64(r.to(e.to))).Int(int64(e.inc)).Bool(e.isReply).Bool(e.dup)
+		d = hashRequest(d, &e.req, r)
 		if e.isReply {
-			hashReply(&h, &e.rep, r)
+			d = hashReply(d, &e.rep, r)
 		}
-		own = h.Sum() | 1 // never 0, the cache's "not computed"
+		own = d.Sum() | 1 // never 0, the cache's "not computed"
 		if r == nil {
 			e.h = own
 		}
@@ -533,43 +487,29 @@ func (w *World) hashMsg(m int32, r *renaming) uint64 {
 	return machine.Finalize(own ^ w.opHashOf(e.op, r)*0x9e3779b97f4a7c15)
 }
 
-func hashRequest(h *machine.Hasher, q *machine.Request, r *renaming) {
-	h.Uint(q.ID)
-	h.Int(int64(q.To))
-	h.Int(int64(q.Kind))
-	h.String(r.str(q.Key))
-	h.String(r.str(q.Owner))
-	h.Int(q.TTL)
-	h.Int(q.Fence)
-	h.String(r.str(q.Value))
+func hashRequest(d machine.Digest, q *machine.Request, r *renaming) machine.Digest {
+	return d.Uint(q.ID).Int(int64(q.To)).Int(int64(q.Kind)).Str(r.str(q.Key)).Str(r.str(q.Owner)).
+		Int(q.TTL).Int(q.Fence).Str(r.str(q.Value))
 }
 
-func hashReply(h *machine.Hasher, p *machine.Reply, r *renaming) {
-	h.Uint(p.ID)
-	h.Bool(p.OK)
-	h.Int(p.Fence)
-	h.String(r.str(p.Value))
-	h.Bool(p.HasValue)
-	h.String(r.str(p.Err))
-	h.Int(p.At)
+func hashReply(d machine.Digest, p *machine.Reply, r *renaming) machine.Digest {
+	return d.Uint(p.ID).Bool(p.OK).Int(p.Fence).Str(r.str(p.Value)).Bool(p.HasValue).Str(r.str(p.Err)).Int(p.At)
 }
 
 func (w *World) hashEvent(e *event, r *renaming) uint64 {
-	h := machine.NewHasher()
-	h.Int(e.t)
-	h.Int(int64(e.kind))
+	d := machine.NewDigest().Int(e.t).Int(int64(e.kind))
 	switch e.kind {
 	case evDeliver:
-		h.Uint(w.hashMsg(e.arg, r))
+		d = d.Uint(w.hashMsg(e.arg, r))
 	case evFault, evFaultEnd, evRestart:
-		hashFault(h, &w.plan[e.arg], r)
+		d = hashFault(d, &w.plan[e.arg], r)
 	default:
-		h.Int(int64(r.to(e.node)))
+		d = d.Int(int64(r.to(e.node)))
 		if e.kind != evWake {
-			h.Uint(e.gen) // resume, unfreeze: the incarnation
+			d = d.Uint(e.gen) // resume, unfreeze: the incarnation
 		}
 	}
-	return machine.Finalize(h.Sum())
+	return machine.Finalize(d.Sum())
 }
 
 // hashMachine digests a machine: its own StateHasher, the Clocked
@@ -594,13 +534,8 @@ func hashMachine(h *machine.Hasher, m any, r *renaming) {
 	HashValue(h, m)
 }
 
-func hashFault(h *machine.Hasher, f *faults.Fault, r *renaming) {
-	h.String(string(f.Kind))
-	h.String(r.str(f.Target))
-	h.Int(f.At)
-	h.Int(f.Duration)
-	h.Int(f.Amount)
-	h.String(r.str(f.Peer))
+func hashFault(d machine.Digest, f *faults.Fault, r *renaming) machine.Digest {
+	return d.Str(string(f.Kind)).Str(r.str(f.Target)).Int(f.At).Int(f.Duration).Int(f.Amount).Str(r.str(f.Peer))
 }
 
 // HashValue digests any value by walking it with reflection: every field,
