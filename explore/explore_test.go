@@ -606,4 +606,3 @@ func TestAutoHasBreadthFirstsVerdict(t *testing.T) {
 		}
 	}
 }
-
