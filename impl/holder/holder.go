@@ -97,7 +97,10 @@ const (
 // fault interfaces machine.RenewKiller, Overrunner, DoubleReleaser and
 // WallClockUser). Not safe for concurrent use.
 type Holder struct {
-	cfg   Config
+	// cfg never changes after New: copies share it (a holder is copied at
+	// every state the explorer steps it in, and the config was a third of
+	// its bytes).
+	cfg   *Config
 	ph    phase
 	nextI uint64
 
@@ -138,7 +141,8 @@ type lossCounts struct{ deadline, renewFailed, renewTimeout, writeRefused, prech
 
 // New returns a holder that starts acquiring on its first Tick.
 func New(cfg Config) *Holder {
-	return &Holder{cfg: cfg.WithDefaults(), doubleLate: -1}
+	c := cfg.WithDefaults()
+	return &Holder{cfg: &c, doubleLate: -1}
 }
 
 // Losses returns how often the holder lost its lease for a cause:
@@ -160,7 +164,7 @@ func (h *Holder) Losses(cause string) int {
 }
 
 // Config returns the configuration with defaults applied.
-func (h *Holder) Config() Config { return h.cfg }
+func (h *Holder) Config() Config { return *h.cfg }
 
 // Ready returns the driver's instructions after the last Tick or Receive.
 func (h *Holder) Ready() Ready {
