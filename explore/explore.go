@@ -141,7 +141,7 @@ type Options struct {
 	// symmetric: the report's Symmetry says whether it applied.
 	Symmetry bool
 	// Sim plugs in the machines (nil: the reference ones); its Chooser,
-	// NoTrace, NoRunHash and Monitor are the explorer's.
+	// NoTrace, NoRunHash, NoFaultCounts and Monitor are the explorer's.
 	Sim *sim.Options
 	// Implementation is recorded in a counterexample's scenario, so that
 	// `leasecheck repro FILE` replays it against the same machines

@@ -150,7 +150,7 @@ func (x *explorer) finishCounterexample() error {
 	if x.o.Sim != nil {
 		o = *x.o.Sim
 	}
-	o.Chooser, o.Monitor, o.NoTrace, o.NoRunHash = nil, nil, false, false
+	o.Chooser, o.Monitor, o.NoTrace, o.NoRunHash, o.NoFaultCounts = nil, nil, false, false, false
 	w, err := sim.NewWorld(sc, &o)
 	if err != nil {
 		return err

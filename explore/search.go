@@ -972,7 +972,7 @@ func (x *explorer) rerun(p *path, steps int) (*sim.World, *vecChooser, error) {
 		o = *x.o.Sim
 	}
 	rc := &vecChooser{prefix: p.last(steps)}
-	o.Chooser, o.NoTrace, o.NoRunHash, o.Monitor = rc, true, true, &monitor{blind: x.o.blindMonitor, verify: x.o.VerifyDigests}
+	o.Chooser, o.NoTrace, o.NoRunHash, o.NoFaultCounts, o.Monitor = rc, true, true, true, &monitor{blind: x.o.blindMonitor, verify: x.o.VerifyDigests}
 	w, err := sim.NewWorld(x.sc, &o)
 	if err != nil {
 		return nil, nil, err

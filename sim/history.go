@@ -152,14 +152,17 @@ func (w *World) ResultInto(ops []model.Op) *Result {
 		w.stats.UnrecoveredSince = w.pendCrash[0]
 	}
 	w.stats.Ops = w.ops.len()
-	w.stats.Faults = map[faults.Kind]int{}
-	w.stats.NotApplied = map[faults.Kind]int{}
-	for i, k := range faults.AllKinds {
-		if n := w.counts[0][i]; n != 0 || w.counts[1][i] != 0 {
-			w.stats.Faults[k] = n
-		}
-		if n := w.counts[1][i]; n != 0 {
-			w.stats.NotApplied[k] = n
+	w.stats.Faults, w.stats.NotApplied = nil, nil
+	if !w.opts.NoFaultCounts {
+		w.stats.Faults = map[faults.Kind]int{}
+		w.stats.NotApplied = map[faults.Kind]int{}
+		for i, k := range faults.AllKinds {
+			if n := w.counts[0][i]; n != 0 || w.counts[1][i] != 0 {
+				w.stats.Faults[k] = n
+			}
+			if n := w.counts[1][i]; n != 0 {
+				w.stats.NotApplied[k] = n
+			}
 		}
 	}
 	// The world is over: its spans and measurements are handed over, not

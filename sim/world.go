@@ -36,6 +36,10 @@ type Options struct {
 	// NoRunHash skips the run's hash (Result.Hash is 0): the explorer
 	// judges its states' Results and never compares two.
 	NoRunHash bool
+	// NoFaultCounts leaves Result.Stats.Faults and NotApplied nil: the
+	// explorer judges its states' Results by properties that never read
+	// them, and the two maps were half of what a judged state allocated.
+	NoFaultCounts bool
 	// Monitor, when set, watches the run as it happens (the explorer's
 	// per-state property monitors); see Monitor.
 	Monitor Monitor
