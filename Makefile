@@ -51,8 +51,8 @@ bench:
 	$(GO) test -run '^$$' -bench '^Benchmark[^S]' -benchtime 5x ./checker/
 	$(MAKE) bench-slow
 	$(GO) test -run '^$$' -bench . -cpu 1 ./sim/
-	GOGC=400 $(GO) test -run '^$$' -bench '^Benchmark[^W]' -benchtime 1x -cpu 1 ./explore/
-	GOGC=400 $(GO) test -run '^$$' -bench '^BenchmarkWorkers$$' -benchtime 1x ./explore/
+	GOGC=800 $(GO) test -run '^$$' -bench '^Benchmark[^W]' -benchtime 1x -cpu 1 ./explore/
+	GOGC=800 $(GO) test -run '^$$' -bench '^BenchmarkWorkers$$' -benchtime 1x ./explore/
 	$(MAKE) bench-explore
 	$(GO) test ./campaign -run '^TestMutantReport$$' -report -count=1 -v
 	$(GO) test ./campaign -run '^$$' -bench '^BenchmarkSweepFlat$$' -benchtime 1x
