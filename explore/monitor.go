@@ -3,7 +3,6 @@ package explore
 import (
 	"fmt"
 	"slices"
-	"sync/atomic"
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
@@ -56,18 +55,11 @@ type monitor struct {
 	spec0    specKey
 	hasSpec0 bool
 	spec     []specKey
-	// specShared (atomic) says spec is shared with a copy (Clone) and is
-	// copied before it is written. Clone sets it on the original too, and
-	// only when it is not set yet: a world whose monitor several goroutines
-	// copy (breadth-first search's shared worlds) was copied by its own
-	// goroutine first, so that store never meets another copy of it (as
-	// sim's copy-on-write epochs).
-	specShared uint32
-	owners     []string // interned owners, append-only (clipped on Clone)
-	rules      timed.Rules
-	ruled      bool
-	diverged   bool // the applied order left the specification: judge in full
-	blind      bool // Options.blindMonitor
+	owners   []string // interned owners, append-only (clipped on Clone)
+	rules    timed.Rules
+	ruled    bool
+	diverged bool // the applied order left the specification: judge in full
+	blind    bool // Options.blindMonitor
 	// kept is the digest of diverged and spec (what HashState digests),
 	// made when first asked and dropped by Applied, the one writer of
 	// either (0: not kept). With verify (Options.VerifyDigests) it is
@@ -166,16 +158,10 @@ func (m *monitor) take(w *sim.World) []string {
 
 func (m *monitor) Clone() sim.Monitor {
 	c := *m
-	// The first key is copied with the monitor; the keys after it are
-	// shared until one of the two applies a request to one (specShared). A
-	// key's states beyond its first are shared for good: Applied replaces
-	// them, never writes them in place.
-	if len(m.spec) > 0 {
-		if atomic.LoadUint32(&m.specShared) == 0 {
-			atomic.StoreUint32(&m.specShared, 1)
-		}
-		c.specShared = 1
-	}
+	// The first key is copied with the monitor, the keys after it here. A
+	// key's states beyond its first are shared: Applied replaces them,
+	// never writes them in place.
+	c.spec = slices.Clone(m.spec)
 	c.owners = slices.Clip(m.owners) // shared, append-only: an append copies
 	c.flags = nil
 	c.pending = slices.Clone(m.pending)
@@ -310,8 +296,7 @@ func (m *monitor) intern(owner string) int32 {
 	return int32(len(m.owners) - 1)
 }
 
-// specOf returns key's states for writing (the keys copied first when a
-// copy shares them).
+// specOf returns key's states for writing.
 func (m *monitor) specOf(key string) *specKey {
 	switch {
 	case !m.hasSpec0:
@@ -319,10 +304,6 @@ func (m *monitor) specOf(key string) *specKey {
 		return &m.spec0
 	case m.spec0.key == key:
 		return &m.spec0
-	}
-	if atomic.LoadUint32(&m.specShared) != 0 {
-		m.spec = slices.Clone(m.spec)
-		atomic.StoreUint32(&m.specShared, 0)
 	}
 	for i := range m.spec {
 		if m.spec[i].key == key {

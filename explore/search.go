@@ -97,27 +97,30 @@ func (p *path) vals() []int32 {
 }
 
 func newPath(parent *path, cs []scenario.Choice) *path {
-	return fillPath(&path{}, parent, cs)
+	var more *[]int32
+	if len(cs) > len(path{}.inline) {
+		vals := make([]int32, len(cs))
+		more = &vals
+	}
+	return fillPath(&path{}, parent, cs, more)
 }
 
-// fillPath makes p the path of parent and one more move's choices. (The
-// inline values are written in place: a local slice that more took the
-// address of on the other branch was moved to the heap on both, an
-// allocation a state, a fifth of depth-first search's.)
-func fillPath(p *path, parent *path, cs []scenario.Choice) *path {
-	p.parent = parent
-	p.n = int32(len(cs))
+// fillPath makes p the path of parent and one more move's choices: inline
+// when they fit, else in more (a slice of len(cs) values). (The room is
+// made by the caller, on the branch that needs it: a local slice whose
+// address one branch took was moved to the heap on both, an allocation a
+// state, a fifth of depth-first search's.)
+func fillPath(p *path, parent *path, cs []scenario.Choice, more *[]int32) *path {
+	p.parent, p.n, p.more = parent, int32(len(cs)), nil
+	var vals []int32
 	if len(cs) <= len(p.inline) {
-		for i, c := range cs {
-			p.inline[i] = int32(c.Value)
-		}
-		return p
+		vals = p.inline[:len(cs)]
+	} else {
+		vals, p.more = *more, more
 	}
-	vals := make([]int32, len(cs))
 	for i, c := range cs {
 		vals[i] = int32(c.Value)
 	}
-	p.more = &vals
 	return p
 }
 
@@ -535,6 +538,7 @@ func (cd *cand) world() *sim.World {
 // allocation): it drops a finished subtree's paths together, so a block
 // is soon free, while breadth-first search's pruned states would keep
 // their blocks' waiting paths company.
+//
 // A move of more than three values (a path's more) takes its values and
 // their slice from blocks too, where newPath allocates both.
 type pathSlab struct {
@@ -554,24 +558,20 @@ func (s *pathSlab) next(parent *path, cs []scenario.Choice) *path {
 	}
 	p := &s.block[0]
 	s.block = s.block[1:]
-	if len(cs) <= len(p.inline) {
-		return fillPath(p, parent, cs)
+	var more *[]int32
+	if len(cs) > len(p.inline) {
+		if len(s.more) == 0 {
+			s.more = make([][]int32, pathBlock)
+		}
+		if len(s.vals) < len(cs) {
+			s.vals = make([]int32, max(4*pathBlock, len(cs)))
+		}
+		s.more[0] = s.vals[:len(cs):len(cs)]
+		s.vals = s.vals[len(cs):]
+		more = &s.more[0]
+		s.more = s.more[1:]
 	}
-	if len(s.more) == 0 {
-		s.more = make([][]int32, pathBlock)
-	}
-	if len(s.vals) < len(cs) {
-		s.vals = make([]int32, max(4*pathBlock, len(cs)))
-	}
-	vals := s.vals[:len(cs):len(cs)]
-	s.vals = s.vals[len(cs):]
-	for i, c := range cs {
-		vals[i] = int32(c.Value)
-	}
-	s.more[0] = vals
-	*p = path{parent: parent, more: &s.more[0], n: int32(len(cs))}
-	s.more = s.more[1:]
-	return p
+	return fillPath(p, parent, cs, more)
 }
 
 // expandBuf is where a depth-first expansion lays its transitions, its
@@ -866,7 +866,7 @@ func (x *explorer) apply(it *item, cands []cand, push func(item)) {
 		kid := item{base: cd.base, own: cd.own, path: p, depth: int32(depth), fp: cd.hash}
 		if !x.o.NoHash {
 			if old := x.visited.get(cd.hash); old != nil {
-				if x.visited.depths && depth < int(old.depth) {
+				if x.visited.keepDepths && depth < int(old.depth) {
 					// Depth-first, a state reached in fewer moves than
 					// before: from here its paths run further before the
 					// depth bound than they could from there, so it is

@@ -56,14 +56,14 @@ type visitedSet struct {
 	n     int
 	shift uint
 	arena []tkey
-	// depths says the slots' depths are kept, by depth-first search only
+	// keepDepths says the slots' depths are kept, by depth-first search only
 	// (trackDepths): a state reached in fewer moves than before is explored
 	// again (search.go's dfs).
-	depths bool
+	keepDepths bool
 }
 
 // trackDepths makes v keep each state's depth (add's depth argument).
-func (v *visitedSet) trackDepths() { v.depths = true }
+func (v *visitedSet) trackDepths() { v.keepDepths = true }
 
 func newVisitedSet() *visitedSet {
 	v := &visitedSet{arena: make([]tkey, 1, 64)}

@@ -28,9 +28,9 @@ func (w *World) setBelief(id int32, b bool, fence int64) {
 	}
 	if n.belief >= 0 { // a belief ends, or its fence changes
 		bl := &w.beliefs[n.belief]
-		w.spanSum -= beliefDigest(bl, nil)
+		old := w.keptBelief(bl)
 		bl.To, bl.ToLine, bl.Open = w.now, w.traceLine(), false
-		w.spanSum += beliefDigest(bl, nil)
+		w.spanSum += w.keptBelief(bl) - old
 		n.belief = -1
 	}
 	n.believes, n.fence = b, fence
@@ -38,7 +38,7 @@ func (w *World) setBelief(id int32, b bool, fence int64) {
 		n.belief = int32(len(w.beliefs))
 		w.beliefs = append(w.beliefs, Belief{Process: n.process, Owner: n.owner, Fence: fence, From: w.now, To: w.now,
 			FromLine: w.traceLine(), Open: true, Told: n.told})
-		w.spanSum += beliefDigest(&w.beliefs[n.belief], nil)
+		w.spanSum += w.keptBelief(&w.beliefs[n.belief])
 		if w.tracing() {
 			w.trace1(n.process, "believes", "fence="+strconv.FormatInt(fence, 10))
 		}
@@ -57,7 +57,7 @@ func (w *World) openStop(id int32, kind faults.Kind) {
 		return
 	}
 	w.stops = append(w.stops, Stop{Node: n.name, Process: n.process, Kind: kind, From: w.now, To: w.now, FromLine: max(w.traceLine()-1, 0), Open: true})
-	w.spanSum += stopDigest(&w.stops[idx], nil)
+	w.spanSum += w.keptStop(&w.stops[idx])
 	if kind == faults.Freeze {
 		n.freeze, n.freezes = idx, 1
 	} else if n.stop < 0 {
@@ -81,9 +81,9 @@ func (w *World) closeStop(id int32, freeze bool) {
 		}
 	}
 	s := &w.stops[*p]
-	w.spanSum -= stopDigest(s, nil)
+	old := w.keptStop(s)
 	s.To, s.ToLine, s.Open = w.now, w.traceLine(), false
-	w.spanSum += stopDigest(s, nil)
+	w.spanSum += w.keptStop(s) - old
 	*p = -1
 }
 

@@ -58,54 +58,55 @@ func TestVerifyDigestsCatchesAWritePastTheAccessors(t *testing.T) {
 	}
 }
 
+// checkKeptDigest runs write on a digested world, once past the keeper of
+// a kept digest (bypass) and once through it: past it, the kept digest must
+// stay as it was and VerifyDigests must report it stale; through it, the
+// digest must follow the write and nothing be reported.
+func checkKeptDigest(t *testing.T, keeper string, setup func(w *World), write func(w *World, bypass bool)) {
+	t.Helper()
+	for _, bypass := range []bool{false, true} {
+		w := threeStepsIn(t)
+		setup(w)
+		before := w.StateHash() // keeps every digest it can
+		write(w, bypass)
+		after := w.StateHash()
+		w.VerifyDigests()
+		w.StateHash()
+		switch {
+		case bypass && (w.Err() == nil || after != before):
+			t.Errorf("a write past %s went unreported (%v) or changed the kept digest", keeper, w.Err())
+		case !bypass && (w.Err() != nil || after == before):
+			t.Errorf("a write through %s: reported %v, or the digest did not follow it", keeper, w.Err())
+		}
+	}
+}
+
 // TestVerifyDigestsCatchesANodeWrittenPastNodeW: a node's own fields
 // written without nodeW leave its kept digest stale, which VerifyDigests
 // reports; written through nodeW, the digest follows the write.
 func TestVerifyDigestsCatchesANodeWrittenPastNodeW(t *testing.T) {
-	for _, bypass := range []bool{false, true} {
-		w := threeStepsIn(t)
-		before := w.StateHash() // keeps every node's digest
+	checkKeptDigest(t, "nodeW", func(*World) {}, func(w *World, bypass bool) {
 		id := w.id("h1")
 		if bypass {
 			w.nodes[id].extraDelay++
 		} else {
 			w.nodeW(id).extraDelay++
 		}
-		after := w.StateHash()
-		w.VerifyDigests()
-		w.StateHash()
-		switch {
-		case bypass && (w.Err() == nil || after != before):
-			t.Errorf("a write past nodeW went unreported (%v) or changed the kept digest", w.Err())
-		case !bypass && (w.Err() != nil || after == before):
-			t.Errorf("a write through nodeW: reported %v, or the digest did not follow it", w.Err())
-		}
-	}
+	})
 }
 
 // The belief and stop spans' kept digest follows openStop and closeStop,
 // and VerifyDigests catches a span written around them.
 func TestVerifyDigestsCatchesASpanWrittenPastItsKeeper(t *testing.T) {
-	for _, bypass := range []bool{false, true} {
-		w := threeStepsIn(t)
-		id := w.id("h1")
-		w.openStop(id, faults.Pause)
+	checkKeptDigest(t, "closeStop", func(w *World) {
+		w.openStop(w.id("h1"), faults.Pause)
 		w.now++
-		before := w.StateHash()
+	}, func(w *World, bypass bool) {
 		if bypass {
 			s := &w.stops[len(w.stops)-1]
 			s.To, s.Open = w.now, false
 		} else {
-			w.closeStop(id, false)
+			w.closeStop(w.id("h1"), false)
 		}
-		after := w.StateHash()
-		w.VerifyDigests()
-		w.StateHash()
-		switch {
-		case bypass && (w.Err() == nil || after != before):
-			t.Errorf("a span closed past closeStop went unreported (%v) or changed the kept digest", w.Err())
-		case !bypass && (w.Err() != nil || after == before):
-			t.Errorf("a span closed by closeStop: reported %v, or the digest did not follow it", w.Err())
-		}
-	}
+	})
 }

@@ -44,6 +44,7 @@ func (w *World) EnableHashing() {
 		return
 	}
 	w.hashing = true
+	w.spanSum = w.spansDigest(nil)
 	w.opHash = make([]uint64, w.ops.len())
 	w.opSum = 0
 	for i := range w.ops.len() {
@@ -289,11 +290,11 @@ func (w *World) stateHash(r *renaming) uint64 {
 	d = d.Int(-1)
 	d = d.Uint(sumInts(w.stats.Recoveries)).Uint(sumInts(w.stats.Handoffs)).Int(w.granted).Int(w.resHighest)
 	// The belief and stop spans: their digests' sum, kept as spans open
-	// and close (liveness.go), or summed afresh for a renaming.
+	// and close while hashing (liveness.go), or summed afresh.
 	sp := w.spanSum
-	if r != nil || w.verifyDigests {
+	if !w.hashing || r != nil || w.verifyDigests {
 		fresh := w.spansDigest(r)
-		if r == nil && fresh != sp {
+		if w.hashing && r == nil && fresh != sp {
 			w.fail("sim: the kept digest of the belief and stop spans is stale (a span written outside setBelief, openStop and closeStop): a bug in leasecheck")
 		}
 		sp = fresh
@@ -350,6 +351,23 @@ func (w *World) spansDigest(r *renaming) uint64 {
 		sp += stopDigest(&w.stops[i], r)
 	}
 	return sp
+}
+
+// keptBelief and keptStop are a span's part of World.spanSum: its digest
+// while the world keeps its digest (EnableHashing), else 0 (a run that is
+// not explored pays nothing for it).
+func (w *World) keptBelief(b *Belief) uint64 {
+	if !w.hashing {
+		return 0
+	}
+	return beliefDigest(b, nil)
+}
+
+func (w *World) keptStop(s *Stop) uint64 {
+	if !w.hashing {
+		return 0
+	}
+	return stopDigest(s, nil)
 }
 
 func beliefDigest(b *Belief, r *renaming) uint64 {

@@ -151,8 +151,8 @@ type World struct {
 	mhasher              machine.Hasher
 	verifyDigests        bool
 	// spanSum is the sum of the belief and stop spans' digests, kept as
-	// they open and close (liveness.go): the state digest read them all at
-	// every state.
+	// they open and close while hashing (liveness.go): the state digest
+	// read them all at every state.
 	spanSum uint64
 
 	// faultRecs are the faults' records for the history, in the order they
