@@ -45,13 +45,16 @@ func TestDocsStandAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	link := regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`)
-	for _, doc := range []string{"../README.md", "specification.md", "design.md", "timeline.md"} {
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range append([]string{"../README.md"}, pages...) {
 		b, err := os.ReadFile(doc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+		for _, m := range relativeLink.FindAllStringSubmatch(string(b), -1) {
 			if _, err := os.Stat(filepath.Join(filepath.Dir(doc), m[1])); err != nil {
 				t.Errorf("%s links to %s: %v", doc, m[1], err)
 			}
@@ -59,8 +62,48 @@ func TestDocsStandAlone(t *testing.T) {
 	}
 }
 
-// The specification names every property leasecheck judges, and the
-// README's property table lists each.
+// relativeLink is a Markdown link to a file of the repository: its path
+// (no scheme, so no URL) and an optional #anchor.
+var relativeLink = regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`)
+
+// The README is what a newcomer reads in five minutes: at most 300 lines,
+// the two commands, and a link to the guide of each use, every one a page
+// under docs/ that exists (the full text lives there, not in the README).
+func TestReadmeIsShortAndLinksEveryGuide(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	if n := strings.Count(readme, "\n"); n > 300 {
+		t.Errorf("README.md has %d lines; at most 300 (move the detail into a page under docs/)", n)
+	}
+	for _, cmd := range []string{"go run ./cmd/leasecheck run", "make test"} {
+		if !strings.Contains(readme, cmd) {
+			t.Errorf("README.md does not give the command %q", cmd)
+		}
+	}
+	linked := map[string]bool{}
+	for _, m := range relativeLink.FindAllStringSubmatch(readme, -1) {
+		if !strings.HasPrefix(m[1], "docs/") || !strings.HasSuffix(m[1], ".md") {
+			continue
+		}
+		linked[m[1]] = true
+		if _, err := os.Stat(filepath.Join("..", m[1])); err != nil {
+			t.Errorf("README.md links to %s: %v", m[1], err)
+		}
+	}
+	// One guide per use: run in the simulator, explore, verify a backend,
+	// your own client in virtual time, a history and its format, benchmarks.
+	for _, page := range []string{"run.md", "explore.md", "verify.md", "vclient.md", "history.md", "benchmarks.md"} {
+		if !linked["docs/"+page] {
+			t.Errorf("README.md does not link to docs/%s", page)
+		}
+	}
+}
+
+// The specification names every property leasecheck judges; the README's
+// short property table and the full one in docs/history.md list each.
 func TestSpecificationNamesEveryProperty(t *testing.T) {
 	spec, err := os.ReadFile("specification.md")
 	if err != nil {
@@ -70,12 +113,19 @@ func TestSpecificationNamesEveryProperty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	guide, err := os.ReadFile("history.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range campaign.Properties() {
 		if !strings.Contains(string(spec), "**`"+p+"`**") {
 			t.Errorf("docs/specification.md does not define %s", p)
 		}
 		if !strings.Contains(string(readme), "| `"+p+"` |") {
 			t.Errorf("README.md's property table lacks %s", p)
+		}
+		if !strings.Contains(string(guide), "| `"+p+"` |") {
+			t.Errorf("docs/history.md's property table lacks %s", p)
 		}
 	}
 }

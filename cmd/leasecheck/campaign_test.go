@@ -269,10 +269,10 @@ func TestFailuresCapped(t *testing.T) {
 	}
 }
 
-// TestRunJSONKeepsDocumentedFields: every field the README documents for
+// TestRunJSONKeepsDocumentedFields: every field docs/run.md documents for
 // `run --json` is in the output.
 func TestRunJSONKeepsDocumentedFields(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/run.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestRunJSONKeepsDocumentedFields(t *testing.T) {
 	i := strings.Index(sec, "<!-- run-json-fields -->")
 	j := strings.Index(sec, "<!-- /run-json-fields -->")
 	if i < 0 || j < i {
-		t.Fatal("README.md has no run --json field table (<!-- run-json-fields -->)")
+		t.Fatal("docs/run.md has no run --json field table (<!-- run-json-fields -->)")
 	}
 	fields := regexp.MustCompile("(?m)^\\| `([a-z_]+)`").FindAllStringSubmatch(sec[i:j], -1)
 	if len(fields) < 10 {
