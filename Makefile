@@ -99,7 +99,7 @@ bench-memory: build
 bench-slow:
 	$(GO) test -run '^$$' -bench '^BenchmarkSlow' -benchtime 1x -timeout 60m ./checker/
 
-# The long cluster sweeps (DESIGN.md §12), a few minutes each: the fenced
+# The long cluster sweeps (docs/design.md §12), a few minutes each: the fenced
 # backends clean over 20 rounds with every fault, the cluster's included;
 # etcd's concurrency.Mutex with a plain Put caught under holder pauses;
 # ZooKeeper's lost commits on a lagging follower's leader change told from

@@ -1,7 +1,7 @@
 // Package campaign runs many scenarios and judges them: the one place where
 // seeds are drawn, runs are judged on every property, failures are shrunk,
 // explained and saved, and outcomes are summed into a mergeable summary
-// (DESIGN.md §5 Campaign, §9 Reports). `leasecheck run`, `repro` and
+// (docs/design.md §5 Campaign, §9 Reports). `leasecheck run`, `repro` and
 // `merge` are its flags and printing; verify, explore and the tests build on
 // it, and so can a third party.
 //
@@ -9,7 +9,7 @@
 //     simulator, a real backend elsewhere (it records itself in the
 //     scenario's "implementation" field; ParseTarget reads it back).
 //   - Judge (JudgeExecution) judges a run on every property that applies:
-//     the checker's four history properties on its history, and the run
+//     the checker's five history properties on its history, and the run
 //     properties (package runprop) on the simulator's result. An Outcome
 //     answers Failed, Violated, Undecided and Status, the exit status
 //     computed one way (0 hold, 1 violated, 2 usage, 3 undecided).

@@ -12,8 +12,8 @@ import (
 )
 
 // Properties returns every property a simulated run is judged for, in the
-// order they are reported: the checker's four history properties
-// (DESIGN.md §2), then the run properties (package runprop).
+// order they are reported: the checker's five history properties
+// (docs/specification.md §2), then the run properties (package runprop).
 func Properties() []string {
 	return append(checker.Properties(), runprop.Properties()...)
 }
@@ -165,7 +165,7 @@ func (o *Outcome) Undecided() bool { return !o.Violated() && o.Check.Undecided()
 // Status is the outcome's exit status (Status).
 func (o *Outcome) Status() int { return Status(o.Violated(), o.Undecided()) }
 
-// Exit statuses shared by every leasecheck command (DESIGN.md §4).
+// Exit statuses shared by every leasecheck command (docs/specification.md §4).
 const (
 	ExitOK        = 0 // every property holds
 	ExitViolation = 1 // a property is violated

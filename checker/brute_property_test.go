@@ -235,7 +235,7 @@ func allAt(h *model.History) bool {
 // force explains (no false alarm, in any mode), and where every op carries
 // `at` it never accepts what the brute force cannot explain. (In interval
 // mode the timed model may accept a history wrong only inside the clock
-// window, DESIGN.md §3; that direction is counted, not asserted.)
+// window, docs/specification.md §3; that direction is counted, not asserted.)
 func TestPropertyAgreesWithBruteForce(t *testing.T) {
 	for _, m := range smallModes {
 		t.Run(m.name, func(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// A brute-force reference checker, written from DESIGN.md §1–3 alone and
+// A brute-force reference checker, written from docs/specification.md §1–3 alone and
 // sharing no code with the checker or internal/timed: it tries every order
 // of a key's operations that respects real time and process order, every
 // subset of the unanswered operations, and every clock value each one may
@@ -17,7 +17,7 @@ import (
 // the order), and applies the lease semantics of reference/lease.py to
 // exact integers. It is exponential, so only for histories of a few ops.
 //
-// Its invariant checks are the pairwise definitions of DESIGN.md §2.
+// Its invariant checks are the pairwise definitions of docs/specification.md §2.
 
 // bruteLinearizable reports whether every key of h is linearizable.
 func bruteLinearizable(h *model.History) bool {
@@ -310,7 +310,7 @@ func (b *bruteSearch) step(s bruteState, op *model.Op, now int64, ok, unanswered
 	return nil
 }
 
-// brutePrecedes is DESIGN.md §2's "a precedes b": a returned before b was
+// brutePrecedes is docs/specification.md §2's "a precedes b": a returned before b was
 // called, or a comes before b in one process's order (a answered).
 func brutePrecedes(h *model.History, i, j int) bool {
 	a, b := &h.Ops[i], &h.Ops[j]

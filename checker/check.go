@@ -11,7 +11,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// The stable property names (DESIGN.md §2). They appear in output, JSON and
+// The stable property names (docs/specification.md §2). They appear in output, JSON and
 // tests; never rename one.
 const (
 	Linearizable         = "linearizable"

@@ -1,7 +1,7 @@
 // Package checker decides whether a lease history is correct.
 //
-// Check judges four properties, under stable names (DESIGN.md §2), each on
-// its own so one failure never hides another:
+// Check judges five properties, under stable names (docs/specification.md
+// §2), each on its own so one failure never hides another:
 //
 //   - linearizable: some order of the operations, respecting real time and
 //     each process's own order, explains every outcome under the timed
@@ -12,7 +12,10 @@
 //   - fence-monotonic: later grants get larger fences, and a later accepted
 //     write never carries an older fence;
 //   - stop-on-renew-failure: after a renew fails or goes unanswered, its
-//     owner writes nothing under that fence until it acquires again.
+//     owner writes nothing under that fence until it acquires again;
+//   - expiry-lateness: judged when the header declares expiry_lateness (a
+//     coordinator that frees expired leases late): no answer that a lease is
+//     still held comes later after its expiry than declared (lateness.go).
 //
 // Everything is decided from each key's events in time order (events.go),
 // so a history held in memory (Check) and one streamed from a file too big

@@ -14,7 +14,7 @@ import (
 // one streamed from a file too big to hold are judged by the same code.
 //
 // Order: by time; at equal times calls before returns (ops whose windows
-// only touch are concurrent, DESIGN.md §2), and otherwise in file order.
+// only touch are concurrent, docs/specification.md §2), and otherwise in file order.
 // Process order at a tie, which that rule alone would lose, is carried by
 // kop.pred.
 

@@ -10,7 +10,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// Fault records (DESIGN.md §9) never change a verdict; a violation's story
+// Fault records (docs/design.md §9) never change a verdict; a violation's story
 // names those that overlapped it: whose [start, end] meets the span of time
 // of the ops it cites. A fault without an end struck at its start and
 // lasted, as far as the history says, to the end (a crash nobody restarted,

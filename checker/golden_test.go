@@ -148,7 +148,7 @@ var goldenWant = map[string]goldenCase{
 	"bad-fence-monotonic-fence-reused":                          {violations: []gv{lin(2, 4), swpf(3, 5), fm(2, 4)}},
 
 	// A process is sequential: its next call follows its last return even
-	// when the clock reads the same (DESIGN.md §2). p0's write returns at
+	// when the clock reads the same (docs/specification.md §2). p0's write returns at
 	// t=5 and its acquire is called at t=5, so the write came first, when
 	// nobody held the lease (once judged concurrent, and so correct).
 	"bad-linearizable-process-order-at-equal-times": {violations: []gv{lin(2)}},
@@ -156,7 +156,7 @@ var goldenWant = map[string]goldenCase{
 	// the grants are ordered by p0's own order, and fences must grow.
 	"bad-fence-monotonic-process-order-at-equal-times": {violations: []gv{lin(2, 4), fm(2, 4)}},
 
-	// Fence-less histories (DESIGN.md §8): a lock service without fencing
+	// Fence-less histories (docs/design.md §8): a lock service without fencing
 	// tokens. A clean handoff; a holder paused past its TTL whose write is
 	// accepted after the lease moved on (the pause is a fault record, and
 	// the stories name it); a write attempted after a failed renew.

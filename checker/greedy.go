@@ -210,7 +210,7 @@ func (g *greedyPass) undo(n int, s stateSet) {
 	g.cur = s
 }
 
-// precedes reports whether y must come before x (DESIGN.md §2): y returned
+// precedes reports whether y must come before x (docs/specification.md §2): y returned
 // before x was called, or y is x's process predecessor at a tie.
 func precedes(y, x *kop) bool {
 	return y.op.Returned && y.op.Return < x.op.Call || x.pred == y

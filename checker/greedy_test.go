@@ -145,7 +145,7 @@ func fastPathsAgree(t interface{ Fatalf(string, ...any) }, h *model.History) (ac
 		if err := timed.VerifyLinearization(h, ko, order); err == nil {
 			accepted = 1
 			// (In interval mode the model may accept what is wrong only
-			// inside the uncertainty window, DESIGN.md §3: the brute
+			// inside the uncertainty window, docs/specification.md §3: the brute
 			// force, with exact clock readings, is stricter there.)
 			if !brute && allAt(h) {
 				t.Fatalf("the greedy pass's order is accepted, but the brute force finds none:\n%s", historyText(h))

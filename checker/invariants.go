@@ -11,13 +11,13 @@ import (
 )
 
 // The fast invariants: single-writer-per-fence, fence-monotonic and
-// stop-on-renew-failure (DESIGN.md §2), each decided whatever the others
+// stop-on-renew-failure (docs/specification.md §2), each decided whatever the others
 // say. Each is a state machine over a key's events in time order
 // (events.go): what it keeps is bounded by the ops in flight and, for
 // single-writer-per-fence, one small record per fence granted or written —
 // never the history.
 //
-// "a precedes b" is DESIGN.md §2's: a returned before b was called, or a
+// "a precedes b" is docs/specification.md §2's: a returned before b was called, or a
 // comes before b in one process's order. In time order the first part is
 // "a's return event came before b's call event"; the second matters only at
 // a tie, and each process's own ops arrive in its order.
@@ -470,7 +470,7 @@ func (fw *fenceWriters) finish(key string) []found {
 }
 
 // fenceLessWriters is single-writer-per-fence for a history without fences
-// (DESIGN.md §8): every accepted write comes from the owner that held the
+// (docs/design.md §8): every accepted write comes from the owner that held the
 // lease at that point. Writes are accepted only from the holder, and only a
 // grant makes an owner the holder, so the rule is:
 //
@@ -610,7 +610,7 @@ func (fl *fenceLessWriters) ret(key string, k *kop) {
 // outcome, until O acquires again. One violation per failed renew: its
 // first such write in file order.
 //
-// In a fence-less history (DESIGN.md §8) no op names a fence, so the term is
+// In a fence-less history (docs/design.md §8) no op names a fence, so the term is
 // the owner's latest successful acquire before the renew: every later write
 // by O counts, until O acquires again.
 type renewRule struct {

@@ -9,7 +9,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// Expiry lateness (DESIGN.md §3, the header's expiry_lateness). A
+// Expiry lateness (docs/specification.md §3, the header's expiry_lateness). A
 // coordinator that frees expired leases late — etcd's lessor revokes them
 // through raft, on a sweep every 500 ms — keeps answering "held" for a
 // while after a lease's expiry. That never gives two holders, so it is not

@@ -10,7 +10,7 @@ import (
 )
 
 // Cheap refutations of linearizable, each a projection of the timed model
-// onto one thing it keeps (DESIGN.md §10: relax, and a relaxed refutation
+// onto one thing it keeps (docs/design.md §10: relax, and a relaxed refutation
 // is a real one): the data as a register (register.go), the fence counter
 // and the resource's highest fence, which never go down, and the holder,
 // which only a grant makes. Each looks at real time alone, strictly (ops

@@ -62,7 +62,7 @@ var genModes = []struct {
 }
 
 // A correct coordinator's history is never flagged, whatever the clock
-// uncertainty, the time mode or the lost responses (DESIGN.md §3: "a false
+// uncertainty, the time mode or the lost responses (docs/specification.md §3: "a false
 // alarm on a correct history is not [acceptable]"). The generated clients
 // do not follow the iron rule, so stop-on-renew-failure is not asserted.
 func TestPropertyCorrectHistoriesHold(t *testing.T) {
@@ -173,8 +173,8 @@ func porcupineDisagrees(h *model.History, ours func() Verdict, d time.Duration) 
 	return "", ""
 }
 
-// Clients that follow the iron rule produce histories where all four
-// properties hold.
+// Clients that follow the iron rule produce histories where all five
+// history properties hold.
 func TestPropertyIronRuleHistoriesHoldEverything(t *testing.T) {
 	for _, m := range genModes {
 		t.Run(m.name, func(t *testing.T) {

@@ -163,7 +163,7 @@ type searchResult struct {
 // tiePredecessors returns, for each of a key's ops, the op of its own
 // process that must precede it although neither real time says so: the
 // previous completed op of the process (in file order) that returned at the
-// very time this one was called. DESIGN.md §2: "a precedes b" when a
+// very time this one was called. docs/specification.md §2: "a precedes b" when a
 // returned before b was called, or a comes before b in one process's order
 // — a process is sequential, so its next call follows its last return even
 // when the clock reads the same. An op that returned earlier than the call

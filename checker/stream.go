@@ -15,7 +15,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// Checking a history too big to hold (DESIGN.md §10): CheckFile reads the
+// Checking a history too big to hold (docs/design.md §10): CheckFile reads the
 // file twice, never holding it.
 //
 //   - The first pass checks every line against the format (a bad line is

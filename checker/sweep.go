@@ -572,7 +572,7 @@ const plentyLeft = 3
 // unanswered acquires among several holders (issue 15): every heard fence
 // pins how many grants happened, but not whose lost acquire supplied each
 // unheard one, and nothing later tells them apart — so the frontier held
-// every combination of classes, the subsets of unknown ops DESIGN.md §10
+// every combination of classes, the subsets of unknown ops docs/design.md §10
 // forbids, and a 50,000-op history that v0.1.0's depth-first search
 // decided in a second went Unknown. The one with the fewest applied is
 // kept, as above, and the merge is a drop, as above.
@@ -1076,7 +1076,7 @@ func (sw *sweep) dominatedIn(out []appliedState, s timed.State, app int32) bool 
 
 // dominates reports whether a allows every step b allows, with results that
 // again dominate: equal but for a clock bound no later, an expiry that may
-// come no later and may come no earlier (DESIGN.md §3's bounds: each step
+// come no later and may come no earlier (docs/specification.md §3's bounds: each step
 // only compares now with them one way).
 func dominates(a, b timed.State) bool {
 	return a.Holder == b.Holder && a.Data == b.Data && a.Fence == b.Fence && a.Highest == b.Highest && a.Loose == b.Loose &&

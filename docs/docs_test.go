@@ -10,11 +10,13 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/runprop"
 )
 
 // No file of the repository refers to a directory beside the clone (the
-// workplace's shared/ is not in a clone), and every relative link of the
-// README and of docs/ names a file that is in it.
+// workplace's shared/ is not in a clone) or to a file it does not have, and
+// every relative link of the README and of docs/ names a file that is in it.
 func TestDocsStandAlone(t *testing.T) {
 	root := ".."
 	// .ci/run still finds the reference lease.py beside the clone; the
@@ -37,8 +39,13 @@ func TestDocsStandAlone(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if strings.Contains(string(b), "../"+"shared") {
-			t.Errorf("%s refers to ../%s, which a clone does not have", path, "shared")
+		if strings.Contains(string(b), "../"+"shared") || strings.Contains(string(b), "shared/"+"reference") {
+			t.Errorf("%s refers to the workplace's shared/, which a clone does not have", path)
+		}
+		// The design was once one file that no clone has (DESIGN and .md):
+		// cite docs/specification.md §N (§1–4) or docs/design.md §N.
+		if strings.Contains(string(b), "DESIGN"+".md") {
+			t.Errorf("%s cites DESIGN%s, which a clone does not have: cite docs/specification.md or docs/design.md", path, ".md")
 		}
 		return nil
 	})
@@ -127,5 +134,62 @@ func TestSpecificationNamesEveryProperty(t *testing.T) {
 		if !strings.Contains(string(guide), "| `"+p+"` |") {
 			t.Errorf("docs/history.md's property table lacks %s", p)
 		}
+	}
+}
+
+// Where a comment or a page counts the properties ("the five history
+// properties", "judges four run properties", "Check judges five
+// properties"), the count is the code's: checker.Properties for the history
+// properties, runprop.Properties for the run properties. A property added to
+// the code and not to the prose fails here, in every file that counts.
+func TestPropertyCountsAgreeWithTheCode(t *testing.T) {
+	want := map[string]int{
+		"history": len(checker.Properties()),
+		"run":     len(runprop.Properties()),
+		"judges":  len(checker.Properties()), // "Check judges N properties": the checker's
+	}
+	words := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
+	number := map[string]int{}
+	for i, w := range words {
+		number[w] = i
+	}
+	// A count and its noun may be broken across lines of a comment.
+	gap := `(?:\s|//)+`
+	count := regexp.MustCompile(`(?i)\b(history|run|judges)` + gap + `(` + strings.Join(words, "|") + `)` + gap + `properties\b|\b(` + strings.Join(words, "|") + `)` + gap + `(history|run)` + gap + `properties\b`)
+	checked := 0
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, ".md") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range count.FindAllStringSubmatch(string(b), -1) {
+			kind, n := strings.ToLower(m[1]), m[2]
+			if kind == "" {
+				kind, n = strings.ToLower(m[4]), m[3]
+			}
+			checked++
+			if got := number[strings.ToLower(n)]; got != want[kind] {
+				t.Errorf("%s: %q, but the code has %d %s properties", path, strings.Join(strings.Fields(m[0]), " "), want[kind], strings.TrimSuffix(kind, "s"))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no count of properties found anywhere: the pattern no longer matches the prose")
 	}
 }

@@ -1,4 +1,4 @@
-// Package explore is leasecheck's model checker (DESIGN.md §7): bounded
+// Package explore is leasecheck's model checker (docs/design.md §7): bounded
 // exhaustive exploration of the same machines the simulator runs, not a
 // separate model.
 //

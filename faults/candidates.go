@@ -1,7 +1,7 @@
 package faults
 
 // Candidates lists the faults an explorer may strike with at any step
-// (DESIGN.md §7: "where each of at most K faults strikes"): for each kind in
+// (docs/design.md §7: "where each of at most K faults strikes"): for each kind in
 // kinds and each target it may hit, one fault with fixed parameters scaled
 // by the TTL, so the choice is only *where* it strikes. At is left 0 (the
 // explorer sets it to the step's instant). The parameters are the smallest

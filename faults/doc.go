@@ -1,5 +1,6 @@
-// Package faults is leasecheck's fault vocabulary (DESIGN.md §1, §5): the
-// failure modes the article names, as plain, serializable, composable values.
+// Package faults is leasecheck's fault vocabulary (docs/specification.md §1,
+// docs/design.md §5): the failure modes the article names, as plain,
+// serializable, composable values.
 //
 // A Fault is one injection (a Kind, a target, a start time and parameters);
 // a Plan is a list of them, ordered by start time. Plans compose with
@@ -12,7 +13,7 @@
 //   - fault.go: Fault, Plan, Validate and the combinators.
 //   - generate.go: Chooser, Env and Generate.
 //   - candidates.go: Candidates, the fixed-parameter faults the explorer
-//     may strike with at any step (DESIGN.md §7).
+//     may strike with at any step (docs/design.md §7).
 //
 // The package only describes faults; package sim injects them.
 package faults

@@ -28,7 +28,7 @@ const (
 	ClockDrift Kind = "clock-drift"
 	// ClockStep steps the target's wall clock by Amount ms (forward or back)
 	// at At. Correct code measures leases on the monotonic clock, so the step
-	// must not matter to it (DESIGN.md §5, Clocks).
+	// must not matter to it (docs/design.md §5, Clocks).
 	ClockStep Kind = "clock-step"
 	// Freeze is a container freeze: the holder is stopped and its monotonic
 	// clock does not advance for Duration, then both resume.
@@ -61,7 +61,7 @@ const (
 	OwnerReuse Kind = "owner-reuse"
 )
 
-// The cluster faults (DESIGN.md §12) strike between the servers of a
+// The cluster faults (docs/design.md §12) strike between the servers of a
 // replicated lease service — a 3-member etcd cluster, a ZooKeeper
 // ensemble — and only there: the simulator has one coordinator, so they are
 // not in AllKinds and "all" does not include them; `verify` adds them for a

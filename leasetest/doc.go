@@ -2,7 +2,7 @@
 // manner of testing/fstest.TestFS and golang.org/x/net/nettest.TestConn:
 // give it a Factory that returns a fresh backend (and a stop function), and
 // it checks that the backend keeps impl/backend's adapter contract — every
-// op in every lease state answered as DESIGN.md §1 says.
+// op in every lease state answered as docs/specification.md §1 says.
 //
 //	func TestMyLease(t *testing.T) {
 //		leasetest.Run(t, func() (backend.Backend, func(), error) {

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The timing rules are the checker's own (DESIGN.md §3, model.Compile): an
+// The timing rules are the checker's own (docs/specification.md §3, model.Compile): an
 // op took effect at some coordinator time in its window — [at, at] when the
 // backend reports its clock (Info.ServerTime), else [call − u, return + u]
 // with u = Info.Uncertainty, the history's clock_uncertainty — and a lease

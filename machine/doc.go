@@ -1,5 +1,5 @@
 // Package machine is the contract between leasecheck's drivers and the lease
-// protocol's roles (DESIGN.md §5, "One protocol, three drivers").
+// protocol's roles (docs/design.md §5, "One protocol, three drivers").
 //
 // The coordinator, the fenced resource and the holder are pure state
 // machines in the style of etcd-io/raft: no I/O, no clock, no goroutines.

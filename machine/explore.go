@@ -1,6 +1,6 @@
 package machine
 
-// The optional interfaces of exploration (DESIGN.md §7). The explorer
+// The optional interfaces of exploration (docs/design.md §7). The explorer
 // (package explore) keeps the states it has seen and branches from them; a
 // machine that can copy and digest itself makes that fast. Without them any
 // machine still works: the explorer re-runs a path from the root instead of

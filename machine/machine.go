@@ -49,7 +49,7 @@ type Coordinator interface {
 	Crash()
 }
 
-// Resource is the fenced storage of fenced-storage semantics (DESIGN.md §1).
+// Resource is the fenced storage of fenced-storage semantics (docs/specification.md §1).
 type Resource interface {
 	Apply(req *Request) Reply
 }
@@ -71,7 +71,7 @@ type DoubleReleaser interface{ DoubleRelease(late int64) }
 
 // WallClockUser is a machine that reads the wall clock (which faults step
 // forward and back). Correct code measures leases on the monotonic clock only
-// (DESIGN.md §5, Clocks); the hook exists so that code trusting the wall
+// (docs/design.md §5, Clocks); the hook exists so that code trusting the wall
 // clock — a planted bug, or a third party's — can be run and caught. SetWall
 // is called with the node's wall-clock reading before every step.
 type WallClockUser interface{ SetWall(wall int64) }

@@ -1,6 +1,6 @@
 // Package model is leasecheck's vocabulary: an operation (Op) on a lease —
 // acquire, renew, release, write, read — and a History of them, with the
-// streaming Reader and the Writer for history format v1 (DESIGN.md §4), the
+// streaming Reader and the Writer for history format v1 (docs/specification.md §4), the
 // public interchange contract that users record from their own systems.
 //
 // The format's rules are enforced in one place: the Reader applies them to
@@ -8,7 +8,7 @@
 // messages, to a history built in memory. A rule broken is a *ParseError
 // naming the line and the reason.
 //
-// The timed lease model that judges a history (DESIGN.md §3) is not part of
+// The timed lease model that judges a history (docs/specification.md §3) is not part of
 // this API: it lives in internal/timed, and package checker is its public
 // face.
 //

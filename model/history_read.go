@@ -11,7 +11,7 @@ import (
 	"sync"
 )
 
-// Reading history format v1 (DESIGN.md §4). Where the format's text leaves
+// Reading history format v1 (docs/specification.md §4). Where the format's text leaves
 // room, the reader decides as follows:
 //
 //   - A JSON null counts as an absent field, for every field ("return":null
@@ -39,7 +39,7 @@ import (
 //     skipped; "\r\n" line ends are fine (JSON whitespace).
 
 // ParseError is an input error in a history: where and why. Every rule of
-// the format (DESIGN.md §4) that a line breaks is reported as one.
+// the format (docs/specification.md §4) that a line breaks is reported as one.
 type ParseError struct {
 	Name   string // the history's name: a file path, or "-" for stdin
 	Line   int    // 1-based physical line, counting the header and blank lines

@@ -5,7 +5,7 @@ import "fmt"
 // Kind is what an operation does to a lease.
 type Kind uint8
 
-// The five operations of the specification (DESIGN.md §1).
+// The five operations of the specification (docs/specification.md §1).
 const (
 	Acquire Kind = iota + 1
 	Renew
@@ -33,7 +33,7 @@ func ParseKind(s string) (Kind, bool) {
 	return 0, false
 }
 
-// Semantics says which store judges writes (DESIGN.md §1).
+// Semantics says which store judges writes (docs/specification.md §1).
 type Semantics uint8
 
 const (
@@ -77,7 +77,7 @@ const (
 	// NoFences: the lock service grants no fencing token (most lock
 	// libraries: Redlock-style Redis locks, advisory database locks). No op
 	// carries a fence; the history is judged for linearizability and for a
-	// single writer per term (DESIGN.md §8).
+	// single writer per term (docs/design.md §8).
 	NoFences
 )
 
@@ -114,7 +114,7 @@ const MaxTime int64 = 1<<62 - 1
 // overflow.
 const MaxFence int64 = 1 << 62
 
-// Op is one operation of a history (format v1, DESIGN.md §4).
+// Op is one operation of a history (format v1, docs/specification.md §4).
 //
 // Optional fields carry a Has* flag instead of a pointer so that an Op is a
 // plain value: histories of millions of operations stay one allocation.
@@ -183,7 +183,7 @@ type History struct {
 	Name   string
 	Header Header
 	Ops    []Op
-	// Faults are the fault records (an extension of v1, DESIGN.md §9): what
+	// Faults are the fault records (an extension of v1, docs/specification.md §4): what
 	// was injected, on what, when. They never change a verdict; reports
 	// draw them and name the ones that overlap a violation.
 	Faults []FaultRecord

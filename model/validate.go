@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// The rules of format v1 (DESIGN.md §4) that concern values rather than
+// The rules of format v1 (docs/specification.md §4) that concern values rather than
 // JSON types. The reader applies them to every line as it decodes it, and
 // Validate applies them to a history built in memory, so a Go caller's
 // malformed history is refused with the same message a file's line would

@@ -1,4 +1,4 @@
-// Package realrun is the real runner (DESIGN.md §5, "Runner, real"): a
+// Package realrun is the real runner (docs/design.md §5, "Runner, real"): a
 // scenario run against a real backend by goroutines on the monotonic clock,
 // with its faults applied for real, recorded as a history for the checker.
 //
@@ -72,7 +72,7 @@
 //     correct holder only past a third of its speed; its limit is the freeze.)
 //   - clock-step (holder): its wall clock jumps by Amount; the monotonic
 //     clock does not. Harmless to the reference, which never reads the wall
-//     clock (DESIGN.md §5, Clocks). A holder that measures its lease on the
+//     clock (docs/design.md §5, Clocks). A holder that measures its lease on the
 //     wall clock (holder.BugTrustWallClock, `verify --mutant
 //     trust-local-clock`) believes |Amount| longer after a step back and
 //     writes after its lease lapsed: caught against an unfenced backend,

@@ -16,13 +16,13 @@ import (
 const unit = time.Microsecond
 
 // Recorder times requests to a backend on the monotonic clock and records
-// them as a history (DESIGN.md §4): call when the request was sent, return
+// them as a history (docs/specification.md §4): call when the request was sent, return
 // when the answer arrived, no return when the outcome is unknown (an error:
 // timeout, reset), ok false with the reason for a definite refusal. When the
 // backend reports its clock (Info.ServerTime), each op's `at` is the
 // server's time mapped onto the client's timeline with the offset measured
 // by NewRecorder, and the header's clock_uncertainty covers the error of
-// that mapping (DESIGN.md §3). Safe for concurrent use.
+// that mapping (docs/specification.md §3). Safe for concurrent use.
 type Recorder struct {
 	info  backend.Info
 	clk   backend.Clock

@@ -322,7 +322,7 @@ func (r *runner) excuse(until int64) {
 // TTL (Info.LeasesRestart): the longest outage, the longest TTL granted,
 // and the backend's RestartGrace. Nobody could renew while the server was
 // down, so by design a lease outlives its deadline that much: the lease
-// clock lagged true time, and the run declares it (DESIGN.md §5: a run is
+// clock lagged true time, and the run declares it (docs/design.md §5: a run is
 // never flagged for the clock it was given).
 func (r *runner) restartSlack(h *model.History) time.Duration {
 	r.mu.Lock()

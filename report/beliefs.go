@@ -10,7 +10,7 @@ import (
 // it held the lease under Fence. Open marks a belief still held when the
 // run ended (To is then that end). The coordinator's terms say who held
 // the lease; beliefs say who thought so — a GC-paused or clock-skewed
-// holder believes past its term (DESIGN.md §1, failure modes 2 and 3).
+// holder believes past its term (docs/specification.md §1, failure modes 2 and 3).
 type Belief struct {
 	Process string
 	Fence   int64

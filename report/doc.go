@@ -1,5 +1,5 @@
 // Package report draws what leasecheck found: the lease timeline, one
-// self-contained HTML page per history (DESIGN.md §9).
+// self-contained HTML page per history (docs/design.md §9).
 //
 // WriteTimeline is the one entry point every command calls (check --html,
 // and the pages run, verify and explore save with each failure). Its

@@ -10,7 +10,7 @@ import (
 // Window is a time the history knows only within bounds, [Lo, Hi] in the
 // history's unit. In exact mode (every op carries `at`) Lo == Hi; in
 // interval mode the coordinator's clock lies somewhere in the window
-// (DESIGN.md §3).
+// (docs/specification.md §3).
 type Window struct{ Lo, Hi int64 }
 
 // Exact reports whether the window is a single instant.
@@ -83,7 +83,7 @@ type Term struct {
 // unanswered op the linearization applied counts as granted (it took
 // effect). The clock of each step is its `at` in exact mode; in interval
 // mode its window [call-u, return+u], narrowed because the coordinator's
-// clock never goes backwards along a linearization (DESIGN.md §3). An op
+// clock never goes backwards along a linearization (docs/specification.md §3). An op
 // the linearization does not place (past a violation, or when r is nil)
 // is taken at its recorded outcome, in clock order, marked not Linearized.
 func Terms(h *model.History, r *checker.Result) []Term {

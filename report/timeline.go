@@ -40,7 +40,7 @@ type Input struct {
 }
 
 // Finding is a violated run property: a property the runner judges from
-// what it saw rather than from the history (DESIGN.md §5: exclusive
+// what it saw rather than from the history (docs/specification.md §2: exclusive
 // belief, liveness).
 type Finding struct {
 	Property    string

@@ -31,7 +31,7 @@ import (
 //     and nothing on the holder could have noticed;
 //   - entirely, when A was told a smaller clock-drift bound than the truth
 //     and a clock (its own or the coordinator's) did drift beyond what it
-//     was told: its deadline was computed from a false premise (DESIGN.md
+//     was told: its deadline was computed from a false premise (docs/design.md
 //     §7, a misconfiguration the article warns about: "限定整个系统的时钟不确定度").
 //
 // These are excuses for not knowing, so they end where the holder was told:
@@ -52,7 +52,7 @@ import (
 // is a warning, counted and told, not a violation — unless the fence
 // failed: there the resource itself refuses the older fence once it has
 // accepted a newer one, so the fence, not the belief, is the safety
-// mechanism, which is the point of fencing (DESIGN.md §1). The fence failed
+// mechanism, which is the point of fencing (docs/specification.md §1). The fence failed
 // when a write the older holder sent under its fence while it believed was
 // accepted after one under a newer fence had been (staleWrite): then the
 // overlap is a violation. Everywhere else an overlap is a violation: in

@@ -131,7 +131,7 @@ func adversarial(r *sim.Result) bool {
 }
 
 // Bounds returns sc's liveness bounds, given the history's clock
-// uncertainty u (DESIGN.md §1, failure modes 1 and 5): after the holder
+// uncertainty u (docs/specification.md §1, failure modes 1 and 5): after the holder
 // crashes another acquires within TTL + 2u + its retry interval (+ a round
 // trip); after a release the next acquire succeeds within a retry interval
 // and a round trip.

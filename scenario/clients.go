@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Client is an adversarial client (DESIGN.md §7): beside the well-behaved
+// Client is an adversarial client (docs/design.md §7): beside the well-behaved
 // holders, it sends any operation with any owner and any fence — acquires
 // by the live holder, renews and releases by non-holders, writes after a
 // release, duplicates of old requests — so that every check a coordinator

@@ -1,4 +1,4 @@
-// Package scenario is a simulated run as data (DESIGN.md §5): the holders
+// Package scenario is a simulated run as data (docs/design.md §5): the holders
 // and their programs, the TTL, the network, the clock-drift bound, the fault
 // plan and the seed, serialized as JSON so a run can be saved and replayed
 // exactly (package sim runs it).
@@ -7,7 +7,7 @@
 // (FromSeed) or rapid draws (sim.NewRapid), so the same code path serves
 // `leasecheck run`, the property tests and the fuzz target.
 //
-// Generated scenarios are adversarial as well as well-behaved (DESIGN.md
+// Generated scenarios are adversarial as well as well-behaved (docs/design.md
 // §7): besides the holders, a third of them have an adversarial client
 // (clients.go) sending requests no well-behaved holder sends, and the
 // protocol's parameters are drawn — renew intervals up to past the TTL,

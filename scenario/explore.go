@@ -8,7 +8,7 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 )
 
-// Space makes a run enumerable (DESIGN.md §7): with it, every choice of the
+// Space makes a run enumerable (docs/design.md §7): with it, every choice of the
 // run is a labelled choice point over a few alternatives, alternative 0
 // being the default:
 //

@@ -138,7 +138,7 @@ var LivenessKinds = []faults.Kind{faults.ClockOffset, faults.ClockDrift, faults.
 	faults.OwnerReuse, faults.Overrun, faults.RenewDeath, faults.DropHeartbeats, faults.DoubleRelease}
 
 // drawParameters draws the protocol's parameters instead of fixing them
-// (DESIGN.md §7): each holder's renew interval (sometimes close to the TTL
+// (docs/design.md §7): each holder's renew interval (sometimes close to the TTL
 // or past it), deadline margin (sometimes none), the drift bound it is told
 // (sometimes less than the truth), and the drift actually applied to every
 // clock, often at the very bound, where a wrong accounting shows. Networks

@@ -114,7 +114,7 @@ func (s *Scenario) ToldRho(p *Process) int64 {
 }
 
 // Misinformed reports whether some holder is told a smaller drift bound
-// than the truth (its deadline may then outlive the lease; DESIGN.md §7).
+// than the truth (its deadline may then outlive the lease; docs/design.md §7).
 func (s *Scenario) Misinformed() bool {
 	for i := range s.Holders {
 		if s.ToldRho(&s.Holders[i]) < s.RhoPPM {

@@ -1,6 +1,6 @@
 package sim
 
-// The adversarial clients (scenario.Client, DESIGN.md §7): a scenario's
+// The adversarial clients (scenario.Client, docs/design.md §7): a scenario's
 // programmed clients and the explorer's (scenario.Space.Adversary), which
 // sends a request of scenario.AdversaryMenu at any step. Each is one
 // sequential process: it waits for an answer, or gives up after TTL/3,

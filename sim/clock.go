@@ -5,7 +5,7 @@ package sim
 // The monotonic clock only drifts (within the scenario's rho) and may be
 // frozen and resumed (a container freeze); it never goes back. The wall clock
 // is the monotonic clock plus an offset that steps forward and back. Leases
-// are measured on the monotonic clock (DESIGN.md §5, Clocks).
+// are measured on the monotonic clock (docs/design.md §5, Clocks).
 type Clock struct {
 	base   int64 // monotonic reading at true time anchor
 	anchor int64

@@ -1,4 +1,4 @@
-// Package sim is leasecheck's deterministic world (DESIGN.md §5–6): a
+// Package sim is leasecheck's deterministic world (docs/design.md §5–6): a
 // single-threaded discrete-event loop over virtual integer time (1 tick =
 // 1 ms) that runs a scenario against the lease implementation and records
 // its history.

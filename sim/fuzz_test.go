@@ -15,8 +15,8 @@ import (
 
 // FuzzScenario is Go native fuzzing of the scenario generator through
 // rapid.MakeFuzz: the fuzzer's bytes are rapid's draws, every scenario is
-// run (with rapid also choosing the network) and checked for the four
-// properties. The seed corpus lives in the repository's
+// run (with rapid also choosing the network) and judged on every
+// property. The seed corpus lives in the repository's
 // testdata/fuzz/FuzzScenario/ (raw bytes); `make fuzz` runs it for
 // $(FUZZTIME). Inputs the fuzzer finds failing land in Go's usual
 // sim/testdata/fuzz/FuzzScenario/.

@@ -30,7 +30,7 @@ func (w *World) count(k faults.Kind, f faults.Fault) {
 }
 
 // record writes the record of a fault of kind f.Kind that hit node n for
-// the history (DESIGN.md §9: faults in the history, never in the verdict):
+// the history (docs/design.md §9: faults in the history, never in the verdict):
 // what it hit, named as the history names it, from start for dur (0: an
 // instant, or to the end of the run).
 func (w *World) record(n *node, f faults.Fault, start, dur int64, detail string) {

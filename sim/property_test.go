@@ -204,7 +204,7 @@ func TestLivenessIsMeasured(t *testing.T) {
 // TestPropertyIntervalModeHolds strips `at` from the reference's histories:
 // checked in interval mode (the coordinator's clock known only within the
 // declared uncertainty of [call, return], as for etcd), they must still hold.
-// This is the no-false-alarm rule of DESIGN.md §3 on realistic histories,
+// This is the no-false-alarm rule of docs/specification.md §3 on realistic histories,
 // with every fault kind and lost responses.
 func TestPropertyIntervalModeHolds(t *testing.T) {
 	rootDir(t)

@@ -123,7 +123,7 @@ type Stats struct {
 }
 
 // Bounds returns the liveness bounds of the scenario the result ran
-// (DESIGN.md §1 and issue 3): after the holder crashes another acquires
+// (docs/specification.md §1 and issue 3): after the holder crashes another acquires
 // within TTL + the clock bound + its retry interval (plus the network's
 // round trip); after a release the next acquire succeeds within a retry
 // interval and a round trip, well before the TTL runs out.

@@ -14,7 +14,7 @@ import (
 )
 
 // TestScenarioFiles runs the regression scenarios in testdata/scenarios/:
-// one per failure mode of the article (DESIGN.md §1), each replayed exactly.
+// one per failure mode of the article (docs/specification.md §1), each replayed exactly.
 // The reference must pass every property, every fault in the file must be
 // injected, and the story the file is named after must happen.
 func TestScenarioFiles(t *testing.T) {

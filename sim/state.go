@@ -1,6 +1,6 @@
 package sim
 
-// Copying and digesting a world state, for the explorer (DESIGN.md §7).
+// Copying and digesting a world state, for the explorer (docs/design.md §7).
 //
 // StateHash digests exactly what decides the rest of the run and the
 // verdicts on it: the nodes, the machines, the events still to come and

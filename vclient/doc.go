@@ -1,6 +1,6 @@
 // Package vclient runs users' real client code — goroutines, timers,
 // retries, callbacks, unmodified — in virtual time, and judges it with
-// leasecheck's checker and run properties (DESIGN.md §11).
+// leasecheck's checker and run properties (docs/design.md §11).
 //
 // A run is one testing/synctest bubble holding the candidates (each an
 // incarnation of the user's Client), an in-process lease Server the

@@ -58,7 +58,7 @@ type Options struct {
 	// Server returns a fresh lease server for one run.
 	Server func() Server
 	// Fenced makes the resource a fenced store: it accepts a write iff its
-	// fence is at least the highest it has accepted (DESIGN.md §1, fenced
+	// fence is at least the highest it has accepted (docs/specification.md §1, fenced
 	// storage); the history is then in fenced-storage semantics. Without
 	// it, the resource accepts every write, and the history is judged in
 	// seed semantics: a write counts only from the owner of a live lease.

@@ -4,7 +4,7 @@
 // and stories, the replay line, the exit statuses — behind one entry
 // point, so that a user's own main (or test) that passes its backend gets
 // exactly what `leasecheck verify` does, by the same code path
-// (DESIGN.md §5: cmd/ holds flags and printing only; here, a table of
+// (docs/design.md §5: cmd/ holds flags and printing only; here, a table of
 // backends).
 //
 //	func main() {
@@ -33,7 +33,7 @@
 // (removed after every round). Rounds go through package campaign
 // (campaign.Run, one at a time: Config.Sequential), so they are judged,
 // counted and summed as `leasecheck run`'s seeds are: campaign.Judge on the
-// four history properties (a real run has no simulator result, so no run
+// five history properties (a real run has no simulator result, so no run
 // properties; target.Properties says why exclusive-belief is not judged),
 // campaign.Summary with verify's own fields beside it (Summary), the exit
 // status computed one way (campaign.Status).

@@ -62,7 +62,7 @@ func parseFlagsOnly(fs *flag.FlagSet, args []string, stderr io.Writer) (code int
 	return exitOK, true
 }
 
-// checkReport is the --json output: DESIGN.md §4's fields, plus per-property
+// checkReport is the --json output: docs/specification.md §4's fields, plus per-property
 // verdicts, the key of each violation, and why a verdict is unknown.
 type checkReport struct {
 	OK         bool                `json:"ok"`

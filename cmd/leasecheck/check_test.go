@@ -19,7 +19,7 @@ import (
 	"github.com/leasecheck/leasecheck/internal/etcdmember"
 )
 
-// The command-line contract of `leasecheck check` (DESIGN.md §4), tested on
+// The command-line contract of `leasecheck check` (docs/specification.md §4), tested on
 // the built binary run as a separate process: exit statuses 0/1/2/3, the
 // --json shape, stdin as "-", --html, and bad input reported as
 // "FILE:LINE: reason" with exit status 2 and never a panic.
@@ -179,7 +179,7 @@ func TestCheckExitStatusUndecided(t *testing.T) {
 	}
 }
 
-// checkJSON is DESIGN.md §4's --json shape; extra fields are allowed.
+// checkJSON is docs/specification.md §4's --json shape; extra fields are allowed.
 type checkJSON struct {
 	OK         *bool            `json:"ok"`
 	Ops        *int             `json:"ops"`

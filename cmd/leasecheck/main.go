@@ -13,7 +13,7 @@ import (
 	"github.com/leasecheck/leasecheck/internal/etcdmember"
 )
 
-// Exit statuses shared by every subcommand (DESIGN.md §4), computed one
+// Exit statuses shared by every subcommand (docs/specification.md §4), computed one
 // way by package campaign.
 const (
 	exitOK        = campaign.ExitOK        // every property holds

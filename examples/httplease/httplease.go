@@ -107,7 +107,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // Server is the lease service, in process: the reference semantics of
-// DESIGN.md §1 over HTTP (acquire when free or expired, with a new
+// docs/specification.md §1 over HTTP (acquire when free or expired, with a new
 // fence; renew by the holder before expiry).
 type Server struct {
 	holder string

@@ -10,7 +10,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// Request is one lease operation (DESIGN.md §1). Key is the lease name;
+// Request is one lease operation (docs/specification.md §1). Key is the lease name;
 // backends store it under their own prefix.
 type Request struct {
 	Kind  model.Kind
@@ -59,7 +59,7 @@ type Backend interface {
 }
 
 // Info describes a backend to the runner, the suite and the report. A
-// backend declares what it has (DESIGN.md §8); the suite judges what
+// backend declares what it has (docs/design.md §8); the suite judges what
 // applies and reports what is missing once. The two declarations that
 // decide which properties are checked, Fences and Writes, have no default:
 // their zero values are "undeclared", which Check (and so leasetest.Run,
@@ -90,7 +90,7 @@ type Info struct {
 	// etcd may expire a lease. It becomes the history's clock_uncertainty
 	// (plus the runner's calibration error in exact mode), and the checker
 	// and leasetest's timing checks apply it the same way: on both sides of
-	// every op without `at` (DESIGN.md §3).
+	// every op without `at` (docs/specification.md §3).
 	Uncertainty time.Duration
 	// ExpiryLateness is how long after a lease's expiry the coordinator may
 	// still treat it as held — refuse an acquire, accept the holder's write
@@ -116,7 +116,7 @@ type Info struct {
 	// RestartGrace: by design, since nobody could renew while the server
 	// was down. The lease clock lagged true time that much, so a run that
 	// restarts such a server declares that much more clock uncertainty
-	// (DESIGN.md §5: a run is never flagged for the clock it was given).
+	// (docs/design.md §5: a run is never flagged for the clock it was given).
 	// False: deadlines survive a restart (Redis and PostgreSQL keep an
 	// absolute expiry on the server's clock).
 	LeasesRestart bool

@@ -7,8 +7,8 @@ import (
 )
 
 // Contract is the adapter contract: what Do must answer for every op in
-// every lease state (DESIGN.md §1's seed semantics, reference/lease.py;
-// DESIGN.md §8). README.md in this directory renders the table (a test
+// every lease state (docs/specification.md §1's seed semantics, reference/lease.py;
+// docs/design.md §8). README.md in this directory renders the table (a test
 // keeps the two equal: go test ./impl/backend -update rewrites it) and says
 // how to adapt a lock or election library; leasetest is tested against a
 // broken backend for every row, and names the row in each failure line.

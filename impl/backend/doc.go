@@ -1,5 +1,5 @@
 // Package backend is the contract between leasecheck and a lease service
-// under test (DESIGN.md §5, "Backends, two tiers").
+// under test (docs/design.md §5, "Backends, two tiers").
 //
 //   - Backend is the networked tier: etcd, Redis, PostgreSQL, anyone's.
 //     Real goroutines call Do with a context; the real runner (package

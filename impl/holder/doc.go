@@ -1,5 +1,5 @@
 // Package holder is the client side of the lease protocol in the article
-// (shared/reference/lease-article.zh.txt; DESIGN.md §1) as a pure state
+// (docs/specification.md §1) as a pure state
 // machine in the style of etcd-io/raft: it does no I/O and reads no clock.
 // Tick and Receive feed it its own clock reading and the replies it gets;
 // Ready hands back the requests to send, the local time it next wants to be
@@ -18,7 +18,7 @@
 //     outlast the TTL: renewals go on while the work runs.
 //
 // The holder has one request in flight at a time, so its operations form one
-// sequential process in the history (DESIGN.md §4). Reader is a tiny client
+// sequential process in the history (docs/specification.md §4). Reader is a tiny client
 // that reads the key periodically.
 //
 // Index: wire.go (Request, Reply), holder.go (Config, Holder), reader.go.

@@ -318,7 +318,7 @@ func (e *LeaseLostError) Error() string {
 	return "lease expired for " + e.Owner + " at t=" + strconv.FormatInt(e.Now, 10)
 }
 
-// Resource is fenced storage (DESIGN.md §1): separate from the coordinator,
+// Resource is fenced storage (docs/specification.md §1): separate from the coordinator,
 // it knows no deadlines, only the highest fence it has accepted per key. It
 // is a machine.Resource itself.
 type Resource struct {

@@ -1,7 +1,6 @@
 // Package mutants holds leasecheck's planted bugs: small, named variants of
 // the reference coordinator, fenced resource and holder, each breaking one
-// rule of the lease article (shared/reference/lease-article.zh.txt,
-// DESIGN.md §1).
+// rule of the lease article (docs/specification.md §1).
 //
 //   - A Mutant names its failure mode, quotes the article's sentence it
 //     breaks (with an English rendering), says which component it replaces

@@ -31,8 +31,8 @@ type Mutant struct {
 	Component string `json:"component"`
 	// Failure is the failure mode, in a sentence.
 	Failure string `json:"failure"`
-	// Article is the sentence of the article the bug breaks
-	// (shared/reference/lease-article.zh.txt), and English its rendering.
+	// Article is the sentence of the lease article the bug breaks (in its
+	// original Chinese; docs/specification.md §1), and English its rendering.
 	Article string `json:"article"`
 	English string `json:"english"`
 	// Property is the property expected to catch it: a checker property

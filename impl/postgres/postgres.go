@@ -9,7 +9,7 @@
 //     it (FOR UPDATE; FOR SHARE for read), then reads clock_timestamp() in
 //     microseconds: the clock is read under the row lock, so along each key
 //     the commit order is the order of the clock readings, and `at` is
-//     exactly the clock the decision used (exact mode, DESIGN.md §3). A
+//     exactly the clock the decision used (exact mode, docs/specification.md §3). A
 //     read without the row lock could take its snapshot before a write
 //     committed and its clock after it: a false alarm (seen, and fixed).
 //   - fence: a sequence; acquire takes nextval. Fences only grow and have

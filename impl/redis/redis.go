@@ -9,7 +9,7 @@
 //     the script's TIME. Redis's own key expiry compares a millisecond
 //     snapshot taken when the script started with `>`, while `at` is the
 //     microsecond TIME; deciding on TIME makes `at` exactly the clock the
-//     decision read (exact mode, DESIGN.md §3) instead of one that may
+//     decision read (exact mode, docs/specification.md §3) instead of one that may
 //     differ by a millisecond at the very instant of expiry.
 //   - P:fence:K, the fence: INCR on every grant, so fences are 1, 2, 3, ...
 //     (model.Sequential).

@@ -10,7 +10,7 @@
 // takes requests again. A Process therefore satisfies realrun.Server and
 // realrun.Restarter, the coordinator-crash fault.
 //
-// Clusters (DESIGN.md §12): StartEtcdCluster starts several etcd members
+// Clusters (docs/design.md §12): StartEtcdCluster starts several etcd members
 // whose peer links all pass through leasecheck's labelled proxies
 // (realrun.NewLabeledProxy), so links between members can be cut, one pair
 // at a time or a member from all, and delayed; each member is a *Process,

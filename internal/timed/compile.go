@@ -74,7 +74,7 @@ type Compiled struct {
 	Keys []KeyOps // sorted by key
 }
 
-// KeyOps is one key's operations. Keys are independent (DESIGN.md §2), so
+// KeyOps is one key's operations. Keys are independent (docs/specification.md §2), so
 // each is checked on its own.
 type KeyOps struct {
 	Key string

@@ -1,6 +1,6 @@
 // Package timed is the timed lease model that package checker decides
-// histories against (DESIGN.md §3): the lease semantics of
-// reference/lease.py (DESIGN.md §1), for the coordinator alone ("seed") or
+// histories against (docs/specification.md §3): the lease semantics of
+// reference/lease.py (docs/specification.md §1), for the coordinator alone ("seed") or
 // with a separate fenced resource ("fenced-storage"), extended with time:
 // the coordinator's clock at an operation is either known ("exact" mode,
 // the op's `at`) or only bounded by the history's clock uncertainty

@@ -61,7 +61,7 @@ func ValueOf(s string) Value { return Value{s, true} }
 // Value returns the string ("" for NoValue).
 func (v Value) Value() string { return v.s }
 
-// State is one key's lease state in the timed model (DESIGN.md §3).
+// State is one key's lease state in the timed model (docs/specification.md §3).
 //
 // The coordinator's clock is not known exactly in interval mode, so the
 // state keeps bounds instead of values: NowLo is a lower bound on the

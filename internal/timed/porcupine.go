@@ -77,7 +77,7 @@ func PorcupineModel(c *Compiled) porcupine.NondeterministicModel {
 //
 // Times are renumbered so that porcupine, which orders a call before a
 // return at equal times, also sees each process's own order where its next
-// call came at the very time of its last return (DESIGN.md §2: a process is
+// call came at the very time of its last return (docs/specification.md §2: a process is
 // sequential, so that return precedes that call). Every distinct time t
 // becomes a block of positions: calls at t that follow no return of their
 // process at t come first, returns at t that no call of their process at t

@@ -36,7 +36,7 @@ for line in sys.stdin:
             r = store.acquire(op["owner"], ttl=op["ttl"], now=op["now"])
         elif kind == "renew":
             # lease.py's renew takes no fence; memstore's optional fence
-            # (DESIGN.md §1) must equal the current fence when non-zero.
+            # (docs/specification.md §1) must equal the current fence when non-zero.
             if op["fence"] != 0 and op["fence"] != store.fence:
                 r = False
             else:
