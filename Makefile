@@ -41,7 +41,7 @@ fmt:
 
 # Performance targets, each a Go benchmark (see the comments in each
 # *bench_test.go file for what it measures and why).
-# The checker's rows (issue 12) report each shape's time as a ratio to the
+# The checker's rows report each shape's time as a ratio to the
 # replay floor measured in the same run (x-floor) and its peak heap; the slow
 # ones — the long-key streaming rows (a 10^7-op file is a gigabyte) and plain
 # porcupine on the same shapes (10 s each at most) — run once each in
@@ -60,7 +60,7 @@ bench:
 	$(GO) test ./vclient/k8slease -run '^TestReplayRate$$' -failures 100 -count=1 -v -timeout 30m
 	$(MAKE) bench-matrix
 
-# The benchmark matrix of the class (issue 15, internal/classbench): a row
+# The benchmark matrix of the class (internal/classbench): a row
 # per cell — verdict, time as a ratio to the replay floor measured in the
 # same run, peak memory — for this tree's checker, each tagged release's
 # (built here from its source) and plain porcupine. Tens of minutes: the
@@ -72,8 +72,8 @@ bench-matrix:
 # right, decided where a release decided it, and within 2x (+10 ms) of the
 # best release's time in the same run.
 # The explorer's distinct states per second on one core, this tree beside
-# the tagged releases built from their source in the same run (issue 16's
-# floor: 4x v0.3.0's rate on the default plan; v0.7.0 is the release before
+# the tagged releases built from their source in the same run (the
+# explorer's floor: 4x v0.3.0's rate on the default plan; v0.7.0 is the release before
 # depth-first search became the default). Best of 5: the baseline's own
 # rate varies by half between runs on a shared 2-core machine.
 bench-explore:
@@ -91,7 +91,7 @@ explore-coverage: build
 	rm -rf bin/explore-cover
 	bin/leasecheck explore --progress=false --out bin/explore-cover-failures --coverage bin/explore-cover
 
-# Peak memory of a sweep of 10^6 seeds (issue 10: at most 300 MB, flat in
+# Peak memory of a sweep of 10^6 seeds (the target: at most 300 MB, flat in
 # the number of seeds); a few CPU-minutes.
 bench-memory: build
 	/usr/bin/time -v bin/leasecheck run --seeds 1000000 --timeout 0 --save 0 --progress=false --json 2>&1 >/dev/null | grep -E 'Maximum resident|Elapsed|User time'

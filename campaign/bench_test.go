@@ -47,7 +47,7 @@ func sweepOnce(b *testing.B, n int) (wall, cpu time.Duration, heap uint64) {
 	return time.Since(start), cpuTime() - startCPU, peak
 }
 
-// BenchmarkSweepFlat measures issue 10's scaling targets in one run: the
+// BenchmarkSweepFlat measures the sweep's scaling targets in one run: the
 // per-seed cost of a sweep of 2·10^4 seeds (the floor) and of 2·10^5 seeds
 // must be within 10% (ratio <= 1.10), and the peak live heap must not grow
 // with the number of seeds. The ratio is of CPU time per seed, which other

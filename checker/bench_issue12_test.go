@@ -18,7 +18,8 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// The shapes of issue 12, each a benchmark reporting its time as a ratio to
+// The timeout shapes (many distinct unanswered renews and writes), each a
+// benchmark reporting its time as a ratio to
 // the replay floor measured in the same run ("x-floor": the plain replay of
 // the 100k-op, 100-key exact history, BenchmarkReplayFloor100kExact) and its
 // peak heap ("peak-MiB", sampled while it runs). Targets, as the issue sets

@@ -13,7 +13,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// Performance targets (issue 2), each a benchmark here:
+// The checker's performance targets, each a benchmark here:
 //
 //   (a) BenchmarkCheck100kExact vs BenchmarkReplayFloor100kExact: a
 //       100,000-op exact-mode history over 100 keys, from its bytes, checks
@@ -171,11 +171,11 @@ func BenchmarkNonLinearizable40k(b *testing.B) {
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(n)/(1<<20), "alloc-MiB/op")
 }
 
-// BenchmarkIssue15SimulatorLike is issue 15's last row as a class: 400
+// BenchmarkIssue15SimulatorLike is the class's simulator-like row: 400
 // simulator-like histories (183 ops, 3 processes, interval mode, TTL 33,
 // clock uncertainty 174, 5-20% unanswered), each checked from memory; it
 // reports the slowest one (worst-ms). A round before the greedy pass the
-// worst took 0.36 s; issue 15 asks for under 0.1 s.
+// worst took 0.36 s; the target is under 0.1 s.
 func BenchmarkIssue15SimulatorLike(b *testing.B) {
 	var hs []*model.History
 	for seed := uint64(1); seed <= 400; seed++ {

@@ -12,7 +12,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// drawClass draws parameters anywhere in the class (issue 15), at a size
+// drawClass draws parameters anywhere in the class (internal/classgen), at a size
 // of ops.
 func drawClass(t *rapid.T, minOps, maxOps int, ttl int64) classgen.Params {
 	p := classgen.Params{
@@ -32,7 +32,7 @@ func drawClass(t *rapid.T, minOps, maxOps int, ttl int64) classgen.Params {
 	return p
 }
 
-// lateGrant makes the edge of issue 15: a write accepted under a fence its
+// lateGrant makes an edge of the class: a write accepted under a fence its
 // owner is granted only later, by an acquire that never answered. The
 // answered acquire that granted the fence becomes unanswered and moves, in
 // a process of its own, to after the write returned. It reports the write,
@@ -89,7 +89,7 @@ func unansweredBefore(h *model.History, owner, key string, t int64) bool {
 
 // The checker against the brute force (brute_test.go, written from the
 // design alone) on small histories of the whole class — every axis, every
-// plant — and on the edges issue 15 found: a write under a fence granted
+// plant — and on the edges the class found: a write under a fence granted
 // only later by an acquire that never answered (single-writer-per-fence is
 // violated, and under seed semantics linearizable too: the brute force
 // must find no order), and an unanswered

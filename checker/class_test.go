@@ -9,7 +9,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// classSample is a fixed spread over every axis of the class (issue 15),
+// classSample is a fixed spread over every axis of the class (internal/classgen),
 // small enough for a unit test: correct histories must hold every property
 // — never Unknown — and each plant must be reported as the property it
 // breaks, with linearizable decided too. It includes the corner the round

@@ -32,7 +32,7 @@
 // sweep cannot decide within an allowance of work linear in its ops gets a
 // depth-first try for a witness within a node allowance as linear, then the
 // relaxed sweep's refutation, then the search with the rest of the budget
-// (keycheck.go; issue 15: no phase may burn the budget on a shape another
+// (keycheck.go: no phase may burn the budget on a shape another
 // decides at once). The class these are judged on, and the benchmark
 // matrix over it, are internal/classgen and internal/classbench. Every
 // phase spends one budget, time and memory (Options); when it runs out the

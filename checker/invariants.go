@@ -444,7 +444,7 @@ func (fw *fenceWriters) finish(key string) []found {
 				// have granted this very fence — but only after the write
 				// was accepted. A fence belongs to its holder from its grant
 				// on, so this is a violation here too (and of linearizable),
-				// told as what it is (issue 15).
+				// told as what it is.
 				a := u.at[0].op
 				out = append(out, newFound(SingleWriterPerFence, key, fmt.Sprintf(
 					"%s's write %q under fence %d was accepted (line %d) before any acquire could have granted fence %d to %s: its only candidate, %s's acquire at line %d, never answered and was called at %s, after the write returned at %s",

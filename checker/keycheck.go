@@ -247,7 +247,7 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 	kc := newKeyChecker(ko.Key, h.Header, c.Names, b, true, false)
 	facts := factsOf(h, ko.Index)
 	kc.exact.unique = facts.unique
-	// The portfolio (issue 15): the exact sweep gets an allowance of work
+	// The portfolio: the exact sweep gets an allowance of work
 	// linear in the key's ops; past it the depth-first search tries for a
 	// witness within a node allowance as linear, then the relaxed sweep
 	// refutes, then the search has the rest of the budget. Each is sound on

@@ -281,7 +281,7 @@ func TestCheckRefusesMalformedHistory(t *testing.T) {
 	}
 }
 
-// The porcupine-as-oracle property on the shapes of issue 12, at the sizes
+// The porcupine-as-oracle property on the timeout shapes, at the sizes
 // porcupine finishes: distinct timed-out renews (without fences) and
 // writes, exact and interval, correct and with one bad write. Never accept
 // what porcupine rejects; never reject what it accepts where it is exact

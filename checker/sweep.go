@@ -569,12 +569,12 @@ const plentyLeft = 3
 // When the frontier is crowded (more than crowdedAt configurations), any
 // two with the same placed ops and the same state are alike, whatever
 // their counts. That is the shape of a correct history with a few
-// unanswered acquires among several holders (issue 15): every heard fence
+// unanswered acquires among several holders: every heard fence
 // pins how many grants happened, but not whose lost acquire supplied each
 // unheard one, and nothing later tells them apart — so the frontier held
 // every combination of classes, the subsets of unknown ops docs/design.md §10
-// forbids, and a 50,000-op history that v0.1.0's depth-first search
-// decided in a second went Unknown. The one with the fewest applied is
+// forbids, and a 50,000-op history that a depth-first search decides in
+// a second went Unknown. The one with the fewest applied is
 // kept, as above, and the merge is a drop, as above.
 func (sw *sweep) alike(a, b *config) bool {
 	if a.placed != b.placed || a.s != b.s || a.app == b.app {

@@ -8,7 +8,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// timeoutWorkload builds the histories of issue 12: one key, several
+// timeoutWorkload builds the timeout shapes' histories: one key, several
 // holders with different TTLs against the reference coordinator, and a
 // fraction of their renews and writes timed out — each a distinct op (its
 // own owner, TTL and call time; renews present no fence), some applied by

@@ -3,6 +3,8 @@
 package docs_test
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -191,5 +193,40 @@ func TestPropertyCountsAgreeWithTheCode(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no count of properties found anywhere: the pattern no longer matches the prose")
+	}
+}
+
+// Code comments say why, once: an issue number means nothing to a reader
+// with no tracker (what the issue asked for goes in the comment's words,
+// its history in commit messages and docs/).
+func TestCodeCommentsCiteNoIssues(t *testing.T) {
+	issue := regexp.MustCompile(`(?i)\bissues?\s+#?\d+`)
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, g := range f.Comments {
+			if m := issue.FindString(g.Text()); m != "" {
+				t.Errorf("%s: a comment cites %q: say what it asked for instead", fset.Position(g.Pos()), m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -79,8 +79,8 @@ func keyOf(m sim.Move, moveKey uint64, vc *vecChooser) tkey {
 // only the values of its last move (labels are recovered by replaying).
 // 32 bytes, one allocation: the values are inline when there are at most
 // three (most moves take one or two), else behind more. (A slice field
-// beside an inline array made it 48, 9% more live heap a waiting state
-// breadth-first: BenchmarkFrontierMemory's from-root 116 B against 107.)
+// beside an inline array would make it 48: a waiting state's live heap is
+// mostly its path.)
 type path struct {
 	parent *path
 	more   *[]int32 // the values, when more than fit inline
@@ -305,9 +305,9 @@ func (x *explorer) outOfBudget() bool {
 // used, then 1, 4, 16, 64 and 256, and past 70% of the budget any distance
 // (rootOnly: a waiting state re-runs from the root's world, and costs its
 // path and its visited entry only). The distances past 16 keep a deep space
-// finishing: paths of 150 and more moves each re-run from the root made a
-// 3-million-state space that took 34 s unbounded take more than 4 minutes
-// under a 1 GiB budget, while a world every 64 moves costs a 64th of one.
+// finishing: re-running paths of 150 and more moves each from the root
+// costs a whole path per state, while a world every 64 moves costs a 64th
+// of one (docs/exploration.md, "Measured choices in the code").
 func reuseDistance(heap uint64, max int64) int {
 	if max <= 0 {
 		return 0
@@ -403,8 +403,7 @@ func (x *explorer) bfs(root *sim.World) {
 // keeps each state's fewest moves so far: a path cut at the bound below a
 // state first reached deep would leave the same state's longer futures
 // unexplored when it is reached again in fewer moves, and the search would
-// still say complete (it did, before: a few dozen states of 7,167 missed
-// at --depth 10 on the default space). A state reached in fewer moves is
+// still say complete while missing states. A state reached in fewer moves is
 // explored again from there (apply), as SPIN's depth-bounded search does.
 func (x *explorer) dfs(root *sim.World) {
 	x.rep.DistinctStates++

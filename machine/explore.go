@@ -78,8 +78,8 @@ func (h *Hasher) String(s string) { h.h = h.h.Str(s) }
 // h.Int(v), word for word the same digest. A Digest in a local variable
 // stays in a register, where a Hasher behind a pointer stores and loads
 // its digest at every word: a digest is a chain of dependent multiplies,
-// and the store and load were two fifths of its time (a hundred words: 290
-// ns through a pointer, 180 ns as a value). The explorer's state digest,
+// and the store and load were two fifths of its time (docs/exploration.md,
+// "Measured choices in the code"). The explorer's state digest,
 // a state's most frequent work, is written with it.
 type Digest uint64
 
@@ -121,8 +121,7 @@ func (d Digest) Bool(b bool) Digest {
 // Str mixes s in, with its length. Its bytes go in as big-endian words of
 // 8, the last word of what is left. (Eight at a time and the rest in a
 // loop of its own: the same words as a byte loop that counted to 8, in
-// half the instructions; strings were 6% of the instructions an explored
-// state cost.)
+// half the instructions, and every explored state digests strings.)
 func (d Digest) Str(s string) Digest {
 	n := len(s)
 	for ; len(s) >= 8; s = s[8:] {

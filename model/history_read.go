@@ -778,9 +778,8 @@ func satSub(a, b int64) int64 {
 // inputs of at least parallelMinBytes are cut into up to GOMAXPROCS chunks
 // of at least parallelChunkBytes. About 70% of the sequential time is the
 // per-line decoding that chunks share out; the rest (reading, the order
-// check, the ops slice) stays sequential. On an idle 2-CPU machine,
-// ReadHistory of 100k lines took 41 ms (median of 4) with two chunks and
-// 57 ms with one. Tests lower these.
+// check, the ops slice) stays sequential, so two chunks on two CPUs pay
+// (docs/benchmarks.md, "Measured choices in the code"). Tests lower these.
 var (
 	parallelMinProcs   = 2
 	parallelMinBytes   = 256 << 10

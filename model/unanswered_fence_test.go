@@ -9,7 +9,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// An acquire that never returned cannot name a fence (issue 15): every
+// An acquire that never returned cannot name a fence: every
 // reader refuses it, naming the line — the whole-file reader, the
 // streaming reader and Validate of a history built in memory — and the
 // same acquire without the fence, or answered with it, is fine.

@@ -13,7 +13,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// The targets (issue 8, Must show): `check --html` on a 100k-op history in
+// The targets: `check --html` on a 100k-op history in
 // under 10 s and 500 MB, a page of a few MB. Run with
 //
 //	go test ./report -run '^$' -bench . -benchtime 3x

@@ -22,7 +22,7 @@ import (
 var cases = []string{"gc-pause", "clock-skew", "renewal-loop-dies", "xss"}
 
 // readHistory reads a history with fault records. Package model's reader
-// is used when it knows the fault lines (issue 8 item 2); until then the
+// is used when it knows the fault lines; until then the
 // fault lines are read here and blanked for it, which keeps line numbers.
 func readHistory(t testing.TB, path string) *model.History {
 	t.Helper()

@@ -46,7 +46,7 @@ const AdversaryName = "x1"
 
 // AdversaryMenu lists the requests the explorer's adversarial client may
 // send at any step (Space.Adversary): the blind spots of a well-behaved
-// workload (issue 11). fenced drops the writes the threat model forbids
+// workload. fenced drops the writes the threat model forbids
 // under fenced storage (see Client).
 func AdversaryMenu(fenced bool) []ClientRequest {
 	m := []ClientRequest{

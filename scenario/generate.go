@@ -45,7 +45,7 @@ type Options struct {
 	Clean bool
 	// WellBehaved draws only well-behaved holders with the default
 	// protocol parameters and no adversarial client: the workload before
-	// issue 11, for measurements that compare with it.
+	// parameters were drawn, for measurements that compare with it.
 	WellBehaved bool
 }
 

@@ -22,8 +22,8 @@ func benchScenarios(n int, wellBehaved bool) []*scenario.Scenario {
 // loop, the network, the clocks, the machines and the history recording).
 func BenchmarkEvents(b *testing.B) { benchEvents(b, false) }
 
-// BenchmarkEventsWellBehaved is BenchmarkEvents on the workload before
-// issue 11 (no adversarial clients, fixed protocol parameters): the same
+// BenchmarkEventsWellBehaved is BenchmarkEvents on the old workload
+// (no adversarial clients, fixed protocol parameters): the same
 // scenarios as the earlier simulator's BenchmarkEvents, to compare with it.
 func BenchmarkEventsWellBehaved(b *testing.B) { benchEvents(b, true) }
 

@@ -60,11 +60,10 @@ func (c *cow) share() {
 }
 
 // A chunk is two operations: a write copies a chunk (an operation is
-// about 160 bytes) and the list of chunk pointers. Timed on one core with
-// the same counts, chunks of 2 beside 8 (the first size): the default plan
-// depth-first allocated 4.3 GB against 5.2 GB and ran about 5% faster
-// (noisy: 370-389k against 323-375k states/s), the 3-holder space of
-// 178-move paths 8.95 against 9.28 s; chunks of 1 were no faster.
+// about 160 bytes) and the list of chunk pointers, so a smaller chunk
+// copies less per write and a larger one a shorter list. Two allocated
+// least and ran fastest of 1, 2 and 8 (docs/exploration.md, "Measured
+// choices in the code").
 const (
 	opChunkBits = 1
 	opChunk     = 1 << opChunkBits

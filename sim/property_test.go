@@ -320,7 +320,7 @@ func (r *recorder) fail(msg string) {
 }
 
 // TestPropertyMutants: the property test catches every bug planted for a
-// blind spot of the old harness (issue 11): rapid draws the same scenarios
+// blind spot of the old harness (impl/mutants): rapid draws the same scenarios
 // as TestPropertyReference — with adversarial clients and drawn parameters,
 // in the mutant's detection environment when it has one (blind spot 4's
 // world of exact instants) — and finds each mutant violating a property.

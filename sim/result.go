@@ -123,10 +123,11 @@ type Stats struct {
 }
 
 // Bounds returns the liveness bounds of the scenario the result ran
-// (docs/specification.md §1 and issue 3): after the holder crashes another acquires
-// within TTL + the clock bound + its retry interval (plus the network's
-// round trip); after a release the next acquire succeeds within a retry
-// interval and a round trip, well before the TTL runs out.
+// (docs/specification.md §1, failure modes 1 and 5): after the holder
+// crashes another acquires within TTL + the clock bound + its retry
+// interval (plus the network's round trip); after a release the next
+// acquire succeeds within a retry interval and a round trip, well before
+// the TTL runs out.
 func (r *Result) Bounds() (recovery, handoff int64) {
 	sc := r.Scenario
 	retry := int64(0)

@@ -690,8 +690,8 @@ func isWordByte(c byte) bool {
 }
 
 // str returns s with every holder name renamed (r nil: s). Small enough to
-// inline: most digests are taken without a renaming, and the call was 1.6%
-// of the instructions a state cost.
+// inline: most digests are taken without a renaming, and a call for each
+// string of each digest is paid by every state.
 func (r *renaming) str(s string) string {
 	if r == nil || s == "" {
 		return s

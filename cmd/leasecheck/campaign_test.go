@@ -151,13 +151,13 @@ func TestShardMergeByteIdentical(t *testing.T) {
 	}
 }
 
-// TestMutantFailFastRepro is issue 8's "must show": for built-in mutants,
+// TestMutantFailFastRepro: for built-in mutants,
 // `run --mutant M --fail-fast --out D` exits 1, and `repro D/FILE` exits 1
 // with the same violated properties, with no other flag; the saved
 // scenario is small (at most 8 operations and 2 faults); story and page
 // are there, and the story names the properties and the replay command.
 func TestMutantFailFastRepro(t *testing.T) {
-	// (renew-loop-dies and no-local-deadline left the list with issue 11's
+	// (renew-loop-dies and no-local-deadline left the list with the adversarial
 	// workload: their first failing seeds now hang on a lost renewal at one
 	// exact millisecond, which the seeded shrinker cannot move; explore
 	// finds both in 3 and 5 operations.)

@@ -470,7 +470,7 @@ func TestCheckUsage(t *testing.T) {
 	}
 }
 
-// The strict-input rules of issue 12: each bad input exits 2 with
+// The strict-input rules: each bad input exits 2 with
 // FILE:LINE: reason, whether the file is read into memory or streamed.
 func TestCheckStrictInput(t *testing.T) {
 	bin := checkBinary(t)

@@ -165,9 +165,9 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// The search keeps many states alive at once: collecting garbage less
 	// often trades memory for speed, up to the memory budget (the limit set
 	// below; the search's own budget reads the live heap, which garbage
-	// does not swell). On the default plan, one core, two runs each: 400
-	// took 5.66 and 5.96 s at 418-427 MB resident, 800 5.32 and 5.54 s at
-	// 501 MB.
+	// does not swell). 800 is faster than 400 on the default plan at a
+	// little more memory (docs/exploration.md, "Measured choices in the
+	// code").
 	debug.SetGCPercent(800)
 	if o.MaxMemory > 0 {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(o.MaxMemory))

@@ -47,7 +47,7 @@ var cleanupRuns = flag.Int("cleanup-runs", 3, "conformance runs of TestCleanupAf
 // in three. With Cleanup (which closes the adapter and waits until the
 // server has applied everything its connections carried) nothing is left
 // under any property's prefix after -cleanup-runs runs; a delete that does
-// not wait (the cleanup before issue 17) leaves the late writes' keys, so
+// not wait (as the cleanup once did) leaves the late writes' keys, so
 // the check can fail and the late writes are real.
 func TestCleanupAfterLateWrites(t *testing.T) {
 	url, _ := serverstest.Redis(t)

@@ -20,8 +20,8 @@ const (
 	// BugRenewEveryTTL renews once per TTL instead of every TTL/3.
 	BugRenewEveryTTL
 
-	// Bugs a fixed margin, drift bound and renew interval hide (issue 11:
-	// the protocol's parameters must be drawn).
+	// Bugs a fixed margin, drift bound and renew interval hide (so the
+	// protocol's parameters are drawn).
 
 	// BugDriftOnce subtracts only the holder's own drift from its deadline.
 	BugDriftOnce
@@ -30,7 +30,7 @@ const (
 	// BugDeadlineAtNextRenewal believes at least until the next renewal.
 	BugDeadlineAtNextRenewal
 
-	// Bugs only the run properties see (issue 11: judged on every run).
+	// Bugs only the run properties see (so they are judged on every run).
 
 	// BugBeliefUntilReleaseAck believes until its release is answered.
 	BugBeliefUntilReleaseAck
@@ -40,7 +40,7 @@ const (
 	BugBackoffUncapped
 
 	// Bugs that need an order of simultaneous events that scheduling order
-	// never gives (issue 11: no exhaustive mode): a reply handled before
+	// never gives (only exploration meets it): a reply handled before
 	// the holder's own wake-up at the same instant.
 
 	// BugLastMomentRenew counts a renew answered on its deadline tick from

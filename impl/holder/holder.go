@@ -298,7 +298,7 @@ func (h *Holder) renewFailed(now int64, why string) {
 // clock resolution: it counts the TTL from its integer reading, up to a
 // tick after the instant it applied the grant. Without a margin, a
 // deadline of sent + TTL·(1 − 2ρ) overlapped the next holder by a tick
-// (found by drawing the margin, issue 11).
+// (found by drawing the margin).
 func (h *Holder) extend(sent, recv int64) {
 	c := h.cfg
 	if c.Bugs&BugDeadlineFromReply != 0 {

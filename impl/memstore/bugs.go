@@ -30,7 +30,7 @@ const (
 	BugWallClock
 
 	// Checks behind the fence check, which well-formed requests never reach
-	// (issue 11: only an adversarial client exercises them).
+	// (only an adversarial client exercises them).
 
 	// BugRenewTrustsFence extends the lease for any renew presenting the
 	// current fence, without comparing the owner.

@@ -22,7 +22,7 @@ const blindSeeds = 2000
 // against m: the new harness (drawn parameters, adversarial clients, every
 // property judged) or the old one (well-behaved holders with fixed
 // parameters, the history properties only, as leasecheck run judged the
-// reference before issue 11). It returns the first failing seed (0: none),
+// reference before adversarial clients and drawn parameters). It returns the first failing seed (0: none),
 // how many failed, and the time to the first failure.
 func harness(t *testing.T, m *mutants.Mutant, old bool) (first uint64, failed int, took time.Duration) {
 	ctx := context.Background()
@@ -59,7 +59,7 @@ func harness(t *testing.T, m *mutants.Mutant, old bool) (first uint64, failed in
 }
 
 // TestBlindSpots: every bug planted for a blind spot of the old harness
-// (issue 11) is missed by it over the default 2000 seeds and caught by the
+// (package doc) is missed by it over the default 2000 seeds and caught by the
 // new one.
 func TestBlindSpots(t *testing.T) {
 	if testing.Short() {

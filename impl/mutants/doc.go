@@ -22,8 +22,8 @@
 // its TestMutantCounterexamples) record "implementation": "mutant:NAME", so
 // `leasecheck repro FILE` replays them alone.
 //
-// Some bugs were planted for a blind spot of the harness before issue 11
-// (Mutant.BlindSpot): checks behind the fence check that only an
+// Some bugs were planted for a blind spot of the harness before it drew
+// adversarial clients and the protocol's parameters (Mutant.BlindSpot): checks behind the fence check that only an
 // adversarial client reaches, errors a fixed margin and renew interval
 // hide, bugs whose only trace is in the run properties, and an order of
 // simultaneous events only exploration meets. TestBlindSpots runs the old

@@ -56,7 +56,7 @@ type Mutant struct {
 	tune        func(*scenario.Scenario)
 	// Story tells in two lines what goes wrong.
 	Story string `json:"story"`
-	// BlindSpot, when set, is the blind spot of the old harness (issue 11)
+	// BlindSpot, when set, is the blind spot of the old harness (package doc)
 	// this bug was planted for: 1 well-formed requests only, 2 constant
 	// protocol parameters, 3 holder properties judged only for mutants,
 	// 4 no exhaustive mode.
@@ -430,7 +430,7 @@ var all = []Mutant{
 		Story:    "With no fault at all the holder's deadline comes before its first renewal: it loses the lease mid-work and must re-acquire.",
 	},
 
-	// Blind spot 1 (issue 11): the checks behind the fence check, which a
+	// Blind spot 1: the checks behind the fence check, which a
 	// well-behaved holder presenting its own fence never reaches. The
 	// adversarial client's requests do.
 	{

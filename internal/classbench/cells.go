@@ -5,7 +5,8 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// IssueRows are the rows of issue 15's table, regenerated: one key or
+// IssueRows are the rows the class was first measured by (the "issue"
+// cells, docs/benchmarks.md), regenerated: one key or
 // ten, 8 processes, 5-10% unanswered, exact and interval, and the
 // simulator-like history of 183 ops with TTL 33 and clock uncertainty 174
 // (about 5 TTLs); then the wrong interval history (one write's outcome

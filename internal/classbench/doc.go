@@ -1,5 +1,5 @@
-// Package classbench is the benchmark matrix of the class (issue 15,
-// docs/design.md §10) and the regression check CI runs over a sample of it.
+// Package classbench is the benchmark matrix of the class (docs/design.md
+// §10, docs/benchmarks.md) and the regression check CI runs over a sample of it.
 //
 // Each cell is a history drawn by internal/classgen. Every checker is
 // timed the same way: a small program (classrun, or the same program

@@ -18,7 +18,7 @@ import (
 // at most Factor times the best release's time on it (measured in the same
 // run, on the same machine, each the best of the runs made), plus Slack
 // for the scheduling noise of a shared machine at the scale of a few
-// milliseconds. Factor 2 fails every regression issue 15 names (Unknown,
+// milliseconds. Factor 2 fails every regression the class found (Unknown,
 // or 10-500x) and the deliberately slowed checker (about 11x); this tree's
 // fast paths (the greedy witness, the projections) keep each sample cell
 // near its replay floor, so a noisy run still has room.

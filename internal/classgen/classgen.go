@@ -10,7 +10,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// Params are the axes of the class (issue 15). The zero value of each field
+// Params are the axes of the class (docs/design.md §10). The zero value of each field
 // but Ops, Keys and Procs means the plain case: no unanswered ops, exact
 // mode, no clock uncertainty, seed semantics, fenced, retrying holders.
 type Params struct {

@@ -1,5 +1,5 @@
 // Package classgen generates lease histories of the whole class the checker
-// must decide (issue 15, docs/design.md §10): any number of operations, keys and
+// must decide (docs/design.md §10): any number of operations, keys and
 // processes, a fraction of unanswered operations, exact or interval mode
 // with a clock uncertainty of up to many TTLs, retrying or non-retrying
 // holders, seed or fenced-storage semantics, with or without fences — each

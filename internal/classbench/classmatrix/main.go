@@ -1,4 +1,4 @@
-// Command classmatrix runs the benchmark matrix of the class (issue 15):
+// Command classmatrix runs the benchmark matrix of the class (docs/benchmarks.md):
 // per cell, the verdict, the time as a ratio to the replay floor measured
 // in the same run, and the peak memory of this tree's checker, of each
 // tagged release's (built from its source here), and of plain porcupine
@@ -6,7 +6,7 @@
 // rules (classbench.Judge) and exits 1 when one is broken.
 //
 //	go run ./internal/classbench/classmatrix                 # the whole matrix (make bench-matrix)
-//	go run ./internal/classbench/classmatrix -cells issue    # the rows of issue 15
+//	go run ./internal/classbench/classmatrix -cells issue    # the rows the class was first measured by
 //	go run ./internal/classbench/classmatrix -cells sample -regress -porcupine=false   # what CI runs
 //	go run ./internal/classbench/classmatrix -cells issue -dump /tmp/cells   # the histories, to profile by hand
 package main

@@ -1,9 +1,9 @@
 // Command explorerate times `leasecheck explore` on one core — this tree's
 // build beside each tagged release's (built here from its source) in the
 // same run, alternating, best of -reps — and prints distinct states per
-// second per core and the ratio to the baseline release. Issue 16's floor is
-// 4× the rate of v0.3.0, the release the issue was measured on; the row
-// says how far this tree is from it. It is `make bench-explore`; no
+// second per core and the ratio to the baseline release. The floor set for
+// the explorer is 4× the rate of v0.3.0, the release it was first measured
+// on (docs/explore.md); the row says how far this tree is from it. It is `make bench-explore`; no
 // pass/fail: these machines are too noisy for timings in tests.
 //
 //	go run ./internal/classbench/explorerate [-reps 3] [-baseline v0.3.0] [-releases v0.3.0,v0.4.0] [explore flags...]
