@@ -27,6 +27,33 @@ func TestParseKinds(t *testing.T) {
 	}
 }
 
+// TestClientKinds: a shutdown is a kind of its own, parsed by name, kept
+// out of "all" (the simulator and real backends cannot inject it), and
+// validated as a holder's fault.
+func TestClientKinds(t *testing.T) {
+	got, err := faults.ParseKinds("shutdown,crash")
+	if err != nil || !reflect.DeepEqual(got, []faults.Kind{faults.Crash, faults.Shutdown}) {
+		t.Fatalf("ParseKinds(shutdown,crash) = %v, %v; want [crash shutdown]", got, err)
+	}
+	all, _ := faults.ParseKinds("all")
+	for _, k := range all {
+		if k.IsClient() {
+			t.Errorf("all includes the client fault %s", k)
+		}
+	}
+	if !faults.Shutdown.Valid() || !faults.Shutdown.IsClient() || faults.Crash.IsClient() {
+		t.Errorf("Valid/IsClient wrong for shutdown or crash")
+	}
+	ok := faults.Plan{{Kind: faults.Shutdown, Target: "h1", At: 5}, {Kind: faults.Shutdown, Target: "h2", At: 9, Duration: 100}}
+	if err := ok.Validate([]string{"h1", "h2"}, 0); err != nil {
+		t.Errorf("Validate(%v) = %v", ok, err)
+	}
+	bad := faults.Plan{{Kind: faults.Shutdown, Target: faults.Coordinator, At: 5}}
+	if err := bad.Validate([]string{"h1"}, 0); err == nil || !strings.Contains(err.Error(), "holder") {
+		t.Errorf("Validate(%v) = %v, want a holder target refused", bad, err)
+	}
+}
+
 func TestCombinators(t *testing.T) {
 	p := faults.Repeat(faults.Fault{Kind: faults.Pause, Target: "h1", At: 10, Duration: 5}, 3, 100)
 	if len(p) != 3 || p[2].At != 210 {

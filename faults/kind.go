@@ -88,6 +88,35 @@ const (
 	MemberCrash Kind = "member-crash"
 )
 
+// The client faults strike a user's own client code, run in virtual time
+// (package vclient): they need the client's code path (its context, its
+// callbacks), which the simulator's reference holder and a real backend
+// behind `verify` do not expose. Like the cluster faults they are not in
+// AllKinds, so "all" does not include them; the simulator reports one as
+// not applied.
+const (
+	// Shutdown is a graceful shutdown (a SIGTERM, a step-down): the
+	// holder's context is cancelled at At and its own code runs on to its
+	// end — unlike Crash, what it sends on its way out (a release) reaches
+	// the server. Duration > 0 restarts it Duration ms later under the same
+	// owner name, once the old incarnation has returned (a pod restarted in
+	// place keeps its name); 0 leaves it down.
+	Shutdown Kind = "shutdown"
+)
+
+// ClientKinds lists the client faults, in the order summaries print them.
+var ClientKinds = []Kind{Shutdown}
+
+// IsClient reports whether k is a client fault.
+func (k Kind) IsClient() bool {
+	for _, a := range ClientKinds {
+		if a == k {
+			return true
+		}
+	}
+	return false
+}
+
 // ClusterKinds lists the cluster faults, in the order summaries print them.
 var ClusterKinds = []Kind{MemberIsolate, MemberBridge, PeerDelay, MemberPause, MemberCrash}
 
@@ -108,19 +137,19 @@ var AllKinds = []Kind{
 	DoubleRelease, OwnerReuse,
 }
 
-// Valid reports whether k is one of AllKinds or ClusterKinds.
+// Valid reports whether k is one of AllKinds, ClusterKinds or ClientKinds.
 func (k Kind) Valid() bool {
 	for _, a := range AllKinds {
 		if a == k {
 			return true
 		}
 	}
-	return k.IsCluster()
+	return k.IsCluster() || k.IsClient()
 }
 
 // ParseKinds parses a comma-separated list of kind names; "all" or "" means
 // AllKinds and "none" means no faults. The result follows AllKinds' order,
-// then ClusterKinds', and has no duplicates.
+// then ClusterKinds', then ClientKinds', and has no duplicates.
 func ParseKinds(s string) ([]Kind, error) {
 	s = strings.TrimSpace(s)
 	switch s {
@@ -133,12 +162,12 @@ func ParseKinds(s string) ([]Kind, error) {
 	for _, f := range strings.Split(s, ",") {
 		k := Kind(strings.TrimSpace(f))
 		if !k.Valid() {
-			return nil, fmt.Errorf("unknown fault kind %q (known: %s; on clusters: %s)", k, joinKinds(AllKinds), joinKinds(ClusterKinds))
+			return nil, fmt.Errorf("unknown fault kind %q (known: %s; on clusters: %s; in a client's own code: %s)", k, joinKinds(AllKinds), joinKinds(ClusterKinds), joinKinds(ClientKinds))
 		}
 		want[k] = true
 	}
 	var out []Kind
-	for _, k := range append(append([]Kind(nil), AllKinds...), ClusterKinds...) {
+	for _, k := range append(append(append([]Kind(nil), AllKinds...), ClusterKinds...), ClientKinds...) {
 		if want[k] {
 			out = append(out, k)
 		}

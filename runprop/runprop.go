@@ -254,9 +254,10 @@ func handoff(r *sim.Result) []Finding {
 // (the timeliness test below counts it), a crash or an owner reuse (the
 // crashed process's renew goes unanswered for that reason, and is not
 // judged), an overrun (renewals go on while the work runs), a late second
-// release.
+// release, a graceful shutdown (it ends the holder's renewals on purpose,
+// with a release where the client makes one).
 var renewalKinds = []faults.Kind{faults.ClockOffset, faults.ClockStep, faults.ClockDrift, faults.Crash, faults.OwnerReuse,
-	faults.Overrun, faults.DoubleRelease}
+	faults.Overrun, faults.DoubleRelease, faults.Shutdown}
 
 // RenewalApplies reports whether liveness-renewal is judged on r: only
 // faults that leave renewals alone, a quiet network, no adversarial client, and for every holder a
@@ -304,9 +305,10 @@ func renewal(r *sim.Result) []Finding {
 }
 
 // lostLease reports the first sign in r's history that a holder lost its
-// lease before releasing: a second grant to one process, or a renew
-// refused, or unanswered past its timeout (a run cut short may end while a
-// renew is still on its way); and that op's line.
+// lease before releasing: a second grant to one process with no release
+// of its in between (one that released and asks again starts a new term),
+// or a renew refused, or unanswered past its timeout (a run cut short may
+// end while a renew is still on its way); and that op's line.
 func lostLease(r *sim.Result) (string, int) {
 	timeout := map[string]int64{}
 	for _, p := range r.Scenario.Holders {
@@ -320,6 +322,8 @@ func lostLease(r *sim.Result) (string, int) {
 			if grants[op.Process] == 2 {
 				return fmt.Sprintf("line %d: %s acquired a second time: it lost its lease with no fault, on a network fast enough for its renewals", op.Line, op.Process), op.Line
 			}
+		case op.Kind == model.Release && op.OK:
+			grants[op.Process] = 0
 		case op.Kind == model.Renew && op.Returned && !op.OK:
 			return fmt.Sprintf("line %d: %s's renew was refused with no fault, on a network fast enough for its renewals", op.Line, op.Process), op.Line
 		case op.Kind == model.Renew && !op.Returned:
@@ -336,11 +340,12 @@ func lostLease(r *sim.Result) (string, int) {
 	return "", 0
 }
 
-// crashedAfter reports whether node crashed at or after t (within a
-// timeout of it, when its renew sent at t went unanswered).
+// crashedAfter reports whether node crashed or was shut down at or after t
+// (within a timeout of it, when its renew sent at t went unanswered: a
+// shutdown abandons the renew in flight).
 func crashedAfter(r *sim.Result, node string, t int64) bool {
 	for _, f := range r.Plan {
-		if (f.Kind == faults.Crash || f.Kind == faults.OwnerReuse) && f.Target == node && f.At >= t {
+		if (f.Kind == faults.Crash || f.Kind == faults.OwnerReuse || f.Kind == faults.Shutdown) && f.Target == node && f.At >= t {
 			return true
 		}
 	}

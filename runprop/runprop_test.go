@@ -333,3 +333,39 @@ func TestStaleWriteWindow(t *testing.T) {
 		t.Errorf("staleWrite = line %d with no newer fence accepted", op.Line)
 	}
 }
+
+// TestRenewalAcceptsReleaseThenGrant: liveness-renewal is judged both
+// ways on one history shape. A holder that released its lease (a graceful
+// step-down) and acquires it again later has not lost it; one granted a
+// second time with no release in between has.
+func TestRenewalAcceptsReleaseThenGrant(t *testing.T) {
+	run := func(release bool) []Finding {
+		sc := &scenario.Scenario{Version: scenario.Version, Seed: 1, Semantics: "seed", Key: "lease", TTL: 15000, Horizon: 60000,
+			Network: scenario.Network{MaxDelay: 3},
+			Holders: []scenario.Process{{Name: "h1", Timeout: 10000, RenewEvery: 2000}, {Name: "h2", Timeout: 10000, RenewEvery: 2000}},
+			Faults:  faults.Plan{{Kind: faults.Shutdown, Target: "h1", At: 5000}}}
+		op := func(kind model.Kind, proc string, at int64) model.Op {
+			return model.Op{Kind: kind, Process: proc, Owner: proc, Key: "lease", Call: at, At: at, HasAt: true, Return: at + 2, Returned: true, OK: true, TTL: 15000}
+		}
+		h := &model.History{Header: model.DefaultHeader()}
+		h.Header.Fences = model.NoFences
+		h.Ops = append(h.Ops, op(model.Acquire, "h1", 10), op(model.Renew, "h1", 2010))
+		if release {
+			h.Ops = append(h.Ops, op(model.Release, "h1", 5000))
+		}
+		h.Ops = append(h.Ops, op(model.Acquire, "h1", 7000))
+		h.NumberLines()
+		r := &sim.Result{Scenario: sc, History: h, Plan: sc.Faults, Stats: sim.Stats{End: sc.Horizon}}
+		if !RenewalApplies(r) {
+			t.Fatal("liveness-renewal does not apply: the test judges nothing")
+		}
+		return renewal(r)
+	}
+	if fs := run(true); len(fs) != 0 {
+		t.Errorf("a release, then a new grant: %+v", fs)
+	}
+	fs := run(false)
+	if len(fs) != 1 || fs[0].Property != LivenessRenewal || !strings.Contains(fs[0].Explanation, "acquired a second time") {
+		t.Errorf("a second grant with no release: %+v", fs)
+	}
+}

@@ -97,6 +97,17 @@ func (w *World) fault(i int) {
 		}
 		return
 	}
+	if f.Kind.IsClient() {
+		// A client's own code path (its context, its release on the way
+		// out): the simulator's holders have none to strike.
+		w.counts[1][kindIndex(f.Kind)]++
+		w.faultRecs = append(w.faultRecs, model.FaultRecord{Kind: string(f.Kind), Target: f.Target, Start: w.now, Partial: true,
+			Detail: "not applied: a fault of a client's own code, injected in virtual time only (package vclient)"})
+		if w.tracing() {
+			w.trace1(f.Target, "fault-not-applied", f.String()+" (a client fault: injected in virtual time only)")
+		}
+		return
+	}
 	id := w.id(f.Target)
 	n := w.nodeW(id)
 	if n.crashed && f.Kind != faults.CoordinatorCrash {

@@ -199,6 +199,18 @@ func (r *recorder) faultRecords() []model.FaultRecord {
 			if f.Duration == 0 {
 				fr.Detail = "the candidate's context was cancelled; not restarted"
 			}
+		case faults.Shutdown:
+			p, ok := r.struckProc[i]
+			if !ok {
+				fr.Partial = true
+				fr.Detail = fmt.Sprintf("%s had no running incarnation at t=%d: nothing to shut down", f.Target, f.At)
+				break
+			}
+			fr.Target = p
+			fr.Detail = "the candidate's context was cancelled (a graceful shutdown): what it sent on its way out reached the server; not restarted"
+			if f.Duration > 0 {
+				fr.Detail = "the candidate's context was cancelled (a graceful shutdown): what it sent on its way out reached the server; restarted under the same identity"
+			}
 		case faults.CoordinatorCrash:
 			fr.Detail = "the lease server answered 503 to every request"
 		case faults.Partition:

@@ -81,7 +81,7 @@ type Options struct {
 
 // Kinds are the fault kinds the harness injects (package doc); a scenario
 // with another is refused, never run as if the fault had struck.
-var Kinds = []faults.Kind{faults.Pause, faults.Delay, faults.Partition, faults.CoordinatorCrash, faults.Crash, faults.OwnerReuse}
+var Kinds = []faults.Kind{faults.Pause, faults.Delay, faults.Partition, faults.CoordinatorCrash, faults.Crash, faults.OwnerReuse, faults.Shutdown}
 
 // runs serializes runs whose client draws from a process-wide source.
 var runs sync.Mutex
@@ -123,6 +123,10 @@ type node struct {
 	cur    *Candidate // the live incarnation, nil when none
 	cancel context.CancelFunc
 	inc    int
+	// stopping is the incarnation shut down (its context cancelled) whose
+	// Start has not returned yet: it is still cur, so what it sends on its
+	// way out goes through.
+	stopping *Candidate
 	// The pause in force: until pausedUntil, its crossings wait on resume.
 	pausedUntil time.Duration
 	resume      chan struct{}
@@ -161,7 +165,14 @@ const (
 	evServe
 	evDeliver
 	evAbort
+	// evShutdown is a transition, numbered after the requests' kinds so
+	// that theirs (which key the order's draw) stay what they were.
+	evShutdown
 )
+
+// transition reports whether e is a fact of the scenario (a start, a
+// fault's transition), taken before the requests due at the same instant.
+func (e *event) transition() bool { return e.kind < evServe || e.kind == evShutdown }
 
 const ms = time.Millisecond
 
@@ -233,6 +244,11 @@ func (w *world) plan() {
 			}
 		case faults.Pause:
 			w.events = append(w.events, &event{at: at, kind: evArm, node: n, fault: i})
+		case faults.Shutdown:
+			w.events = append(w.events, &event{at: at, kind: evShutdown, node: n, fault: i})
+			if f.Duration > 0 {
+				w.events = append(w.events, &event{at: at + time.Duration(f.Duration)*ms, kind: evRestart, node: n, fault: i})
+			}
 		}
 	}
 }
@@ -418,7 +434,7 @@ func (w *world) pick(now time.Duration) *event {
 	// of the scenario, not a race; the requests and answers due at the same
 	// instant are ordered by the draw.
 	for _, i := range due {
-		if e := w.events[i]; e.kind < evServe {
+		if e := w.events[i]; e.transition() {
 			w.events = slices.Delete(w.events, i, i+1)
 			return e
 		}
@@ -483,14 +499,23 @@ func (w *world) step(e *event, now time.Duration) {
 		w.launch(n, n.proc.Name, n.proc.Name)
 	case evCrash:
 		w.crash(n, e.fault)
+	case evShutdown:
+		w.shutDown(n, e.fault)
 	case evRestart:
 		if n.cur != nil {
+			if n.stopping == n.cur {
+				// Shut down and still on its way out: the restart waits for
+				// it to return (a pod's new container starts once the old
+				// one has exited).
+				e.at = now + ms
+				w.events = append(w.events, e)
+			}
 			break
 		}
 		n.inc++
 		name := fmt.Sprintf("%s#%d", n.proc.Name, n.inc+1)
 		id := name
-		if w.sc.Faults[e.fault].Kind == faults.OwnerReuse {
+		if k := w.sc.Faults[e.fault].Kind; k == faults.OwnerReuse || k == faults.Shutdown {
 			id = n.proc.Name
 		}
 		w.rec.traceLocked(w.nowMs(), name, "restarted", "identity "+id)
@@ -532,6 +557,15 @@ func (w *world) launch(n *node, name, identity string) {
 		w.client.Start(ctx, c)
 		w.mu.Lock()
 		w.live--
+		if n.stopping == c {
+			// A shut-down incarnation is gone once its Start returned.
+			n.stopping = nil
+			if n.cur == c && !w.closing {
+				w.endBelief(n, w.nowMs(), "stopped", "its Start returned")
+				w.rec.traceLocked(w.nowMs(), c.Name, "exited", "after its shutdown")
+				n.cur = nil
+			}
+		}
 		w.mu.Unlock()
 		select {
 		case w.exited <- struct{}{}:
@@ -553,11 +587,31 @@ func (w *world) crash(n *node, fault int) {
 	w.rec.traceLocked(t, c.Name, "crashed", "")
 	w.rec.struck(fault, t, c.Name, "")
 	n.cur = nil
+	if n.stopping == c {
+		n.stopping = nil
+	}
 	n.cancel()
 	if n.resume != nil {
 		close(n.resume)
 		n.resume, n.pausedUntil = nil, 0
 	}
+}
+
+// shutDown shuts n's live incarnation down gracefully: its context ends,
+// and unlike a crash it stays the live incarnation until its Start
+// returns, so that what it sends on its way out (client-go's release
+// under ReleaseOnCancel) reaches the server and is answered. Its belief
+// ends when its own code says so.
+func (w *world) shutDown(n *node, fault int) {
+	c := n.cur
+	if c == nil || n.stopping == c {
+		return // nothing running to shut down: the fault record says so
+	}
+	t := w.nowMs()
+	w.rec.traceLocked(t, c.Name, "shutting-down", "its context cancelled (a graceful shutdown)")
+	w.rec.struck(fault, t, c.Name, "")
+	n.stopping = c
+	n.cancel()
 }
 
 // strike strikes an armed pause of n's at a write its live incarnation

@@ -38,10 +38,35 @@ import (
 // candidate the holder (learned by wrapping the typed client, the user's
 // side of the API), and the resource refuses a token below the highest it
 // accepted.
+//
+// ReleaseOnCancel sets client-go's LeaderElectionConfig.ReleaseOnCancel:
+// when its renew loop ends — its context cancelled (a graceful shutdown,
+// faults.Shutdown) or a renewal failed — the elector clears the Lease's
+// holderIdentity so that another need not wait out LeaseDuration. The
+// belief such a candidate reports is then its work's own signal, the end
+// of the context OnStartedLeading was given: client-go calls
+// OnStoppedLeading only after the release's round trips, while the work
+// stopped when its context ended.
 type Elector struct {
-	Fenced bool
+	Fenced          bool
+	ReleaseOnCancel bool
 	// Namespace and Name of the Lease (default "default", "leasecheck").
 	Namespace, Name string
+	// New builds the elector from its configuration; nil is client-go's
+	// leaderelection.NewLeaderElector. The tests put a patched copy of
+	// client-go's package here (internal/clientgopatched).
+	New func(leaderelection.LeaderElectionConfig) (LeaderElector, error)
+}
+
+// LeaderElector is what the user's program uses of client-go's
+// *leaderelection.LeaderElector.
+type LeaderElector interface {
+	Run(ctx context.Context)
+	IsLeader() bool
+}
+
+func newClientGo(cfg leaderelection.LeaderElectionConfig) (LeaderElector, error) {
+	return leaderelection.NewLeaderElector(cfg)
 }
 
 // Use implements vclient.RandUser: client-go's jitter draws from the run's
@@ -109,13 +134,18 @@ func (e *Elector) Start(ctx context.Context, c *vclient.Candidate) {
 			Client:     leases,
 			LockConfig: resourcelock.ResourceLockConfig{Identity: c.Identity},
 		}
-		var le *leaderelection.LeaderElector
-		le, err = leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-			Lock:          lock,
-			LeaseDuration: ld,
-			RenewDeadline: rd,
-			RetryPeriod:   rp,
-			Name:          name,
+		build := e.New
+		if build == nil {
+			build = newClientGo
+		}
+		var le LeaderElector
+		le, err = build(leaderelection.LeaderElectionConfig{
+			Lock:            lock,
+			LeaseDuration:   ld,
+			RenewDeadline:   rd,
+			RetryPeriod:     rp,
+			Name:            name,
+			ReleaseOnCancel: e.ReleaseOnCancel,
 			Callbacks: leaderelection.LeaderCallbacks{
 				OnStartedLeading: func(lctx context.Context) {
 					c.Leading("OnStartedLeading")
@@ -123,8 +153,18 @@ func (e *Elector) Start(ctx context.Context, c *vclient.Candidate) {
 					case jobs <- job{lctx, le, tok}:
 					case <-lctx.Done():
 					}
+					if e.ReleaseOnCancel {
+						// One signal only: the term's end and OnStoppedLeading
+						// may come at one instant, in two goroutines.
+						<-lctx.Done()
+						c.Stopped("the end of OnStartedLeading's context")
+					}
 				},
-				OnStoppedLeading: func() { c.Stopped("OnStoppedLeading") },
+				OnStoppedLeading: func() {
+					if !e.ReleaseOnCancel {
+						c.Stopped("OnStoppedLeading")
+					}
+				},
 			},
 		})
 		if err != nil {
@@ -141,7 +181,7 @@ func (e *Elector) Start(ctx context.Context, c *vclient.Candidate) {
 
 type job struct {
 	ctx context.Context
-	le  *leaderelection.LeaderElector
+	le  LeaderElector
 	tok *token
 }
 
@@ -151,7 +191,7 @@ const minCycle = 100 * time.Millisecond
 
 // work is the leader's side effect: the holder's work items in a loop,
 // each a wait and then its writes, each write guarded by IsLeader().
-func (e *Elector) work(ctx context.Context, c *vclient.Candidate, le *leaderelection.LeaderElector, tok *token) {
+func (e *Elector) work(ctx context.Context, c *vclient.Candidate, le LeaderElector, tok *token) {
 	items := c.Process.Work
 	if len(items) == 0 {
 		<-ctx.Done()

@@ -168,3 +168,76 @@ func AppendStory(s *campaign.Saved) error {
 	WriteStory(f, s.Outcome)
 	return f.Close()
 }
+
+// ForeignRelease is a release the Lease store applied from a candidate
+// that did not hold the Lease: it cleared another's holderIdentity.
+type ForeignRelease struct {
+	// Release is the release; Victim the grant of the holder it cleared;
+	// LastRenew the releaser's last successful renewal or acquire before
+	// Victim; Next the grant that followed the release (nil: none).
+	Release, Victim, LastRenew, Next *model.Op
+	// VictimWrites are the victim's writes the resource accepted after
+	// Next was applied, while another held the Lease.
+	VictimWrites []*model.Op
+	// Paused is the releaser's pause that covered Victim's grant, if any.
+	Paused *model.FaultRecord
+	// Read is the releaser's own account of its release (its trace line,
+	// from the Elector: what Lock.Get read, what IsLeader() said), "" when
+	// it left none.
+	Read string
+}
+
+// FindForeignRelease returns the first release of another's Lease in a
+// history, or nil: the ops in the order the store applied them.
+func FindForeignRelease(o *campaign.Outcome) *ForeignRelease {
+	h := o.History
+	var byAt []*model.Op
+	for i := range h.Ops {
+		if h.Ops[i].HasAt && h.Ops[i].OK {
+			byAt = append(byAt, &h.Ops[i])
+		}
+	}
+	sortByAt(byAt)
+	var holder *model.Op
+	last := map[string]*model.Op{}
+	var fr *ForeignRelease
+	for _, op := range byAt {
+		if fr != nil {
+			switch {
+			case fr.Next == nil && op.Kind == model.Acquire:
+				fr.Next = op
+			case fr.Next != nil && op.Kind == model.Acquire:
+				return fr
+			case fr.Next != nil && op.Kind == model.Write && op.Owner == fr.Victim.Owner && op.Owner != fr.Next.Owner:
+				fr.VictimWrites = append(fr.VictimWrites, op)
+			}
+			continue
+		}
+		switch op.Kind {
+		case model.Acquire:
+			holder = op
+			last[op.Owner] = op
+		case model.Renew:
+			last[op.Owner] = op
+		case model.Release:
+			if holder != nil && holder.Owner != op.Owner {
+				fr = &ForeignRelease{Release: op, Victim: holder, LastRenew: last[op.Owner]}
+				for i := range h.Faults {
+					f := &h.Faults[i]
+					if f.Kind == "pause" && f.Target == op.Process && f.Start <= holder.At && f.End >= holder.At {
+						fr.Paused = f
+					}
+				}
+				if o.Sim != nil {
+					for _, e := range o.Sim.Trace {
+						if e.Node == op.Process && e.What == "releases" && e.T <= op.At && e.T >= op.Call {
+							fr.Read = e.Detail
+						}
+					}
+				}
+			}
+			holder = nil
+		}
+	}
+	return fr
+}

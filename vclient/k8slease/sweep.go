@@ -3,8 +3,11 @@ package k8slease
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/tools/leaderelection"
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/holder"
@@ -24,7 +27,42 @@ const (
 	// client-go's fake clientset: an update with a stale resourceVersion
 	// is applied.
 	AcceptStale = "vclient:k8slease+accept-stale"
+	// Release: Unfenced with ReleaseOnCancel — when its renew loop ends
+	// (a graceful shutdown, a failed renewal) the elector clears the
+	// Lease's holderIdentity. Its sweeps add step-downs (StepDowns).
+	Release = "vclient:k8slease-release"
+	// ReleaseFenced: Fenced with ReleaseOnCancel.
+	ReleaseFenced = "vclient:k8slease-release-fenced"
+	// ReleasePatched and ReleaseFencedPatched: Release and ReleaseFenced
+	// built on a copy of client-go's leaderelection whose tryRelease
+	// checks the Lease it just read names this elector. The copy is linked
+	// into this package's tests only (patched_test.go): outside them these
+	// names are refused.
+	ReleasePatched       = "vclient:k8slease-release-patched"
+	ReleaseFencedPatched = "vclient:k8slease-release-fenced-patched"
 )
+
+// patchedElector builds an elector from the patched copy of client-go's
+// package; set by this package's tests.
+var patchedElector func(leaderelection.LeaderElectionConfig) (LeaderElector, error)
+
+// Releases reports whether impl releases its Lease on cancel.
+func Releases(impl string) bool {
+	switch impl {
+	case Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched:
+		return true
+	}
+	return false
+}
+
+// IsFenced reports whether impl's writes carry a token the store checks.
+func IsFenced(impl string) bool {
+	switch impl {
+	case Fenced, ReleaseFenced, ReleaseFencedPatched:
+		return true
+	}
+	return false
+}
 
 // Target returns the campaign target an implementation name stands for,
 // its runs bubbles of t; an unknown name is an error naming the known ones.
@@ -40,12 +78,24 @@ func Target(t *testing.T, impl string) (*vclient.Target, error) {
 		tg.Client = &Elector{}
 		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
 			Server: func() vclient.Server { s := NewServer(); s.AcceptStale = stale; return s }}
-	case Fenced:
-		tg.Client = &Elector{Fenced: true}
-		tg.Options = vclient.Options{Fenced: true, Fences: model.Increasing, AdvisoryBelief: true,
-			Server: func() vclient.Server { s := NewServer(); s.Fenced = true; return s }}
+	case Fenced, Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched:
+		e := &Elector{Fenced: IsFenced(impl), ReleaseOnCancel: Releases(impl)}
+		if impl == ReleasePatched || impl == ReleaseFencedPatched {
+			if patchedElector == nil {
+				return nil, fmt.Errorf("implementation %q: the patched copy of client-go's leaderelection is built into this package's tests only", impl)
+			}
+			e.New = patchedElector
+		}
+		tg.Client = e
+		if e.Fenced {
+			tg.Options = vclient.Options{Fenced: true, Fences: model.Increasing, AdvisoryBelief: true,
+				Server: func() vclient.Server { s := NewServer(); s.Fenced = true; return s }}
+		} else {
+			tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
+				Server: func() vclient.Server { return NewServer() }}
+		}
 	default:
-		return nil, fmt.Errorf("implementation %q: want %s, %s or %s", impl, Unfenced, Fenced, AcceptStale)
+		return nil, fmt.Errorf("implementation %q: want %s", impl, strings.Join([]string{Unfenced, Fenced, AcceptStale, Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched}, ", "))
 	}
 	return tg, nil
 }
@@ -136,11 +186,53 @@ func (p Profile) Kinds() []faults.Kind {
 	return []faults.Kind{}
 }
 
+// KindsFor returns the fault kinds a sweep of impl under p draws: the
+// profile's, and a shutdown where impl releases on cancel (Generator).
+func (p Profile) KindsFor(impl string) []faults.Kind {
+	if Releases(impl) {
+		return append(p.Kinds(), faults.Shutdown)
+	}
+	return p.Kinds()
+}
+
 // Generator returns the scenario of each seed of a sweep against impl
 // under profile p: two to four candidates with the timing drawn from
 // timings (nil: all of Timings), each with a work program of one or two
-// items, and the profile's faults, all drawn from the seed alone.
+// items, and the profile's faults, all drawn from the seed alone. Where
+// impl releases on cancel, every profile adds a step-down (StepDowns).
 func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *scenario.Scenario {
+	g := generator(impl, p, timings)
+	if Releases(impl) {
+		return StepDowns(g)
+	}
+	return g
+}
+
+// StepDowns adds to each scenario of gen one graceful shutdown
+// (faults.Shutdown) of a candidate drawn from the seed, at a time in
+// [LeaseDuration/2, 4·LeaseDuration), left down or (one seed in two)
+// restarted under its identity up to two LeaseDurations later. Its draws
+// come from a source of their own, so the rest of the scenario is gen's,
+// seed for seed.
+func StepDowns(gen func(seed uint64) *scenario.Scenario) func(seed uint64) *scenario.Scenario {
+	return func(seed uint64) *scenario.Scenario {
+		sc := gen(seed)
+		r := rand.New(rand.NewPCG(seed, 0x73746570646f776e))
+		ld := sc.TTL
+		names := sc.Names()
+		f := faults.Fault{Kind: faults.Shutdown, Target: names[r.IntN(len(names))], At: ld/2 + r.Int64N(4*ld-ld/2)}
+		if r.IntN(2) == 0 {
+			f.Duration = 1 + r.Int64N(2*ld)
+		}
+		sc.Faults = append(sc.Faults, f).Sorted()
+		if !slices.Contains(sc.FaultKinds, faults.Shutdown) {
+			sc.FaultKinds = append(slices.Clone(sc.FaultKinds), faults.Shutdown)
+		}
+		return sc
+	}
+}
+
+func generator(impl string, p Profile, timings []Timing) func(seed uint64) *scenario.Scenario {
 	if len(timings) == 0 {
 		timings = Timings
 	}
@@ -150,7 +242,7 @@ func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *scen
 		ld := tm.LeaseDuration
 		sc := &scenario.Scenario{Version: scenario.Version, Seed: seed, Semantics: "seed", Key: "lease", TTL: ld,
 			Network: scenario.Network{MinDelay: 0, MaxDelay: 1 + r.Int64N(5)}, Implementation: impl, FaultKinds: p.Kinds()}
-		if impl == Fenced {
+		if IsFenced(impl) {
 			sc.Semantics = "fenced-storage"
 		}
 		n := 2 + r.IntN(3)

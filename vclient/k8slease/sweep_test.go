@@ -57,7 +57,7 @@ func sweep(t *testing.T, impl string, p Profile, timings []Timing, n int, cfg fu
 		t.Fatal(err)
 	}
 	var out sweepResult
-	c := campaign.Config{Target: tg, Scenario: Generator(impl, p, timings), Kinds: p.Kinds(), Seeds: n, First: 1, Workers: 2,
+	c := campaign.Config{Target: tg, Scenario: Generator(impl, p, timings), Kinds: p.KindsFor(impl), Seeds: n, First: 1, Workers: 2,
 		Save: campaign.SaveOptions{Replay: replayCommand, Shrink: campaign.ShrinkOptions{Budget: 300}},
 		OnFailure: func(f *campaign.Failure) {
 			if f.Saved != nil {
