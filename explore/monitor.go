@@ -252,6 +252,9 @@ func (m *monitor) Applied(w *sim.World, resource bool, req *machine.Request, rep
 	}
 	in := timed.Input{Kind: req.Kind, Owner: m.intern(req.Owner), Value: timed.NoValue, TTL: req.TTL, Fence: req.Fence,
 		OK: rep.OK, Lo: rep.At, Hi: rep.At}
+	if rep.TTL > 0 {
+		in.TTL = rep.TTL // as granted, as the history records it
+	}
 	switch req.Kind {
 	case model.Acquire:
 		in.Fence = 0

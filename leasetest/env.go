@@ -48,7 +48,7 @@ func runProperty(ctx context.Context, f Factory, opts Options, name, dir string)
 		return res
 	}
 	e := &env{ctx: ctx, opts: opts, info: opts.Info, b: b, rec: rec, key: opts.Key + "/" + name, res: res,
-		fences: opts.Info.Fences != backend.NoFences, fenced: opts.Info.FencedWrites()}
+		fences: opts.Info.Fences != backend.NoFences, fenced: opts.Info.ChecksWrites()}
 	func() {
 		defer func() {
 			if r := recover(); r != nil {

@@ -139,7 +139,7 @@ func applies(name string, info backend.Info) string {
 	switch {
 	case p.needsFences && info.Fences == backend.NoFences:
 		return whyNoFences
-	case p.needsFencedWrites && !info.FencedWrites():
+	case p.needsFencedWrites && !info.ChecksWrites():
 		return whyUnfencedWrites
 	}
 	return ""

@@ -27,6 +27,13 @@ type Explainer interface {
 	Why(k model.Kind, key, owner string, fence, now int64) string
 }
 
+// Granter is an optional interface of a Clocked coordinator that applies a
+// TTL other than the one asked (a cap, a rounding to its granularity):
+// GrantTTL returns the TTL it applies to a request for ttl, and
+// ClockedCoordinator passes that to Acquire and Renew and reports it in
+// Reply.TTL.
+type Granter interface{ GrantTTL(ttl int64) int64 }
+
 // Crasher is an optional interface of a Clocked coordinator that loses
 // state in a crash. Without it a crash keeps everything (a durable store).
 type Crasher interface{ Crash() }
@@ -75,9 +82,15 @@ func (c *clocked) Apply(r *Request, now int64) Reply {
 	rep := Reply{ID: r.ID}
 	switch r.Kind {
 	case model.Acquire:
-		rep.Fence, rep.OK = c.c.Acquire(r.Key, r.Owner, r.TTL, now)
+		ttl := c.grant(r.TTL)
+		if rep.Fence, rep.OK = c.c.Acquire(r.Key, r.Owner, ttl, now); rep.OK && ttl != r.TTL {
+			rep.TTL = ttl
+		}
 	case model.Renew:
-		rep.OK = c.c.Renew(r.Key, r.Owner, r.TTL, r.Fence, now)
+		ttl := c.grant(r.TTL)
+		if rep.OK = c.c.Renew(r.Key, r.Owner, ttl, r.Fence, now); rep.OK && ttl != r.TTL {
+			rep.TTL = ttl
+		}
 	case model.Release:
 		rep.OK = c.c.Release(r.Key, r.Owner, r.Fence)
 	case model.Write:
@@ -99,6 +112,14 @@ func (c *clocked) Apply(r *Request, now int64) Reply {
 		rep.Err = c.why(r, now)
 	}
 	return rep
+}
+
+// grant is the TTL the coordinator applies to a request for ttl.
+func (c *clocked) grant(ttl int64) int64 {
+	if g, ok := c.c.(Granter); ok {
+		return g.GrantTTL(ttl)
+	}
+	return ttl
 }
 
 func (c *clocked) why(r *Request, now int64) string {

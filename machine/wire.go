@@ -36,6 +36,11 @@ type Reply struct {
 	// At is the coordinator's lease clock when the request was applied; the
 	// driver fills it in.
 	At int64
+	// TTL is the TTL the coordinator applied to a granted acquire or an
+	// accepted renew when it differs from the one asked (a cap, a rounding);
+	// 0: as asked. The holder counts its deadline from it and the history
+	// records it, so a lease granted shorter than asked is judged as granted.
+	TTL int64
 }
 
 // Refusal reasons, as the history's "error" field spells them.

@@ -479,7 +479,8 @@ func (p *proc) send(ctx context.Context, now int64, req machine.Request) {
 				return
 			}
 		}
-		rep := machine.Reply{ID: req.ID, OK: resp.OK, Fence: resp.Fence, Value: resp.Value, HasValue: resp.HasValue, Err: resp.Reason}
+		rep := machine.Reply{ID: req.ID, OK: resp.OK, Fence: resp.Fence, Value: resp.Value, HasValue: resp.HasValue, Err: resp.Reason,
+			TTL: int64(resp.TTL / time.Microsecond)} // the machine's unit
 		select {
 		case results <- result{rep: rep, ok: ok}:
 		case <-ctx.Done():

@@ -60,6 +60,9 @@ func (w *World) recordReturn(op int32, r *machine.Reply) {
 	}
 	o := w.ops.mut(int(op))
 	o.Return, o.Returned, o.OK, o.Error = w.now, true, r.OK, r.Err
+	if r.TTL > 0 {
+		o.TTL = r.TTL // the lease as granted, not as asked
+	}
 	switch o.Kind {
 	case model.Acquire:
 		if r.OK {

@@ -139,7 +139,7 @@ func (w *World) Believers() (believers int, olderStopped bool, version int) {
 func (w *World) observe(r *machine.Request, rep *machine.Reply, at int64) {
 	switch r.Kind {
 	case model.Acquire:
-		w.leaseOwner, w.leaseExpiry = r.Owner, at+r.TTL
+		w.leaseOwner, w.leaseExpiry = r.Owner, at+grantedTTL(r, rep)
 		for _, t := range w.pendCrash {
 			w.stats.Recoveries = append(w.stats.Recoveries, w.now-t)
 			w.stats.RecoveryAt = append(w.stats.RecoveryAt, t)
@@ -156,7 +156,7 @@ func (w *World) observe(r *machine.Request, rep *machine.Reply, at int64) {
 			w.clientsSee("grant")
 		}
 	case model.Renew:
-		w.leaseExpiry = at + r.TTL
+		w.leaseExpiry = at + grantedTTL(r, rep)
 	case model.Release:
 		w.leaseOwner = ""
 		w.trace1(faults.Coordinator, "released", r.Owner)
@@ -219,4 +219,12 @@ func (w *World) noteDone(id int32) {
 	if n.owner == w.leaseOwner && w.nodes[coordID].clock.Mono(w.now) < w.leaseExpiry && w.someoneWaiting(n.owner) {
 		w.pendRelease = append(w.pendRelease, w.now)
 	}
+}
+
+// grantedTTL is the TTL the coordinator applied: its reply's when it said.
+func grantedTTL(r *machine.Request, rep *machine.Reply) int64 {
+	if rep.TTL > 0 {
+		return rep.TTL
+	}
+	return r.TTL
 }

@@ -511,7 +511,11 @@ func hashRequest(d machine.Digest, q *machine.Request, r *renaming) machine.Dige
 }
 
 func hashReply(d machine.Digest, p *machine.Reply, r *renaming) machine.Digest {
-	return d.Uint(p.ID).Bool(p.OK).Int(p.Fence).Str(r.str(p.Value)).Bool(p.HasValue).Str(r.str(p.Err)).Int(p.At)
+	d = d.Uint(p.ID).Bool(p.OK).Int(p.Fence).Str(r.str(p.Value)).Bool(p.HasValue).Str(r.str(p.Err)).Int(p.At)
+	if p.TTL != 0 { // only a coordinator that grants other than asked sets it: the digests of every other run stay as they were
+		d = d.Int(p.TTL)
+	}
+	return d
 }
 
 func (w *World) hashEvent(e *event, r *renaming) uint64 {

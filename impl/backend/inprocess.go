@@ -79,7 +79,7 @@ func (p *inProcess) Do(ctx context.Context, req Request) (Response, error) {
 	p.id++
 	rep := p.c.Apply(&machine.Request{ID: p.id, Kind: req.Kind, Key: req.Key, Owner: req.Owner,
 		TTL: int64((req.TTL + p.unit - 1) / p.unit), Fence: req.Fence, Value: req.Value}, int64(at.Sub(p.epoch)/p.unit))
-	return Response{OK: rep.OK, Reason: rep.Err, Fence: rep.Fence, Value: rep.Value, HasValue: rep.HasValue, At: at}, nil
+	return Response{OK: rep.OK, Reason: rep.Err, Fence: rep.Fence, TTL: time.Duration(rep.TTL) * p.unit, Value: rep.Value, HasValue: rep.HasValue, At: at}, nil
 }
 
 func (p *inProcess) Close() error { return nil }

@@ -50,3 +50,29 @@ func TestInProcess(t *testing.T) {
 		t.Errorf("Do with a canceled context succeeded")
 	}
 }
+
+// capped grants at most 4 ticks, whatever is asked (machine.Granter).
+type capped struct{ *memstore.Store }
+
+func (capped) GrantTTL(ttl int64) int64 { return min(ttl, 4) }
+
+// A coordinator that grants less than asked says so: Response.TTL is the
+// TTL applied, and the lease expires by it; as asked, TTL is 0.
+func TestInProcessGrantedTTL(t *testing.T) {
+	epoch := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	now := epoch
+	b := backend.InProcess(capped{memstore.New()}, time.Millisecond, func() time.Time { return now })
+	ctx := context.Background()
+	r, err := b.Do(ctx, backend.Request{Kind: model.Acquire, Key: "k", Owner: "A", TTL: 10 * time.Millisecond})
+	if err != nil || !r.OK || r.TTL != 4*time.Millisecond {
+		t.Fatalf("Acquire(A, 10ms) = %+v, %v; want granted with TTL 4ms", r, err)
+	}
+	now = epoch.Add(2 * time.Millisecond)
+	if r, _ := b.Do(ctx, backend.Request{Kind: model.Renew, Key: "k", Owner: "A", Fence: 1, TTL: 3 * time.Millisecond}); !r.OK || r.TTL != 0 {
+		t.Errorf("Renew(A, 3ms) = %+v; want ok as asked (TTL 0)", r)
+	}
+	now = epoch.Add(5 * time.Millisecond) // past 2+3
+	if r, _ := b.Do(ctx, backend.Request{Kind: model.Acquire, Key: "k", Owner: "B", TTL: 10 * time.Millisecond}); !r.OK || r.Fence != 2 {
+		t.Errorf("Acquire(B) after the granted expiry = %+v; want fence 2", r)
+	}
+}

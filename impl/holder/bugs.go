@@ -47,3 +47,14 @@ const (
 	// the answer.
 	BugLastMomentRenew
 )
+
+// Bugs that blame someone else when judged carelessly: the judges must
+// attribute them from the coordinator's record, not the holder's word.
+const (
+	// BugIgnoreGrantedTTL counts its deadline from the TTL it asked for,
+	// not the shorter one the coordinator granted.
+	BugIgnoreGrantedTTL Bug = BugLastMomentRenew << (1 + iota)
+	// BugFenceZeroOnRenew overwrites its own fence with 0 when a renew
+	// succeeds: it goes on believing, and reports fence 0.
+	BugFenceZeroOnRenew
+)

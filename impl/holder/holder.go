@@ -230,7 +230,7 @@ func (h *Holder) Receive(now int64, r Reply) bool {
 	case model.Acquire:
 		if r.OK {
 			h.held, h.fence = true, r.Fence
-			h.extend(sent, now)
+			h.extend(sent, now, r.TTL)
 			h.renewDead = false
 			h.backoff = 0
 			h.ph = phaseHolding
@@ -247,7 +247,13 @@ func (h *Holder) Receive(now int64, r Reply) bool {
 				// send: the belief outlives the lease by the round trip.
 				sent = now
 			}
-			h.extend(sent, now)
+			h.extend(sent, now, r.TTL)
+			if h.cfg.Bugs&BugFenceZeroOnRenew != 0 {
+				// BUG (fence-zero-on-renew): the renew's answer carries no
+				// fence, and the holder stores that 0 over the fence its
+				// grant carried; it believes on under fence 0.
+				h.fence = 0
+			}
 		} else if h.held {
 			h.renewFailed(now, "renew-failed")
 		}
@@ -292,15 +298,27 @@ func (h *Holder) renewFailed(now int64, why string) {
 
 // extend moves the local deadline after a successful acquire or renew sent
 // at local time sent and answered at recv: sent + TTL − 1 − ⌈2ρ·TTL⌉ −
-// margin. Measuring from the send, not the reply, covers the time the
+// margin, with TTL the one the coordinator granted (granted: the reply's
+// TTL, 0 when it granted what was asked). A lease granted shorter than
+// asked is renewed that much sooner too: the renew interval keeps its
+// share of the TTL. Measuring from the send, not the reply, covers the time the
 // request spent in flight; 2ρ covers both our drift and the coordinator's
 // (TTL·(1−2ρ) ≤ TTL·(1−ρ)/(1+ρ)); the one tick covers the coordinator's
 // clock resolution: it counts the TTL from its integer reading, up to a
 // tick after the instant it applied the grant. Without a margin, a
 // deadline of sent + TTL·(1 − 2ρ) overlapped the next holder by a tick
 // (found by drawing the margin).
-func (h *Holder) extend(sent, recv int64) {
+func (h *Holder) extend(sent, recv, granted int64) {
 	c := h.cfg
+	ttl, every := c.TTL, c.RenewEvery
+	if granted > 0 && c.Bugs&BugIgnoreGrantedTTL == 0 {
+		// (BUG ignore-granted-ttl counts the TTL it asked for, whatever
+		// the coordinator granted.)
+		ttl = granted
+		if granted < c.TTL {
+			every = max(c.RenewEvery*granted/c.TTL, 1)
+		}
+	}
 	if c.Bugs&BugDeadlineFromReply != 0 {
 		// BUG (deadline-from-reply): the deadline is counted from when the
 		// reply arrived, not from when the request was sent. The lease
@@ -308,21 +326,21 @@ func (h *Holder) extend(sent, recv int64) {
 		// stretches the holder's belief past the coordinator's expiry.
 		sent = recv
 	}
-	drift := 2 * c.TTL * c.RhoPPM
+	drift := 2 * ttl * c.RhoPPM
 	switch {
 	case c.Bugs&BugDriftOnce != 0:
 		// BUG (drift-counted-once): only the holder's own drift is taken
 		// off the lease, not the coordinator's too: with a margin to hide
 		// it the belief is safe, without one a fast coordinator expires the
 		// lease first.
-		drift = c.TTL * c.RhoPPM
+		drift = ttl * c.RhoPPM
 	case c.Bugs&BugDriftIgnored != 0:
 		// BUG (drift-ignored): the deadline is the TTL less the margin, as
 		// if clocks did not drift: the margin alone has to absorb both.
 		drift = 0
 	}
-	h.deadline = sent + c.TTL - 1 - (drift+999_999)/1_000_000 - max(c.Margin, 0)
-	h.nextRenew = sent + c.RenewEvery
+	h.deadline = sent + ttl - 1 - (drift+999_999)/1_000_000 - max(c.Margin, 0)
+	h.nextRenew = sent + every
 	if c.Bugs&BugDeadlineAtNextRenewal != 0 {
 		// BUG (deadline-at-next-renewal): the lease is taken to last until
 		// the next renewal is due: right with a renew interval of TTL/3,
