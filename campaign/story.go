@@ -3,6 +3,7 @@ package campaign
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/leasecheck/leasecheck/impl/holder"
@@ -48,9 +49,25 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 	if m != nil {
 		fmt.Fprintf(w, "# %s: %s\n\n", info.Title, m.Failure)
 		fmt.Fprintf(w, "- implementation: `%s` (a planted bug in the %s; the rest is the reference)\n", impl, m.Component)
-		fmt.Fprintf(w, "- caught by: `%s`", m.Property)
-		if others := without(failed, m.Property); len(others) > 0 {
-			fmt.Fprintf(w, " (this run also violates: %s)", strings.Join(others, ", "))
+		// The run's own first violation leads, as it does in every other
+		// record of the failure (the file's name, explore's report); the
+		// property the bug was planted for is named beside it.
+		if len(failed) == 0 {
+			fmt.Fprintf(w, "- violated: no property (the bug is planted for `%s`)", m.Property)
+		} else {
+			fmt.Fprintf(w, "- caught by: `%s`", failed[0])
+			others := slices.Clone(failed[1:])
+			for i, p := range others {
+				if p == m.Property {
+					others[i] = p + ", the property the bug is planted for"
+				}
+			}
+			if len(others) > 0 {
+				fmt.Fprintf(w, " (this run also violates: %s)", strings.Join(others, "; "))
+			}
+			if !slices.Contains(failed, m.Property) {
+				fmt.Fprintf(w, " (the bug is planted for `%s`, not violated here)", m.Property)
+			}
 		}
 		fmt.Fprintf(w, "\n- article: %s\n  (%s)\n", m.Article, m.English)
 	} else {

@@ -459,11 +459,13 @@ func exploreWith(sc *scenario.Scenario, o Options) (*Report, error) {
 		// was being finished; Violations counts the counterexample's
 		// properties (the search's rule picks one violating state).
 		r.Stopped, r.Complete = "violation", false
-		for _, p := range x.cex.props {
-			r.Violations[p] = 1
-		}
 		if err := x.finishCounterexample(); err != nil {
 			return nil, err
+		}
+		// Counted from the replayed counterexample, the one record every
+		// other field (the verdict, the saved scenario, its story) reads.
+		for _, p := range r.Counterexample.Properties {
+			r.Violations[p] = 1
 		}
 	}
 	return r, nil

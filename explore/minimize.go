@@ -16,6 +16,12 @@ import (
 // still found with fewer operations (or as many in fewer steps). Greedy and
 // deterministic; each space is searched breadth-first, so the final
 // counterexample is minimal in steps within the smallest space found.
+//
+// A smaller space counts only when its counterexample violates exactly the
+// properties the search's did: a smaller world often fails something else
+// first (a holder with a clock stepped forward also lets its lease lapse),
+// and a report whose counts and verdict name one violation while its saved
+// counterexample shows another tells two stories.
 
 // MinimizeBudget bounds the smaller spaces Minimize explores.
 const MinimizeBudget = 120
@@ -48,7 +54,11 @@ func Minimize(sc *scenario.Scenario, o Options, rep *Report) *Report {
 	best := rep.Counterexample
 	cur := sc
 	m := &Minimized{FromOps: best.Ops, FromStep: best.Steps}
+	want := rep.Counterexample.Properties
 	better := func(c *Counterexample) bool {
+		if !slices.Equal(c.Properties, want) {
+			return false
+		}
 		return c.Ops < best.Ops || c.Ops == best.Ops && c.Steps <= best.Steps
 	}
 	for progress := true; progress && m.Tried < MinimizeBudget; {

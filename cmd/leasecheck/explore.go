@@ -403,8 +403,11 @@ func saveCounterexample(dir, name string, sc *scenario.Scenario, property string
 	if err != nil {
 		return "", fmt.Errorf("replaying the counterexample: %v", err)
 	}
-	if !o.Fails(property) {
-		return "", fmt.Errorf("the counterexample's scenario does not replay to %s (failed: %v); this is a bug in explore", property, o.Failed())
+	// The saved files must tell the report's violation: the replay fails
+	// exactly the properties the search recorded (sc.Expect), the first of
+	// them the one the report and the file's name give.
+	if failed := o.Failed(); len(failed) == 0 || failed[0] != property || len(sc.Expect) > 0 && !slices.Equal(failed, sc.Expect) {
+		return "", fmt.Errorf("the counterexample's scenario does not replay to %s (failed: %v, recorded: %v); this is a bug in explore", property, failed, sc.Expect)
 	}
 	saved, err := campaign.WriteFailure(dir, name, o, nil, nil)
 	if err != nil {
