@@ -20,6 +20,9 @@ const (
 	// Fenced: the same, every write carrying the Lease's resourceVersion
 	// as a token the resource checks.
 	Fenced = "vclient:k8slease-fenced"
+	// Naive: Unfenced, the writes made under the context OnStartedLeading
+	// was given (Elector.WriteWithTermContext).
+	Naive = "vclient:k8slease-naive"
 	// AcceptStale: Unfenced against a Lease store with the planted bug of
 	// client-go's fake clientset: an update with a stale resourceVersion
 	// is applied.
@@ -40,12 +43,15 @@ func Target(t *testing.T, impl string) (*vclient.Target, error) {
 		tg.Client = &Elector{}
 		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
 			Server: func() vclient.Server { s := NewServer(); s.AcceptStale = stale; return s }}
+	case Naive:
+		tg.Client = &Elector{WriteWithTermContext: true}
+		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true, Server: func() vclient.Server { return NewServer() }}
 	case Fenced:
 		tg.Client = &Elector{Fenced: true}
 		tg.Options = vclient.Options{Fenced: true, Fences: model.Increasing, AdvisoryBelief: true,
 			Server: func() vclient.Server { s := NewServer(); s.Fenced = true; return s }}
 	default:
-		return nil, fmt.Errorf("implementation %q: want %s, %s or %s", impl, Unfenced, Fenced, AcceptStale)
+		return nil, fmt.Errorf("implementation %q: want %s, %s, %s or %s", impl, Unfenced, Naive, Fenced, AcceptStale)
 	}
 	return tg, nil
 }
