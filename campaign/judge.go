@@ -75,6 +75,10 @@ type Outcome struct {
 	*Execution
 	// Check is the checker's verdict on the history properties.
 	Check *checker.Result
+	// StoreCheck is the checker's verdict on the stores' log (Execution.
+	// Store), nil when the runner recorded none; of it only
+	// StoreProperties count.
+	StoreCheck *checker.Result
 	// Findings are the run properties' violations (simulated runs only).
 	Findings []runprop.Finding
 	// Warnings are run-property findings that are counted and told but
@@ -103,6 +107,12 @@ func JudgeExecution(ctx context.Context, r *Execution, opts JudgeOptions) (*Outc
 		return nil, err
 	}
 	o := &Outcome{Execution: r, Check: res, Judged: checker.Properties()}
+	if r.Store != nil {
+		o.StoreCheck, err = checker.Check(ctx, r.Store, opts.checker())
+		if err != nil {
+			return nil, fmt.Errorf("the runner recorded a store's log the checker refuses: %w", err)
+		}
+	}
 	if r.Sim != nil {
 		o.Findings, o.Warnings = runprop.JudgeWarned(r.Sim)
 		o.Judged = Properties()
@@ -141,7 +151,40 @@ func (o *Outcome) Fails(p string) bool {
 		}
 		return false
 	}
-	return o.Check.Verdict(p) == checker.Violated
+	return o.Check.Verdict(p) == checker.Violated || o.storeVerdict(p) == checker.Violated
+}
+
+// StoreProperties are the history properties judged on a stores' log
+// (Execution.Store): those of what the world did. stop-on-renew-failure
+// is not among them: it asks what a client did after it learned that a
+// renewal failed, and the store's log does not say what a client learned.
+func StoreProperties() []string {
+	return slices.DeleteFunc(checker.Properties(), func(p string) bool { return p == checker.StopOnRenewFailure })
+}
+
+// storeVerdict is the verdict of the stores' log on p: Holds where there
+// is no log or p is not one of StoreProperties.
+func (o *Outcome) storeVerdict(p string) checker.Verdict {
+	if o.StoreCheck == nil || !slices.Contains(StoreProperties(), p) {
+		return checker.Holds
+	}
+	return o.StoreCheck.Verdict(p)
+}
+
+// storeViolated and storeUndecided are Result.Violated and Undecided of
+// the stores' log, on StoreProperties only.
+func (o *Outcome) storeViolated() bool {
+	if o.StoreCheck == nil {
+		return false
+	}
+	return slices.ContainsFunc(StoreProperties(), func(p string) bool { return o.StoreCheck.Verdict(p) == checker.Violated })
+}
+
+func (o *Outcome) storeUndecided() bool {
+	if o.StoreCheck == nil {
+		return false
+	}
+	return slices.ContainsFunc(StoreProperties(), func(p string) bool { return o.StoreCheck.Verdict(p) == checker.Unknown })
 }
 
 // Warned lists the properties with a warning, each once, in report order.
@@ -156,11 +199,13 @@ func (o *Outcome) Warned() []string {
 }
 
 // Violated reports whether some property is violated.
-func (o *Outcome) Violated() bool { return o.Check.Violated() || len(o.Findings) > 0 }
+func (o *Outcome) Violated() bool { return o.Check.Violated() || o.storeViolated() || len(o.Findings) > 0 }
 
 // Undecided reports whether nothing is violated but the linearizability
 // search ran out of its budget.
-func (o *Outcome) Undecided() bool { return !o.Violated() && o.Check.Undecided() }
+func (o *Outcome) Undecided() bool {
+	return !o.Violated() && (o.Check.Undecided() || o.storeUndecided())
+}
 
 // Status is the outcome's exit status (Status).
 func (o *Outcome) Status() int { return Status(o.Violated(), o.Undecided()) }
@@ -195,6 +240,8 @@ func (o *Outcome) Verdict(p string) string {
 		return checker.Violated.String()
 	case IsRunProperty(p):
 		return checker.Holds.String()
+	case o.storeVerdict(p) == checker.Unknown:
+		return checker.Unknown.String()
 	}
 	return o.Check.Verdict(p).String()
 }

@@ -3,6 +3,7 @@ package campaign
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/leasecheck/leasecheck/checker"
@@ -29,9 +30,21 @@ type Violation struct {
 	// properties; both 0 when unknown).
 	From int64 `json:"from,omitempty"`
 	To   int64 `json:"to,omitempty"`
+	// View says which record of the run a history property's violation
+	// was found in, when the run has two (Execution.Store): ViewClient or
+	// ViewStore; "" when the history is the run's only record.
+	View string `json:"view,omitempty"`
 	// Explanation tells what happened, in plain words.
 	Explanation string `json:"explanation"`
 }
+
+// Views of Violation.
+const (
+	// ViewClient: the clients' view (Execution.History).
+	ViewClient = "client"
+	// ViewStore: the stores' log (Execution.Store), found there only.
+	ViewStore = "store"
+)
 
 // Kinds of Violation.
 const (
@@ -58,11 +71,31 @@ func nonNil(xs []int) []int {
 }
 
 // Violations lists every violation of the outcome: the checker's in its
-// order, then the run properties' in theirs.
+// order, then the run properties' in theirs. Where the run has a stores'
+// log (Execution.Store), the client view's violations are marked
+// ViewClient, followed by those the stores' log shows that the client's
+// view does not (the same property on the same lines), marked ViewStore.
 func (o *Outcome) Violations() []Violation {
 	var out []Violation
 	for _, v := range o.Check.Violations {
-		out = append(out, FromChecker(v))
+		cv := FromChecker(v)
+		if o.StoreCheck != nil {
+			cv.View = ViewClient
+		}
+		out = append(out, cv)
+	}
+	if o.StoreCheck != nil {
+		props := StoreProperties()
+		for _, v := range o.StoreCheck.Violations {
+			if !slices.Contains(props, v.Property) || slices.ContainsFunc(o.Check.Violations, func(c checker.Violation) bool {
+				return c.Property == v.Property && c.Key == v.Key && slices.Equal(c.Lines, v.Lines)
+			}) {
+				continue
+			}
+			sv := FromChecker(v)
+			sv.View = ViewStore
+			out = append(out, sv)
+		}
 	}
 	for _, f := range o.Findings {
 		out = append(out, FromFinding(f))
@@ -94,6 +127,12 @@ func writeFinding(w io.Writer, head string, v Violation, trace []string) {
 		}
 	} else {
 		where = append(where, fmt.Sprintf("key %q", v.Key))
+	}
+	switch v.View {
+	case ViewClient:
+		where = append(where, "the clients' view")
+	case ViewStore:
+		where = append(where, "the store's log only: the client never heard an answer the store gave")
 	}
 	if len(v.Lines) > 0 {
 		where = append(where, plural(len(v.Lines), "line", "lines")+" "+joinInts(v.Lines))
@@ -276,8 +315,8 @@ func groupByCause(vs []Violation, h *model.History) []Violation {
 		}
 	}
 	type cause struct {
-		property, key string
-		first         int
+		property, key, view string
+		first               int
 	}
 	var out []Violation
 	at := map[cause]int{}
@@ -287,7 +326,7 @@ func groupByCause(vs []Violation, h *model.History) []Violation {
 			out = append(out, v)
 			continue
 		}
-		c := cause{v.Property, v.Key, v.Lines[0]}
+		c := cause{v.Property, v.Key, v.View, v.Lines[0]}
 		i, ok := at[c]
 		if !ok {
 			at[c] = len(out)

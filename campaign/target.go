@@ -31,8 +31,19 @@ type Target interface {
 type Execution struct {
 	Scenario *scenario.Scenario
 	// History is the recorded history (format v1, with fault records where
-	// the runner provides them).
+	// the runner provides them): what the clients saw — each op's call and,
+	// where its answer arrived, its return and outcome.
 	History *model.History
+	// Store, when the runner has it, is the stores' own log of the same
+	// run: every op a store applied, in the order it applied them, each
+	// with its outcome at the instant it was applied (call = return = at),
+	// whatever became of the client's answer; an op's Line is its line in
+	// History. A write the client gave up on (its context ended, its answer
+	// was lost) is unknown in History — it may never have happened — and
+	// definite here. When set, it is judged too (JudgeExecution), on the
+	// properties of what the world did (StoreProperties), and a violation
+	// says which of the two it comes from (Violation.View).
+	Store *model.History
 	// Sim is the simulator's result (trace, liveness measurements, stats)
 	// when the simulator ran it; nil for a real backend. The run properties
 	// (package runprop) are judged only when it is set.

@@ -510,3 +510,60 @@ func TestAdvisoryBeliefFenced(t *testing.T) {
 		t.Errorf("not advisory: violated %v, warned %v; want exclusive-belief violated", o.Failed(), o.Warned())
 	}
 }
+
+// TestStoreLogJudged: a write the resource applied counts as applied,
+// whatever became of its client's answer. Two candidates whose renew
+// loops die at their first grant both write at t=1500, when one of them
+// holds the lease: the other's write is stale. Written under a context
+// that ends before the answer can come back (5 ms against 20 ms each way),
+// the client never hears it, and its view says nothing of it — the store's
+// log does, and says so. Written under one that lasts, both views show it;
+// with no stale write (one candidate that keeps renewing), neither does.
+func TestStoreLogJudged(t *testing.T) {
+	judge := func(n int, timeout time.Duration, dies bool) *campaign.Outcome {
+		t.Helper()
+		sc := toyScenario(5, n, 20, 2500)
+		tg := &vclient.Target{T: t, Name: "vclient:toy", Client: &toyClient{Senders: 1, Every: 50 * time.Millisecond,
+			Timeout: 200 * time.Millisecond, RenewLoopDies: dies, WriteAt: 1500 * time.Millisecond, WriteTimeout: timeout},
+			Options: vclient.Options{Fences: model.NoFences, Server: func() vclient.Server { return &toyServer{ttl: sc.TTL} }}}
+		o, err := campaign.Judge(context.Background(), tg, sc, campaign.JudgeOptions{Budget: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Store == nil {
+			t.Fatal("no store's log")
+		}
+		return o
+	}
+	views := func(o *campaign.Outcome) map[string]bool {
+		out := map[string]bool{}
+		for _, v := range o.Violations() {
+			if v.Property == checker.SingleWriterPerFence {
+				out[v.View] = true
+			}
+		}
+		return out
+	}
+	gaveUp := judge(2, 5*time.Millisecond, true)
+	var b strings.Builder
+	campaign.WriteOutcome(&b, gaveUp)
+	if !gaveUp.Fails(checker.SingleWriterPerFence) || !views(gaveUp)[campaign.ViewStore] || views(gaveUp)[campaign.ViewClient] {
+		t.Errorf("a stale write the client gave up on: want single-writer-per-fence from the store's log only, got:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "the store's log") {
+		t.Errorf("the outcome does not say the violation comes from the store's log:\n%s", b.String())
+	}
+	// The client's view alone: the write is unanswered, and passes.
+	if gaveUp.Check.Verdict(checker.SingleWriterPerFence) != checker.Holds {
+		t.Errorf("the client's view alone flags the unanswered write: %v", gaveUp.Check.Violations)
+	}
+	heard := judge(2, 0, true)
+	if v := views(heard); !v[campaign.ViewClient] || v[campaign.ViewStore] {
+		t.Errorf("a stale write whose answer came back: want it in the clients' view (and not repeated), got views %v", v)
+	}
+	if one := judge(1, 5*time.Millisecond, false); one.Violated() {
+		b.Reset()
+		campaign.WriteOutcome(&b, one)
+		t.Errorf("one candidate, no stale write: violated\n%s", b.String())
+	}
+}

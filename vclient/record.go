@@ -31,6 +31,8 @@ type recorder struct {
 	beliefs    []sim.Belief
 	stops      []sim.Stop
 	crashes    []crash
+	// store is the stores' log, built with the result (storeLog).
+	store *model.History
 }
 
 // crash is one incarnation crashed, for the recovery measurement.
@@ -158,6 +160,7 @@ func (r *recorder) result(w *world) *sim.Result {
 	h.NumberLines()
 	res := &sim.Result{Scenario: r.sc, History: h, Trace: r.trace, Plan: r.sc.Faults, Beliefs: r.beliefs, Stops: r.stops,
 		AdvisoryBelief: r.opts.AdvisoryBelief}
+	r.store = r.storeLog(h, idx)
 	res.Stats = sim.Stats{End: end, Ops: len(ops), Faults: map[faults.Kind]int{}}
 	for i := range r.sc.Faults {
 		if _, ok := r.struckAt[i]; ok || r.sc.Faults[i].Kind != faults.Pause {
@@ -166,6 +169,31 @@ func (r *recorder) result(w *world) *sim.Result {
 	}
 	r.recoveries(res)
 	return res
+}
+
+// storeLog is the stores' own log of the run (campaign.Execution.Store):
+// every op the Lease server and the resource applied, in the order they
+// applied them, each answered at the instant it was applied (call =
+// return = at) with the outcome the store gave, whatever the client heard
+// of it. The harness serves one request at a time at whole milliseconds,
+// so the order is total and every time exact. Each op keeps its line in
+// the clients' view h (idx: h's ops as indices into r.ops), so that a
+// violation found here cites the saved history's lines. A write whose
+// client gave up on it (its context ended first) or whose answer a
+// partition lost is unknown in h and applied here.
+func (r *recorder) storeLog(h *model.History, idx []int) *model.History {
+	line := make([]int, len(r.ops))
+	for i, j := range idx {
+		line[j] = h.Ops[i].Line
+	}
+	s := &model.History{Name: h.Name + " (store)", Header: h.Header, Faults: h.Faults, Ops: make([]model.Op, len(r.ops))}
+	for j := range r.ops {
+		o := r.ops[j]
+		o.Call, o.Return, o.Returned = o.At, o.At, true
+		o.Line = line[j]
+		s.Ops[j] = o
+	}
+	return s
 }
 
 // faultRecords writes the plan as the history's fault records: when each

@@ -12,7 +12,8 @@ import (
 // the judge, the shrinker and the saver of package campaign run it like
 // the simulator's reference, and its runs are judged on every property,
 // the run properties included (its Execution carries a simulator-shaped
-// result: the candidates' beliefs, the pauses, the trace).
+// result: the candidates' beliefs, the pauses, the trace), on the
+// clients' view and on the stores' log (campaign.Execution.Store).
 type Target struct {
 	// T is the test whose bubbles the runs are (testing/synctest).
 	T *testing.T
@@ -27,9 +28,9 @@ func (t *Target) Implementation() string { return t.Name }
 
 // Run implements campaign.Target.
 func (t *Target) Run(_ context.Context, sc *scenario.Scenario) (*campaign.Execution, error) {
-	r, err := Run(t.T, sc, t.Client, t.Options)
+	r, store, err := RunLogged(t.T, sc, t.Client, t.Options)
 	if err != nil {
 		return nil, err
 	}
-	return &campaign.Execution{Scenario: sc, History: r.History, Sim: r, Faults: r.Stats.Faults}, nil
+	return &campaign.Execution{Scenario: sc, History: r.History, Store: store, Sim: r, Faults: r.Stats.Faults}, nil
 }

@@ -81,10 +81,13 @@ func (s *toyServer) Serve(now int64, c *vclient.Candidate, req *http.Request, _ 
 // the work goes on believing and writing. WriteAt, when set, makes one write
 // at that time whatever it believes (a write that strikes a pause).
 type toyClient struct {
-	Senders           int
-	Every, Timeout    time.Duration
-	WriteEvery        time.Duration
-	WriteAt           time.Duration
+	Senders        int
+	Every, Timeout time.Duration
+	WriteEvery     time.Duration
+	WriteAt        time.Duration
+	// WriteTimeout, when set, bounds the WriteAt write's context: a client
+	// that gives up on its write (the store may still apply it).
+	WriteTimeout      time.Duration
 	RenewLoopDies     bool
 	mu                sync.Mutex
 	started, returned int
@@ -159,7 +162,12 @@ func (t *toyClient) Start(ctx context.Context, c *vclient.Candidate) {
 		go func() {
 			defer wg.Done()
 			if sleep(ctx, t.WriteAt) {
-				c.Write(context.Background(), "", 0)
+				wctx, cancel := context.Background(), context.CancelFunc(func() {})
+				if t.WriteTimeout > 0 {
+					wctx, cancel = context.WithTimeout(wctx, t.WriteTimeout)
+				}
+				c.Write(wctx, "", 0)
+				cancel()
 			}
 		}()
 	}

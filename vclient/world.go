@@ -186,19 +186,32 @@ func (w *world) nowMs() int64       { return int64(w.now() / ms) }
 // candidates' beliefs, the pauses, the trace). t is the test the bubble
 // belongs to (testing/synctest needs one: sweeps run as go test).
 func Run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*sim.Result, error) {
+	res, _, err := run(t, sc, client, opts)
+	return res, err
+}
+
+// RunLogged is Run, and returns the stores' own log of the run beside the
+// result: every op the lease server and the resource applied, in the order
+// they applied them, each answered when it was applied, whatever the
+// client heard of it (campaign.Execution.Store; Target judges both).
+func RunLogged(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (res *sim.Result, store *model.History, err error) {
+	return run(t, sc, client, opts)
+}
+
+func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*sim.Result, *model.History, error) {
 	if err := sc.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if opts.Server == nil {
-		return nil, fmt.Errorf("vclient: Options.Server is nil")
+		return nil, nil, fmt.Errorf("vclient: Options.Server is nil")
 	}
 	for i, f := range sc.Faults {
 		if !slices.Contains(Kinds, f.Kind) {
-			return nil, fmt.Errorf("vclient: fault %d (%s): %s is not injected in virtual time (these are: %v)", i, f, f.Kind, Kinds)
+			return nil, nil, fmt.Errorf("vclient: fault %d (%s): %s is not injected in virtual time (these are: %v)", i, f, f.Kind, Kinds)
 		}
 	}
 	if len(sc.Clients) > 0 || sc.ReadEvery > 0 || sc.Space != nil || sc.Schedule != nil {
-		return nil, fmt.Errorf("vclient: adversarial clients, a reader and explored spaces are the simulator's, not run in virtual time")
+		return nil, nil, fmt.Errorf("vclient: adversarial clients, a reader and explored spaces are the simulator's, not run in virtual time")
 	}
 	ru, serial := client.(RandUser)
 	if serial {
@@ -206,6 +219,7 @@ func Run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*sim
 		defer runs.Unlock()
 	}
 	var res *sim.Result
+	var store *model.History
 	synctest.Test(t, func(*testing.T) {
 		w := &world{sc: sc, opts: opts, client: client, srv: opts.Server(),
 			arrive: make(chan struct{}, 1), exited: make(chan struct{}, 1),
@@ -219,11 +233,12 @@ func Run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*sim
 		w.plan()
 		w.loop()
 		res = w.rec.result(w)
+		store = w.rec.store
 	})
 	if res == nil {
-		return nil, fmt.Errorf("vclient: the run of seed %d did not finish", sc.Seed)
+		return nil, nil, fmt.Errorf("vclient: the run of seed %d did not finish", sc.Seed)
 	}
-	return res, nil
+	return res, store, nil
 }
 
 // plan schedules the candidates' starts and the faults' transitions.

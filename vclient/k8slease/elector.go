@@ -50,6 +50,13 @@ import (
 type Elector struct {
 	Fenced          bool
 	ReleaseOnCancel bool
+	// WriteWithTermContext makes the work write under the context
+	// OnStartedLeading was given, as most controllers do, instead of its
+	// own: when the term ends while a write is on its way (a pause held
+	// it, and client-go cancels the context as the process resumes) the
+	// client gives up on the write, which the store may still apply. Only
+	// the store's log then shows it (campaign.Execution.Store).
+	WriteWithTermContext bool
 	// Namespace and Name of the Lease (default "default", "leasecheck").
 	Namespace, Name string
 	// New builds the elector from its configuration; nil is client-go's
@@ -220,8 +227,13 @@ func (e *Elector) work(ctx context.Context, c *vclient.Candidate, le LeaderElect
 				}
 				// The write is the user's own call, not the term's: once
 				// issued it is not withdrawn when the term ends (a write
-				// already on its way to a database is not recalled).
-				_, err := c.Write(context.Background(), "", fence)
+				// already on its way to a database is not recalled) —
+				// unless the user passes the term's context down.
+				wctx := context.Background()
+				if e.WriteWithTermContext {
+					wctx = ctx
+				}
+				_, err := c.Write(wctx, "", fence)
 				if err != nil && ctx.Err() != nil {
 					return
 				}

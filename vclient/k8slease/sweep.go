@@ -23,6 +23,9 @@ const (
 	// Fenced: the same, every write carrying the Lease's resourceVersion
 	// as a token the resource checks.
 	Fenced = "vclient:k8slease-fenced"
+	// Naive: Unfenced, the writes made under the context OnStartedLeading
+	// was given (Elector.WriteWithTermContext).
+	Naive = "vclient:k8slease-naive"
 	// AcceptStale: Unfenced against a Lease store with the planted bug of
 	// client-go's fake clientset: an update with a stale resourceVersion
 	// is applied.
@@ -78,6 +81,9 @@ func Target(t *testing.T, impl string) (*vclient.Target, error) {
 		tg.Client = &Elector{}
 		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
 			Server: func() vclient.Server { s := NewServer(); s.AcceptStale = stale; return s }}
+	case Naive:
+		tg.Client = &Elector{WriteWithTermContext: true}
+		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true, Server: func() vclient.Server { return NewServer() }}
 	case Fenced, Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched:
 		e := &Elector{Fenced: IsFenced(impl), ReleaseOnCancel: Releases(impl)}
 		if impl == ReleasePatched || impl == ReleaseFencedPatched {
@@ -95,7 +101,7 @@ func Target(t *testing.T, impl string) (*vclient.Target, error) {
 				Server: func() vclient.Server { return NewServer() }}
 		}
 	default:
-		return nil, fmt.Errorf("implementation %q: want %s", impl, strings.Join([]string{Unfenced, Fenced, AcceptStale, Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched}, ", "))
+		return nil, fmt.Errorf("implementation %q: want %s", impl, strings.Join([]string{Unfenced, Naive, Fenced, AcceptStale, Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched}, ", "))
 	}
 	return tg, nil
 }
