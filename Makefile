@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 60s
 PKGS     := ./...
 
-.PHONY: all build test check run soak bench bench-explore bench-matrix bench-regress bench-slow bench-memory explore-coverage fuzz fuzz-history fuzz-scenario fuzz-check vet fmt clean
+.PHONY: all build test check run soak layers bench bench-explore bench-matrix bench-regress bench-slow bench-memory explore-coverage fuzz fuzz-history fuzz-scenario fuzz-check vet fmt clean
 
 all: vet test
 
@@ -31,6 +31,12 @@ run:
 # Check a sample history with the checker (exit 0: every property holds).
 check:
 	$(GO) run ./cmd/leasecheck check checker/testdata/histories/ok-lease-py-transcript.jsonl
+
+# The layer map (docs/design.md §13): each layer, what it may import, each
+# package with what it imports (go list -deps), the wrong-way imports known
+# today and why. go test ./internal/layers fails on a new one.
+layers:
+	$(GO) run ./internal/layers/layermap
 
 vet:
 	$(GO) vet $(PKGS)
