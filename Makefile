@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 60s
 PKGS     := ./...
 
-.PHONY: all build test check run soak bench bench-explore bench-matrix bench-regress bench-slow bench-memory explore-coverage fuzz fuzz-history fuzz-scenario fuzz-check vet fmt clean
+.PHONY: all build test check run soak layers exported bench bench-explore bench-matrix bench-regress bench-slow bench-memory explore-coverage fuzz fuzz-history fuzz-scenario fuzz-check vet fmt clean
 
 all: vet test
 
@@ -31,6 +31,17 @@ run:
 # Check a sample history with the checker (exit 0: every property holds).
 check:
 	$(GO) run ./cmd/leasecheck check checker/testdata/histories/ok-lease-py-transcript.jsonl
+
+# The layer map (docs/design.md §13): each layer, what it may import, each
+# package with what it imports (go list -deps), the wrong-way imports known
+# today and why. go test ./internal/layers fails on a new one.
+layers:
+	$(GO) run ./internal/layers/layermap
+
+# The exported names of each package outside internal/ (top-level names and
+# the exported methods of exported types, non-test source), the doors marked.
+exported:
+	$(GO) run ./internal/layers/exported
 
 vet:
 	$(GO) vet $(PKGS)

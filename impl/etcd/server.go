@@ -11,7 +11,7 @@ import (
 
 	"go.etcd.io/etcd/server/v3/embed"
 
-	"github.com/leasecheck/leasecheck/internal/servers"
+	"github.com/leasecheck/leasecheck/internal/ports"
 )
 
 // Embedded is an etcd server started in-process: the zero-setup backend.
@@ -26,7 +26,7 @@ type Embedded struct {
 // its data in a temporary directory (removed by Close). Heartbeat 100 ms and
 // election 1 s are etcd's defaults; so is the lessor's expiry sweep of 500 ms.
 func StartEmbedded(ctx context.Context) (*Embedded, error) {
-	return servers.RetryPortTaken(func() (*Embedded, error) { return startEmbedded(ctx) })
+	return ports.RetryTaken(func() (*Embedded, error) { return startEmbedded(ctx) })
 }
 
 func startEmbedded(ctx context.Context) (*Embedded, error) {
@@ -34,12 +34,12 @@ func startEmbedded(ctx context.Context) (*Embedded, error) {
 	if err != nil {
 		return nil, err
 	}
-	cport, err := servers.FreePort()
+	cport, err := ports.Free()
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	pport, err := servers.FreePort()
+	pport, err := ports.Free()
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/leasecheck/leasecheck/internal/ports"
 )
 
 // Process is a server process started here.
@@ -207,29 +209,15 @@ func (p *Process) Log() string {
 	return p.log.String()
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func FreePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago
+// (ports.Free).
+func FreePort() (int, error) { return ports.Free() }
 
 // RetryPortTaken starts a server or cluster again, up to three times, when
-// it (or a member) could not bind the port FreePort gave it: between FreePort's close and
-// the server's bind, another process — or an outgoing connection, whose
-// local port comes from the same ephemeral range — may take it. Every
-// failed attempt has stopped its processes and removed its directories.
-func RetryPortTaken[T any](start func() (T, error)) (T, error) {
-	for attempt := 1; ; attempt++ {
-		c, err := start()
-		if err == nil || attempt == 3 || !portTaken(err) {
-			return c, err
-		}
-	}
-}
+// it (or a member) could not bind the port FreePort gave it
+// (ports.RetryTaken). Every failed attempt has stopped its processes and
+// removed its directories.
+func RetryPortTaken[T any](start func() (T, error)) (T, error) { return ports.RetryTaken(start) }
 
 // retryStarted is RetryPortTaken for a starter that returns a process and
 // its address (etcd, PostgreSQL).
@@ -243,13 +231,6 @@ func retryStarted(start func() (*Process, string, error)) (*Process, string, err
 		return started{p, addr}, err
 	})
 	return s.p, s.addr, err
-}
-
-// portTaken reports whether a start-up error is a server's failed bind
-// (Go's and Java's wording).
-func portTaken(err error) bool {
-	m := strings.ToLower(err.Error())
-	return strings.Contains(m, "address already in use")
 }
 
 // launch starts the first incarnation and waits (up to wait) until it takes

@@ -1,4 +1,4 @@
-package servers
+package ports
 
 import (
 	"errors"
@@ -7,9 +7,9 @@ import (
 
 // A cluster start that lost a port to another process is tried again (at
 // most three times); any other failure is returned at once.
-func TestRetryPortTaken(t *testing.T) {
+func TestRetryTaken(t *testing.T) {
 	calls := 0
-	v, err := RetryPortTaken(func() (int, error) {
+	v, err := RetryTaken(func() (int, error) {
 		calls++
 		if calls < 3 {
 			return 0, errors.New("etcd m2 exited during start-up:\n... listen tcp 127.0.0.1:40123: bind: address already in use")
@@ -20,7 +20,7 @@ func TestRetryPortTaken(t *testing.T) {
 		t.Errorf("port taken twice: %d, %v after %d calls; want 7, nil after 3", v, err, calls)
 	}
 	calls = 0
-	_, err = RetryPortTaken(func() (int, error) {
+	_, err = RetryTaken(func() (int, error) {
 		calls++
 		return 0, errors.New("java.net.BindException: Address already in use")
 	})
@@ -28,7 +28,7 @@ func TestRetryPortTaken(t *testing.T) {
 		t.Errorf("port always taken: %v after %d calls; want the error after 3", err, calls)
 	}
 	calls = 0
-	_, err = RetryPortTaken(func() (int, error) {
+	_, err = RetryTaken(func() (int, error) {
 		calls++
 		return 0, errors.New("zookeeper s1 did not answer srvr: context deadline exceeded")
 	})

@@ -1,0 +1,254 @@
+// Package layers is leasecheck's map of its own packages (docs/design.md
+// §13): which layer each package belongs to, which layers each layer may
+// import, and the imports that go the wrong way today, each named with the
+// reason it is still there. Its test fails when a package imports across a
+// layer the wrong way and the import is not on that list, when a package
+// belongs to no layer, and when a listed wrong-way import is gone (so the
+// list only shrinks). `make layers` prints the map from `go list -deps`.
+package layers
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Module is the module path every package name here is relative to.
+const Module = "github.com/leasecheck/leasecheck"
+
+// A Layer is a set of packages and the layers they may import (besides
+// their own). Packages name directories relative to the module; "X/..."
+// is X and everything under it.
+type Layer struct {
+	Name      string
+	What      string
+	Packages  []string
+	MayImport []string
+}
+
+// Map is the layer map, bottom first. A package may import packages of its
+// own layer and of the layers its layer's MayImport names; nothing else.
+var Map = []Layer{
+	{Name: "base", What: "helpers that know nothing of leases",
+		Packages: []string{"internal/ports", "internal/rapidtest"}},
+	{Name: "specification", What: "the history format, the fault vocabulary, the protocol's machine contract, the backend contract",
+		Packages:  []string{"model", "faults", "machine", "impl/backend"},
+		MayImport: []string{"base"}},
+	{Name: "judges", What: "the timed model, the history checker, the run properties",
+		Packages:  []string{"internal/timed", "checker", "runprop"},
+		MayImport: []string{"base", "specification"}},
+	{Name: "reference", What: "the reference coordinator, resource and holder",
+		Packages:  []string{"impl/memstore", "impl/holder"},
+		MayImport: []string{"base", "specification"}},
+	{Name: "planted bugs", What: "the named bugs on the reference",
+		Packages:  []string{"impl/mutants"},
+		MayImport: []string{"base", "specification", "reference"}},
+	{Name: "workloads", What: "scenarios as data: generation, shrinking, explored spaces",
+		Packages:  []string{"scenario"},
+		MayImport: []string{"base", "specification", "reference"}},
+	{Name: "adapters", What: "real lease services behind the backend contract",
+		Packages:  []string{"impl/etcd", "impl/redis", "impl/postgres", "impl/zookeeper"},
+		MayImport: []string{"base", "specification"}},
+	{Name: "drivers", What: "what runs machines and records histories: the simulator, the real runner and the real servers it drives, the virtual-time client runner, the explorer",
+		Packages:  []string{"sim", "realrun", "internal/servers", "internal/etcdmember", "vclient", "explore"},
+		MayImport: []string{"base", "specification", "reference", "planted bugs", "workloads"}},
+	{Name: "campaign and report", What: "seeds, shards, judging in one place, shrinking, saving; the timeline and the stories",
+		Packages:  []string{"campaign", "report"},
+		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "drivers"}},
+	{Name: "user-facing", What: "the suites, verify, the Kubernetes client, the command, the benchmarks, the examples",
+		Packages: []string{"leasetest", "verify", "vclient/k8slease", "cmd/...", "examples/...",
+			"internal/classgen", "internal/classbench/...", "internal/servers/serverstest", "internal/layers/...", "deploy", "docs"},
+		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "adapters", "drivers", "campaign and report"}},
+}
+
+// Doors are the packages a user imports (docs/design.md §13): their API is
+// what leasecheck promises to keep. Everything else is the house.
+var Doors = []string{"model", "checker", "machine", "leasetest", "verify", "vclient", "vclient/k8slease", "impl/backend"}
+
+// An Edge is one package importing another.
+type Edge struct{ From, To string }
+
+// KnownWrongWay are the imports that go against the map today, each with
+// why it is still there. The list only shrinks: the test fails on a new
+// wrong-way import and on an entry whose import is gone.
+var KnownWrongWay = map[Edge]string{
+	{"runprop", "sim"}:            "the run properties judge a *sim.Result (beliefs, crashes, messages) rather than an execution of their own",
+	{"runprop", "scenario"}:       "the liveness bounds are read off the scenario's TTL, clock bound and retry interval",
+	{"runprop", "impl/holder"}:    "the bounds read holder.Config, the reference holder's type that is everyone's vocabulary",
+	{"impl/mutants", "sim"}:       "a mutant builds the *sim.Options that plant it, instead of being an overlay a driver applies",
+	{"impl/mutants", "scenario"}:  "a mutant tunes the scenarios and explored bounds it is caught in",
+	{"explore", "checker"}:        "the explorer judges a path's history itself instead of handing an execution to one judge",
+	{"explore", "internal/timed"}: "the per-state monitor steps the timed model",
+	{"explore", "runprop"}:        "the explorer judges the run properties of a path itself",
+	{"explore", "campaign"}:       "explore/judge.go builds a campaign.Outcome by hand, and sharding reuses campaign.Shard",
+	{"realrun", "checker"}:        "realrun.RunAndCheck checks the history it recorded instead of leaving it to the judge",
+	{"vclient", "campaign"}:       "vclient.Target is a campaign.Target and a run is judged and told through campaign",
+}
+
+// Graph is each module package's imports of other module packages (not
+// tests'), by directory relative to the module; "." is the module root.
+type Graph map[string][]string
+
+// Load lists the module's packages and their imports with `go list -deps`
+// run in dir (any directory of the module).
+func Load(dir string) (Graph, error) {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}:{{join .Imports \" \"}}", Module+"/...")
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -deps: %v\n%s", err, stderr.Bytes())
+	}
+	g := Graph{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, imports, _ := strings.Cut(line, ":")
+		pkg, ok := rel(path)
+		if !ok {
+			continue
+		}
+		var own []string
+		for _, imp := range strings.Fields(imports) {
+			if p, ok := rel(imp); ok {
+				own = append(own, p)
+			}
+		}
+		sort.Strings(own)
+		g[pkg] = own
+	}
+	return g, nil
+}
+
+func rel(path string) (string, bool) {
+	if path == Module {
+		return ".", true
+	}
+	p, ok := strings.CutPrefix(path, Module+"/")
+	return p, ok
+}
+
+// LayerOf returns the layer pkg belongs to, or "" when none claims it.
+func LayerOf(pkg string) string {
+	for _, l := range Map {
+		for _, p := range l.Packages {
+			if p == pkg {
+				return l.Name
+			}
+			if dir, ok := strings.CutSuffix(p, "/..."); ok && (pkg == dir || strings.HasPrefix(pkg, dir+"/")) {
+				return l.Name
+			}
+		}
+	}
+	return ""
+}
+
+func layer(name string) Layer {
+	for _, l := range Map {
+		if l.Name == name {
+			return l
+		}
+	}
+	panic("layers: no layer " + name)
+}
+
+// Allowed reports whether a package of layer from may import one of layer to.
+func Allowed(from, to string) bool {
+	return from == to || slices.Contains(layer(from).MayImport, to)
+}
+
+// Findings is what Check finds: packages no layer claims, wrong-way imports
+// not on KnownWrongWay, and entries of KnownWrongWay whose import is gone.
+type Findings struct {
+	Unassigned []string
+	WrongWay   []Edge
+	Gone       []Edge
+}
+
+// Check judges g against the map.
+func Check(g Graph) Findings {
+	var f Findings
+	seen := map[Edge]bool{}
+	for _, pkg := range sortedKeys(g) {
+		from := LayerOf(pkg)
+		if from == "" {
+			f.Unassigned = append(f.Unassigned, pkg)
+			continue
+		}
+		for _, imp := range g[pkg] {
+			to := LayerOf(imp)
+			if to == "" || Allowed(from, to) {
+				continue
+			}
+			e := Edge{pkg, imp}
+			seen[e] = true
+			if _, known := KnownWrongWay[e]; !known {
+				f.WrongWay = append(f.WrongWay, e)
+			}
+		}
+	}
+	for e := range KnownWrongWay {
+		if !seen[e] {
+			f.Gone = append(f.Gone, e)
+		}
+	}
+	sort.Slice(f.Gone, func(i, j int) bool { return f.Gone[i].From+" "+f.Gone[i].To < f.Gone[j].From+" "+f.Gone[j].To })
+	return f
+}
+
+// Print writes the map: each layer, what it may import, and each of its
+// packages with what it imports (a door marked), then the known wrong-way
+// imports with their reasons.
+func Print(w io.Writer, g Graph) {
+	for _, l := range Map {
+		fmt.Fprintf(w, "%s — %s\n", l.Name, l.What)
+		if len(l.MayImport) > 0 {
+			fmt.Fprintf(w, "  may import: %s\n", strings.Join(l.MayImport, ", "))
+		} else {
+			fmt.Fprintf(w, "  may import: nothing of the project\n")
+		}
+		for _, pkg := range sortedKeys(g) {
+			if LayerOf(pkg) != l.Name {
+				continue
+			}
+			door := ""
+			if slices.Contains(Doors, pkg) {
+				door = " [door]"
+			}
+			imports := "-"
+			if len(g[pkg]) > 0 {
+				var marked []string
+				for _, imp := range g[pkg] {
+					if to := LayerOf(imp); to != "" && !Allowed(l.Name, to) {
+						imp += "(!)"
+					}
+					marked = append(marked, imp)
+				}
+				imports = strings.Join(marked, " ")
+			}
+			fmt.Fprintf(w, "  %-38s -> %s\n", pkg+door, imports)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "wrong-way imports known today, marked (!) above (internal/layers.KnownWrongWay):")
+	edges := make([]Edge, 0, len(KnownWrongWay))
+	for e := range KnownWrongWay {
+		edges = append(edges, e)
+	}
+	sort.Slice(edges, func(i, j int) bool { return edges[i].From+" "+edges[i].To < edges[j].From+" "+edges[j].To })
+	for _, e := range edges {
+		fmt.Fprintf(w, "  %s -> %s: %s\n", e.From, e.To, KnownWrongWay[e])
+	}
+}
+
+func sortedKeys(g Graph) []string {
+	keys := make([]string, 0, len(g))
+	for k := range g {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,93 @@
+package layers
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every package of the module belongs to a layer, imports only what its
+// layer may (or is on KnownWrongWay, with its reason), and every entry of
+// KnownWrongWay is still an import: a fixed one comes off the list.
+func TestImportsGoOneWay(t *testing.T) {
+	g, err := Load(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g) < 20 || g["checker"] == nil {
+		t.Fatalf("go list found %d packages, checker's imports %v: not the module", len(g), g["checker"])
+	}
+	f := Check(g)
+	for _, p := range f.Unassigned {
+		t.Errorf("package %s belongs to no layer: add it to layers.Map (docs/design.md §13)", p)
+	}
+	for _, e := range f.WrongWay {
+		t.Errorf("%s imports %s: the wrong way (layer %q may not import layer %q); import the other way, or move what is shared down (docs/design.md §13)",
+			e.From, e.To, LayerOf(e.From), LayerOf(e.To))
+	}
+	for _, e := range f.Gone {
+		t.Errorf("%s no longer imports %s: take it off KnownWrongWay", e.From, e.To)
+	}
+}
+
+// The judge itself, on a graph made up here: an import up the map is
+// found, one down it or within a layer is not, a listed one is not, a
+// package no layer claims is named, and a listed import that is gone is.
+func TestCheckJudgesTheMap(t *testing.T) {
+	g := Graph{
+		"model":            nil,
+		"checker":          {"model"},
+		"sim":              {"machine", "model", "scenario"},
+		"impl/redis":       {"impl/backend", "model", "sim"},
+		"runprop":          {"sim"},
+		"newpkg":           {"model"},
+		"examples/foo/bar": {"campaign", "sim"},
+	}
+	f := Check(g)
+	if len(f.WrongWay) != 1 || f.WrongWay[0] != (Edge{"impl/redis", "sim"}) {
+		t.Errorf("wrong-way imports %v, want only impl/redis -> sim", f.WrongWay)
+	}
+	if len(f.Unassigned) != 1 || f.Unassigned[0] != "newpkg" {
+		t.Errorf("unassigned %v, want newpkg", f.Unassigned)
+	}
+	gone := map[Edge]bool{}
+	for _, e := range f.Gone {
+		gone[e] = true
+	}
+	if gone[Edge{"runprop", "sim"}] || !gone[Edge{"vclient", "campaign"}] || len(f.Gone) != len(KnownWrongWay)-1 {
+		t.Errorf("gone %v: want every listed import but runprop -> sim", f.Gone)
+	}
+}
+
+// Every known wrong-way import says why it is still there, and the map
+// is well formed: each package in one layer, each MayImport a layer below.
+func TestMapIsWellFormed(t *testing.T) {
+	for e, why := range KnownWrongWay {
+		if strings.TrimSpace(why) == "" {
+			t.Errorf("%s -> %s has no reason", e.From, e.To)
+		}
+		if Allowed(LayerOf(e.From), LayerOf(e.To)) {
+			t.Errorf("%s -> %s is listed but goes the right way", e.From, e.To)
+		}
+	}
+	below := map[string]bool{}
+	owner := map[string]string{}
+	for _, l := range Map {
+		for _, m := range l.MayImport {
+			if !below[m] {
+				t.Errorf("layer %q may import %q, which is not a layer below it", l.Name, m)
+			}
+		}
+		for _, p := range l.Packages {
+			if o, dup := owner[p]; dup {
+				t.Errorf("package %s in layers %q and %q", p, o, l.Name)
+			}
+			owner[p] = l.Name
+		}
+		below[l.Name] = true
+	}
+	for _, d := range Doors {
+		if LayerOf(d) == "" {
+			t.Errorf("door %s belongs to no layer", d)
+		}
+	}
+}
