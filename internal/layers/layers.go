@@ -60,7 +60,7 @@ var Map = []Layer{
 		Packages:  []string{"campaign", "report"},
 		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "drivers"}},
 	{Name: "user-facing", What: "the suites, verify, the Kubernetes client, the command, the benchmarks, the examples",
-		Packages: []string{"leasetest", "verify", "vclient/k8slease", "cmd/...", "examples/...",
+		Packages: []string{"leasetest", "verify", "vclient/k8slease/...", "cmd/...", "examples/...",
 			"internal/classgen", "internal/classbench/...", "internal/servers/serverstest", "internal/layers/...", "deploy", "docs"},
 		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "adapters", "drivers", "campaign and report"}},
 }
