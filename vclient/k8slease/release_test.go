@@ -23,11 +23,15 @@ import (
 // Lease — every failing seed is one of those, and there must be some; on
 // the patched copy of tryRelease (it checks the Lease it just read names
 // this elector) the same seeds violate nothing. -seeds 10000 for the
-// finding's figures.
+// finding's figures; -save DIR keeps the first failure, shrunk.
 func TestReleaseSweep(t *testing.T) {
 	n := seeds(100)
 	began := time.Now()
-	r := sweep(t, ReleaseFenced, Pauses, safeTimings(), n, nil)
+	r := sweep(t, ReleaseFenced, Pauses, safeTimings(), n, func(c *campaign.Config) {
+		if *saveFlag != "" { // -save DIR: the first failure, shrunk, with its page and story
+			c.Save.Dir, c.Save.Max = *saveFlag, 1
+		}
+	})
 	unpatched := time.Since(began)
 	if len(r.failures) == 0 {
 		t.Fatalf("%s: no failure in %d seeds of pauses", ReleaseFenced, n)
