@@ -308,15 +308,25 @@ func renewal(r *sim.Result) []Finding {
 // lease before releasing: a second grant to one process with no release
 // of its in between (one that released and asks again starts a new term),
 // or a renew refused, or unanswered past its timeout (a run cut short may
-// end while a renew is still on its way); and that op's line.
+// end while a renew is still on its way), of a process that held the lease
+// (a restarted incarnation under its predecessor's identity may take the
+// lease record it finds for its own: its first "renew" of it can lose to
+// a takeover of the lease its predecessor left, which is not a renewal
+// failing); and that op's line.
 func lostLease(r *sim.Result) (string, int) {
 	timeout := map[string]int64{}
 	for _, p := range r.Scenario.Holders {
 		timeout[p.Name] = holder.Config{TTL: r.Scenario.TTL, Timeout: p.Timeout}.WithDefaults().Timeout
 	}
 	grants := map[string]int{}
+	held := map[string]bool{}
 	for _, op := range r.History.Ops {
+		if op.OK && (op.Kind == model.Acquire || op.Kind == model.Renew) {
+			held[op.Process] = true
+		}
 		switch {
+		case op.Kind == model.Renew && !held[op.Process]:
+			continue // never held: nothing of its own to lose
 		case op.Kind == model.Acquire && op.Returned && op.OK:
 			grants[op.Process]++
 			if grants[op.Process] == 2 {

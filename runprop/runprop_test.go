@@ -339,7 +339,7 @@ func TestStaleWriteWindow(t *testing.T) {
 // step-down) and acquires it again later has not lost it; one granted a
 // second time with no release in between has.
 func TestRenewalAcceptsReleaseThenGrant(t *testing.T) {
-	run := func(release bool) []Finding {
+	run := func(release bool, extra ...model.Op) []Finding {
 		sc := &scenario.Scenario{Version: scenario.Version, Seed: 1, Semantics: "seed", Key: "lease", TTL: 15000, Horizon: 60000,
 			Network: scenario.Network{MaxDelay: 3},
 			Holders: []scenario.Process{{Name: "h1", Timeout: 10000, RenewEvery: 2000}, {Name: "h2", Timeout: 10000, RenewEvery: 2000}},
@@ -354,6 +354,7 @@ func TestRenewalAcceptsReleaseThenGrant(t *testing.T) {
 			h.Ops = append(h.Ops, op(model.Release, "h1", 5000))
 		}
 		h.Ops = append(h.Ops, op(model.Acquire, "h1", 7000))
+		h.Ops = append(h.Ops, extra...)
 		h.NumberLines()
 		r := &sim.Result{Scenario: sc, History: h, Plan: sc.Faults, Stats: sim.Stats{End: sc.Horizon}}
 		if !RenewalApplies(r) {
@@ -367,5 +368,19 @@ func TestRenewalAcceptsReleaseThenGrant(t *testing.T) {
 	fs := run(false)
 	if len(fs) != 1 || fs[0].Property != LivenessRenewal || !strings.Contains(fs[0].Explanation, "acquired a second time") {
 		t.Errorf("a second grant with no release: %+v", fs)
+	}
+	// A restarted incarnation under h2's identity whose first renew of
+	// the record it found loses to a takeover: it held nothing to lose.
+	// The same refusal after a renew of its own that succeeded is a lost
+	// lease.
+	refused := model.Op{Kind: model.Renew, Process: "h2#2", Owner: "h2", Key: "lease", Call: 9000, At: 9001, HasAt: true, Return: 9002, Returned: true, Error: "not-holder", TTL: 15000}
+	if fs := run(true, refused); len(fs) != 0 {
+		t.Errorf("an inherited record's renew refused: %+v", fs)
+	}
+	ok := refused
+	ok.Call, ok.At, ok.Return, ok.OK, ok.Error = 8000, 8001, 8002, true, ""
+	fs = run(true, ok, refused)
+	if len(fs) != 1 || !strings.Contains(fs[0].Explanation, "renew was refused") {
+		t.Errorf("a renew refused after one that succeeded: %+v", fs)
 	}
 }

@@ -39,8 +39,12 @@
 // contexts ending meanwhile), delay (its round trips longer by Amount),
 // partition from the coordinator (each request lost, or applied with its
 // answer lost), coordinator-crash (the lease server answers 503), crash
-// (its context cancelled; a restart after Duration under a new identity)
-// and owner-reuse (restarted under the same identity).
+// (its context cancelled; a restart after Duration under a new identity),
+// owner-reuse (restarted under the same identity) and shutdown (a graceful
+// shutdown: its context cancelled, and unlike a crash it stays the live
+// incarnation until its Start returns, so what it sends on its way out —
+// a release — is served and answered; restarted after Duration under the
+// same identity once it has returned).
 //
 // Recording. The lease server says what each request did to the lease
 // (an acquire, renew or release, with its outcome), the harness adds who

@@ -335,6 +335,64 @@ func TestCrashAndRestart(t *testing.T) {
 	}
 }
 
+// TestShutdown: a graceful shutdown ends the candidate's context and, unlike
+// a crash, lets what it sends on its way out through: its goodbye is
+// served after the shutdown, and its restart (same identity) waits for it
+// to return. A crash at the same instant lets nothing through.
+func TestShutdown(t *testing.T) {
+	for _, kind := range []faults.Kind{faults.Shutdown, faults.Crash} {
+		sc := toyScenario(4, 2, 1, 3000, faults.Fault{Kind: kind, Target: "h1", At: 1000, Duration: 500})
+		cl := &toyClient{Senders: 2, Every: 100 * time.Millisecond, Timeout: time.Second, Goodbye: true}
+		r, srv := toyRun(t, sc, cl)
+		var goodbye []served
+		for _, s := range srv.log {
+			if s.proc == "h1" && s.sender == "goodbye" {
+				goodbye = append(goodbye, s)
+			}
+			if s.proc == "h1" && s.sender != "goodbye" && s.at > 1001 {
+				t.Errorf("%s: h1's request served at t=%d, after its end", kind, s.at)
+			}
+		}
+		wantID := "h1#2"
+		if kind == faults.Shutdown {
+			wantID = "h1"
+			if len(goodbye) != 1 || goodbye[0].at < 1000 {
+				t.Errorf("shutdown: h1's goodbye served %v; want once, after t=1000", goodbye)
+			}
+			if len(traceHas(r, "h1", "shutting-down", "")) != 1 || len(traceHas(r, "h1", "exited", "")) != 1 {
+				t.Errorf("shutdown: the trace lacks the shutdown or the exit:\n%v", r.Trace)
+			}
+			if f := faultRecord(t, r, kind); f.Target != "h1" || f.Start != 1000 || f.Partial || !strings.Contains(f.Detail, "graceful") {
+				t.Errorf("shutdown record %+v", f)
+			}
+		} else if len(goodbye) != 0 {
+			t.Errorf("crash: h1's goodbye served %v", goodbye)
+		}
+		if len(traceHas(r, "h1#2", "started", "identity "+wantID)) != 1 {
+			t.Errorf("%s: no restart as %s:\n%v", kind, wantID, r.Trace)
+		}
+		if cl.started != 3 || cl.returned != 3 {
+			t.Errorf("%s: %d incarnations started, %d returned; want 3", kind, cl.started, cl.returned)
+		}
+	}
+}
+
+// TestShutdownRestartWaits: a restart due while the shut-down incarnation
+// is still on its way out (its goodbye unanswered) starts only once it has
+// returned: never two incarnations of one candidate at once.
+func TestShutdownRestartWaits(t *testing.T) {
+	sc := toyScenario(4, 2, 5, 3000, faults.Fault{Kind: faults.Shutdown, Target: "h1", At: 1000, Duration: 1})
+	cl := &toyClient{Senders: 1, Every: 100 * time.Millisecond, Timeout: time.Second, Goodbye: true}
+	r, _ := toyRun(t, sc, cl)
+	exited, started := traceHas(r, "h1", "exited", ""), traceHas(r, "h1#2", "started", "identity h1")
+	if len(exited) != 1 || len(started) != 1 {
+		t.Fatalf("want one exit of h1 and one start of h1#2:\n%v", r.Trace)
+	}
+	if started[0].T < exited[0].T || exited[0].T <= 1001 {
+		t.Errorf("h1 exited at t=%d (its goodbye takes 10 ms), h1#2 started at t=%d: want the start after the exit, past t=1001", exited[0].T, started[0].T)
+	}
+}
+
 // TestHistoryRecorded: what the server applied is the history, in exact
 // mode — each op's call (sent), at (applied) and return (answered) — the
 // writes under the incarnation's "/work" process with the harness's names,

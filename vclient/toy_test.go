@@ -80,7 +80,10 @@ func (s *toyServer) Serve(now int64, c *vclient.Candidate, req *http.Request, _ 
 // planted bug RenewLoopDies stops a sender at its first grant, quietly:
 // the work goes on believing and writing. WriteAt, when set, makes one write
 // at that time whatever it believes (a write that strikes a pause).
+// Goodbye sends one last request (sender "goodbye") once its context has
+// ended, as a client releasing on its way out does.
 type toyClient struct {
+	Goodbye        bool
 	Senders        int
 	Every, Timeout time.Duration
 	WriteEvery     time.Duration
@@ -172,6 +175,11 @@ func (t *toyClient) Start(ctx context.Context, c *vclient.Candidate) {
 		}()
 	}
 	wg.Wait()
+	if t.Goodbye {
+		rctx, cancel := context.WithTimeout(context.Background(), t.Timeout)
+		post(rctx, hc, c.Identity, "goodbye")
+		cancel()
+	}
 }
 
 func post(ctx context.Context, hc *http.Client, owner, sender string) (status int, fence int64, err error) {

@@ -25,12 +25,13 @@ func digest(t *testing.T, r *sim.Result) []byte {
 }
 
 // TestDeterministic: the same scenario gives the same history, trace and
-// beliefs, byte for byte, for both implementations under every profile —
+// beliefs, byte for byte, for the implementations under every profile —
 // All included (client-side timeouts, lost requests, the API server down
-// together) — over 40 seeds each (-seeds N for more): the harness's
+// together), and for the ReleaseOnCancel elector its step-downs and
+// releases — over 40 seeds each (-seeds N for more): the harness's
 // ordering, not the goroutines', decides.
 func TestDeterministic(t *testing.T) {
-	for _, impl := range []string{Unfenced, Fenced} {
+	for _, impl := range []string{Unfenced, Fenced, Release} {
 		for _, p := range Profiles {
 			tg, err := Target(t, impl)
 			if err != nil {

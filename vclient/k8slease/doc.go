@@ -21,6 +21,17 @@
 // changes — a warning where the writes are fenced (every target declares
 // the belief advisory), a violation where they are not.
 //
+// With ReleaseOnCancel (Release, ReleaseFenced; their sweeps add a
+// graceful step-down, faults.Shutdown, to every seed) the elector clears
+// the Lease when its renew loop ends. Under pauses client-go v0.34–v0.37
+// then clears a new leader's Lease: tryRelease's Lock.Get refreshes the
+// resourceVersion the Update sends while IsLeader() reads the stale
+// observedRecord (docs/findings/client-go-release-clears-new-leader.md).
+// FindForeignRelease finds it, WriteStory tells it; the patched variants
+// (ReleasePatched, ReleaseFencedPatched) run a copy of the package with
+// that one check fixed, linked into this package's tests only
+// (internal/clientgopatched, patched_test.go).
+//
 // Sweeps run as go test (a synctest bubble needs a *testing.T):
 //
 //	go test ./vclient/k8slease -run TestNoFaultsClean -seeds 10000
@@ -30,9 +41,12 @@
 //	go test ./vclient/k8slease -run 'TestReplay$' -scenario DIR/seed-N.scenario.json
 //	go test ./vclient/k8slease -run TestReplayRate -failures 100
 //	go test ./vclient/k8slease -run '^$' -bench BenchmarkElection
+//	go test ./vclient/k8slease -run TestReleaseClearsNewLeader -v
+//	go test ./vclient/k8slease -run TestReleaseSweep -seeds 10000
+//	go test ./vclient/k8slease -run TestStepDownClean -seeds 10000
 //
 // Index: server.go (the Lease API server), elector.go (Elector, the
 // fenced token), jitter.go (client-go's jitter pointed at the run's
 // seeded source), sweep.go (Target, Timings, Profiles, Generator),
-// story.go (FindZombieWrite, WriteStory, AppendStory).
+// story.go (FindZombieWrite, FindForeignRelease, WriteStory, AppendStory).
 package k8slease

@@ -2,6 +2,7 @@ package k8slease
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -136,6 +137,11 @@ func (e *Elector) Start(ctx context.Context, c *vclient.Candidate) {
 		if e.Fenced {
 			leases = tokenGetter{cs, tok}
 		}
+		var rw *releaseWatch
+		if e.ReleaseOnCancel {
+			rw = &releaseWatch{c: c}
+			leases = releaseGetter{leases, rw}
+		}
 		lock := &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: ns, Name: name},
 			Client:     leases,
@@ -174,6 +180,11 @@ func (e *Elector) Start(ctx context.Context, c *vclient.Candidate) {
 				},
 			},
 		})
+		if rw != nil && err == nil {
+			rw.mu.Lock()
+			rw.le = le
+			rw.mu.Unlock()
+		}
 		if err != nil {
 			// client-go refuses the parameters (LeaseDuration must exceed
 			// RenewDeadline, which must exceed RetryPeriod·1.2): this
@@ -345,4 +356,73 @@ func (l tokenLeases) Update(ctx context.Context, lease *coordinationv1.Lease, o 
 		l.tok.observe(r, true)
 	}
 	return r, err
+}
+
+// releaseWatch tells, in the trace, what a ReleaseOnCancel elector knew
+// when it released: what its last Lock.Get read (the Lease its LeaseLock
+// caches, whose resourceVersion the release's Update sends) and what
+// IsLeader() and GetLeader() — observedRecord — said. It watches the typed
+// client's calls only (the user's side of the API, as the fenced token
+// does), from the elector's own goroutine, one answer at a time.
+type releaseWatch struct {
+	c  *vclient.Candidate
+	mu sync.Mutex
+	le LeaderElector
+	// The last Lease a Get returned.
+	holder, rv string
+	got        bool
+}
+
+func (w *releaseWatch) read(l *coordinationv1.Lease) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.holder, w.rv, w.got = deref(l.Spec.HolderIdentity), l.ResourceVersion, true
+}
+
+// releasing traces an Update that clears the holder: client-go's release.
+func (w *releaseWatch) releasing(l *coordinationv1.Lease) {
+	if l == nil || deref(l.Spec.HolderIdentity) != "" {
+		return
+	}
+	w.mu.Lock()
+	le, holder, rv, got := w.le, w.holder, w.rv, w.got
+	w.mu.Unlock()
+	read := "no Lock.Get before it"
+	if got {
+		read = fmt.Sprintf("Lock.Get read holderIdentity=%q resourceVersion=%s", holder, rv)
+	}
+	believed := ""
+	if g, ok := le.(interface{ GetLeader() string }); ok {
+		believed = fmt.Sprintf(" (observedRecord holderIdentity=%q)", g.GetLeader())
+	}
+	leader := le != nil && le.IsLeader()
+	w.c.Trace("releases", fmt.Sprintf("tryRelease: %s; IsLeader()=%t%s; Update sets holderIdentity=\"\" with resourceVersion=%s",
+		read, leader, believed, l.ResourceVersion))
+}
+
+type releaseGetter struct {
+	coordinationv1client.LeasesGetter
+	w *releaseWatch
+}
+
+func (g releaseGetter) Leases(ns string) coordinationv1client.LeaseInterface {
+	return releaseLeases{g.LeasesGetter.Leases(ns), g.w}
+}
+
+type releaseLeases struct {
+	coordinationv1client.LeaseInterface
+	w *releaseWatch
+}
+
+func (l releaseLeases) Get(ctx context.Context, name string, o metav1.GetOptions) (*coordinationv1.Lease, error) {
+	r, err := l.LeaseInterface.Get(ctx, name, o)
+	if err == nil && r != nil {
+		l.w.read(r)
+	}
+	return r, err
+}
+
+func (l releaseLeases) Update(ctx context.Context, lease *coordinationv1.Lease, o metav1.UpdateOptions) (*coordinationv1.Lease, error) {
+	l.w.releasing(lease)
+	return l.LeaseInterface.Update(ctx, lease, o)
 }

@@ -1,7 +1,10 @@
 package k8slease
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +12,9 @@ import (
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/scenario"
 )
 
 // TestReleaseSweep: client-go's elector with ReleaseOnCancel, its writes
@@ -17,11 +23,15 @@ import (
 // Lease — every failing seed is one of those, and there must be some; on
 // the patched copy of tryRelease (it checks the Lease it just read names
 // this elector) the same seeds violate nothing. -seeds 10000 for the
-// finding's figures.
+// finding's figures; -save DIR keeps the first failure, shrunk.
 func TestReleaseSweep(t *testing.T) {
 	n := seeds(100)
 	began := time.Now()
-	r := sweep(t, ReleaseFenced, Pauses, safeTimings(), n, nil)
+	r := sweep(t, ReleaseFenced, Pauses, safeTimings(), n, func(c *campaign.Config) {
+		if *saveFlag != "" { // -save DIR: the first failure, shrunk, with its page and story
+			c.Save.Dir, c.Save.Max = *saveFlag, 1
+		}
+	})
 	unpatched := time.Since(began)
 	if len(r.failures) == 0 {
 		t.Fatalf("%s: no failure in %d seeds of pauses", ReleaseFenced, n)
@@ -80,5 +90,94 @@ func TestStepDownClean(t *testing.T) {
 				t.Logf("%s %s: %d seeds, %d failing, %d warned, %v", rw.impl, p, n, len(r.failures), r.sum.Warnings["exclusive-belief"], time.Since(began).Round(time.Second))
 			})
 		}
+	}
+}
+
+// releaseScenario is the finding's minimal reproduction: two candidates,
+// one pause, client-go v0.37.2 with ReleaseOnCancel, the writes fenced.
+const releaseScenario = "testdata/regressions/release-clears-new-leader.scenario.json"
+
+// TestReleaseClearsNewLeader replays the finding from its saved scenario:
+// the deposed leader's release is applied while the other holds the
+// Lease (linearizable, exactly the scenario's expect; the history byte
+// for byte as saved), and its own account shows why — its Lock.Get read
+// the new holder, IsLeader() still said true over observedRecord, and the
+// Update sent the resourceVersion just read. The same scenario on the
+// patched tryRelease releases nothing of another's and violates nothing.
+func TestReleaseClearsNewLeader(t *testing.T) {
+	o, err := Replay(t, releaseScenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := campaign.CheckExpect(o); err != nil {
+		t.Fatalf("%s: %v", releaseScenario, err)
+	}
+	want, err := os.ReadFile(strings.TrimSuffix(releaseScenario, ".scenario.json") + ".history.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := model.WriteHistory(&got, o.History); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("the replay recorded a different history:\n%s", firstDiff(want, got.Bytes()))
+	}
+	fr := FindForeignRelease(o)
+	if fr == nil {
+		t.Fatal("no release of another's Lease in the replay")
+	}
+	if len(o.Scenario.Holders) > 3 || len(o.Scenario.Faults) != 1 || o.Scenario.Faults[0].Kind != faults.Pause {
+		t.Errorf("not minimal: %d candidates, faults %v", len(o.Scenario.Holders), o.Scenario.Faults)
+	}
+	for _, w := range []string{fmt.Sprintf("Lock.Get read holderIdentity=%q", fr.Victim.Owner), "IsLeader()=true",
+		fmt.Sprintf("observedRecord holderIdentity=%q", fr.Release.Owner), `Update sets holderIdentity=""`} {
+		if !strings.Contains(fr.Read, w) {
+			t.Errorf("the releaser's account %q lacks %q", fr.Read, w)
+		}
+	}
+	var story strings.Builder
+	WriteStory(&story, o)
+	for _, w := range []string{"`tryRelease`", "`IsLeader()`", "`observedRecord`", "`Lock.Get`", "`resourceVersion`", "`holderIdentity` empty", ReleaseFencedPatched} {
+		if !strings.Contains(story.String(), w) {
+			t.Errorf("the story lacks %q:\n%s", w, story.String())
+		}
+	}
+	t.Logf("%s released %s's Lease at t=%d (line %d): %s", fr.Release.Owner, fr.Victim.Owner, fr.Release.At, fr.Release.Line, fr.Read)
+
+	sc, err := scenario.Load(releaseScenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Implementation, sc.Expect = ReleaseFencedPatched, nil
+	file := filepath.Join(t.TempDir(), "patched.scenario.json")
+	if err := sc.Save(file); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Replay(t, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Violated() || FindForeignRelease(p) != nil {
+		var b strings.Builder
+		campaign.WriteOutcome(&b, p)
+		t.Fatalf("patched: %v\n%s", p.Failed(), b.String())
+	}
+	// Not vacuous: the same takeover happened, and the new holder kept its
+	// Lease through the deposed leader's return to the end of the run.
+	renewed := 0
+	for _, op := range p.History.Ops {
+		switch {
+		case op.Kind == model.Release && op.OK:
+			t.Errorf("patched: line %d: a release was applied", op.Line)
+		case op.Owner == fr.Victim.Owner && op.Kind == model.Renew && op.HasAt && op.At > fr.Release.At:
+			if !op.OK {
+				t.Errorf("patched: line %d: %s's renewal refused", op.Line, op.Owner)
+			}
+			renewed++
+		}
+	}
+	if renewed == 0 {
+		t.Errorf("patched: %s renewed nothing after t=%d", fr.Victim.Owner, fr.Release.At)
 	}
 }

@@ -116,7 +116,16 @@ func WriteStory(w io.Writer, o *campaign.Outcome) {
 	if sc.Implementation == Fenced {
 		fmt.Fprintf(w, " and carrying the `resourceVersion` of the Lease update that made the writer leader, checked by the store")
 	}
+	if Releases(sc.Implementation) {
+		fmt.Fprintf(w, "; `ReleaseOnCancel: true`")
+	}
 	fmt.Fprintf(w, ". Implementation `%s`.\n\n", sc.Implementation)
+	if Releases(sc.Implementation) {
+		if fr := FindForeignRelease(o); fr != nil {
+			writeReleaseStory(w, o, fr)
+			return
+		}
+	}
 	z := FindZombieWrite(o)
 	if z == nil {
 		fmt.Fprintf(w, "No write reached the store from a leader the Lease had moved on from; see the violations above.\n")
@@ -170,12 +179,14 @@ func AppendStory(s *campaign.Saved) error {
 }
 
 // ForeignRelease is a release the Lease store applied from a candidate
-// that did not hold the Lease: it cleared another's holderIdentity.
+// that did not hold the Lease: it cleared another's holderIdentity, or
+// wrote a release over a Lease already free.
 type ForeignRelease struct {
-	// Release is the release; Victim the grant of the holder it cleared;
+	// Release is the release; Victim the grant of the holder it cleared
+	// (nil: nobody held it, Freed is the release that had freed it);
 	// LastRenew the releaser's last successful renewal or acquire before
-	// Victim; Next the grant that followed the release (nil: none).
-	Release, Victim, LastRenew, Next *model.Op
+	// that; Next the grant that followed the release (nil: none).
+	Release, Victim, Freed, LastRenew, Next *model.Op
 	// VictimWrites are the victim's writes the resource accepted after
 	// Next was applied, while another held the Lease.
 	VictimWrites []*model.Op
@@ -187,8 +198,9 @@ type ForeignRelease struct {
 	Read string
 }
 
-// FindForeignRelease returns the first release of another's Lease in a
-// history, or nil: the ops in the order the store applied them.
+// FindForeignRelease returns the first release in a history from a
+// candidate that did not hold the Lease, or nil: the ops in the order the
+// store applied them.
 func FindForeignRelease(o *campaign.Outcome) *ForeignRelease {
 	h := o.History
 	var byAt []*model.Op
@@ -198,7 +210,7 @@ func FindForeignRelease(o *campaign.Outcome) *ForeignRelease {
 		}
 	}
 	sortByAt(byAt)
-	var holder *model.Op
+	var holder, freed *model.Op
 	last := map[string]*model.Op{}
 	var fr *ForeignRelease
 	for _, op := range byAt {
@@ -208,7 +220,7 @@ func FindForeignRelease(o *campaign.Outcome) *ForeignRelease {
 				fr.Next = op
 			case fr.Next != nil && op.Kind == model.Acquire:
 				return fr
-			case fr.Next != nil && op.Kind == model.Write && op.Owner == fr.Victim.Owner && op.Owner != fr.Next.Owner:
+			case fr.Next != nil && fr.Victim != nil && op.Kind == model.Write && op.Owner == fr.Victim.Owner && op.Owner != fr.Next.Owner:
 				fr.VictimWrites = append(fr.VictimWrites, op)
 			}
 			continue
@@ -220,11 +232,15 @@ func FindForeignRelease(o *campaign.Outcome) *ForeignRelease {
 		case model.Renew:
 			last[op.Owner] = op
 		case model.Release:
-			if holder != nil && holder.Owner != op.Owner {
+			if holder == nil && freed != nil || holder != nil && holder.Owner != op.Owner {
 				fr = &ForeignRelease{Release: op, Victim: holder, LastRenew: last[op.Owner]}
+				moved := holder // what the releaser missed
+				if holder == nil {
+					fr.Freed, moved = freed, freed
+				}
 				for i := range h.Faults {
 					f := &h.Faults[i]
-					if f.Kind == "pause" && f.Target == op.Process && f.Start <= holder.At && f.End >= holder.At {
+					if f.Kind == "pause" && f.Target == op.Process && f.Start <= moved.At && f.End >= moved.At {
 						fr.Paused = f
 					}
 				}
@@ -236,8 +252,116 @@ func FindForeignRelease(o *campaign.Outcome) *ForeignRelease {
 					}
 				}
 			}
-			holder = nil
+			holder, freed = nil, op
 		}
 	}
 	return fr
+}
+
+// writeReleaseStory tells a release of another's Lease in client-go's
+// terms, from the history (what the store applied) and the releaser's own
+// account in the trace (what its Lock.Get read, what IsLeader() said).
+func writeReleaseStory(w io.Writer, o *campaign.Outcome, fr *ForeignRelease) {
+	sc := o.Scenario
+	who := fr.Release.Owner
+	if fr.Victim == nil {
+		writeFreedStory(w, o, fr)
+		return
+	}
+	victim := fr.Victim.Owner
+	if fr.LastRenew != nil {
+		fmt.Fprintf(w, "%s last renewed its Lease at t=%dms (line %d): from then on its `observedRecord` named %s as the holder. ",
+			who, fr.LastRenew.At, fr.LastRenew.Line, who)
+	}
+	if fr.Paused != nil {
+		fmt.Fprintf(w, "At t=%dms it was paused for %s (a stop-the-world GC pause, a throttled or frozen container); nothing of client-go's ran for it meanwhile. ",
+			fr.Paused.Start, secs(fr.Paused.End-fr.Paused.Start))
+	}
+	fmt.Fprintf(w, "The others saw the Lease stop changing and, `LeaseDuration` (%s) later, %s took it over at t=%dms (line %d). ",
+		secs(sc.TTL), victim, fr.Victim.At, fr.Victim.Line)
+	stepDown := int64(-1)
+	if o.Sim != nil {
+		for _, e := range o.Sim.Trace {
+			if e.Node == fr.Release.Process && e.What == "shutting-down" && e.T <= fr.Release.Call && (fr.LastRenew == nil || e.T >= fr.LastRenew.At) {
+				stepDown = e.T
+			}
+		}
+	}
+	switch {
+	case stepDown >= 0:
+		fmt.Fprintf(w, "%s was shut down at t=%dms (its context cancelled, a graceful step-down) before it had read the Lease since: `renew()` ended and, with `ReleaseOnCancel`, called `release()` → `tryRelease`. ",
+			who, stepDown)
+	case fr.Paused != nil:
+		fmt.Fprintf(w, "%s resumed at t=%dms with its renewal past `RenewDeadline`: `renew()` gave up without having read the Lease since, and with `ReleaseOnCancel` called `release()` → `tryRelease`. ",
+			who, fr.Paused.End)
+	default:
+		fmt.Fprintf(w, "%s's renewals had not been answered within `RenewDeadline`: `renew()` gave up without having read the Lease since, and with `ReleaseOnCancel` called `release()` → `tryRelease`. ", who)
+	}
+	if fr.Read != "" {
+		fmt.Fprintf(w, "What %s's client saw as it released (trace): %s. ", who, fr.Read)
+	}
+	fmt.Fprintf(w, "That is `tryRelease`: its `Lock.Get` refreshed the `LeaseLock`'s cached Lease, so the `Update` carried the fresh `resourceVersion` — the one %s's takeover wrote; "+
+		"`IsLeader()` compared the stale `observedRecord`, not the `holderIdentity` it had just read; the Update passed optimistic concurrency and the API server applied it at t=%dms (line %d): "+
+		"the Lease cleared (`holderIdentity` empty, `leaseDurationSeconds` 1) while %s held it. ", victim, fr.Release.At, fr.Release.Line, victim)
+	if fr.Next != nil {
+		if fr.Next.Owner == victim {
+			fmt.Fprintf(w, "%s took the cleared Lease back at t=%dms (line %d). ", victim, fr.Next.At, fr.Next.Line)
+		} else {
+			fmt.Fprintf(w, "%s acquired the cleared Lease at t=%dms (line %d), while %s's elector still believed it led: its own `observedRecord` named itself until its next renewal met the new `resourceVersion`. ",
+				fr.Next.Owner, fr.Next.At, fr.Next.Line, victim)
+			switch n := len(fr.VictimWrites); {
+			case n > 0:
+				fmt.Fprintf(w, "%s's write %q reached the store at t=%dms and was accepted (line %d): two leaders writing. ",
+					victim, fr.VictimWrites[0].Value, fr.VictimWrites[0].At, fr.VictimWrites[0].Line)
+			default:
+				fmt.Fprintf(w, "Two electors led at once. ")
+			}
+			if o.Sim != nil {
+				for _, e := range o.Sim.Trace {
+					if e.Node == fr.Victim.Process && e.T >= fr.Next.At && e.What == "served" && strings.HasPrefix(e.Detail, "409 update") {
+						fmt.Fprintf(w, "%s learnt it only at t=%dms, when its renewal was refused (%s). ", victim, e.T, e.Detail)
+						break
+					}
+				}
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n\nNo fault of the harness's or the API server's made this: the API server did what it must with a current `resourceVersion`. "+
+		"Neither timing nor fencing the writes closes it (a fenced store refuses the stale writes, not the Lease's clearing). "+
+		"What does: `tryRelease` checking that the record it just read names this identity before it updates "+
+		"(implementation `%s` runs that one-line change on this scenario's sweep; client-go v0.38.0-beta.0 makes the same check). "+
+		"Until then, a controller using `ReleaseOnCancel` (controller-runtime's `LeaderElectionReleaseOnCancel`) can clear a live leader's Lease after any pause or outage longer than `LeaseDuration`.\n", patchedName(sc.Implementation))
+	fmt.Fprintf(w, "\nTo keep it: put it in `vclient/k8slease/testdata/regressions/`, where `go test ./vclient/k8slease -run TestRegressions` replays every scenario "+
+		"and fails unless exactly its `expect` is violated and its saved history is recorded again.\n")
+}
+
+// patchedName is the patched variant of a ReleaseOnCancel implementation.
+func patchedName(impl string) string {
+	if IsFenced(impl) {
+		return ReleaseFencedPatched
+	}
+	return ReleasePatched
+}
+
+// writeFreedStory tells a release written over a Lease already free: the
+// same stale check, harmless this time only because nobody held it.
+func writeFreedStory(w io.Writer, o *campaign.Outcome, fr *ForeignRelease) {
+	who := fr.Release.Owner
+	if fr.LastRenew != nil {
+		fmt.Fprintf(w, "%s last renewed its Lease at t=%dms (line %d): from then on its `observedRecord` named %s as the holder. ",
+			who, fr.LastRenew.At, fr.LastRenew.Line, who)
+	}
+	if fr.Paused != nil {
+		fmt.Fprintf(w, "At t=%dms it was paused for %s; nothing of client-go's ran for it meanwhile. ", fr.Paused.Start, secs(fr.Paused.End-fr.Paused.Start))
+	}
+	fmt.Fprintf(w, "The Lease moved on without it, and %s released it at t=%dms (line %d): nobody held it. ", fr.Freed.Owner, fr.Freed.At, fr.Freed.Line)
+	if fr.Read != "" {
+		fmt.Fprintf(w, "What %s's client saw as it released (trace): %s. ", who, fr.Read)
+	}
+	fmt.Fprintf(w, "`tryRelease`'s `Lock.Get` had read the free Lease and refreshed the cached `resourceVersion`; `IsLeader()` compared the stale `observedRecord`, "+
+		"not the `holderIdentity` it had just read; the Update passed optimistic concurrency and the API server applied it at t=%dms (line %d): "+
+		"a release from a candidate that did not hold the Lease, harmless here only because nobody held it — the same check clears a live holder's Lease when one does.\n\n",
+		fr.Release.At, fr.Release.Line)
+	fmt.Fprintf(w, "What closes it: `tryRelease` checking that the record it just read names this identity before it updates (implementation `%s`; client-go v0.38.0-beta.0 makes the same check).\n",
+		patchedName(o.Scenario.Implementation))
 }

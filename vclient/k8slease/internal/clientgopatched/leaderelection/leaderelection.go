@@ -21,7 +21,8 @@ limitations under the License.
 // marked PATCHED). leasecheck's k8slease tests alone import it, to show
 // that the release's clearing of a new leader's Lease is that function's
 // and that the check closes it (docs/findings/client-go-release-clears-new-leader.md);
-// it is linked into no binary. Upstream's own comment follows.
+// it is linked into no binary; staticcheck's style checks are off for
+// it, to keep it upstream's text. Upstream's own comment follows.
 //
 // Package leaderelection implements leader election of a set of endpoints.
 // It uses an annotation in the endpoints object to store the record of the
@@ -60,6 +61,8 @@ limitations under the License.
 // or even be removed entirely in subsequent releases. Depend on this API at
 // your own risk.
 package leaderelection
+
+//lint:file-ignore ST1005 upstream's error strings, kept verbatim
 
 import (
 	"bytes"
