@@ -32,7 +32,7 @@
 //	go test ./vclient/k8slease -run '^$' -bench BenchmarkElection
 //
 // Index: server.go (the Lease API server), elector.go (Elector, the
-// fenced token), jitter.go (client-go's jitter pointed at the run's
+// fenced token), jitter.go (UseJitter: client-go's jitter pointed at the run's
 // seeded source), sweep.go (Target, Timings, Profiles, Generator),
 // story.go (FindZombieWrite, WriteStory, AppendStory).
 package k8slease
