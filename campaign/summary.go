@@ -36,7 +36,7 @@ type Summary struct {
 	Grants int64 `json:"grants"`
 	// FirstError is the first failed request of the first seed that had
 	// one (Execution.FirstError): the cause an unexercised campaign gives.
-	FirstError string `json:"first_error,omitempty"`
+	FirstError string `json:"first_error"`
 	// Faults counts the faults injected, for every kind of the campaign.
 	Faults map[string]int `json:"faults"`
 	// Violations counts the seeds that violate each property judged.
