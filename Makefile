@@ -67,7 +67,7 @@ bench:
 	$(MAKE) bench-explore
 	$(GO) test ./campaign -run '^TestMutantReport$$' -report -count=1 -v
 	$(GO) test ./campaign -run '^$$' -bench '^BenchmarkSweepFlat$$' -benchtime 1x
-	$(GO) test ./vclient/k8slease -run '^$$' -bench '^BenchmarkElection$$' -benchtime 20x
+	$(GO) test ./vclient/k8slease -run '^$$' -bench '^BenchmarkElection(Judged)?$$' -benchtime 20x
 	$(GO) test ./vclient/k8slease -run '^TestReplayRate$$' -failures 100 -count=1 -v -timeout 30m
 	$(MAKE) bench-matrix
 

@@ -199,7 +199,9 @@ func (o *Outcome) Warned() []string {
 }
 
 // Violated reports whether some property is violated.
-func (o *Outcome) Violated() bool { return o.Check.Violated() || o.storeViolated() || len(o.Findings) > 0 }
+func (o *Outcome) Violated() bool {
+	return o.Check.Violated() || o.storeViolated() || len(o.Findings) > 0
+}
 
 // Undecided reports whether nothing is violated but the linearizability
 // search ran out of its budget.

@@ -46,6 +46,17 @@ const (
 	ViewStore = "store"
 )
 
+// viewLabel says, in a violation's headline, which record it comes from.
+func viewLabel(view string) string {
+	switch view {
+	case ViewClient:
+		return "the clients' view"
+	case ViewStore:
+		return "the store's log only: an op the store applied that the client's view leaves unknown"
+	}
+	return ""
+}
+
 // Kinds of Violation.
 const (
 	HistoryProperty = "history"
@@ -128,11 +139,8 @@ func writeFinding(w io.Writer, head string, v Violation, trace []string) {
 	} else {
 		where = append(where, fmt.Sprintf("key %q", v.Key))
 	}
-	switch v.View {
-	case ViewClient:
-		where = append(where, "the clients' view")
-	case ViewStore:
-		where = append(where, "the store's log only: the client never heard an answer the store gave")
+	if l := viewLabel(v.View); l != "" {
+		where = append(where, l)
 	}
 	if len(v.Lines) > 0 {
 		where = append(where, plural(len(v.Lines), "line", "lines")+" "+joinInts(v.Lines))

@@ -137,6 +137,9 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 		} else {
 			where = append(where, fmt.Sprintf("key %q", v.Key))
 		}
+		if l := viewLabel(v.View); l != "" {
+			where = append(where, l)
+		}
 		if len(v.Lines) > 0 {
 			where = append(where, plural(len(v.Lines), "line ", "lines ")+joinInts(v.Lines))
 		}

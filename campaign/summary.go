@@ -30,6 +30,13 @@ type Summary struct {
 	Seeds          int    `json:"seeds"`
 	FirstSeed      uint64 `json:"first_seed"`
 	Ops            int64  `json:"ops"`
+	// Grants counts the acquires granted over the seeds. A campaign with
+	// no operation or no grant exercised nothing, and is an error
+	// (Unexercised), not a pass.
+	Grants int64 `json:"grants"`
+	// FirstError is the first failed request of the first seed that had
+	// one (Execution.FirstError): the cause an unexercised campaign gives.
+	FirstError string `json:"first_error"`
 	// Faults counts the faults injected, for every kind of the campaign.
 	Faults map[string]int `json:"faults"`
 	// Violations counts the seeds that violate each property judged.
@@ -107,6 +114,10 @@ func NewSummary(impl string, first uint64, kinds []faults.Kind, props []string, 
 func (s *Summary) Add(seed uint64, o *Outcome) {
 	s.Seeds++
 	s.Ops += int64(o.Ops())
+	s.Grants += o.grants()
+	if s.FirstError == "" {
+		s.FirstError = o.firstError()
+	}
 	for k, n := range o.Faults {
 		s.Faults[string(k)] += n
 	}
@@ -167,8 +178,37 @@ func insertCapped(xs []uint64, seed uint64) []uint64 {
 // Violated reports whether some seed violated a property.
 func (s *Summary) Violated() bool { return s.Failed > 0 }
 
-// Status is the campaign's exit status (Status).
-func (s *Summary) Status() int { return Status(s.Violated(), s.Undecided > 0) }
+// Unexercised says why a campaign that ran seeds exercised nothing — no
+// operation recorded, or no lease granted, over all of them (every request
+// failing: a client and a server that do not speak one content type, a
+// backend that refuses every call) — with the first failed request as its
+// cause; nil when the seeds exercised the lease, or none ran (an empty
+// shard). A campaign that exercised nothing is an error (exit 2), not a
+// pass: Status says so unless a seed violated a property.
+func (s *Summary) Unexercised() error {
+	if s.Seeds == 0 || s.Ops > 0 && s.Grants > 0 {
+		return nil
+	}
+	what := "no operation was recorded"
+	if s.Ops > 0 {
+		what = fmt.Sprintf("%s recorded, and no lease was granted", Count(s.Ops, "operation", "operations"))
+	}
+	cause := "no request failed: nothing was asked"
+	if s.FirstError != "" {
+		cause = "the first failed request: " + s.FirstError
+	}
+	return fmt.Errorf("%s exercised nothing: over %s, %s; %s", s.Implementation, Count(int64(s.Seeds), "seed", "seeds"), what, cause)
+}
+
+// Status is the campaign's exit status (Status): a violation wins, then a
+// campaign that exercised nothing (ExitUsage, Unexercised), then an
+// undecided seed.
+func (s *Summary) Status() int {
+	if !s.Violated() && s.Unexercised() != nil {
+		return ExitUsage
+	}
+	return Status(s.Violated(), s.Undecided > 0)
+}
 
 // Merge combines the summaries of disjoint parts of one campaign (shards,
 // or consecutive seed ranges) into the summary of their union: the same
@@ -212,6 +252,10 @@ func Merge(parts ...*Summary) (*Summary, error) {
 		next = p.FirstSeed + uint64(p.Seeds)
 		out.Seeds += p.Seeds
 		out.Ops += p.Ops
+		out.Grants += p.Grants
+		if out.FirstError == "" {
+			out.FirstError = p.FirstError
+		}
 		for k, n := range p.Faults {
 			out.Faults[k] += n
 		}
@@ -370,6 +414,7 @@ func (s *Summary) WriteText(w io.Writer, wall time.Duration) {
 		row("seeds", "0")
 	}
 	row("operations", "%d", s.Ops)
+	row("grants", "%d", s.Grants)
 	if m := s.SimStats; m != nil {
 		simSec := float64(m.SimulatedMs) / 1000
 		row("simulated events", "%d", m.Events)
@@ -419,6 +464,8 @@ func (s *Summary) WriteText(w io.Writer, wall time.Duration) {
 			more = fmt.Sprintf(" and %d more", s.Failed-len(shown))
 		}
 		fmt.Fprintf(w, "\nFAIL: %s of %d: %v%s\n", Count(int64(s.Failed), "seed", "seeds"), s.Seeds, shown, more)
+	case s.Unexercised() != nil:
+		fmt.Fprintf(w, "\nERROR: %v\n", s.Unexercised())
 	case s.Undecided > 0:
 		fmt.Fprintf(w, "\nUNDECIDED: %s of %d ran out of the search budget (raise --timeout)\n", Count(int64(s.Undecided), "seed", "seeds"), s.Seeds)
 	default:

@@ -12,6 +12,8 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/mutants"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/scenario"
 )
 
 func TestLatencyPercentiles(t *testing.T) {
@@ -304,5 +306,69 @@ func TestFailedSeedsCapped(t *testing.T) {
 	}
 	if len(xs) != MaxFailedSeeds || xs[0] != 1 || xs[len(xs)-1] != MaxFailedSeeds || !slices.IsSorted(xs) {
 		t.Errorf("kept %d seeds, %d..%d", len(xs), xs[0], xs[len(xs)-1])
+	}
+}
+
+// idleTarget is a target whose every request failed: its runs record the
+// ops it was given, and say what the first failure was.
+type idleTarget struct {
+	ops   []model.Op
+	first string
+}
+
+func (idleTarget) Implementation() string { return "idle" }
+
+func (t idleTarget) Run(_ context.Context, sc *scenario.Scenario) (*Execution, error) {
+	h := &model.History{Name: "idle", Header: model.DefaultHeader(), Ops: slices.Clone(t.ops)}
+	h.NumberLines()
+	return &Execution{Scenario: sc, History: h, Faults: map[faults.Kind]int{}, FirstError: t.first}, nil
+}
+
+// TestUnexercisedIsAnError: a campaign whose seeds recorded no operation,
+// or no grant, exercised nothing: exit 2 with the first failed request as
+// its cause, said in the text — never "OK". A normal campaign (the
+// reference) is not one.
+func TestUnexercisedIsAnError(t *testing.T) {
+	gen := Reference().Generator(nil)
+	unanswered := model.Op{Process: "h1", Kind: model.Acquire, TTL: 100, Call: 1}
+	for _, tc := range []struct {
+		name  string
+		tg    idleTarget
+		cause string
+	}{
+		{"zero operations", idleTarget{first: `POST /apis/coordination.k8s.io/v1/namespaces/default/leases (Content-Type application/vnd.kubernetes.protobuf): 415 Unsupported Media Type`},
+			"application/vnd.kubernetes.protobuf"},
+		{"every request unanswered", idleTarget{ops: []model.Op{unanswered}}, "line 2"},
+	} {
+		sum, err := Run(context.Background(), Config{Target: tc.tg, Scenario: gen, Seeds: 3, First: 1, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Status() != ExitUsage {
+			t.Errorf("%s: status %d, want %d", tc.name, sum.Status(), ExitUsage)
+		}
+		err = sum.Unexercised()
+		if err == nil || !strings.Contains(err.Error(), tc.cause) {
+			t.Errorf("%s: Unexercised() = %v, want the cause %q", tc.name, err, tc.cause)
+		}
+		var b strings.Builder
+		sum.WriteText(&b, 0)
+		if strings.Contains(b.String(), "OK:") || !strings.Contains(b.String(), "ERROR: ") || !strings.Contains(b.String(), tc.cause) {
+			t.Errorf("%s: the summary does not say it exercised nothing:\n%s", tc.name, b.String())
+		}
+	}
+	sum, err := Run(context.Background(), Config{Target: Reference(), Scenario: gen, Seeds: 3, First: 1, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sum.Unexercised(); err != nil || sum.Grants == 0 || sum.Status() != ExitOK {
+		t.Errorf("the reference: Unexercised() = %v, %d grants, status %d; want a normal run", err, sum.Grants, sum.Status())
+	}
+	// A merge of the parts keeps the grants and the cause.
+	a, _ := Run(context.Background(), Config{Target: idleTarget{first: "x"}, Scenario: gen, Seeds: 2, First: 1, Workers: 1})
+	b, _ := Run(context.Background(), Config{Target: idleTarget{first: "y"}, Scenario: gen, Seeds: 2, First: 3, Workers: 1})
+	m, err := Merge(b, a)
+	if err != nil || m.FirstError != "x" || m.Status() != ExitUsage {
+		t.Errorf("merge: %+v, %v; want the first part's cause and exit 2", m, err)
 	}
 }

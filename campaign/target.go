@@ -56,6 +56,42 @@ type Execution struct {
 	// Beliefs are the holders' belief intervals when the runner recorded
 	// them itself (a real run); a simulated run's come from its trace.
 	Beliefs []report.Belief
+	// FirstError, when the runner can tell it, is the first request of the
+	// run that failed, as the runner saw it (a virtual-time client's: the
+	// request, its content type and the server's answer). A campaign that
+	// exercised nothing gives it as the cause (Summary.Unexercised); ""
+	// lets the history's first refused op stand for it.
+	FirstError string
+}
+
+// firstError is r's FirstError, or else its history's first op refused
+// with an error or never answered.
+func (r *Execution) firstError() string {
+	if r.FirstError != "" {
+		return r.FirstError
+	}
+	for i := range r.History.Ops {
+		if op := &r.History.Ops[i]; op.Error != "" || !op.Returned {
+			return fmt.Sprintf("line %d: %s", op.Line, op.Describe())
+		}
+	}
+	return ""
+}
+
+// grants counts the acquires granted in r: as the stores' log says where
+// there is one, else as the answers said.
+func (r *Execution) grants() int64 {
+	h := r.History
+	if r.Store != nil {
+		h = r.Store // every op answered, when it was applied
+	}
+	var n int64
+	for i := range h.Ops {
+		if op := &h.Ops[i]; op.Kind == model.Acquire && op.OK && op.Returned {
+			n++
+		}
+	}
+	return n
 }
 
 // Ops is how many operations the run recorded.

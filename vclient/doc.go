@@ -49,7 +49,15 @@
 // Recording. The lease server says what each request did to the lease
 // (an acquire, renew or release, with its outcome), the harness adds who
 // sent it when, when it was applied and when the answer arrived (none: the
-// client gave up, or crashed); writes are recorded at the resource. The
+// client gave up, or crashed); writes are recorded at the resource. Beside
+// that view of the clients', the stores keep their own log (Record.Store,
+// campaign.Execution.Store): every op applied, in the order applied, with
+// the outcome the store gave, answered at the instant it was applied —
+// so a write the store applied counts as applied, whatever became of its
+// client's context. Target has both judged; a violation says which record
+// it comes from. The lease server's first error answer (with the request's
+// content type) is Record.FirstError: a sweep that exercised nothing says
+// it (campaign.Summary.Unexercised). The
 // history is history format v1 in exact mode with fault records, fence-less
 // where the client grants no token (Options.Fences). The candidates'
 // beliefs (Candidate.Leading and Stopped, from the client's own callbacks)
@@ -67,9 +75,9 @@
 // shrinks its failures with scenario.Shrink, and campaign.SaveFailure saves
 // them (scenario, history, timeline, story, trace, replay command).
 //
-// Index: world.go (Run, Server, Client, Options, the harness loop and the
-// faults), candidate.go (Candidate: Transport, Write, Leading, Stopped),
-// record.go (the history and the result), target.go (Target). Kinds lists
+// Index: world.go (Run, RunRecord, Record, Server, Client, Options, the
+// harness loop and the faults), candidate.go (Candidate: Transport, Write, Leading, Stopped),
+// record.go (the history, the stores' log and the result), target.go (Target). Kinds lists
 // the fault kinds injected; a scenario with another is refused. The
 // harness's own tests (harness_test.go) drive a tiny HTTP lease client and
 // server of their own (toy_test.go), independent of client-go: ordering,

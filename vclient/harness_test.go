@@ -611,6 +611,11 @@ func TestStoreLogJudged(t *testing.T) {
 	if !strings.Contains(b.String(), "the store's log") {
 		t.Errorf("the outcome does not say the violation comes from the store's log:\n%s", b.String())
 	}
+	var story strings.Builder
+	campaign.WriteStory(&story, gaveUp, campaign.StoryInfo{Title: "seed 5"})
+	if !strings.Contains(story.String(), "the store's log") {
+		t.Errorf("the story does not say the violation comes from the store's log:\n%s", story.String())
+	}
 	// The client's view alone: the write is unanswered, and passes.
 	if gaveUp.Check.Verdict(checker.SingleWriterPerFence) != checker.Holds {
 		t.Errorf("the client's view alone flags the unanswered write: %v", gaveUp.Check.Violations)

@@ -2,6 +2,7 @@ package vclient
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -33,6 +34,9 @@ type recorder struct {
 	crashes    []crash
 	// store is the stores' log, built with the result (storeLog).
 	store *model.History
+	// The lease server's first error answer, and its first other than the
+	// NotFound and Conflict a lease protocol expects (Record.FirstError).
+	firstErr, firstOdd string
 }
 
 // crash is one incarnation crashed, for the recovery measurement.
@@ -103,6 +107,40 @@ func (r *recorder) beliefFence(owner string) int64 {
 		return f
 	}
 	return r.grants
+}
+
+// answered notes the lease server's answer to c when it is an error.
+func (r *recorder) answered(c *call, resp *http.Response, detail string) {
+	if resp == nil || resp.StatusCode < 400 || r.firstOdd != "" {
+		return
+	}
+	odd := resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusConflict
+	if r.firstErr != "" && !odd {
+		return
+	}
+	ct := c.req.Header.Get("Content-Type")
+	if ct == "" {
+		ct = "none"
+	}
+	what := detail
+	if what == "" {
+		what = resp.Status
+	}
+	e := fmt.Sprintf("%s %s (Content-Type %s, from %s): %s", c.req.Method, c.req.URL.Path, ct, c.cand.Name, what)
+	if r.firstErr == "" {
+		r.firstErr = e
+	}
+	if odd {
+		r.firstOdd = e
+	}
+}
+
+// firstError is Record.FirstError.
+func (r *recorder) firstError() string {
+	if r.firstOdd != "" {
+		return r.firstOdd
+	}
+	return r.firstErr
 }
 
 func (r *recorder) returned(i int, t int64) {

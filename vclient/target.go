@@ -28,9 +28,10 @@ func (t *Target) Implementation() string { return t.Name }
 
 // Run implements campaign.Target.
 func (t *Target) Run(_ context.Context, sc *scenario.Scenario) (*campaign.Execution, error) {
-	r, store, err := RunLogged(t.T, sc, t.Client, t.Options)
+	r, err := RunRecord(t.T, sc, t.Client, t.Options)
 	if err != nil {
 		return nil, err
 	}
-	return &campaign.Execution{Scenario: sc, History: r.History, Store: store, Sim: r, Faults: r.Stats.Faults}, nil
+	return &campaign.Execution{Scenario: sc, History: r.History, Store: r.Store, Sim: r.Result, Faults: r.Stats.Faults,
+		FirstError: r.FirstError}, nil
 }

@@ -186,40 +186,55 @@ func (w *world) nowMs() int64       { return int64(w.now() / ms) }
 // candidates' beliefs, the pauses, the trace). t is the test the bubble
 // belongs to (testing/synctest needs one: sweeps run as go test).
 func Run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*sim.Result, error) {
-	res, _, err := run(t, sc, client, opts)
-	return res, err
+	r, err := run(t, sc, client, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.Result, nil
 }
 
-// RunLogged is Run, and returns the stores' own log of the run beside the
-// result: every op the lease server and the resource applied, in the order
-// they applied them, each answered when it was applied, whatever the
-// client heard of it (campaign.Execution.Store; Target judges both).
-func RunLogged(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (res *sim.Result, store *model.History, err error) {
+// Record is a run as Target judges it: the result Run returns, the stores'
+// own log of the run, and the first failed request.
+type Record struct {
+	*sim.Result
+	// Store is the stores' log: every op the lease server and the resource
+	// applied, in the order they applied them, each answered when it was
+	// applied, whatever the client heard of it (campaign.Execution.Store).
+	Store *model.History
+	// FirstError is the first answer of the lease server's that was an
+	// error other than the NotFound and Conflict a lease protocol expects
+	// (else the first error at all): the request, its content type and the
+	// answer; "" when none failed. A sweep that exercised nothing gives it
+	// as its cause (campaign.Summary.Unexercised).
+	FirstError string
+}
+
+// RunRecord is Run, returning the Record.
+func RunRecord(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*Record, error) {
 	return run(t, sc, client, opts)
 }
 
-func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*sim.Result, *model.History, error) {
+func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*Record, error) {
 	if err := sc.Validate(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if opts.Server == nil {
-		return nil, nil, fmt.Errorf("vclient: Options.Server is nil")
+		return nil, fmt.Errorf("vclient: Options.Server is nil")
 	}
 	for i, f := range sc.Faults {
 		if !slices.Contains(Kinds, f.Kind) {
-			return nil, nil, fmt.Errorf("vclient: fault %d (%s): %s is not injected in virtual time (these are: %v)", i, f, f.Kind, Kinds)
+			return nil, fmt.Errorf("vclient: fault %d (%s): %s is not injected in virtual time (these are: %v)", i, f, f.Kind, Kinds)
 		}
 	}
 	if len(sc.Clients) > 0 || sc.ReadEvery > 0 || sc.Space != nil || sc.Schedule != nil {
-		return nil, nil, fmt.Errorf("vclient: adversarial clients, a reader and explored spaces are the simulator's, not run in virtual time")
+		return nil, fmt.Errorf("vclient: adversarial clients, a reader and explored spaces are the simulator's, not run in virtual time")
 	}
 	ru, serial := client.(RandUser)
 	if serial {
 		runs.Lock()
 		defer runs.Unlock()
 	}
-	var res *sim.Result
-	var store *model.History
+	var rec *Record
 	synctest.Test(t, func(*testing.T) {
 		w := &world{sc: sc, opts: opts, client: client, srv: opts.Server(),
 			arrive: make(chan struct{}, 1), exited: make(chan struct{}, 1),
@@ -232,13 +247,12 @@ func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*sim
 		w.start = time.Now()
 		w.plan()
 		w.loop()
-		res = w.rec.result(w)
-		store = w.rec.store
+		rec = &Record{Result: w.rec.result(w), Store: w.rec.store, FirstError: w.rec.firstError()}
 	})
-	if res == nil {
-		return nil, nil, fmt.Errorf("vclient: the run of seed %d did not finish", sc.Seed)
+	if rec == nil {
+		return nil, fmt.Errorf("vclient: the run of seed %d did not finish", sc.Seed)
 	}
-	return res, store, nil
+	return rec, nil
 }
 
 // plan schedules the candidates' starts and the faults' transitions.
@@ -748,6 +762,7 @@ func (w *world) serve(e *event, now time.Duration) {
 		}
 		resp, op, detail := w.srv.Serve(t, c.cand, c.req, c.body)
 		rep.resp = resp
+		w.rec.answered(c, resp, detail)
 		if detail != "" {
 			w.rec.traceLocked(t, c.cand.Name, "served", detail)
 		}

@@ -1,9 +1,11 @@
 package k8slease
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/impl/holder"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/vclient"
@@ -43,6 +45,39 @@ func BenchmarkElection(b *testing.B) {
 				t.Fatal(err)
 			}
 			ops += len(r.History.Ops)
+		}}})
+		if !ok {
+			b.Fatal("the run failed")
+		}
+	}
+	wall := time.Since(began).Seconds()
+	b.ReportMetric(float64(b.N)*horizon/1000/wall, "sim-s/s")
+	b.ReportMetric(float64(ops)/float64(b.N), "ops/run")
+}
+
+// BenchmarkElectionJudged is BenchmarkElection with every run judged as a
+// sweep judges it (campaign.Judge: the checker on the clients' view and on
+// the stores' log, and the run properties), timed with the run.
+func BenchmarkElectionJudged(b *testing.B) {
+	const horizon = 600_000
+	ops := 0
+	b.ResetTimer()
+	began := time.Now()
+	for i := range b.N {
+		sc := election(uint64(i+1), horizon)
+		ok := testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{Name: "election", F: func(t *testing.T) {
+			tg, err := Target(t, Unfenced)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := campaign.Judge(context.Background(), tg, sc, campaign.JudgeOptions{Budget: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Violated() || o.Undecided() {
+				t.Fatalf("seed %d: %v", sc.Seed, o.Failed())
+			}
+			ops += len(o.History.Ops)
 		}}})
 		if !ok {
 			b.Fatal("the run failed")

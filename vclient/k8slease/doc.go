@@ -1,9 +1,11 @@
 // Package k8slease runs Kubernetes leader election — client-go's
 // LeaderElector from k8s.io/client-go, unmodified, with
 // resourcelock.LeaseLock — in virtual time (package vclient), against an
-// in-process Lease API server that enforces resourceVersion optimistic
-// concurrency on every update (Server; AcceptStale plants the fake
-// clientset's missing check), and sweeps seeds over the three timing
+// in-process API server that enforces resourceVersion optimistic
+// concurrency on every update (Server: Leases, ConfigMaps and Events, in
+// protobuf or JSON as the client asks, with patches, deletes and watches;
+// AcceptStale plants the fake clientset's missing check, JSONOnly a server
+// a default clientset cannot write to), and sweeps seeds over the three timing
 // parameters (Timings: client-go's 15 s / 10 s / 2 s, OpenShift's
 // 137 s / 107 s / 26 s, 60 s / 15 s / 5 s, tight ones) and fault
 // profiles (Profiles: none, latency within RenewDeadline, pauses, all).
@@ -19,7 +21,12 @@
 // under every fault, but for client-go's own belief outliving a slow
 // renewal's answer by up to RetryPeriod + RenewDeadline, which no token
 // changes — a warning where the writes are fenced (every target declares
-// the belief advisory), a violation where they are not.
+// the belief advisory), a violation where they are not. Naive (Naive,
+// Elector.WriteWithTermContext) writes under the context OnStartedLeading
+// gave it, as most controllers do: client-go cancels it as a paused leader
+// resumes, the client gives up on the held write, the API server applies
+// it — only the stores' log shows it, and the sweep judges that too.
+// UseJitter is the door to deterministic jitter for a client of your own.
 //
 // With ReleaseOnCancel (Release, ReleaseFenced; their sweeps add a
 // graceful step-down, faults.Shutdown, to every seed) the elector clears
@@ -38,6 +45,7 @@
 //	go test ./vclient/k8slease -run TestLatencyClean -seeds 10000
 //	go test ./vclient/k8slease -run TestFencedClean -seeds 10000
 //	go test ./vclient/k8slease -run TestZombieWrite -save DIR
+//	go test ./vclient/k8slease -run TestNaiveWriteCaught -seeds 1000
 //	go test ./vclient/k8slease -run 'TestReplay$' -scenario DIR/seed-N.scenario.json
 //	go test ./vclient/k8slease -run TestReplayRate -failures 100
 //	go test ./vclient/k8slease -run '^$' -bench BenchmarkElection
@@ -46,7 +54,7 @@
 //	go test ./vclient/k8slease -run TestStepDownClean -seeds 10000
 //
 // Index: server.go (the Lease API server), elector.go (Elector, the
-// fenced token), jitter.go (client-go's jitter pointed at the run's
+// fenced token), jitter.go (UseJitter: client-go's jitter pointed at the run's
 // seeded source), sweep.go (Target, Timings, Profiles, Generator),
 // story.go (FindZombieWrite, FindForeignRelease, WriteStory, AppendStory).
 package k8slease

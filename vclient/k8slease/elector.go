@@ -58,6 +58,10 @@ type Elector struct {
 	// client gives up on the write, which the store may still apply. Only
 	// the store's log then shows it (campaign.Execution.Store).
 	WriteWithTermContext bool
+	// ContentType is the media type the candidates' client sends and
+	// prefers: "" for JSON, runtime.ContentTypeProtobuf for what a
+	// clientset made by kubernetes.NewForConfig sends by default.
+	ContentType string
 	// Namespace and Name of the Lease (default "default", "leasecheck").
 	Namespace, Name string
 	// New builds the elector from its configuration; nil is client-go's
@@ -108,8 +112,13 @@ func (e *Elector) Start(ctx context.Context, c *vclient.Candidate) {
 	}
 	ld, rd, rp := Parameters(c)
 	ctx = klog.NewContext(ctx, logr.Discard())
-	cfg := &rest.Config{Host: "http://kube-apiserver.invalid", Transport: c.Transport(), QPS: -1, Timeout: rd,
-		ContentConfig: rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"}}
+	cc := rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"}
+	if e.ContentType != "" && e.ContentType != cc.ContentType {
+		// As kubernetes.NewForConfig sets its default: JSON is still
+		// accepted, for the resources without a protobuf form.
+		cc = rest.ContentConfig{ContentType: e.ContentType, AcceptContentTypes: e.ContentType + ",application/json"}
+	}
+	cfg := &rest.Config{Host: "http://kube-apiserver.invalid", Transport: c.Transport(), QPS: -1, Timeout: rd, ContentConfig: cc}
 	cs, err := coordinationv1client.NewForConfig(cfg)
 	if err != nil {
 		c.Trace("refused", "client: "+err.Error())

@@ -18,6 +18,21 @@ import (
 //go:linkname jitterRand k8s.io/apimachinery/pkg/util/wait.jitterRand
 var jitterRand func() float64
 
+// UseJitter points client-go's jitter — wait.Jitter, the one source of
+// randomness its leader election draws from (and its workqueues' and
+// backoffs' jittered waits) — at r until undo is called. It is what a
+// client of your own needs to replay exactly in virtual time: make your
+// vclient.Client a vclient.RandUser whose Use returns UseJitter(r), and
+// the harness hands it the run's seeded source at the start of every run
+// (and runs such clients one at a time, since the source is process-wide):
+//
+//	func (c *MyController) Use(r *rand.Rand) (undo func()) { return k8slease.UseJitter(r) }
+//
+// Nothing of client-go is changed: the variable it sets is the one
+// k8s.io/apimachinery/pkg/util/wait keeps "so it can be overridden to make
+// unit tests deterministic".
+func UseJitter(r *rand.Rand) (undo func()) { return useJitter(r) }
+
 // useJitter points client-go's jitter at r until undo (vclient.RandUser).
 func useJitter(r *rand.Rand) (undo func()) {
 	old := jitterRand
