@@ -140,7 +140,7 @@ func TestSpecificationNamesEveryProperty(t *testing.T) {
 }
 
 // Where a comment or a page counts the properties ("the five history
-// properties", "judges four run properties", "Check judges five
+// properties", "judges N run properties", "Check judges five
 // properties"), the count is the code's: checker.Properties for the history
 // properties, runprop.Properties for the run properties. A property added to
 // the code and not to the prose fails here, in every file that counts.

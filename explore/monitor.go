@@ -119,6 +119,12 @@ func (m *monitor) take(w *sim.World) []string {
 	if (b >= 2 || m.believers >= 2) && (!older || !m.olderStopped || v != m.version) {
 		m.flag(runprop.ExclusiveBelief)
 	}
+	if v != m.version && b >= m.believers {
+		// A belief began or changed its fence (not only ended): whether it
+		// names the fence its holder was granted (belief-fence) is judged
+		// then.
+		m.flag(runprop.BeliefFence)
+	}
 	m.olderStopped, m.version, m.believers = older, v, b
 	// A recovery and a handoff are each judged when one is timed. (Both
 	// used to raise liveness-recovery alone: the full judges then found

@@ -26,6 +26,15 @@ type env struct {
 	fences, fenced bool
 	// faults injected by the script, recorded into the history.
 	faults []model.FaultRecord
+	// holding and stopper: the backend's capabilities for a library that
+	// renews by itself (backend.Holding, backend.Stopper); resumes holds
+	// each stopped owner's resume.
+	holding backend.Holding
+	stopper backend.Stopper
+	resumes map[string]func()
+	// after, when set, judges the finished history (a property whose
+	// verdict needs the server's record, as read back: LossSignal).
+	after func(h *model.History)
 }
 
 // failNow ends a property early (after a failure that makes the rest moot).
@@ -48,7 +57,13 @@ func runProperty(ctx context.Context, f Factory, opts Options, name, dir string)
 		return res
 	}
 	e := &env{ctx: ctx, opts: opts, info: opts.Info, b: b, rec: rec, key: opts.Key + "/" + name, res: res,
-		fences: opts.Info.Fences != backend.NoFences, fenced: opts.Info.ChecksWrites()}
+		fences: opts.Info.Fences != backend.NoFences, fenced: opts.Info.ChecksWrites(), resumes: map[string]func(){}}
+	if h, ok := backend.As[backend.Holding](b); ok {
+		e.holding = h
+		h.Observe(rec.RecordRenewal) // its own renewals, into the history
+	}
+	e.stopper, _ = backend.As[backend.Stopper](b)
+	defer e.resumeAll()
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -59,6 +74,9 @@ func runProperty(ctx context.Context, f Factory, opts Options, name, dir string)
 		}()
 		properties[name].run(e)
 	}()
+	if res.Skipped != "" {
+		return res
+	}
 	if res.History == nil { // Linearizable records its own
 		h, err := rec.Finish(ctx)
 		if err != nil {
@@ -68,6 +86,9 @@ func runProperty(ctx context.Context, f Factory, opts Options, name, dir string)
 		h.Faults = append(h.Faults, e.faults...)
 		h.NumberLines()
 		res.History = h
+		if e.after != nil {
+			e.after(h)
+		}
 	}
 	res.History.Name = opts.Info.Name + " " + name
 	judge(ctx, res, opts)
@@ -173,6 +194,13 @@ func (c *capture) Do(ctx context.Context, req backend.Request) (backend.Response
 }
 
 func (e *env) do(owner string, req backend.Request) reply {
+	if e.stopper != nil && e.holding != nil && owner != "reader" {
+		// A scripted client does nothing between its requests; a library
+		// that renews by itself would keep renewing, so its whole client
+		// is stopped between them, and runs only during its own.
+		e.resume(owner)
+		defer e.stop(owner)
+	}
 	req.Key = e.key
 	if req.Kind == model.Acquire || req.Kind == model.Renew {
 		req.TTL = e.opts.TTL
@@ -345,4 +373,26 @@ func (e *env) sleepUntil(t int64) {
 func (e *env) pause(owner string, start, end int64, detail string) {
 	e.faults = append(e.faults, model.FaultRecord{Kind: "pause", Target: owner, Start: start, End: end, HasEnd: true, Detail: detail})
 	e.note("fault: pause %s from %.3fs to %.3fs: %s", owner, float64(start)/1e6, float64(end)/1e6, detail)
+}
+
+// stop stops owner's whole client (backend.Stopper), if it is not already.
+func (e *env) stop(owner string) {
+	if e.stopper == nil || e.resumes[owner] != nil {
+		return
+	}
+	e.resumes[owner] = e.stopper.StopClient(owner)
+}
+
+// resume lets owner's whole client run again.
+func (e *env) resume(owner string) {
+	if r := e.resumes[owner]; r != nil {
+		r()
+		delete(e.resumes, owner)
+	}
+}
+
+func (e *env) resumeAll() {
+	for o := range e.resumes {
+		e.resume(o)
+	}
 }

@@ -74,4 +74,5 @@ func ExampleEvaluate() {
 	// StaleFence false
 	// WriteAfterExpiry false
 	// Zombie false
+	// LossSignal false
 }

@@ -128,6 +128,10 @@ func (w *workload) saw(req backend.Request, resp backend.Response, err error) {
 // Close leaves the backend open: the property's factory owns it.
 func (w *workload) Close() error { return nil }
 
+// Unwrap lets the runner find the backend's optional capabilities
+// (backend.Holding, backend.Stopper) behind the workload.
+func (w *workload) Unwrap() backend.Backend { return w.Backend }
+
 // ServerNow passes the backend's clock through, when it has one.
 func (w *workload) ServerNow(ctx context.Context) (time.Time, error) {
 	if c, ok := w.Backend.(backend.Clock); ok {

@@ -62,6 +62,10 @@ type proc struct {
 	restartKind    faults.Kind
 	lifts          []lift // network faults to end
 
+	// resumeClient resumes the whole client a pause or crash stopped
+	// (backend.Stopper); nil when none is stopped.
+	resumeClient func()
+
 	out     *inflight
 	results chan result
 }
@@ -114,6 +118,7 @@ func (p *proc) connect(ctx context.Context) error {
 	}
 	c.b = b
 	p.cl = c
+	p.r.hearRenewals(b)
 	return nil
 }
 
@@ -125,6 +130,7 @@ func (p *proc) reconnect(ctx context.Context) error {
 		addr = p.cl.proxy.Addr()
 	}
 	p.cl.b.Close()
+	p.resumeWhole()
 	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	b, err := p.r.t.Open(octx, addr)
@@ -132,6 +138,7 @@ func (p *proc) reconnect(ctx context.Context) error {
 		return err
 	}
 	p.cl.b = b
+	p.r.hearRenewals(b)
 	return nil
 }
 
@@ -322,6 +329,7 @@ func (p *proc) endStops(now int64) {
 	if p.pauseUntil > 0 && now >= p.pauseUntil {
 		p.pauseUntil = 0
 		p.r.ended(p.pauseRec, now)
+		p.resumeWhole()
 	}
 	if p.stopped() {
 		return
@@ -397,6 +405,11 @@ func (p *proc) step(now int64, rep *machine.Reply) {
 		p.armed = 0
 		p.held = append(p.held, send...)
 		p.pauseUntil = now + d
+		if s, ok := backend.As[backend.Stopper](p.cl.b); ok {
+			// A library that renews by itself would keep the lease alive
+			// through a pause of the machine alone: the whole client stops.
+			p.resumeClient = s.StopClient(p.owner)
+		}
 		conn := "its connection frozen too"
 		if p.cl.proxy != nil {
 			p.cl.proxy.Freeze(true)
@@ -642,6 +655,11 @@ func (p *proc) crash(now int64, f faults.Fault, rec model.FaultRecord) {
 		p.believes, p.fence = false, 0
 		p.r.believe(p, false, 0, now)
 	}
+	if s, ok := backend.As[backend.Stopper](p.cl.b); ok && p.resumeClient == nil {
+		// A dead process's library renews nothing: its whole client stops
+		// (until a restart under the same owner opens it again).
+		p.resumeClient = s.StopClient(p.owner)
+	}
 	if p.armed > 0 {
 		p.r.partialf(faults.Pause, model.FaultRecord{Kind: string(faults.Pause), Target: old, Start: now,
 			Detail: fmt.Sprintf("not applied: %s crashed before the pause of %v struck", old, msUS(p.armed))})
@@ -711,3 +729,11 @@ func msUS(us int64) string { return inMs(time.Duration(us) * time.Microsecond) }
 // logTime renders a fault log line's time (µs since the run's start) to
 // the µs, in ms: "726.238ms".
 func logTime(us int64) string { return model.Times{Unit: "us"}.Dur(us) }
+
+// resumeWhole resumes the whole client, when a pause or crash stopped it.
+func (p *proc) resumeWhole() {
+	if p.resumeClient != nil {
+		p.resumeClient()
+		p.resumeClient = nil
+	}
+}

@@ -193,6 +193,31 @@ func (r *Recorder) Do(ctx context.Context, b backend.Backend, process, owner str
 	return resp, true
 }
 
+// RenewerProcess is the history's process for the background renewals of
+// owner's lock (backend.Holding): the library's own goroutine, sequential.
+func RenewerProcess(owner string) string { return owner + "/renewer" }
+
+// RecordRenewal records a renewal a library made by itself
+// (backend.Holding's Observe) as a renew of its owner from
+// RenewerProcess(owner): the history then knows the lease was extended,
+// when and by how much, as it knows of the renewals the runner sends.
+func (r *Recorder) RecordRenewal(rn backend.Renewal) {
+	op := model.Op{Process: RenewerProcess(rn.Owner), Owner: rn.Owner, Key: rn.Key, Kind: model.Renew,
+		TTL: int64(r.GrantTTL(rn.TTL) / unit), Call: int64(rn.Start.Sub(r.start) / unit)}
+	if rn.Answered {
+		op.Return, op.Returned, op.OK = max(int64((rn.End.Sub(r.start)+unit-1)/unit), op.Call), true, rn.OK
+		if !rn.OK {
+			op.Error = "refused"
+		}
+		if !rn.At.IsZero() && r.info.ServerTime {
+			op.At, op.HasAt = rn.At.UnixMicro()-r.off0, true
+		}
+	} else {
+		op.Error = "timeout"
+	}
+	r.record(op)
+}
+
 // Silence is how long clients have been asking without any of them
 // getting an answer — since the first request sent (or left unanswered)
 // after the last answer — or -1 when nobody is waiting; and the last error

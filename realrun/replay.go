@@ -135,6 +135,7 @@ func RunScenario(ctx context.Context, t Target, sc *scenario.Scenario, opt Optio
 	if r.rec, err = NewRecorder(ctx, t.Info, clk); err != nil {
 		return nil, err
 	}
+	r.hearRenewals(admin)
 	if err := r.setup(ctx); err != nil {
 		return nil, err
 	}
@@ -404,6 +405,11 @@ type runner struct {
 	quietFrom time.Duration
 
 	dead atomic.Bool // the run ended on an error: clean up in a hurry
+
+	// observed: the backend.Holding values whose background renewals the
+	// recorder already hears (clients may share one).
+	obsMu    sync.Mutex
+	observed []backend.Holding
 }
 
 // us scales a scenario time (ms) to real µs.
@@ -790,4 +796,22 @@ func (b *board) next(node string, now int64) int64 {
 		}
 	}
 	return -1
+}
+
+// hearRenewals has the recorder hear b's background renewals (backend.Holding),
+// once per library instance.
+func (r *runner) hearRenewals(b backend.Backend) {
+	h, ok := backend.As[backend.Holding](b)
+	if !ok {
+		return
+	}
+	r.obsMu.Lock()
+	defer r.obsMu.Unlock()
+	for _, o := range r.observed {
+		if o == h {
+			return
+		}
+	}
+	r.observed = append(r.observed, h)
+	h.Observe(r.rec.RecordRenewal)
 }

@@ -69,6 +69,7 @@ func exclusiveBelief(r *sim.Result) []Finding {
 // working fence made harmless (warnings).
 func exclusiveBeliefWarned(r *sim.Result) (violations, warnings []Finding) {
 	bs := r.Beliefs
+	grants := beliefGrants(r.History, bs)
 	fenced := r.AdvisoryBelief && r.History.Header.Semantics == model.FencedStorage
 	var out []Finding
 	for i := range bs {
@@ -81,19 +82,23 @@ func exclusiveBeliefWarned(r *sim.Result) (violations, warnings []Finding) {
 			if hi <= lo {
 				continue
 			}
-			old, fresh := a, b
-			if b.Fence < a.Fence {
-				old, fresh = b, a
+			// Which grant is older is the coordinator's word (its grants in
+			// the history), never the fence a holder reports believing
+			// under: a holder that misreports its fence would otherwise
+			// shift the blame onto the other one.
+			old, fresh, og, fg := a, b, grants[i], grants[j]
+			if olderGrant(grants[j], grants[i], b, a) {
+				old, fresh, og, fg = b, a, grants[j], grants[i]
 			}
 			// The excuses hold until the holder is told (refusal); none after.
-			refusal := refusedOp(r.History, old)
+			refusal := refusedOp(r.History, old, og)
 			cut := hi
 			if refusal != nil {
 				cut = min(hi, max(lo, refusal.Return))
 			}
 			excused := cut - lo
 			if !misinformed(r, old) {
-				ref := confirmedAt(r.History, old, lo)
+				ref := confirmedAt(r.History, old, og, lo)
 				excused = min(excused, stopped(r, old.Process, lo, cut)+frozen(r, old.Process, ref, cut))
 			}
 			if hi-lo <= excused {
@@ -102,17 +107,17 @@ func exclusiveBeliefWarned(r *sim.Result) (violations, warnings []Finding) {
 			if refusal != nil && refusal.Return >= hi {
 				refusal = nil // told only after the overlap: not part of this story
 			}
-			f := beliefFinding(r, old, fresh, lo, hi, hi-lo-excused, refusal)
+			f := beliefFinding(r, old, fresh, og, fg, lo, hi, hi-lo-excused, refusal)
 			if fenced {
-				if stale := staleWrite(r.History, old); stale != nil {
+				if stale := staleWrite(r.History, old, grantFence(old, og)); stale != nil {
 					f.Lines = lines(append(f.Lines, stale.Line)...)
 					f.Explanation += fmt.Sprintf(" The fence did not keep it harmless: %s's write %q under fence %d was accepted at t=%d (line %d), "+
-						"after the resource had accepted a newer fence.", old.Process, stale.Value, old.Fence, opTime(stale), stale.Line)
+						"after the resource had accepted a newer fence.", old.Process, stale.Value, stale.Fence, opTime(stale), stale.Line)
 				} else {
 					f.Warning = true
 					f.Explanation += fmt.Sprintf(" A warning, not a violation: the client's belief is advisory, the history is in fenced storage, and no write %s sent under fence %d while it believed was accepted "+
 						"after a newer fence had been — the fence kept the overlap harmless to the fenced resource (a side effect of %s's that the fence does not guard, it does not cover).",
-						old.Process, old.Fence, old.Process)
+						old.Process, grantFence(old, og), old.Process)
 					if len(warnings) < maxFindings {
 						warnings = append(warnings, f)
 					}
@@ -128,16 +133,16 @@ func exclusiveBeliefWarned(r *sim.Result) (violations, warnings []Finding) {
 	return out, warnings
 }
 
-// staleWrite is the first write under b's fence, sent while b's holder
-// believed, that the resource accepted after it had accepted a write under
-// a newer fence: the fence failing (a correct fenced store refuses it),
-// wherever the write landed — the harm a belief does comes after it.
+// staleWrite is the first write under fence (b's grant's), sent while b's
+// holder believed, that the resource accepted after it had accepted a write
+// under a newer fence: the fence failing (a correct fenced store refuses
+// it), wherever the write landed — the harm a belief does comes after it.
 // Nil when none was.
-func staleWrite(h *model.History, b *sim.Belief) *model.Op {
+func staleWrite(h *model.History, b *sim.Belief, fence int64) *model.Op {
 	newer := int64(-1) // when a newer fence's write was first accepted
 	for i := range h.Ops {
 		op := &h.Ops[i]
-		if op.Kind == model.Write && accepted(op) && op.Fence > b.Fence && (newer < 0 || opTime(op) < newer) {
+		if op.Kind == model.Write && accepted(op) && op.Fence > fence && (newer < 0 || opTime(op) < newer) {
 			newer = opTime(op)
 		}
 	}
@@ -148,7 +153,7 @@ func staleWrite(h *model.History, b *sim.Belief) *model.Op {
 	for i := range h.Ops {
 		op := &h.Ops[i]
 		t := opTime(op)
-		if op.Kind != model.Write || !accepted(op) || op.Fence != b.Fence || op.Call < b.From || op.Call > b.To || t <= newer {
+		if op.Kind != model.Write || !accepted(op) || op.Fence != fence || op.Call < b.From || op.Call > b.To || t <= newer {
 			continue
 		}
 		if first == nil || t < opTime(first) {
@@ -172,10 +177,10 @@ func opTime(op *model.Op) int64 {
 	return op.Return
 }
 
-func beliefFinding(r *sim.Result, old, fresh *sim.Belief, lo, hi, unexcused int64, refusal *model.Op) Finding {
+func beliefFinding(r *sim.Result, old, fresh *sim.Belief, og, fg *model.Op, lo, hi, unexcused int64, refusal *model.Op) Finding {
 	f := Finding{Property: ExclusiveBelief, From: lo, To: hi,
 		TraceLines: lines(old.FromLine, old.ToLine, fresh.FromLine, fresh.ToLine),
-		Lines:      lines(grantOp(r.History, old.Owner, old.Fence), grantOp(r.History, fresh.Owner, fresh.Fence))}
+		Lines:      lines(beliefGrantLine(r.History, old, og), beliefGrantLine(r.History, fresh, fg))}
 	if refusal != nil {
 		f.Lines = lines(append(f.Lines, refusal.Line)...)
 	}
@@ -193,11 +198,11 @@ func beliefFinding(r *sim.Result, old, fresh *sim.Belief, lo, hi, unexcused int6
 	f.Explanation = fmt.Sprintf("%s believed it held the lease under "+term+" %d from t=%d %s, and %s under "+term+" %d from t=%d %s: "+
 		"both believed at once for %dms (t=%d..%d), %dms of it while %s was neither paused nor frozen, nor behind a stopped clock, nor told a false drift bound. "+
 		"A holder must stop believing before the coordinator can grant the lease to anyone else.",
-		old.Process, old.Fence, old.From, until(old), fresh.Process, fresh.Fence, fresh.From, until(fresh),
+		old.Process, grantFence(old, og), old.From, until(old), fresh.Process, grantFence(fresh, fg), fresh.From, until(fresh),
 		hi-lo, lo, hi, unexcused, old.Process)
 	if refusal != nil {
 		f.Explanation += fmt.Sprintf(" %s was told it had lost the lease at t=%d — its %s under "+term+" %d was refused (line %d%s) — and believed on for %dms after it: "+
-			"after a refusal nothing excuses a belief.", old.Process, refusal.Return, refusal.Kind, old.Fence, refusal.Line, errorText(refusal), hi-max(lo, refusal.Return))
+			"after a refusal nothing excuses a belief.", old.Process, refusal.Return, refusal.Kind, grantFence(old, og), refusal.Line, errorText(refusal), hi-max(lo, refusal.Return))
 	}
 	return f
 }
@@ -210,13 +215,15 @@ func errorText(op *model.Op) string {
 }
 
 // refusedOp is the first operation that told b's holder it no longer holds
-// b's lease: a renew, write or release under b's fence, refused (answered,
-// not OK) during the belief. Nil when none was.
-func refusedOp(h *model.History, b *sim.Belief) *model.Op {
+// b's lease: a renew, write or release it sent under b's grant, refused
+// (answered, not OK) during the belief. Nil when none was. The grant (g,
+// the coordinator's) ties an op to the belief: it was sent after it by the
+// same process; without one in the history, the fence b names does.
+func refusedOp(h *model.History, b *sim.Belief, g *model.Op) *model.Op {
 	var first *model.Op
 	for i := range h.Ops {
 		op := &h.Ops[i]
-		if op.Process != b.Process || op.Fence != b.Fence || !op.Returned || op.OK || op.Return < b.From {
+		if op.Process != b.Process || !underGrant(op, b, g) || !op.Returned || op.OK || op.Return < b.From {
 			continue
 		}
 		if op.Kind != model.Renew && op.Kind != model.Write && op.Kind != model.Release {
@@ -227,6 +234,77 @@ func refusedOp(h *model.History, b *sim.Belief) *model.Op {
 		}
 	}
 	return first
+}
+
+// underGrant reports whether op, by b's process, was sent under the grant g
+// b lives on: after g returned (and no later than b's end). Without g, the
+// fence op presents must be b's.
+func underGrant(op *model.Op, b *sim.Belief, g *model.Op) bool {
+	if g == nil {
+		return op.Fence == b.Fence
+	}
+	return op.Call >= g.Return && op.Call <= b.To
+}
+
+// beliefGrants returns, for each belief, the coordinator's grant it lives
+// on (beliefGrant), or nil.
+func beliefGrants(h *model.History, bs []sim.Belief) []*model.Op {
+	out := make([]*model.Op, len(bs))
+	for i := range bs {
+		out[i] = beliefGrant(h, &bs[i])
+	}
+	return out
+}
+
+// beliefGrant is the grant b lives on, as the coordinator recorded it: the
+// last acquire by b's process answered ok at or before b began (a holder
+// believes on the answer). Nil when the history has none — a driver whose
+// beliefs carry the fence the harness read from the server (vclient) is
+// then ordered by that.
+func beliefGrant(h *model.History, b *sim.Belief) *model.Op {
+	var g *model.Op
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Kind != model.Acquire || op.Process != b.Process || !op.Returned || !op.OK || op.Return > b.From {
+			continue
+		}
+		if g == nil || op.Return >= g.Return {
+			g = op
+		}
+	}
+	return g
+}
+
+// olderGrant reports whether grant a (of belief ab) is older than grant b
+// (of belief bb): the coordinator applied it first (its at, else its
+// answer), or, at one instant, granted the smaller fence. Without both
+// grants in the history, the beliefs' own fences decide.
+func olderGrant(a, b *model.Op, ab, bb *sim.Belief) bool {
+	if a == nil || b == nil {
+		return ab.Fence < bb.Fence
+	}
+	if ta, tb := opTime(a), opTime(b); ta != tb {
+		return ta < tb
+	}
+	return a.Fence < b.Fence
+}
+
+// grantFence is the fence the coordinator granted b's holder: its grant's,
+// else the one b names.
+func grantFence(b *sim.Belief, g *model.Op) int64 {
+	if g == nil {
+		return b.Fence
+	}
+	return g.Fence
+}
+
+// beliefGrantLine is the history line of b's grant: g's, else the acquire that
+// granted the fence b names to its owner.
+func beliefGrantLine(h *model.History, b *sim.Belief, g *model.Op) int {
+	if g != nil {
+		return g.Line
+	}
+	return grantOp(h, b.Owner, b.Fence)
 }
 
 // grantOp returns the line of the acquire that granted fence to owner, or 0.
@@ -241,23 +319,77 @@ func grantOp(h *model.History, owner string, fence int64) int {
 }
 
 // confirmedAt is when b's holder last sent the request its deadline at
-// time t is counted from: the acquire that granted b's fence, or a later
-// renew of it that succeeded before t.
-func confirmedAt(h *model.History, b *sim.Belief, t int64) int64 {
+// time t is counted from: the acquire that granted b's lease (g), or a
+// later renew by the same process that succeeded before t.
+func confirmedAt(h *model.History, b *sim.Belief, g *model.Op, t int64) int64 {
 	ref := b.From
+	if g != nil {
+		ref = g.Call
+	}
 	for i := range h.Ops {
 		op := &h.Ops[i]
 		if op.Process != b.Process || !op.Returned || !op.OK || op.Return > t {
 			continue
 		}
 		switch {
-		case op.Kind == model.Acquire && op.Fence == b.Fence:
+		case g == nil && op.Kind == model.Acquire && op.Fence == b.Fence:
 			ref = op.Call
-		case op.Kind == model.Renew && op.Fence == b.Fence && op.Call >= ref:
+		case op.Kind == model.Renew && op.Call >= ref && (g != nil || op.Fence == b.Fence):
 			ref = op.Call
 		}
 	}
 	return ref
+}
+
+// beliefFence judges that every holder believes under the fence the
+// coordinator granted it (fenced histories only): a holder reporting
+// another — a fence overwritten on renew, a counter of its own — presents
+// it on its writes, renewals and release, and anyone trusting its word
+// about which grant is older blames the wrong holder. One finding per
+// grant, the first belief that misnames it.
+func beliefFence(r *sim.Result) []Finding {
+	if r.History.Header.Fences == model.NoFences {
+		return nil
+	}
+	var out []Finding
+	var told []*model.Op
+	for i := range r.Beliefs {
+		b := &r.Beliefs[i]
+		g := beliefGrant(r.History, b)
+		if g == nil || b.Fence == g.Fence || slices.Contains(told, g) {
+			continue
+		}
+		told = append(told, g)
+		until := fmt.Sprintf("until t=%d", b.To)
+		if b.Open {
+			until = fmt.Sprintf("past the end of the run (t=%d)", b.To)
+		}
+		f := Finding{Property: BeliefFence, From: b.From, To: b.To, Lines: lines(g.Line), TraceLines: lines(b.FromLine, b.ToLine)}
+		f.Explanation = fmt.Sprintf("%s believed it held the lease under fence %d from t=%d %s, but the coordinator granted it fence %d (line %d, answered at t=%d), "+
+			"and granted it nothing since: the holder reports a fence it was not granted. It presents that fence on its writes, renewals and release, "+
+			"and anyone who trusts the holder's word about which grant is older blames the wrong holder.",
+			b.Process, b.Fence, b.From, until, g.Fence, g.Line, g.Return)
+		if w := firstWriteUnder(r.History, b, g); w != nil {
+			f.Lines = lines(g.Line, w.Line)
+			f.Explanation += fmt.Sprintf(" Its first write while it did was sent under fence %d at t=%d (line %d).", w.Fence, w.Call, w.Line)
+		}
+		out = append(out, f)
+		if len(out) == maxFindings {
+			break
+		}
+	}
+	return out
+}
+
+// firstWriteUnder is the first write b's holder sent during b, or nil.
+func firstWriteUnder(h *model.History, b *sim.Belief, g *model.Op) *model.Op {
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Kind == model.Write && op.Process == b.Process && op.Call >= b.From && op.Call <= b.To && op.Call >= g.Return {
+			return op
+		}
+	}
+	return nil
 }
 
 // stopped is how long within [lo, hi] process p was paused or frozen.

@@ -28,11 +28,15 @@ const (
 	// network, a renew interval and round trip well inside the holder's
 	// deadline), they keep the lease: no holder loses it before it releases.
 	LivenessRenewal = "liveness-renewal"
+	// BeliefFence: every holder believes under the fence the coordinator
+	// granted it; a holder that reports another is the finding
+	// (belief.go).
+	BeliefFence = "belief-fence"
 )
 
 // Properties returns the run properties' names, in the order they are reported.
 func Properties() []string {
-	return []string{ExclusiveBelief, LivenessRecovery, LivenessHandoff, LivenessRenewal}
+	return []string{ExclusiveBelief, LivenessRecovery, LivenessHandoff, LivenessRenewal, BeliefFence}
 }
 
 // Finding is one violation of a run property.
@@ -74,6 +78,7 @@ func JudgeWarned(r *sim.Result) (violations, warnings []Finding) {
 	violations = append(violations, recovery(r)...)
 	violations = append(violations, handoff(r)...)
 	violations = append(violations, renewal(r)...)
+	violations = append(violations, beliefFence(r)...)
 	return violations, warnings
 }
 
@@ -82,7 +87,7 @@ func JudgeWarned(r *sim.Result) (violations, warnings []Finding) {
 // never recovered from is judged on every run).
 func Applies(p string, r *sim.Result) bool {
 	switch p {
-	case ExclusiveBelief:
+	case ExclusiveBelief, BeliefFence:
 		return true
 	case LivenessRecovery, LivenessHandoff:
 		return LivenessApplies(r)

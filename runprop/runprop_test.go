@@ -197,12 +197,13 @@ func TestBeliefAfterRefusalIsNotExcused(t *testing.T) {
 			if old == nil {
 				t.Fatalf("seed %d: no belief of the finding %+v", seed, f)
 			}
-			refusal := refusedOp(r.History, old)
+			g := beliefGrant(r.History, old)
+			refusal := refusedOp(r.History, old, g)
 			if refusal == nil || !slices.Contains(f.Lines, refusal.Line) || refusal.OK || !refusal.Returned {
 				t.Fatalf("seed %d: the finding does not cite a refusal: %+v", seed, f)
 			}
 			// Without the rule: the stopped clock's budget covers it all.
-			budget := stopped(r, old.Process, f.From, f.To) + frozen(r, old.Process, confirmedAt(r.History, old, f.From), f.To)
+			budget := stopped(r, old.Process, f.From, f.To) + frozen(r, old.Process, confirmedAt(r.History, old, g, f.From), f.To)
 			if budget >= f.To-f.From {
 				caught++
 			}
@@ -241,7 +242,7 @@ func refusalsInOverlaps(r *sim.Result) int {
 				continue
 			}
 			lo, hi := max(a.From, b.From), min(a.To, b.To)
-			if op := refusedOp(r.History, a); hi > lo && op != nil && op.Return >= lo && op.Return <= hi {
+			if op := refusedOp(r.History, a, beliefGrant(r.History, a)); hi > lo && op != nil && op.Return >= lo && op.Return <= hi {
 				n++
 			}
 		}
@@ -321,15 +322,15 @@ func TestStaleWriteWindow(t *testing.T) {
 		{Line: 3, Kind: model.Write, Owner: "h1", Fence: 1, OK: false, Returned: true, Call: 55, At: 60, HasAt: true},  // refused: the fence working
 		{Line: 4, Kind: model.Write, Owner: "h1", Fence: 1, OK: true, Returned: true, Call: 110, At: 120, HasAt: true}, // sent after the belief ended
 	}}
-	if op := staleWrite(h, b); op != nil {
+	if op := staleWrite(h, b, b.Fence); op != nil {
 		t.Errorf("staleWrite = line %d; want none", op.Line)
 	}
 	h.Ops[2].OK, h.Ops[2].Returned = true, false // accepted, its answer lost
-	if op := staleWrite(h, b); op == nil || op.Line != 3 {
+	if op := staleWrite(h, b, b.Fence); op == nil || op.Line != 3 {
 		t.Errorf("staleWrite = %+v; want line 3", op)
 	}
 	h.Ops[1].OK = false // the newer fence's write refused: nothing newer was accepted
-	if op := staleWrite(h, b); op != nil {
+	if op := staleWrite(h, b, b.Fence); op != nil {
 		t.Errorf("staleWrite = line %d with no newer fence accepted", op.Line)
 	}
 }
@@ -383,4 +384,89 @@ func TestRenewalAcceptsReleaseThenGrant(t *testing.T) {
 	if len(fs) != 1 || !strings.Contains(fs[0].Explanation, "renew was refused") {
 		t.Errorf("a renew refused after one that succeeded: %+v", fs)
 	}
+}
+
+// fenceZeroRun: h1 is paused past its lease (the article's GC pause) and
+// believes, stopped, while h2 is granted fence 2 and renews; with bug, h2
+// is the planted holder that overwrites its own fence with 0 on renew.
+func fenceZeroRun(t *testing.T, bug bool) *sim.Result {
+	t.Helper()
+	sc := &scenario.Scenario{
+		Version: scenario.Version, Seed: 1, Semantics: "seed", Key: "k", TTL: 100, Horizon: 1500,
+		Network: scenario.Network{MinDelay: 1, MaxDelay: 1},
+		Holders: []scenario.Process{
+			{Name: "h1", Work: []holder.Item{{Work: 150, Writes: 1}}},
+			{Name: "h2", Start: 20, Work: []holder.Item{{Work: 200, Writes: 1}}},
+		},
+		Faults: faults.Plan{{Kind: faults.Pause, Target: "h1", At: 40, Duration: 300}},
+	}
+	r, err := sim.Run(sc, &sim.Options{NewHolder: func(c holder.Config) machine.Holder {
+		if bug && c.Owner == "h2" {
+			c.Bugs |= holder.BugFenceZeroOnRenew
+		}
+		return holder.New(c)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestFenceOverwriteBlamesItsHolder: a holder that overwrites its own fence
+// with 0 on renew is reported as itself (belief-fence, naming h2, its
+// grant's line and the fence it was granted), and the overlap with the
+// older, paused holder stays excused: which grant is older is the
+// coordinator's word. Trusting the holders' fences made h2 (fence 0) the
+// older one, unpaused: exclusive-belief against the newest holder. The
+// reference in the same run: nothing.
+func TestFenceOverwriteBlamesItsHolder(t *testing.T) {
+	if fs := Judge(fenceZeroRun(t, false)); len(fs) > 0 {
+		t.Fatalf("the reference: %+v", fs)
+	}
+	r := fenceZeroRun(t, true)
+	var zero, granted bool
+	for _, b := range r.Beliefs {
+		zero = zero || b.Process == "h2" && b.Fence == 0
+		granted = granted || b.Process == "h1" && b.Fence == 1 && b.To > 200
+	}
+	if !zero || !granted {
+		t.Fatalf("the run did not plant what it says (h2 under fence 0: %v, h1 believing paused: %v): %+v", zero, granted, r.Beliefs)
+	}
+	fs := Judge(r)
+	var found *Finding
+	for i, f := range fs {
+		switch f.Property {
+		case BeliefFence:
+			if found == nil {
+				found = &fs[i] // its first grant's; it misreports every grant
+			}
+		case ExclusiveBelief:
+			t.Errorf("exclusive-belief blames an overlap the paused older holder excuses: %s", f.Explanation)
+		}
+	}
+	if found == nil {
+		t.Fatalf("belief-fence not found: %+v", fs)
+	}
+	g := beliefGrant(r.History, &r.Beliefs[slices.IndexFunc(r.Beliefs, func(b sim.Belief) bool { return b.Fence == 0 })])
+	if g == nil || g.Fence != 2 || !slices.Contains(found.Lines, g.Line) {
+		t.Errorf("finding %+v does not cite h2's grant %+v", found, g)
+	}
+	for _, w := range []string{"h2 believed it held the lease under fence 0", "the coordinator granted it fence 2"} {
+		if !strings.Contains(found.Explanation, w) {
+			t.Errorf("story %q does not say %q", found.Explanation, w)
+		}
+	}
+	// The old judge, trusting the holders' fences, had the order backwards.
+	for i := range r.Beliefs {
+		for j := range r.Beliefs {
+			a, b := &r.Beliefs[i], &r.Beliefs[j]
+			if a.Process == "h1" && b.Process == "h2" && b.Fence == 0 && max(a.From, b.From) < min(a.To, b.To) {
+				if olderGrant(beliefGrant(r.History, b), beliefGrant(r.History, a), b, a) || !(b.Fence < a.Fence) {
+					t.Errorf("h1's grant should be older by the coordinator and younger by the holders' word")
+				}
+				return
+			}
+		}
+	}
+	t.Error("h1's paused belief and h2's fence-0 belief never overlap: the test shows nothing about attribution")
 }

@@ -129,6 +129,11 @@ type Info struct {
 	// absolute expiry on the server's clock).
 	LeasesRestart bool
 	RestartGrace  time.Duration
+	// LossLateness is how late after its lock is lost a library that holds
+	// while it says so (Holding) may signal the loss: the bound of the
+	// property loss-signal, declared like ExpiryLateness. 0 with Holding:
+	// the signal must come by the loss itself.
+	LossLateness time.Duration
 }
 
 // DeclaredWrites is what i declares about writes: Writes, or

@@ -1,0 +1,209 @@
+// Package selfrenew is a lock library that holds while it says so, and its
+// leasecheck adapter: the shape of the popular Go lock libraries that renew
+// in the background and promise that the context they return "will be
+// canceled automatically and immediately" once the lock is lost.
+//
+// The library (lock.go) takes a lock from a lease service, starts a
+// goroutine that renews it every half validity, and cancels the lock's
+// context when a renewal fails. It has no renew to call; its Refresh runs
+// the same renewal step at once. The adapter (adapter.go) maps it onto
+// backend.Backend with the optional capabilities for such libraries:
+// backend.Holding (the library's own loss signal, its background
+// renewals as they happen), backend.Stopper (a pause stops the whole
+// client, the renewal goroutine included) and backend.Clock. The service
+// here is the in-process reference coordinator; the mapping is the same
+// for a networked one (docs/holding-libraries.md).
+//
+// LossDelay plants the bug the property loss-signal exists for: the
+// context is cancelled that much after the library found the lock lost.
+package selfrenew
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/model"
+)
+
+// ErrNotObtained: someone else holds the lock.
+var ErrNotObtained = errors.New("selfrenew: lock not obtained")
+
+// ErrLost: the lock is no longer held.
+var ErrLost = errors.New("selfrenew: lock lost")
+
+// Client takes locks for one owner over a lease service.
+type Client struct {
+	conn  backend.Backend
+	owner string
+	// LossDelay delays cancelling a lost lock's context (a planted bug).
+	LossDelay time.Duration
+	// gate stops the whole client (its renewal goroutines) while closed.
+	mu      sync.Mutex
+	stopped chan struct{} // non-nil while stopped; closed on resume
+}
+
+// New returns a client for owner over conn.
+func New(conn backend.Backend, owner string) *Client { return &Client{conn: conn, owner: owner} }
+
+// Stop stops the whole client — every renewal goroutine waits before its
+// next request — until resume is called: a process pause.
+func (c *Client) Stop() (resume func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped == nil {
+		c.stopped = make(chan struct{})
+	}
+	ch := c.stopped
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.stopped == ch {
+			close(ch)
+			c.stopped = nil
+		}
+	}
+}
+
+// wait blocks while the client is stopped (or until ctx ends).
+func (c *Client) wait(ctx context.Context) {
+	c.mu.Lock()
+	ch := c.stopped
+	c.mu.Unlock()
+	if ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// Lock is a held lock. Its Context is cancelled once the lock is lost (or
+// released).
+type Lock struct {
+	c     *Client
+	key   string
+	ttl   time.Duration
+	fence int64
+	ctx   context.Context
+	stop  context.CancelFunc // ends the hold: the context and the goroutine
+
+	mu      sync.Mutex
+	last    backend.Response // the latest successful grant or renewal
+	lost    bool
+	done    chan struct{} // the renewal goroutine ended
+	onRenew func(backend.Renewal)
+}
+
+// Obtain takes the lock on key for ttl and keeps it, renewing every ttl/2,
+// until it is released or a renewal fails. onRenew, when set, hears every
+// background renewal.
+func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, onRenew func(backend.Renewal)) (*Lock, backend.Response, error) {
+	resp, err := c.conn.Do(ctx, backend.Request{Kind: model.Acquire, Key: key, Owner: c.owner, TTL: ttl})
+	if err != nil {
+		return nil, resp, err
+	}
+	if !resp.OK {
+		return nil, resp, ErrNotObtained
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	l := &Lock{c: c, key: key, ttl: ttl, fence: resp.Fence, ctx: lctx, stop: cancel, last: resp, done: make(chan struct{}), onRenew: onRenew}
+	go l.renewLoop()
+	return l, resp, nil
+}
+
+// Context is cancelled once the lock is lost or released.
+func (l *Lock) Context() context.Context { return l.ctx }
+
+// Fence is the token the grant carried.
+func (l *Lock) Fence() int64 { return l.fence }
+
+// Last is the latest successful grant or renewal.
+func (l *Lock) Last() backend.Response {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
+}
+
+func (l *Lock) renewLoop() {
+	defer close(l.done)
+	t := time.NewTicker(l.ttl / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.ctx.Done():
+			return
+		case <-t.C:
+		}
+		l.c.wait(l.ctx)
+		if l.ctx.Err() != nil {
+			return
+		}
+		if err := l.renew(l.ctx, true); err != nil {
+			return
+		}
+	}
+}
+
+// Refresh renews the lock now, as the background goroutine does.
+func (l *Lock) Refresh(ctx context.Context) (backend.Response, error) {
+	if l.ctx.Err() != nil {
+		return backend.Response{}, ErrLost
+	}
+	err := l.renew(ctx, false)
+	return l.Last(), err
+}
+
+// renew runs one renewal; a definite refusal loses the lock.
+func (l *Lock) renew(ctx context.Context, background bool) error {
+	rctx, cancel := context.WithTimeout(ctx, l.ttl/3)
+	defer cancel()
+	start := time.Now()
+	resp, err := l.c.conn.Do(rctx, backend.Request{Kind: model.Renew, Key: l.key, Owner: l.c.owner, TTL: l.ttl, Fence: l.fence})
+	if background && l.onRenew != nil {
+		l.onRenew(backend.Renewal{Key: l.key, Owner: l.c.owner, Start: start, End: time.Now(), Answered: err == nil, OK: err == nil && resp.OK, TTL: l.ttl, At: resp.At})
+	}
+	switch {
+	case err != nil && time.Since(l.Last().At) < l.ttl:
+		return err // unknown: retry on the next tick while the lease may live
+	case err != nil || !resp.OK:
+		l.loseAfter(l.c.LossDelay)
+		return ErrLost
+	}
+	l.mu.Lock()
+	l.last = resp
+	l.mu.Unlock()
+	return nil
+}
+
+// loseAfter cancels the context d after the loss was found.
+func (l *Lock) loseAfter(d time.Duration) {
+	l.mu.Lock()
+	l.lost = true
+	l.mu.Unlock()
+	if d <= 0 {
+		l.stop()
+		return
+	}
+	time.AfterFunc(d, l.stop) // BUG when planted: the promise is "immediately"
+}
+
+// Lost reports whether the library found the lock lost (whether or not it
+// has said so yet).
+func (l *Lock) Lost() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
+}
+
+// Release gives the lock back and ends the hold.
+func (l *Lock) Release(ctx context.Context) (backend.Response, error) {
+	l.mu.Lock()
+	l.lost = true
+	l.mu.Unlock()
+	l.stop()
+	<-l.done
+	return l.c.conn.Do(ctx, backend.Request{Kind: model.Release, Key: l.key, Owner: l.c.owner, Fence: l.fence})
+}

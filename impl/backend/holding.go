@@ -1,0 +1,81 @@
+package backend
+
+import "time"
+
+// Holding is an optional capability: an adapter for a library that holds a
+// lock while it says so — it renews by itself in the background (a
+// goroutine extending the key every half validity) and signals the loss
+// through a context, a channel or a callback. Such a library has no renew
+// to call; the adapter reports what the library itself does instead:
+//
+//   - Signal returns the library's own signal for owner's lock on key,
+//     taken right after a granted acquire: a channel that is closed when
+//     the library says the lock is lost (its context's Done, its channel,
+//     its callback turned into a close). Nil when owner holds nothing.
+//     Release ends the hold without a loss: the suite reads the signal
+//     only while the owner holds.
+//   - Observe registers fn to hear every background renewal the library
+//     makes, as it makes it (an adapter that wraps the library's
+//     connection sees them; one that cannot leaves them out, and the
+//     history then knows of no renewal). The runner records each as a
+//     renew of the owner, from the process "<owner>/renewer".
+//
+// A Do(renew) of such an adapter answers from the library: ok with the
+// library's latest own renewal (Response.At its server time, Response.TTL
+// its TTL) when it still holds, refused when it has said the lock is lost.
+//
+// Info.LossLateness declares how late after the lock is lost the library
+// may signal it (its renew interval plus a request timeout, for a library
+// that finds out on its next renewal): the property loss-signal judges the
+// promise "the context is cancelled once the lock is lost" against it.
+type Holding interface {
+	Signal(key, owner string) <-chan struct{}
+	Observe(fn func(Renewal))
+}
+
+// Renewal is one background renewal a library made by itself.
+type Renewal struct {
+	Key, Owner string
+	// Start and End bracket the request on the local clock.
+	Start, End time.Time
+	// Answered: the server answered (OK or not); false: no answer, the
+	// outcome unknown.
+	Answered, OK bool
+	// TTL the renewal asked for (or was granted).
+	TTL time.Duration
+	// At is the server's clock when it applied the renewal, when the
+	// adapter can tell (as Response.At).
+	At time.Time
+}
+
+// Stopper is an optional capability: stop the whole client of owner — its
+// renewal goroutine and its connection, not only the adapter's calls — as
+// a process pause does, until resume is called. A library that renews by
+// itself keeps its lock alive through a pause of the adapter's calls alone;
+// the suite's and verify's pauses stop the whole client through this (for
+// a networked client, the harness's TCP proxy does the same by holding the
+// client's connection).
+type Stopper interface {
+	StopClient(owner string) (resume func())
+}
+
+// Unwrapper is a Backend that wraps another (a workload that duplicates
+// requests, a recorder): As looks through it for optional capabilities.
+type Unwrapper interface{ Unwrap() Backend }
+
+// As returns b's optional capability T (Holding, Stopper, Clock, ...),
+// looking through wrappers that implement Unwrapper.
+func As[T any](b Backend) (T, bool) {
+	for b != nil {
+		if t, ok := b.(T); ok {
+			return t, true
+		}
+		u, ok := b.(Unwrapper)
+		if !ok {
+			break
+		}
+		b = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
