@@ -111,8 +111,8 @@ func violationSpan(o *Outcome, v Violation) (from, to int64, ok bool) {
 // belief that outlives its lease is the cause of a double holder; one that
 // ends in time clears that holder.
 func Deadlines(o *Outcome, v Violation) []string {
-	if o.Sim == nil || o.History == nil || o.Scenario == nil {
-		return nil
+	if o.Sim == nil || o.History == nil || o.Scenario == nil || strings.HasPrefix(v.Property, "liveness-") {
+		return nil // a liveness property is about waiting, not about believing too long
 	}
 	from, to, ok := violationSpan(o, v)
 	if !ok {
@@ -134,11 +134,13 @@ func Deadlines(o *Outcome, v Violation) []string {
 			expiry := g.At + sc.TTL*1_000_000/(1_000_000+sc.CoordinatorDriftPPM)
 			s += fmt.Sprintf("; its last granted %s was sent at t=%d and applied at t=%d, so the coordinator's lease (TTL %dms on a clock drifting %+dppm) ran to about t=%d", g.Kind, g.Call, g.At, sc.TTL, sc.CoordinatorDriftPPM, expiry)
 			switch d := b.To - expiry; {
-			case b.Open || d > 0:
-				s += fmt.Sprintf(": the belief outlived the lease by %dms", max(d, 0))
+			case d > 0:
+				s += fmt.Sprintf(": the belief outlived the lease by %dms", d)
 				if b.Open {
 					s += " or more"
 				}
+			case b.Open:
+				s += ": the run ended first"
 			default:
 				s += fmt.Sprintf(": the belief ended %dms before it", -d)
 			}
