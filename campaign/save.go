@@ -262,7 +262,7 @@ type PageInfo struct {
 // It is the one place that chooses the page of a saved failure.
 func WritePage(w io.Writer, o *Outcome, info PageInfo) error {
 	in := report.Input{Title: info.Title, History: o.History, Check: o.Check, Replay: info.Replay, Secondary: info.Secondary,
-		Beliefs: o.Beliefs}
+		Beliefs: o.Beliefs, Parameters: Parameters(o)}
 	if o.Sim != nil {
 		trace := make([]report.TraceLine, len(o.Sim.Trace))
 		for i, e := range o.Sim.Trace {

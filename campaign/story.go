@@ -121,7 +121,10 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 	if sc.ReadEvery > 0 {
 		fmt.Fprintf(w, "- reader r1 reads every %d%s\n", sc.ReadEvery, unit)
 	}
-	for _, f := range sc.Faults {
+	for _, l := range Parameters(o) {
+		fmt.Fprintf(w, "- %s\n", l)
+	}
+	for _, f := range CauseFirst(o, sc.Faults) {
 		fmt.Fprintf(w, "- fault %s\n", f)
 	}
 	if len(sc.Faults) == 0 {
@@ -147,6 +150,12 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 			where = append(where, plural(len(v.TraceLines), "trace line ", "trace lines ")+joinInts(v.TraceLines))
 		}
 		fmt.Fprintf(w, "`%s` (%s): %s\n\n", v.Property, strings.Join(where, ", "), strings.TrimSpace(v.Explanation))
+		if ds := Deadlines(o, v); len(ds) > 0 {
+			for _, d := range ds {
+				fmt.Fprintf(w, "- %s\n", d)
+			}
+			fmt.Fprintln(w)
+		}
 		if len(v.TraceLines) > 0 {
 			fmt.Fprintf(w, "```\n")
 			for _, n := range v.TraceLines {

@@ -34,6 +34,10 @@ type Input struct {
 	Extra []Finding
 	// Replay is the command that replays the failure, shown on the page.
 	Replay string
+	// Parameters are the run's settings a verdict turns on (clock drifts
+	// and their bound, margins, renew intervals and timeouts, message
+	// delays), one line each, shown above the timeline.
+	Parameters []string
 	// Secondary, when set, is a link (a URL relative to the page) to
 	// another view of the same history, such as porcupine's page.
 	Secondary string
@@ -652,6 +656,17 @@ func (p *page) data(title string) []byte {
 	j.str(h.Name)
 	nl("replay", false)
 	j.str(p.in.Replay)
+	if len(p.in.Parameters) > 0 {
+		nl("params", false)
+		j.raw("[")
+		for i, l := range p.in.Parameters {
+			if i > 0 {
+				j.raw(",")
+			}
+			j.str(l)
+		}
+		j.raw("]")
+	}
 	nl("secondary", false)
 	j.str(safeLink(p.in.Secondary))
 	nl("unit", false)

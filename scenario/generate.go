@@ -109,7 +109,9 @@ func Generate(c faults.Chooser, o Options) *Scenario {
 		// Drawn after everything above, so a seed's holders, programs and
 		// faults are what they were before these draws existed.
 		quiet := c.Int64(0, 7, "quiet?") == 0
-		drawParameters(c, s)
+		if !drawParameters(c, s) {
+			drawShape(c, s)
+		}
 		if quiet {
 			// An eighth of the scenarios keep only the faults under which
 			// the liveness bounds must hold, on a network that loses
@@ -144,7 +146,7 @@ var LivenessKinds = []faults.Kind{faults.ClockOffset, faults.ClockDrift, faults.
 // clock, often at the very bound, where a wrong accounting shows. Networks
 // sometimes have one delay only, and simultaneous events sometimes run in a
 // drawn order, so that ties are common and every order of them is met.
-func drawParameters(c faults.Chooser, s *Scenario) {
+func drawParameters(c faults.Chooser, s *Scenario) (exact bool) {
 	ttl := s.TTL
 	if c.Int64(0, 3, "wide-rho?") == 0 {
 		// A wide drift bound, where a wrong account of drift costs
@@ -201,6 +203,93 @@ func drawParameters(c faults.Chooser, s *Scenario) {
 	s.Network.ShuffleTies = c.Int64(0, 1, "shuffle-ties?") == 1
 	if c.Int64(0, 7, "boundary?") == 0 {
 		boundary(c, s)
+		return true
+	}
+	return false
+}
+
+// drawShape gives two thirds of the scenarios one workload shape at its
+// extreme, each shape as often as the others: the shapes where lease bugs
+// live and a uniform draw of every dimension at once rarely lines up.
+// Together with one fault of the plan, a bug that needs one of them shows
+// within a couple of thousand seeds.
+//
+//   - writes per grant: every item two or three writes in quick succession
+//     (a re-check skipped between writes under one grant shows), or a
+//     reader reading several times per lease term beside a holder
+//     writing three times;
+//   - renew interval: short (below a quarter of the TTL and the request
+//     timeout: renewals overlap their own answers) or long (half to two
+//     thirds of the TTL, past the request timeout), on a holder whose work
+//     outlasts the TTL so that it renews at all;
+//   - message delay: none at all, or longer than the request timeout (a
+//     request still in flight past its sender's giving up, an answer that
+//     lands after the deadline it extends);
+//   - clocks at their bounds: a wide drift bound, every clock drifting at
+//     it in a drawn direction, messages with no delay (nothing but the
+//     drift between a deadline and an expiry);
+//   - three holders at least: a handoff that skips or repeats a holder.
+func drawShape(c faults.Chooser, s *Scenario) {
+	ttl := s.TTL
+	timeout := holder.Config{TTL: ttl}.WithDefaults().Timeout
+	long := func() { // a first holder whose work outlasts the TTL: it must renew
+		w := &s.Holders[0].Work[0]
+		if w.Work < ttl {
+			extra := c.Int64(ttl, 2*ttl, "shape-long-work")
+			s.Horizon += extra - w.Work
+			w.Work = extra
+		}
+	}
+	switch c.Int64(0, 11, "shape") {
+	case 0:
+		for i := range s.Holders {
+			for j := range s.Holders[i].Work {
+				w := &s.Holders[i].Work[j]
+				w.Writes = int(c.Int64(2, 3, "shape-writes"))
+				w.Work = c.Int64(0, max(ttl/10, 1), "shape-write-work")
+			}
+		}
+	case 1:
+		s.ReadEvery = c.Int64(max(ttl/10, 1), max(ttl/4, 1), "shape-read-every")
+		s.Holders[0].Work[0].Writes = 3
+	case 2:
+		long()
+		every := c.Int64(max(ttl/8, 1), max(ttl/5, 1), "shape-short-renew")
+		for i := range s.Holders {
+			s.Holders[i].RenewEvery = every
+		}
+	case 3:
+		long()
+		every := c.Int64(ttl/2, 2*ttl/3, "shape-long-renew")
+		for i := range s.Holders {
+			s.Holders[i].RenewEvery = every
+		}
+	case 4:
+		s.Network.MinDelay, s.Network.MaxDelay = 0, 0
+	case 5:
+		long()
+		s.Network.MaxDelay = timeout + c.Int64(1, max(ttl/6, 1), "shape-slow-delay")
+	case 6:
+		s.RhoPPM = c.Int64(20_000, 100_000, "shape-rho")
+		s.Network.MinDelay, s.Network.MaxDelay = 0, 0
+		sign := func(label string) int64 {
+			if c.Int64(0, 1, label) == 0 {
+				return -s.RhoPPM
+			}
+			return s.RhoPPM
+		}
+		for i := range s.Holders {
+			s.Holders[i].DriftPPM = sign("shape-drift")
+		}
+		s.CoordinatorDriftPPM = sign("shape-coordinator-drift")
+		long()
+	case 7:
+		for len(s.Holders) < 3 {
+			p := Process{Name: "h" + strconv.Itoa(len(s.Holders)+1), Start: c.Int64(0, ttl, "shape-start")}
+			p.Work = []holder.Item{{Work: c.Int64(0, ttl/2, "shape-work"), Writes: int(c.Int64(1, 2, "shape-writes"))}}
+			s.Holders = append(s.Holders, p)
+			s.Horizon += 3 * ttl
+		}
 	}
 }
 

@@ -26,22 +26,45 @@ type ShrinkTest func(s *Scenario) (fails bool, size int)
 // plain deletion, since every deletion moves that event away from the fault;
 // these delete and move the faults along, or cut quiet time off.
 func Shrink(s *Scenario, test ShrinkTest, maxTests int) *Scenario {
-	return shrink(s, test, maxTests, shrinkCandidates, realignCandidates)
+	return shrink(s, test, maxTests, plain(shrinkCandidates, realignCandidates, nil)...)
+}
+
+// candidates is one list of shrink candidates; strict ones are kept only
+// when they make the scenario smaller, not merely as small (a move that a
+// plain candidate can undo at the same size would otherwise go back and
+// forth until the budget ran out).
+type candidates struct {
+	list   func(*Scenario) []*Scenario
+	strict bool
+}
+
+// plain lists the candidate lists, the last (when not nil) strict.
+func plain(lists ...func(*Scenario) []*Scenario) []candidates {
+	out := make([]candidates, 0, len(lists)+1)
+	for _, l := range lists {
+		if l != nil {
+			out = append(out, candidates{list: l})
+		}
+	}
+	if lists[len(lists)-1] == nil {
+		out = append(out, candidates{list: laterCandidates, strict: true})
+	}
+	return out
 }
 
 // shrink is Shrink with its candidate lists, each tried only where none of
 // the ones before it helps.
-func shrink(s *Scenario, test ShrinkTest, maxTests int, lists ...func(*Scenario) []*Scenario) *Scenario {
+func shrink(s *Scenario, test ShrinkTest, maxTests int, lists ...candidates) *Scenario {
 	cur := s.Clone()
 	_, size := test(cur)
 	tests := 0
-	try := func(c *Scenario) bool {
+	try := func(c *Scenario, strict bool) bool {
 		if tests >= maxTests || c.Validate() != nil {
 			return false
 		}
 		tests++
 		fails, n := test(c)
-		if !fails || n > size {
+		if !fails || n > size || strict && n == size {
 			return false
 		}
 		cur, size = c, n
@@ -54,8 +77,8 @@ func shrink(s *Scenario, test ShrinkTest, maxTests int, lists ...func(*Scenario)
 		// minimum, and a realigning step only ever leaves one — so the
 		// result is never bigger than the plain shrink's alone.
 		for _, list := range lists {
-			for _, cand := range list(cur) {
-				if try(cand) {
+			for _, cand := range list.list(cur) {
+				if try(cand, list.strict) {
 					progress = true
 					break // restart from the smaller scenario: its candidates differ
 				}
@@ -138,7 +161,20 @@ func shrinkCandidates(s *Scenario) []*Scenario {
 	}
 	edit(func(c *Scenario) bool { return zero64(&c.CoordinatorDriftPPM) })
 	edit(func(c *Scenario) bool { ok := c.Network.ShuffleTies; c.Network.ShuffleTies = false; return ok })
-	// Work items and writes.
+	// Work items and writes: every item down to one write at once (a
+	// program of many multi-write items reaches it one write at a time only
+	// after as many tests), then item by item.
+	edit(func(c *Scenario) bool {
+		ok := false
+		for i := range c.Holders {
+			for j := range c.Holders[i].Work {
+				if w := &c.Holders[i].Work[j]; w.Writes > 1 {
+					w.Writes, ok = 1, true
+				}
+			}
+		}
+		return ok
+	})
 	for i := range s.Holders {
 		for j := range s.Holders[i].Work {
 			edit(func(c *Scenario) bool { c.Holders[i].Work = slices.Delete(c.Holders[i].Work, j, j+1); return true })
@@ -162,6 +198,13 @@ func shrinkCandidates(s *Scenario) []*Scenario {
 		ok := c.Network.MaxDelay > c.Network.MinDelay
 		c.Network.MaxDelay = c.Network.MinDelay
 		return ok
+	})
+	edit(func(c *Scenario) bool {
+		// Halfway to the shortest delay: a bug that needs a delay past the
+		// renew timeout keeps one, without the spread that reorders the rest.
+		d := c.Network.MaxDelay - c.Network.MinDelay
+		c.Network.MaxDelay -= d / 2
+		return d >= 2
 	})
 	edit(func(c *Scenario) bool { return zero64(&c.Network.MinDelay) })
 	// Fault parameters and times.
@@ -482,4 +525,26 @@ func dropHolders(s *Scenario, edit func(func(c *Scenario) bool)) {
 			return true
 		})
 	}
+}
+
+// laterCandidates start a holder later: nearly all the way, then less and
+// less of it, to the latest start that still leaves its program (and a
+// quarter of a TTL to be granted) time before the horizon. A holder that starts while another holds the lease asks again
+// and again until it is free; starting nearer the handoff, it asks once.
+// Strict: starting later does not make a scenario smaller by itself, only
+// the operations it saves do.
+func laterCandidates(s *Scenario) []*Scenario {
+	var out []*Scenario
+	for i := range s.Holders {
+		room := s.Horizon - totalWork(s.Holders[i]) - s.TTL/4 - s.Holders[i].Start
+		for _, d := range []int64{room * 15 / 16, room * 7 / 8, room * 3 / 4, room / 2, room / 4, room / 8} {
+			if d < 1 {
+				continue
+			}
+			c := s.Clone()
+			c.Holders[i].Start += d
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -106,7 +106,7 @@ func testEscapesAligned(t *testing.T, h1Start int64) {
 
 	// The plain candidates alone stop in a local minimum: every deletion
 	// or halving moves h1's renewals off the fault.
-	plain := shrink(s, alignedModel, 10_000, shrinkCandidates)
+	plain := shrink(s, alignedModel, 10_000, plain(shrinkCandidates)...)
 	if _, n := alignedModel(plain); n <= alignedMinimum {
 		t.Fatalf("plain candidates reached the minimum (%d); the case no longer needs realigning", n)
 	}
@@ -161,7 +161,7 @@ func TestShrinkRealignNeverWorse(t *testing.T) {
 			continue
 		}
 		found++
-		_, np := anyWindow(shrink(s, anyWindow, 3000, shrinkCandidates))
+		_, np := anyWindow(shrink(s, anyWindow, 3000, plain(shrinkCandidates)...))
 		m := Shrink(s, anyWindow, 3000)
 		ok, n := anyWindow(m)
 		if !ok || m.Validate() != nil {

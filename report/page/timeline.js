@@ -187,6 +187,11 @@
   runProps.forEach(function (p) { $('verdicts').appendChild(el('span', 'violated', '✗ ' + p + ' violated (run property)')); });
   if (!D.properties.length && !runProps.length) $('verdicts').appendChild(el('span', 'unknown', 'not checked: the history alone'));
   if (D.replay) { $('replaycmd').textContent = D.replay; $('replay').hidden = false; }
+  if (D.params && D.params.length) {
+    const ul = $('params');
+    for (const l of D.params) { const li = document.createElement('li'); li.textContent = l; ul.appendChild(li); }
+    ul.hidden = false;
+  }
   if (D.secondary && !/^\s*[a-z][a-z0-9+.-]*:/i.test(D.secondary.replace(/^(https?|file):/i, ''))) {
     var a = el('a', '', 'porcupine’s view of the same history'); a.href = D.secondary;
     $('secondary').appendChild(el('span', 'muted', 'Also: ')); $('secondary').appendChild(a); $('secondary').hidden = false;
