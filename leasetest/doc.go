@@ -59,12 +59,19 @@
 //
 // The properties: Acquire, MutualExclusion, NoEarlyExpiry, Expiry, Renew,
 // RenewAfterExpiry, Release, NotHolder, FenceIncreases, StaleFence,
-// WriteAfterExpiry, Zombie, Linearizable.
+// WriteAfterExpiry, Zombie, Linearizable, LossSignal.
+//
+// A library that renews by itself and signals a loss (backend.Holding,
+// backend.Stopper) has its whole client stopped between its owner's
+// scripted requests, its background renewals recorded, and its promise
+// judged by LossSignal (loss-signal, within Info.LossLateness);
+// docs/holding-libraries.md.
 //
 // Index: leasetest.go (Factory, Options, Run, Check, Evaluate, which
 // properties apply), properties.go (the scripted properties),
 // linearizable.go (the randomized workload with adversaries and duplicated
 // requests), timing.go (the checker's windows, applied by the scripts),
 // env.go (requests, expectations, failure lines), report.go (Result, the
-// report, validation and judging, saved files).
+// report, validation and judging, saved files), losssignal.go
+// (LossSignal).
 package leasetest

@@ -413,6 +413,11 @@ func (v *verifier) run(ctx context.Context, tg realrun.Target, stdout io.Writer)
 		return v.runError(err)
 	}
 	v.sum.Summary = sum
+	// A library that holds while it says so: its own signal, judged on
+	// the real server after the rounds (LossSignal).
+	if bv := judgeBeliefs(ctx, tg, cfg.ttl, cfg.budget, cfg.out); bv != nil {
+		v.sum.Beliefs = bv
+	}
 	if v.told > maxTold {
 		more := v.told - maxTold
 		fmt.Fprintf(v.stderr, "\n... and %d more failing %s, not described (see failed_seeds)\n", more, plural(more, "round", "rounds"))
@@ -425,6 +430,12 @@ func (v *verifier) run(ctx context.Context, tg realrun.Target, stdout io.Writer)
 	} else {
 		fmt.Fprintln(stdout)
 		v.sum.WriteText(stdout, v.shown, v.info, time.Since(wall))
+		if v.sum.Beliefs != nil {
+			v.sum.Beliefs.writeText(stdout)
+		}
 	}
-	return v.sum.Status()
+	if st := v.sum.Status(); st != ExitOK || v.sum.Beliefs == nil || v.sum.Beliefs.OK {
+		return st
+	}
+	return ExitViolation
 }

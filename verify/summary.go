@@ -37,6 +37,9 @@ type Summary struct {
 	FaultsPartial map[string]int `json:"faults_partial"`
 	// Histories are the saved failures' histories.
 	Histories []string `json:"histories,omitempty"`
+	// Beliefs is the verdict on a library that holds while it says so
+	// (backend.Holding): its own loss signal against the server's record.
+	Beliefs *BeliefVerdict `json:"beliefs,omitempty"`
 	// minTTL is the shortest TTL a round granted, in TimeUnit (0: none).
 	minTTL int64
 }

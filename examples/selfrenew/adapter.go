@@ -37,8 +37,21 @@ type Adapter struct {
 // NewAdapter returns the library over a fresh in-process reference
 // coordinator.
 func NewAdapter() *Adapter {
-	return &Adapter{conn: backend.InProcess(memstore.New(), time.Millisecond, nil),
-		clients: map[string]*Client{}, locks: map[[2]string]*Lock{}}
+	return NewAdapterOver(backend.InProcess(memstore.New(), time.Millisecond, nil))
+}
+
+// NewAdapterOver returns the library over conn, any lease service (a real
+// Redis through impl/redis: verify.go).
+func NewAdapterOver(conn backend.Backend) *Adapter {
+	return &Adapter{conn: conn, clients: map[string]*Client{}, locks: map[[2]string]*Lock{}}
+}
+
+// Cleanup implements backend.Cleaner when the service does.
+func (a *Adapter) Cleanup(ctx context.Context) error {
+	if c, ok := a.conn.(backend.Cleaner); ok {
+		return c.Cleanup(ctx)
+	}
+	return nil
 }
 
 func (a *Adapter) client(owner string) *Client {
@@ -150,5 +163,5 @@ func (a *Adapter) Close() error {
 		l.stop()
 		<-l.done
 	}
-	return nil
+	return a.conn.Close()
 }

@@ -24,7 +24,12 @@
 // every lease state, what Do must answer, when an error (unknown outcome) is
 // right — rendered with the advice on adapting a library in README.md.
 //
+// A library that holds while it says so — it renews in the background and
+// signals a loss through a context — gives its own signal and renewals
+// (Holding) and lets the harness stop its whole client (Stopper);
+// docs/holding-libraries.md maps one.
+//
 // Index: backend.go (Request, Response, Backend, Info, Fences, optional
 // capabilities), contract.go (Contract, Rule), inprocess.go (Clocked,
-// InProcess).
+// InProcess), holding.go (Holding, Renewal, Stopper, As).
 package backend

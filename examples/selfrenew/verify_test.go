@@ -1,0 +1,45 @@
+package selfrenew_test
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/leasecheck/leasecheck/examples/selfrenew"
+	"github.com/leasecheck/leasecheck/verify"
+)
+
+// verify on a real redis-server judges the library's own loss signal after
+// its rounds and prints the verdict with the beliefs it shows: the library
+// holds (exit 0), and the same library with its context cancelled 5 s late
+// is caught (exit 1), on the server's record.
+func TestVerifyJudgesBeliefsOnRedis(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	for _, tc := range []struct {
+		spec string
+		code int
+		want []string
+	}{
+		{"selfrenew", verify.ExitOK, []string{"loss-signal                holds", "beliefs, from the library's own signal: A from"}},
+		{"selfrenew-late", verify.ExitViolation, []string{"loss-signal                VIOLATED", "5.0", "more than the declared LossLateness", "exclusive-belief: A and B both believed, with A running"}},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			c := verify.Command{Name: "selfrenew-verify", Backends: selfrenew.Verify()}
+			code := c.Run(context.Background(), []string{"--backend", tc.spec, "--seeds", "1", "--duration", "1s", "--ttl", "500ms",
+				"--faults", "none", "--progress=false", "--save", "0"}, &out, &errOut)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d:\n%s\n%s", code, tc.code, out.String(), errOut.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output does not say %q:\n%s", w, out.String())
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,96 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/leasetest"
+	"github.com/leasecheck/leasecheck/realrun"
+)
+
+// BeliefVerdict is the judgement of a library that holds while it says so
+// (backend.Holding and backend.Stopper) on the real server: its own loss
+// signal against the server's record (leasetest's LossSignal: the promise
+// loss-signal, with the beliefs it shows).
+type BeliefVerdict struct {
+	Property string `json:"property"`
+	OK       bool   `json:"ok"`
+	// Lines are the verdict's lines: failures first, then the beliefs and
+	// notes.
+	Lines []string `json:"lines"`
+	// History is where its history was saved, when it was.
+	History string `json:"history,omitempty"`
+}
+
+// judgeBeliefs runs LossSignal against tg when its clients are such a
+// library; nil when they are not.
+func judgeBeliefs(ctx context.Context, tg realrun.Target, ttl, budget time.Duration, out string) *BeliefVerdict {
+	probe, err := tg.Open(ctx, tg.Addr)
+	if err != nil {
+		return nil
+	}
+	_, holding := backend.As[backend.Holding](probe)
+	_, stopper := backend.As[backend.Stopper](probe)
+	probe.Close()
+	if !holding || !stopper {
+		return nil
+	}
+	factory := func() (backend.Backend, func(), error) {
+		b, err := tg.Open(ctx, tg.Addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		return b, func() {
+			if c, ok := b.(backend.Cleaner); ok {
+				c.Cleanup(context.WithoutCancel(ctx))
+			}
+			b.Close()
+		}, nil
+	}
+	var skip []string
+	for _, p := range leasetest.Properties() {
+		if p != "LossSignal" {
+			skip = append(skip, p)
+		}
+	}
+	opts := leasetest.Options{Info: tg.Info, TTL: ttl, Key: "beliefs", CheckTimeout: budget, Skip: skip}
+	if out != "" {
+		opts.Out = out
+	}
+	rs := leasetest.Evaluate(ctx, factory, opts)
+	if len(rs) != 1 {
+		return nil
+	}
+	r := rs[0]
+	v := &BeliefVerdict{Property: leasetest.LossSignalProperty, OK: !r.Failed()}
+	v.Lines = append(v.Lines, r.Failures...)
+	for _, viol := range r.Violations {
+		v.Lines = append(v.Lines, viol.Property+": "+viol.Explanation)
+	}
+	v.Lines = append(v.Lines, r.Notes...)
+	for _, s := range r.Saved {
+		if strings.HasSuffix(s, ".jsonl") {
+			v.History = s
+		}
+	}
+	return v
+}
+
+// writeText prints the verdict after the rounds' summary.
+func (v *BeliefVerdict) writeText(w io.Writer) {
+	verdict := "holds"
+	if !v.OK {
+		verdict = "VIOLATED"
+	}
+	fmt.Fprintf(w, "\nbeliefs, from the library's own signal, judged against the server's record:\n%-26s %s\n", v.Property, verdict)
+	for _, l := range v.Lines {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	if v.History != "" {
+		fmt.Fprintf(w, "  history: %s\n", v.History)
+	}
+}
