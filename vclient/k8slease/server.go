@@ -635,10 +635,16 @@ func (w *watcher) Read(p []byte) (int, error) {
 	}
 }
 
+// Close ends the stream (client-go closes it to stop a watch): a Read
+// waiting for an event returns.
 func (w *watcher) Close() error {
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
 	w.s.mu.Lock()
 	w.s.watches = slices.DeleteFunc(w.s.watches, func(x *watcher) bool { return x == w })
 	w.s.mu.Unlock()

@@ -133,6 +133,16 @@ func TestServerSpeaksProtobufAndJSON(t *testing.T) {
 			if want := "ADDED:a MODIFIED:b MODIFIED:c MODIFIED:c MODIFIED:e DELETED:e"; strings.Join(got, " ") != want {
 				t.Errorf("watch events %v, want %s", got, want)
 			}
+			// Stopping the watch ends its stream, with the request's context
+			// still live (client-go closes the body).
+			w.Stop()
+			for open := true; open; {
+				select {
+				case _, open = <-w.ResultChan():
+				case <-time.After(5 * time.Second):
+					t.Fatal("the watch's stream did not end when the watch was stopped")
+				}
+			}
 
 			cms := cs.CoreV1().ConfigMaps("default")
 			cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "work"}, Data: map[string]string{"n": "1"}}, metav1.CreateOptions{})
