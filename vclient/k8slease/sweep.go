@@ -24,7 +24,28 @@ const (
 	// client-go's fake clientset: an update with a stale resourceVersion
 	// is applied.
 	AcceptStale = "vclient:k8slease+accept-stale"
+	// FencedHeld: Fenced, every write carrying the resourceVersion of the
+	// Lease read while this candidate holds it (TokenHeld), a token of the
+	// holder's own ("tokens":"ordered").
+	FencedHeld = "vclient:k8slease-fenced-rv-held"
+	// FencedTransitions: Fenced, every write carrying leaseTransitions + 1
+	// (TokenTransitions), a token of the holder's own.
+	FencedTransitions = "vclient:k8slease-fenced-transitions"
 )
+
+// fencedToken is the token a fenced implementation's writes carry; ok is
+// false for an unfenced one.
+func fencedToken(impl string) (k TokenKind, ok bool) {
+	switch impl {
+	case Fenced:
+		return TokenAcquired, true
+	case FencedHeld:
+		return TokenHeld, true
+	case FencedTransitions:
+		return TokenTransitions, true
+	}
+	return 0, false
+}
 
 // Target returns the campaign target an implementation name stands for,
 // its runs bubbles of t; an unknown name is an error naming the known ones.
@@ -40,12 +61,17 @@ func Target(t *testing.T, impl string) (*vclient.Target, error) {
 		tg.Client = &Elector{}
 		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
 			Server: func() vclient.Server { s := NewServer(); s.AcceptStale = stale; return s }}
-	case Fenced:
-		tg.Client = &Elector{Fenced: true}
-		tg.Options = vclient.Options{Fenced: true, Fences: model.Increasing, AdvisoryBelief: true,
+	case Fenced, FencedHeld, FencedTransitions:
+		k, _ := fencedToken(impl)
+		tokens := model.OrderedTokens // the holder's own, not the grant's number
+		if k == TokenAcquired {
+			tokens = model.GrantTokens
+		}
+		tg.Client = &Elector{Fenced: true, Token: k}
+		tg.Options = vclient.Options{Fenced: true, Fences: model.Increasing, Tokens: tokens, AdvisoryBelief: true,
 			Server: func() vclient.Server { s := NewServer(); s.Fenced = true; return s }}
 	default:
-		return nil, fmt.Errorf("implementation %q: want %s, %s or %s", impl, Unfenced, Fenced, AcceptStale)
+		return nil, fmt.Errorf("implementation %q: want %s, %s, %s, %s or %s", impl, Unfenced, Fenced, FencedHeld, FencedTransitions, AcceptStale)
 	}
 	return tg, nil
 }
@@ -150,7 +176,7 @@ func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *scen
 		ld := tm.LeaseDuration
 		sc := &scenario.Scenario{Version: scenario.Version, Seed: seed, Semantics: "seed", Key: "lease", TTL: ld,
 			Network: scenario.Network{MinDelay: 0, MaxDelay: 1 + r.Int64N(5)}, Implementation: impl, FaultKinds: p.Kinds()}
-		if impl == Fenced {
+		if _, fenced := fencedToken(impl); fenced {
 			sc.Semantics = "fenced-storage"
 		}
 		n := 2 + r.IntN(3)
