@@ -23,12 +23,17 @@ const (
 	// expiry than the header's expiry_lateness allows, and nothing else is
 	// wrong with the key: no one was granted a live lease (lateness.go).
 	ExpiryLateness = "expiry-lateness"
+	// StaleWrite: the fencing safety property, whatever token a write
+	// presents — no write of a deposed holder's is accepted after a later
+	// holder's write was (stale.go). "Later" is the coordinator's grant
+	// order, by the grants' fences. Judged on every history with fences.
+	StaleWrite = "stale-write"
 )
 
 // Properties returns the property names in the order they are reported: a
 // new slice each time, so no caller can change what another sees.
 func Properties() []string {
-	return []string{Linearizable, SingleWriterPerFence, FenceMonotonic, StopOnRenewFailure, ExpiryLateness}
+	return []string{Linearizable, SingleWriterPerFence, FenceMonotonic, StopOnRenewFailure, ExpiryLateness, StaleWrite}
 }
 
 // Verdict is a three-valued answer, as porcupine's CheckResult.

@@ -1,14 +1,19 @@
 // Package checker decides whether a lease history is correct.
 //
-// Check judges five properties, under stable names (docs/specification.md
+// Check judges six properties, under stable names (docs/specification.md
 // §2), each on its own so one failure never hides another:
 //
 //   - linearizable: some order of the operations, respecting real time and
 //     each process's own order, explains every outcome under the timed
 //     lease model (internal/timed);
 //   - single-writer-per-fence: a fence's accepted writes come from the one
-//     owner it was granted to (in a fence-less history: every accepted write
-//     comes from the owner holding the lease);
+//     owner it was granted to — the coordinator's numbering, judged where
+//     the history says writes present the grants' fences (the default;
+//     not with "tokens":"ordered", model.OrderedTokens); in a fence-less
+//     history: every accepted write comes from the owner holding the lease;
+//   - stale-write: the fencing safety verdict, whatever token a write
+//     presents: no write of a deposed holder's is accepted after a later
+//     holder's was, "later" by the grants' fences, never by the tokens;
 //   - fence-monotonic: later grants get larger fences, and a later accepted
 //     write never carries an older fence;
 //   - stop-on-renew-failure: after a renew fails or goes unanswered, its
@@ -20,7 +25,7 @@
 // Everything is decided from each key's events in time order (events.go),
 // so a history held in memory (Check) and one streamed from a file too big
 // to hold (CheckFile, CheckReader) are judged by the same code. The three
-// invariants are state machines over those events. In memory, a key's
+// invariants and stale-write are state machines over those events. In memory, a key's
 // linearizability is first tried by a greedy pass (greedy.go): one order
 // of its ops, built op by op with local repairs, judged by the timed model
 // apart from the pass (timed.VerifyLinearization) — a correct history is
@@ -56,6 +61,7 @@
 //   - sweep.go: the frontier sweeps, exact and relaxed.
 //   - search.go: the depth-first search.
 //   - invariants.go: the three fast properties.
+//   - stale.go: stale-write.
 //   - explain.go: the stories told about non-linearizable keys.
 //   - faults.go: the faults a violation's story names.
 //   - budget.go: the time and memory budget.

@@ -40,5 +40,6 @@ func ExampleCheck() {
 	// fence-monotonic holds
 	// stop-on-renew-failure holds
 	// expiry-lateness holds
+	// stale-write holds
 	// linearizable [3 4]
 }

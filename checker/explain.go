@@ -249,11 +249,14 @@ func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *mod
 		}
 	case model.Write:
 		if sem == model.FencedStorage {
-			if in.OK && in.Fence > s.Fence {
+			if in.OK && in.Fence > s.Fence && !rules.Ordered {
 				return fmt.Sprintf("The resource accepted fence %d, which had not been granted yet (fences granted: %d).", in.Fence, s.Fence)
 			}
 			if in.OK && in.Fence < s.Highest {
 				return fmt.Sprintf("The resource accepted %s's write under fence %d after accepting fence %d.", who, in.Fence, s.Highest)
+			}
+			if !in.OK && rules.Ordered {
+				return fmt.Sprintf("The resource rejected %s's write under token %d although it was not below %d, the highest it had accepted.", who, in.Fence, s.Highest)
 			}
 			if !in.OK {
 				return fmt.Sprintf("The resource rejected %s's write under fence %d although it was granted and not older than %d.", who, in.Fence, s.Highest)

@@ -140,6 +140,13 @@ func genHistory(t *rapid.T, o genOptions) *model.History {
 			values++
 			op.Kind, op.Value, op.HasValue = model.Write, fmt.Sprintf("v%d", values), true
 			op.Fence = rapid.SampledFrom(p.held[key]).Draw(t, "fence") // maybe stale
+			if o.ironRule {
+				// A client that follows the rule presents its latest
+				// grant's fence: an older one of its own, accepted by a
+				// fenced resource after a later holder's write, lets that
+				// holder's deposed predecessor overwrite it (stale-write).
+				op.Fence = p.fence[key]
+			}
 			if o.noFences {
 				op.Fence = store.Fence(key) // no fence: the holder and the expiry decide
 			}

@@ -46,6 +46,7 @@ func swpf(lines ...int) gv { return gv{checker.SingleWriterPerFence, lines} }
 func fm(lines ...int) gv   { return gv{checker.FenceMonotonic, lines} }
 func sorf(lines ...int) gv { return gv{checker.StopOnRenewFailure, lines} }
 func late(lines ...int) gv { return gv{checker.ExpiryLateness, lines} }
+func sw(lines ...int) gv   { return gv{checker.StaleWrite, lines} }
 
 type goldenCase struct {
 	// violations, in report order; every property none of them names holds.
@@ -74,7 +75,7 @@ var goldenWant = map[string]goldenCase{
 
 	// The article's failure modes.
 	// GC pause: B takes over while A sleeps; A's stale write is accepted.
-	"bad-linearizable-gc-pause-two-writers": {violations: []gv{lin(3, 5), fm(4, 5)}},
+	"bad-linearizable-gc-pause-two-writers": {violations: []gv{lin(3, 5), fm(4, 5), sw(2, 3, 4, 5)}},
 	// Clock skew: the coordinator grants B while A's lease is live.
 	"bad-linearizable-clock-skew-double-holder": {violations: []gv{lin(2, 4)}},
 	// The renewal loop dies (timeout, then a refused renew); writing goes on.
@@ -142,10 +143,28 @@ var goldenWant = map[string]goldenCase{
 	"ok-fenced-storage-unknown-ops":                   {},
 	// The same late write under seed semantics: accepted after expiry.
 	"bad-linearizable-seed-late-write-after-expiry":             {violations: []gv{lin(3, 4)}},
-	"bad-fence-monotonic-fenced-storage-zombie-accepted":        {violations: []gv{lin(4, 6), fm(5, 6)}},
-	"bad-single-writer-per-fence-foreign-writer-fenced-storage": {violations: []gv{swpf(3, 4), swpf(2, 4)}},
-	"bad-single-writer-per-fence-foreign-writer-seed":           {violations: []gv{lin(2, 4), swpf(3, 4), swpf(2, 4)}},
+	"bad-fence-monotonic-fenced-storage-zombie-accepted":        {violations: []gv{lin(4, 6), fm(5, 6), sw(2, 4, 5, 6)}},
+	"bad-single-writer-per-fence-foreign-writer-fenced-storage": {violations: []gv{swpf(3, 4), swpf(2, 4), sw(2, 3, 4)}},
+	"bad-single-writer-per-fence-foreign-writer-seed":           {violations: []gv{lin(2, 4), swpf(3, 4), swpf(2, 4), sw(2, 3, 4)}},
 	"bad-fence-monotonic-fence-reused":                          {violations: []gv{lin(2, 4), swpf(3, 5), fm(2, 4)}},
+
+	// Tokens a holder makes itself ("tokens":"ordered"): a Kubernetes
+	// Lease's resourceVersion read while holding it, its leaseTransitions
+	// + 1. The resource orders them; which holder is later is the grants'
+	// fences' to say. The same transitions tokens claimed as grant numbers
+	// break the coordinator's numbering (single-writer-per-fence), and
+	// nothing else. A deposed holder's write accepted after the later
+	// holder's is stale-write whatever its token: below (the resource broke
+	// its rule: linearizable, fence-monotonic too), not below (the tokens
+	// failed to order the holders: only stale-write sees it), or sent
+	// before the later holder's write and applied after it (the store's
+	// clock says so).
+	"ok-ordered-tokens-rv-read-while-holding":                {},
+	"ok-ordered-tokens-transitions":                          {},
+	"bad-single-writer-per-fence-transitions-token-as-grant": {violations: []gv{swpf(3), swpf(5)}},
+	"bad-stale-write-ordered-tokens-zombie-accepted":         {violations: []gv{lin(4, 6), fm(5, 6), sw(2, 4, 5, 6)}},
+	"bad-stale-write-ordered-tokens-unsound-scheme":          {violations: []gv{sw(2, 4, 5, 6)}},
+	"bad-stale-write-applied-after-by-the-clock":             {violations: []gv{sw(2, 3, 4, 5)}},
 
 	// A process is sequential: its next call follows its last return even
 	// when the clock reads the same (docs/specification.md §2). p0's write returns at
@@ -165,7 +184,7 @@ var goldenWant = map[string]goldenCase{
 	"bad-stop-on-renew-failure-fence-less":          {violations: []gv{sorf(3, 4)}},
 	// Fault records change no verdict; a story names those that overlap
 	// the ops it cites (the pause), not the others (the early clock step).
-	"bad-linearizable-gc-pause-fault-records": {violations: []gv{lin(5, 7), fm(6, 7)}},
+	"bad-linearizable-gc-pause-fault-records": {violations: []gv{lin(5, 7), fm(6, 7), sw(4, 5, 6, 7)}},
 
 	// The culprit is the write accepted after expiry (line 4), concurrent
 	// with a long read that returns its value.

@@ -119,20 +119,23 @@ func acceptedWrite(op *model.Op) bool  { return op.Kind == model.Write && op.Ret
 type invariants struct {
 	key      string
 	fenced   bool // the history has fences
+	ordered  bool // the writes present their holders' own tokens (model.OrderedTokens)
 	mono     [2]monotone
 	fenced1  fenceWriters
 	unfenced fenceLessWriters
+	stale    staleWrites
 	stop     renewRule
 }
 
 func newInvariants(key string, hdr model.Header) *invariants {
-	iv := &invariants{key: key, fenced: hdr.Fences != model.NoFences}
+	iv := &invariants{key: key, fenced: hdr.Fences != model.NoFences, ordered: hdr.Tokens == model.OrderedTokens}
 	iv.mono[0] = monotone{strict: true, keep: grantedAcquire, tails: map[string][]*model.Op{}, tf: model.TimesOf(hdr)}
 	iv.mono[1] = monotone{keep: acceptedWrite, tails: map[string][]*model.Op{}, tf: model.TimesOf(hdr)}
 	iv.fenced1 = newFenceWriters()
 	iv.fenced1.tf = model.TimesOf(hdr)
 	iv.unfenced = fenceLessWriters{owners: map[string]*ownerAcquires{}, pending: map[*kop]*model.Op{}, tails: map[string][]*model.Op{}}
-	iv.stop = renewRule{fenced: iv.fenced, owners: map[string]*renewOwner{}}
+	iv.stale = newStaleWrites(hdr)
+	iv.stop = renewRule{fenced: iv.fenced, ordered: iv.ordered, owners: map[string]*renewOwner{}}
 	return iv
 }
 
@@ -140,7 +143,10 @@ func (iv *invariants) call(k *kop) {
 	if iv.fenced {
 		iv.mono[0].call(iv.key, k.op)
 		iv.mono[1].call(iv.key, k.op)
-		iv.fenced1.call(k)
+		if !iv.ordered {
+			iv.fenced1.call(k)
+		}
+		iv.stale.call(k)
 	} else {
 		iv.unfenced.call(k)
 	}
@@ -151,6 +157,7 @@ func (iv *invariants) ret(k *kop) {
 	if iv.fenced {
 		iv.mono[0].ret(k.op)
 		iv.mono[1].ret(k.op)
+		iv.stale.ret(k)
 	} else {
 		iv.unfenced.ret(iv.key, k)
 	}
@@ -170,6 +177,7 @@ func (iv *invariants) finish() []found {
 			last.Explanation += fmt.Sprintf(" (%d more violations of %s on this key are not listed)", n-maxPerKey, last.Property)
 		}
 		out = append(out, all...)
+		out = append(out, iv.stale.finish()...)
 	} else {
 		out = append(out, iv.unfenced.out.list()...)
 	}
@@ -615,8 +623,11 @@ func (fl *fenceLessWriters) ret(key string, k *kop) {
 // by O counts, until O acquires again.
 type renewRule struct {
 	fenced bool
-	owners map[string]*renewOwner
-	out    sortedFinds
+	// ordered: the writes present their holders' own tokens, not the
+	// fence a renew names, so every write by O counts, as without fences.
+	ordered bool
+	owners  map[string]*renewOwner
+	out     sortedFinds
 }
 
 type renewOwner struct {
@@ -682,7 +693,7 @@ func (rr *renewRule) call(key string, k *kop) {
 			return
 		}
 		for _, sr := range ro.stops {
-			if rr.fenced && sr.fence != op.Fence || sr.all || sr.cleared[op.Process] {
+			if rr.fenced && !rr.ordered && sr.fence != op.Fence || sr.all || sr.cleared[op.Process] {
 				continue
 			}
 			if (op.Process == sr.r.op.Process && k.pos > sr.r.pos || op.Process != sr.r.op.Process && sr.returned) &&
@@ -740,7 +751,7 @@ func (rr *renewRule) done(sr *stopRecord) {
 	} else if !w.Returned {
 		outcome = "The write's outcome is unknown"
 	}
-	if !rr.fenced {
+	if !rr.fenced || rr.ordered {
 		rr.out.add(r.Owner, sr.r.pos, newFound(StopOnRenewFailure, r.Key, fmt.Sprintf(
 			"%s's renew %s (line %d), yet %s wrote %q afterwards (line %d) without acquiring again. %s: a failed renewal must stop all writing.",
 			r.Owner, how, r.Line, w.Owner, w.Value, w.Line, outcome), r, w))

@@ -71,7 +71,14 @@ func TestPropertyCorrectHistoriesHold(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				h := genHistory(t, m.o)
 				r := check(h)
-				for _, p := range []string{Linearizable, SingleWriterPerFence, FenceMonotonic} {
+				for _, p := range []string{Linearizable, SingleWriterPerFence, FenceMonotonic, StaleWrite} {
+					if p == StaleWrite && m.o.semantics == model.FencedStorage {
+						// The clients may present an older fence of their
+						// own, which a fenced resource accepts after a later
+						// holder's write: stale-write, rightly (iron-rule
+						// clients present their latest, and hold it).
+						continue
+					}
 					if v := r.Verdict(p); v != Holds {
 						t.Fatalf("%s = %s on a correct history, want holds\n%s\nviolations: %+v", p, v, describeHistory(h), r.Violations)
 					}

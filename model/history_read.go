@@ -603,6 +603,17 @@ func parseHeader(raw *rawLine) (Header, string) {
 			return h, reason
 		}
 	}
+	b, present, reason = raw.str(fTokens)
+	if reason != "" {
+		return h, "header " + reason
+	}
+	if present {
+		tokens, ok := ParseWriteTokens(string(b))
+		if !ok {
+			return h, fmt.Sprintf("header field \"tokens\": want \"grant\" or \"ordered\", got %s", quoteShort(string(b)))
+		}
+		h.Tokens = tokens
+	}
 	return h, ruleHeaderRules(h)
 }
 

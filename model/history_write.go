@@ -60,6 +60,10 @@ func NewWriter(w io.Writer, h Header) *Writer {
 		b = append(b, `,"expiry_lateness":`...)
 		b = strconv.AppendInt(b, h.ExpiryLateness, 10)
 	}
+	if h.Tokens != GrantTokens {
+		b = append(b, `,"tokens":`...)
+		b = appendJSONString(b, h.Tokens.String())
+	}
 	b = append(b, "}\n"...)
 	_, wr.err = wr.bw.Write(b)
 	wr.buf = b[:0]

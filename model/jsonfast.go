@@ -38,6 +38,7 @@ const (
 	fSemantics
 	fFences
 	fExpiryLateness
+	fTokens
 	fProcess
 	fOwner
 	fKey
@@ -69,6 +70,7 @@ var fieldNames = [nFields]string{
 	fSemantics:        "semantics",
 	fFences:           "fences",
 	fExpiryLateness:   "expiry_lateness",
+	fTokens:           "tokens",
 	fProcess:          "process",
 	fOwner:            "owner",
 	fKey:              "key",
@@ -94,7 +96,7 @@ var fieldNames = [nFields]string{
 // The fields of each kind of line. A known field on a line of another kind
 // is treated like an unknown one (warned, ignored; an error under Strict).
 const (
-	headerFields = 1<<fFormat | 1<<fVersion | 1<<fTimeUnit | 1<<fClockUncertainty | 1<<fSemantics | 1<<fFences | 1<<fExpiryLateness
+	headerFields = 1<<fFormat | 1<<fVersion | 1<<fTimeUnit | 1<<fClockUncertainty | 1<<fSemantics | 1<<fFences | 1<<fExpiryLateness | 1<<fTokens
 	opFields     = 1<<fProcess | 1<<fOwner | 1<<fKey | 1<<fOp | 1<<fTTL | 1<<fFence | 1<<fValue | 1<<fCall |
 		1<<fReturn | 1<<fAt | 1<<fOK | 1<<fError
 	faultFields = 1<<fFault | 1<<fTarget | 1<<fStart | 1<<fEnd | 1<<fAmount | 1<<fPeer | 1<<fDetail | 1<<fPartial

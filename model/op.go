@@ -104,6 +104,42 @@ func ParseFenceOrder(s string) (FenceOrder, bool) {
 	return 0, false
 }
 
+// WriteTokens says what the fence a write presents is.
+type WriteTokens uint8
+
+const (
+	// GrantTokens: a write presents the fence its holder's acquire was
+	// granted (reference/lease.py, and every coordinator whose token is
+	// the grant's number). The default. The checker's
+	// single-writer-per-fence holds the writes to it.
+	GrantTokens WriteTokens = iota
+	// OrderedTokens: a write presents a token of its holder's own making
+	// that the fenced resource orders, keeping the highest it accepted —
+	// the resourceVersion of a Kubernetes Lease read while holding it, its
+	// leaseTransitions + 1 — not the grant's number. Only fenced storage
+	// with fences; the checker judges such writes by stale-write, which
+	// asks the grants' numbers which holder came later, never the token.
+	OrderedTokens
+)
+
+func (t WriteTokens) String() string {
+	if t == OrderedTokens {
+		return "ordered"
+	}
+	return "grant"
+}
+
+// ParseWriteTokens maps the header's "tokens" field to a WriteTokens.
+func ParseWriteTokens(s string) (WriteTokens, bool) {
+	switch s {
+	case "grant":
+		return GrantTokens, true
+	case "ordered":
+		return OrderedTokens, true
+	}
+	return 0, false
+}
+
 // MaxTime bounds every time in a history (call, return, at, a fault's start
 // and end), every ttl and the clock uncertainty: 2^62 - 1, so that the
 // checker's clock arithmetic (call - u, return + u) cannot overflow and is
@@ -168,6 +204,9 @@ type Header struct {
 	// before its expiry. Absent means 0. The checker reports answers later
 	// than this as expiry-lateness, apart from linearizability.
 	ExpiryLateness int64
+	// Tokens is an extension of v1 (a field v1 readers ignore): what the
+	// fence a write presents is. Absent means GrantTokens.
+	Tokens WriteTokens
 }
 
 // DefaultHeader is what a history without a header line means.

@@ -43,10 +43,18 @@ func ruleLateness(l int64) string {
 }
 
 // ruleHeaderRules: the header's choices fit together. A fenced resource
-// judges writes by their fences, so it cannot go without them.
+// judges writes by their fences, so it cannot go without them; a holder's
+// own tokens are ordered by such a resource, and which holder came later by
+// the coordinator's grant numbers, so they need both.
 func ruleHeaderRules(h Header) string {
 	if h.Fences == NoFences && h.Semantics == FencedStorage {
 		return `header: "fences":"none" cannot go with "semantics":"fenced-storage": a fenced resource judges writes by their fences`
+	}
+	if h.Tokens == OrderedTokens && h.Semantics != FencedStorage {
+		return `header: "tokens":"ordered" needs "semantics":"fenced-storage": only a resource apart from the coordinator orders a holder's own tokens (under seed semantics the coordinator accepts its current fence only)`
+	}
+	if h.Tokens == OrderedTokens && h.Fences == NoFences {
+		return `header: "tokens":"ordered" cannot go with "fences":"none": which holder is later is judged by the coordinator's grant numbers`
 	}
 	return ""
 }

@@ -139,6 +139,9 @@ func exclusiveBeliefWarned(r *sim.Result) (violations, warnings []Finding) {
 // it), wherever the write landed — the harm a belief does comes after it.
 // Nil when none was.
 func staleWrite(h *model.History, b *sim.Belief, fence int64) *model.Op {
+	if h.Header.Tokens == model.OrderedTokens {
+		return staleOwnWrite(h, b, fence)
+	}
 	newer := int64(-1) // when a newer fence's write was first accepted
 	for i := range h.Ops {
 		op := &h.Ops[i]
@@ -154,6 +157,43 @@ func staleWrite(h *model.History, b *sim.Belief, fence int64) *model.Op {
 		op := &h.Ops[i]
 		t := opTime(op)
 		if op.Kind != model.Write || !accepted(op) || op.Fence != fence || op.Call < b.From || op.Call > b.To || t <= newer {
+			continue
+		}
+		if first == nil || t < opTime(first) {
+			first = op
+		}
+	}
+	return first
+}
+
+// staleOwnWrite is staleWrite where the writes present their holders' own
+// tokens (model.OrderedTokens), which say nothing of grants: a write is
+// b's when b's process sent it while it believed, and newer when its owner
+// is another, granted a fence above b's before the write was called (the
+// grants' order, as the checker's stale-write reads it).
+func staleOwnWrite(h *model.History, b *sim.Belief, fence int64) *model.Op {
+	newer := int64(-1)
+	for i := range h.Ops {
+		w := &h.Ops[i]
+		if w.Kind != model.Write || !accepted(w) || w.Owner == b.Owner || newer >= 0 && opTime(w) >= newer {
+			continue
+		}
+		for j := range h.Ops {
+			g := &h.Ops[j]
+			if g.Kind == model.Acquire && g.Returned && g.OK && g.Owner == w.Owner && g.Fence > fence && g.Return < w.Call {
+				newer = opTime(w)
+				break
+			}
+		}
+	}
+	if newer < 0 {
+		return nil
+	}
+	var first *model.Op
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		t := opTime(op)
+		if op.Kind != model.Write || !accepted(op) || op.Process != b.Process || op.Call < b.From || op.Call > b.To || t <= newer {
 			continue
 		}
 		if first == nil || t < opTime(first) {
@@ -223,7 +263,10 @@ func refusedOp(h *model.History, b *sim.Belief, g *model.Op) *model.Op {
 	var first *model.Op
 	for i := range h.Ops {
 		op := &h.Ops[i]
-		if op.Process != b.Process || !underGrant(op, b, g) || !op.Returned || op.OK || op.Return < b.From {
+		// A write under a token of the holder's own is b's by when it was
+		// sent, not by its token.
+		own := op.Kind == model.Write && h.Header.Tokens == model.OrderedTokens && op.Call >= b.From
+		if op.Process != b.Process || !underGrant(op, b, g) && !own || !op.Returned || op.OK || op.Return < b.From {
 			continue
 		}
 		if op.Kind != model.Renew && op.Kind != model.Write && op.Kind != model.Release {

@@ -161,7 +161,7 @@ func (r *recorder) result(w *world) *sim.Result {
 	}
 	slices.SortStableFunc(r.beliefs, func(a, b sim.Belief) int { return cmp64(a.From, b.From) })
 	h := &model.History{Name: fmt.Sprintf("seed-%d", r.sc.Seed), Header: model.DefaultHeader()}
-	h.Header.Fences = r.opts.Fences
+	h.Header.Fences, h.Header.Tokens = r.opts.Fences, r.opts.Tokens
 	if r.opts.Fenced {
 		h.Header.Semantics = model.FencedStorage
 	}

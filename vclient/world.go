@@ -66,6 +66,12 @@ type Options struct {
 	// Fences is how the server numbers grants, for the history's header:
 	// model.NoFences for a client that grants no token.
 	Fences model.FenceOrder
+	// Tokens is what the fence a write presents is, for the history's
+	// header: model.OrderedTokens for a client whose writes carry tokens
+	// of its own making (a Lease's resourceVersion read while holding it,
+	// leaseTransitions + 1) rather than the grant's number. Only with
+	// Fenced.
+	Tokens model.WriteTokens
 	// AdvisoryBelief declares the client's belief (Candidate.Leading and
 	// Stopped) a hint its library gives, not a promise that it ends before
 	// the lease can move (client-go's elector makes none). With Fenced, an

@@ -33,11 +33,16 @@ type Rules struct {
 	// Inf: any time after expiry, the checker's second look at a history
 	// (is lateness all that is wrong?).
 	Lateness int64
+	// Ordered: the writes present their holder's own tokens, which the
+	// resource orders (model.OrderedTokens): under fenced storage it
+	// accepts a write iff its token is at least the highest it accepted,
+	// whether or not the coordinator granted that number.
+	Ordered bool
 }
 
 // RulesOf returns the exact model's rules for a history's header.
 func RulesOf(h model.Header) Rules {
-	return Rules{Semantics: h.Semantics, Fences: h.Fences, Lateness: h.ExpiryLateness}
+	return Rules{Semantics: h.Semantics, Fences: h.Fences, Lateness: h.ExpiryLateness, Ordered: h.Tokens == model.OrderedTokens}
 }
 
 // NoOwner is the interned ID of "no holder".
@@ -222,8 +227,10 @@ func StepApplied(r Rules, s State, in *Input, out []State) []State {
 		if r.Semantics == model.FencedStorage {
 			fresh := in.Fence >= 1 && in.Fence >= s.Highest
 			granted, notGranted := in.Fence <= s.Fence, in.Fence > s.Fence
-			if s.Loose {
-				granted = true // any fence above the bound may have been granted
+			if s.Loose || r.Ordered {
+				// Any fence above the bound may have been granted; a
+				// holder's own token is not a grant at all.
+				granted, notGranted = true, notGranted && !r.Ordered
 			}
 			if in.OK && !(fresh && granted) || !in.OK && fresh && !notGranted {
 				return out

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"time"
 
@@ -35,9 +34,10 @@ import (
 //
 // Unfenced, the writes carry no token: nothing stops a write that left a
 // leader before it noticed the lease had moved on. Fenced, every write
-// presents the resourceVersion of the Lease update that made this
-// candidate the holder (learned by wrapping the typed client, the user's
-// side of the API), and the resource refuses a token below the highest it
+// presents a token learned from the Leases the typed client is answered
+// with (Tokens, wrapping the client: the user's side of the API) — by
+// default the resourceVersion of the Lease update that made this candidate
+// the holder — and the resource refuses a token below the highest it
 // accepted.
 //
 // ReleaseOnCancel sets client-go's LeaderElectionConfig.ReleaseOnCancel:
@@ -62,6 +62,9 @@ type Elector struct {
 	// prefers: "" for JSON, runtime.ContentTypeProtobuf for what a
 	// clientset made by kubernetes.NewForConfig sends by default.
 	ContentType string
+	// Token is the token a fenced write presents (tokens.go): by default
+	// the resourceVersion of the update that made this candidate holder.
+	Token TokenKind
 	// Namespace and Name of the Lease (default "default", "leasecheck").
 	Namespace, Name string
 	// New builds the elector from its configuration; nil is client-go's
@@ -141,10 +144,10 @@ func (e *Elector) Start(ctx context.Context, c *vclient.Candidate) {
 	}()
 	defer func() { <-done }()
 	for ctx.Err() == nil {
-		tok := &token{id: c.Identity}
+		tok := NewTokens(c.Identity)
 		var leases coordinationv1client.LeasesGetter = cs
 		if e.Fenced {
-			leases = tokenGetter{cs, tok}
+			leases = tok.Leases(cs)
 		}
 		var rw *releaseWatch
 		if e.ReleaseOnCancel {
@@ -209,7 +212,7 @@ func (e *Elector) Start(ctx context.Context, c *vclient.Candidate) {
 type job struct {
 	ctx context.Context
 	le  LeaderElector
-	tok *token
+	tok *Tokens
 }
 
 // minCycle is the shortest a round of the work program may take, so that
@@ -218,7 +221,7 @@ const minCycle = 100 * time.Millisecond
 
 // work is the leader's side effect: the holder's work items in a loop,
 // each a wait and then its writes, each write guarded by IsLeader().
-func (e *Elector) work(ctx context.Context, c *vclient.Candidate, le LeaderElector, tok *token) {
+func (e *Elector) work(ctx context.Context, c *vclient.Candidate, le LeaderElector, tok *Tokens) {
 	items := c.Process.Work
 	if len(items) == 0 {
 		<-ctx.Done()
@@ -241,7 +244,7 @@ func (e *Elector) work(ctx context.Context, c *vclient.Candidate, le LeaderElect
 				}
 				var fence int64
 				if e.Fenced {
-					if fence = tok.get(); fence == 0 {
+					if fence = tok.Token(e.Token); fence == 0 {
 						continue // no grant seen by this incarnation: nothing to present
 					}
 				}
@@ -288,83 +291,6 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-// token is the fenced user's token: the resourceVersion of the Lease
-// update that made this candidate the holder. It is learned from the
-// answers of the typed client (wrapped: the user's side of the API, not
-// client-go's), so it is exactly what the API server wrote.
-type token struct {
-	id   string
-	mu   sync.Mutex
-	seen string // the holder of the last Lease seen
-	rv   int64
-}
-
-func (t *token) get() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.rv
-}
-
-// observe notes a Lease the API server returned.
-func (t *token) observe(l *coordinationv1.Lease, written bool) {
-	if l == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	h := ""
-	if l.Spec.HolderIdentity != nil {
-		h = *l.Spec.HolderIdentity
-	}
-	if written && h == t.id && t.seen != t.id {
-		if rv, err := strconv.ParseInt(l.ResourceVersion, 10, 64); err == nil {
-			t.rv = rv
-		}
-	}
-	if h != t.id {
-		t.rv = 0 // another holds it: no token of ours is current
-	}
-	t.seen = h
-}
-
-type tokenGetter struct {
-	coordinationv1client.LeasesGetter
-	tok *token
-}
-
-func (g tokenGetter) Leases(ns string) coordinationv1client.LeaseInterface {
-	return tokenLeases{g.LeasesGetter.Leases(ns), g.tok}
-}
-
-type tokenLeases struct {
-	coordinationv1client.LeaseInterface
-	tok *token
-}
-
-func (l tokenLeases) Get(ctx context.Context, name string, o metav1.GetOptions) (*coordinationv1.Lease, error) {
-	r, err := l.LeaseInterface.Get(ctx, name, o)
-	if err == nil {
-		l.tok.observe(r, false)
-	}
-	return r, err
-}
-
-func (l tokenLeases) Create(ctx context.Context, lease *coordinationv1.Lease, o metav1.CreateOptions) (*coordinationv1.Lease, error) {
-	r, err := l.LeaseInterface.Create(ctx, lease, o)
-	if err == nil {
-		l.tok.observe(r, true)
-	}
-	return r, err
-}
-
-func (l tokenLeases) Update(ctx context.Context, lease *coordinationv1.Lease, o metav1.UpdateOptions) (*coordinationv1.Lease, error) {
-	r, err := l.LeaseInterface.Update(ctx, lease, o)
-	if err == nil {
-		l.tok.observe(r, true)
-	}
-	return r, err
 }
 
 // releaseWatch tells, in the trace, what a ReleaseOnCancel elector knew

@@ -30,6 +30,13 @@ const (
 	// client-go's fake clientset: an update with a stale resourceVersion
 	// is applied.
 	AcceptStale = "vclient:k8slease+accept-stale"
+	// FencedHeld: Fenced, every write carrying the resourceVersion of the
+	// Lease read while this candidate holds it (TokenHeld), a token of the
+	// holder's own ("tokens":"ordered").
+	FencedHeld = "vclient:k8slease-fenced-rv-held"
+	// FencedTransitions: Fenced, every write carrying leaseTransitions + 1
+	// (TokenTransitions), a token of the holder's own.
+	FencedTransitions = "vclient:k8slease-fenced-transitions"
 	// Release: Unfenced with ReleaseOnCancel — when its renew loop ends
 	// (a graceful shutdown, a failed renewal) the elector clears the
 	// Lease's holderIdentity. Its sweeps add step-downs (StepDowns).
@@ -61,10 +68,24 @@ func Releases(impl string) bool {
 // IsFenced reports whether impl's writes carry a token the store checks.
 func IsFenced(impl string) bool {
 	switch impl {
-	case Fenced, ReleaseFenced, ReleaseFencedPatched:
+	case Fenced, FencedHeld, FencedTransitions, ReleaseFenced, ReleaseFencedPatched:
 		return true
 	}
 	return false
+}
+
+// fencedToken is the token a fenced implementation's writes carry; ok is
+// false for an unfenced one.
+func fencedToken(impl string) (k TokenKind, ok bool) {
+	switch impl {
+	case Fenced, ReleaseFenced, ReleaseFencedPatched:
+		return TokenAcquired, true
+	case FencedHeld:
+		return TokenHeld, true
+	case FencedTransitions:
+		return TokenTransitions, true
+	}
+	return 0, false
 }
 
 // Target returns the campaign target an implementation name stands for,
@@ -84,7 +105,7 @@ func Target(t *testing.T, impl string) (*vclient.Target, error) {
 	case Naive:
 		tg.Client = &Elector{WriteWithTermContext: true}
 		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true, Server: func() vclient.Server { return NewServer() }}
-	case Fenced, Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched:
+	case Fenced, FencedHeld, FencedTransitions, Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched:
 		e := &Elector{Fenced: IsFenced(impl), ReleaseOnCancel: Releases(impl)}
 		if impl == ReleasePatched || impl == ReleaseFencedPatched {
 			if patchedElector == nil {
@@ -94,14 +115,20 @@ func Target(t *testing.T, impl string) (*vclient.Target, error) {
 		}
 		tg.Client = e
 		if e.Fenced {
-			tg.Options = vclient.Options{Fenced: true, Fences: model.Increasing, AdvisoryBelief: true,
+			k, _ := fencedToken(impl)
+			e.Token = k
+			tokens := model.OrderedTokens // the holder's own, not the grant's number
+			if k == TokenAcquired {
+				tokens = model.GrantTokens
+			}
+			tg.Options = vclient.Options{Fenced: true, Fences: model.Increasing, Tokens: tokens, AdvisoryBelief: true,
 				Server: func() vclient.Server { s := NewServer(); s.Fenced = true; return s }}
 		} else {
 			tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
 				Server: func() vclient.Server { return NewServer() }}
 		}
 	default:
-		return nil, fmt.Errorf("implementation %q: want %s", impl, strings.Join([]string{Unfenced, Naive, Fenced, AcceptStale, Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched}, ", "))
+		return nil, fmt.Errorf("implementation %q: want %s", impl, strings.Join([]string{Unfenced, Naive, Fenced, FencedHeld, FencedTransitions, AcceptStale, Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched}, ", "))
 	}
 	return tg, nil
 }
