@@ -81,7 +81,8 @@ type Options struct {
 
 // Kinds are the fault kinds the harness injects (package doc); a scenario
 // with another is refused, never run as if the fault had struck.
-var Kinds = []faults.Kind{faults.Pause, faults.Delay, faults.Partition, faults.CoordinatorCrash, faults.Crash, faults.OwnerReuse, faults.Shutdown}
+var Kinds = []faults.Kind{faults.Pause, faults.Delay, faults.Partition, faults.CoordinatorCrash, faults.Crash, faults.OwnerReuse, faults.Shutdown,
+	faults.ClockOffset, faults.ClockDrift}
 
 // runs serializes runs whose client draws from a process-wide source.
 var runs sync.Mutex
@@ -206,6 +207,9 @@ func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*sim
 		return nil, nil, fmt.Errorf("vclient: Options.Server is nil")
 	}
 	for i, f := range sc.Faults {
+		if err := refuseClock(i, f); err != nil {
+			return nil, nil, err
+		}
 		if !slices.Contains(Kinds, f.Kind) {
 			return nil, nil, fmt.Errorf("vclient: fault %d (%s): %s is not injected in virtual time (these are: %v)", i, f, f.Kind, Kinds)
 		}

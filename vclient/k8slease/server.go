@@ -107,7 +107,7 @@ func (s *Server) create(now int64, c *vclient.Candidate, body []byte) (*http.Res
 	if s.lease != nil {
 		var op *model.Op
 		if s.heldLive(now, c.Identity) {
-			op = &model.Op{Kind: model.Acquire, Owner: c.Identity, TTL: ttl(&l), Error: "held"}
+			op = &model.Op{Kind: model.Acquire, Owner: c.Identity, TTL: c.LeaseTTL(ttl(&l)), Error: "held"}
 		}
 		return status(apierrors.NewAlreadyExists(leasesGR, l.Name)), op, "409 create: the lease exists"
 	}
@@ -162,10 +162,10 @@ func (s *Server) apply(now int64, c *vclient.Candidate, l *coordinationv1.Lease,
 		op.Kind = model.Release
 		s.holder = ""
 	case holder == s.holder && now < s.expiry:
-		op.Kind, op.TTL = model.Renew, ttl(l)
+		op.Kind, op.TTL = model.Renew, c.LeaseTTL(ttl(l))
 		s.expiry = now + op.TTL
 	default:
-		op.Kind, op.TTL, op.Owner = model.Acquire, ttl(l), holder
+		op.Kind, op.TTL, op.Owner = model.Acquire, c.LeaseTTL(ttl(l)), holder
 		if s.Fenced {
 			op.Fence = s.rv
 		}
@@ -182,12 +182,12 @@ func (s *Server) refused(now int64, c *vclient.Candidate, l *coordinationv1.Leas
 	}
 	if s.versions[read] == c.Identity { // it was renewing its own lease
 		if s.holder != c.Identity {
-			return &model.Op{Kind: model.Renew, Owner: c.Identity, TTL: ttl(l), Error: "not-holder"}
+			return &model.Op{Kind: model.Renew, Owner: c.Identity, TTL: c.LeaseTTL(ttl(l)), Error: "not-holder"}
 		}
 		return nil
 	}
 	if s.heldLive(now, c.Identity) {
-		return &model.Op{Kind: model.Acquire, Owner: c.Identity, TTL: ttl(l), Error: "held"}
+		return &model.Op{Kind: model.Acquire, Owner: c.Identity, TTL: c.LeaseTTL(ttl(l)), Error: "held"}
 	}
 	return nil
 }
