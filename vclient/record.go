@@ -241,6 +241,8 @@ func (r *recorder) faultRecords() []model.FaultRecord {
 			}
 		case faults.ClockOffset, faults.ClockDrift:
 			clockRecord(&fr, f, r.struckProc[i], r.struckWhy[i])
+		case faults.Conflict:
+			conflictRecord(&fr, f, r.struckProc[i], r.struckWhy[i])
 		case faults.CoordinatorCrash:
 			fr.Detail = "the lease server answered 503 to every request"
 		case faults.Partition:
