@@ -102,10 +102,14 @@ const (
 	// owner name, once the old incarnation has returned (a pod restarted in
 	// place keeps its name); 0 leaves it down.
 	Shutdown Kind = "shutdown"
+	// Conflict makes the lease server answer every update the holder sends
+	// in [At, At+Duration) with 409 Conflict, applying none (the answer to
+	// a stale resourceVersion: as if another writer had got there first).
+	Conflict Kind = "conflict"
 )
 
 // ClientKinds lists the client faults, in the order summaries print them.
-var ClientKinds = []Kind{Shutdown}
+var ClientKinds = []Kind{Shutdown, Conflict}
 
 // IsClient reports whether k is a client fault.
 func (k Kind) IsClient() bool {

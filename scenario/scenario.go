@@ -150,8 +150,10 @@ func (s *Scenario) Validate() error {
 	if s.TTL <= 0 || s.Horizon <= 0 {
 		return fmt.Errorf("scenario: ttl and horizon must be > 0")
 	}
-	if s.RhoPPM < 0 || s.RhoPPM > 100_000 {
-		return fmt.Errorf("scenario: rho_ppm %d outside [0, 100000]", s.RhoPPM)
+	// Up to a clock twice as fast as true time: client-go's leader election
+	// documents its tolerance as a ratio of clock rates, 2 in its example.
+	if s.RhoPPM < 0 || s.RhoPPM > 1_000_000 {
+		return fmt.Errorf("scenario: rho_ppm %d outside [0, 1000000]", s.RhoPPM)
 	}
 	if s.MaxEvents < 0 {
 		return fmt.Errorf("scenario: negative max_events")
@@ -175,7 +177,7 @@ func (s *Scenario) Validate() error {
 		if p.RhoPPM != nil && (*p.RhoPPM < 0 || *p.RhoPPM > 100_000) {
 			return fmt.Errorf("scenario: holder %s: rho_ppm %d outside [0, 100000]", p.Name, *p.RhoPPM)
 		}
-		if p.DriftPPM > s.RhoPPM || p.DriftPPM < -s.RhoPPM {
+		if p.DriftPPM > s.RhoPPM || p.DriftPPM < -s.RhoPPM || p.DriftPPM <= -1_000_000 {
 			return fmt.Errorf("scenario: holder %s: drift_ppm %d beyond rho_ppm %d", p.Name, p.DriftPPM, s.RhoPPM)
 		}
 		for _, it := range p.Work {
@@ -187,7 +189,7 @@ func (s *Scenario) Validate() error {
 	if s.ReadEvery < 0 {
 		return fmt.Errorf("scenario: negative read_every")
 	}
-	if s.CoordinatorDriftPPM > s.RhoPPM || s.CoordinatorDriftPPM < -s.RhoPPM {
+	if s.CoordinatorDriftPPM > s.RhoPPM || s.CoordinatorDriftPPM < -s.RhoPPM || s.CoordinatorDriftPPM <= -1_000_000 {
 		return fmt.Errorf("scenario: coordinator_drift_ppm %d beyond rho_ppm %d", s.CoordinatorDriftPPM, s.RhoPPM)
 	}
 	if err := s.validateClients(seen); err != nil {
@@ -197,6 +199,9 @@ func (s *Scenario) Validate() error {
 		return err
 	}
 	for i, f := range s.Faults {
+		if f.Kind == faults.ClockDrift && f.Amount <= -1_000_000 {
+			return fmt.Errorf("scenario: fault %d: a drift of %d ppm stops or reverses the clock", i, f.Amount)
+		}
 		if f.Kind == faults.ClockOffset && f.At != 0 {
 			return fmt.Errorf("scenario: fault %d: clock-offset applies from the start (at must be 0); use clock-step", i)
 		}

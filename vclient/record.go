@@ -277,6 +277,10 @@ func (r *recorder) faultRecords() []model.FaultRecord {
 			if f.Duration > 0 {
 				fr.Detail = "the candidate's context was cancelled (a graceful shutdown): what it sent on its way out reached the server; restarted under the same identity"
 			}
+		case faults.ClockOffset, faults.ClockDrift:
+			clockRecord(&fr, f, r.struckProc[i], r.struckWhy[i])
+		case faults.Conflict:
+			conflictRecord(&fr, f, r.struckProc[i], r.struckWhy[i])
 		case faults.CoordinatorCrash:
 			fr.Detail = "the lease server answered 503 to every request"
 		case faults.Partition:

@@ -87,7 +87,8 @@ type Options struct {
 
 // Kinds are the fault kinds the harness injects (package doc); a scenario
 // with another is refused, never run as if the fault had struck.
-var Kinds = []faults.Kind{faults.Pause, faults.Delay, faults.Partition, faults.CoordinatorCrash, faults.Crash, faults.OwnerReuse, faults.Shutdown}
+var Kinds = []faults.Kind{faults.Pause, faults.Delay, faults.Partition, faults.CoordinatorCrash, faults.Crash, faults.OwnerReuse, faults.Shutdown,
+	faults.ClockOffset, faults.ClockDrift, faults.Conflict}
 
 // runs serializes runs whose client draws from a process-wide source.
 var runs sync.Mutex
@@ -228,6 +229,9 @@ func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*Rec
 		return nil, fmt.Errorf("vclient: Options.Server is nil")
 	}
 	for i, f := range sc.Faults {
+		if err := refuseClock(i, f); err != nil {
+			return nil, err
+		}
 		if !slices.Contains(Kinds, f.Kind) {
 			return nil, fmt.Errorf("vclient: fault %d (%s): %s is not injected in virtual time (these are: %v)", i, f, f.Kind, Kinds)
 		}
@@ -764,6 +768,9 @@ func (w *world) serve(e *event, now time.Duration) {
 		if w.down(t) {
 			rep.resp = Response(http.StatusServiceUnavailable, unavailable)
 			w.rec.traceLocked(t, c.cand.Name, "refused", c.what()+": the lease server is down (503)")
+			break
+		}
+		if w.conflict(c, t, &rep) {
 			break
 		}
 		resp, op, detail := w.srv.Serve(t, c.cand, c.req, c.body)

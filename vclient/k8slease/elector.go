@@ -205,6 +205,11 @@ func (e *Elector) Start(ctx context.Context, c *vclient.Candidate) {
 			<-ctx.Done()
 			return
 		}
+		if err := useClock(le, c); err != nil {
+			c.Trace("refused", "clock: "+err.Error()) // its skew would reach nothing
+			<-ctx.Done()
+			return
+		}
 		le.Run(ctx)
 	}
 }

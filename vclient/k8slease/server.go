@@ -298,7 +298,7 @@ func (s *Server) create(now int64, c *vclient.Candidate, req *http.Request, res 
 		var op *model.Op
 		if s.isElection(k, false) && s.heldLive(now, c.Identity) {
 			l := o.(*coordinationv1.Lease)
-			op = &model.Op{Kind: model.Acquire, Owner: c.Identity, TTL: ttl(l), Error: "held"}
+			op = &model.Op{Kind: model.Acquire, Owner: c.Identity, TTL: c.LeaseTTL(ttl(l)), Error: "held"}
 		}
 		return s.status(req, apierrors.NewAlreadyExists(res.gr(), k.name)), op, "409 create: " + k.name + " exists"
 	}
@@ -372,10 +372,10 @@ func (s *Server) store(now int64, c *vclient.Candidate, req *http.Request, k obj
 		op.Kind = model.Release
 		s.holder = ""
 	case holder == s.holder && now < s.expiry:
-		op.Kind, op.TTL = model.Renew, ttl(l)
+		op.Kind, op.TTL = model.Renew, c.LeaseTTL(ttl(l))
 		s.expiry = now + op.TTL
 	default:
-		op.Kind, op.TTL, op.Owner = model.Acquire, ttl(l), holder
+		op.Kind, op.TTL, op.Owner = model.Acquire, c.LeaseTTL(ttl(l)), holder
 		if s.Fenced {
 			op.Fence = s.rv
 		}
@@ -660,12 +660,12 @@ func (s *Server) refused(now int64, c *vclient.Candidate, l *coordinationv1.Leas
 	}
 	if s.versions[read] == c.Identity { // it was renewing its own lease
 		if s.holder != c.Identity {
-			return &model.Op{Kind: model.Renew, Owner: c.Identity, TTL: ttl(l), Error: "not-holder"}
+			return &model.Op{Kind: model.Renew, Owner: c.Identity, TTL: c.LeaseTTL(ttl(l)), Error: "not-holder"}
 		}
 		return nil
 	}
 	if s.heldLive(now, c.Identity) {
-		return &model.Op{Kind: model.Acquire, Owner: c.Identity, TTL: ttl(l), Error: "held"}
+		return &model.Op{Kind: model.Acquire, Owner: c.Identity, TTL: c.LeaseTTL(ttl(l)), Error: "held"}
 	}
 	return nil
 }

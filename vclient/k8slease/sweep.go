@@ -160,7 +160,18 @@ var Timings = []Timing{
 // so RetryPeriod + RenewDeadline must not exceed LeaseDuration. client-go
 // checks only LeaseDuration > RenewDeadline > 1.2·RetryPeriod: tight-2s
 // (2 s / 1.5 s / 1 s) passes its check and is not safe.
-func (t Timing) Safe() bool { return t.RetryPeriod+t.RenewDeadline <= t.LeaseDuration }
+func (t Timing) Safe() bool { return t.SafeAt(0) }
+
+// SafeAt is Safe where a candidate's clock runs ppm parts per million
+// fast: a follower's LeaseDuration then passes in LeaseDuration/(1+ppm/10⁶)
+// of true time, while a holder that cannot renew believes for up to
+// RetryPeriod + RenewDeadline of true time (client-go's renew deadline is
+// a context timeout, not its clock). client-go's doc comment puts the
+// tolerated ratio of clock rates at about LeaseDuration/RenewDeadline;
+// this is that bound with the holder's RetryPeriod counted.
+func (t Timing) SafeAt(ppm int64) bool {
+	return (t.RetryPeriod+t.RenewDeadline)*(1_000_000+ppm) <= t.LeaseDuration*1_000_000
+}
 
 // Profile is a sweep's fault class.
 type Profile string
@@ -181,6 +192,12 @@ const (
 	// whose holder died, with reads and writes far apart — where a store
 	// without resourceVersion checks lets two of them win.
 	Contention Profile = "contention"
+	// Clock: one candidate's clock runs fast from the start (FastClockPPM)
+	// while another is cut off from the API server (a partition) for up to
+	// two LeaseDurations: the one whose renewals stop landing still
+	// believes for RenewDeadline, the fast one's LeaseDuration runs out
+	// early (Timing.SafeAt).
+	Clock Profile = "clock"
 	// All: pauses, latency beyond RenewDeadline, partitions from the API
 	// server, the API server down, crashes with and without a restart
 	// under the same identity.
@@ -188,7 +205,11 @@ const (
 )
 
 // Profiles lists them.
-var Profiles = []Profile{NoFaults, Latency, Pauses, Contention, All}
+var Profiles = []Profile{NoFaults, Latency, Pauses, Contention, Clock, All}
+
+// FastClockPPM is how fast the Clock profile's fast clock runs: twice
+// true speed, client-go's own example of a skew to configure for.
+const FastClockPPM = 1_000_000
 
 // ParseProfile reads a profile name.
 func ParseProfile(s string) (Profile, error) {
@@ -213,6 +234,8 @@ func (p Profile) Kinds() []faults.Kind {
 		return []faults.Kind{faults.Pause}
 	case Contention:
 		return []faults.Kind{faults.Delay, faults.Crash}
+	case Clock:
+		return []faults.Kind{faults.ClockDrift, faults.Partition}
 	case All:
 		return []faults.Kind{faults.Pause, faults.Delay, faults.Partition, faults.CoordinatorCrash, faults.Crash, faults.OwnerReuse}
 	}
@@ -306,6 +329,12 @@ func generator(impl string, p Profile, timings []Timing) func(seed uint64) *scen
 		switch p {
 		case Contention:
 			sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Crash, Target: pick(), At: at(), Duration: 1 + r.Int64N(ld)})
+		case Clock:
+			fast := r.IntN(len(names))
+			cut := (fast + 1 + r.IntN(len(names)-1)) % len(names)
+			sc.RhoPPM = FastClockPPM
+			sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.ClockDrift, Target: names[fast], Amount: FastClockPPM},
+				faults.Fault{Kind: faults.Partition, Target: names[cut], Peer: faults.Coordinator, At: at(), Duration: ld/2 + r.Int64N(3*ld/2)})
 		case Pauses:
 			for range 1 + r.IntN(2) {
 				sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Pause, Target: pick(), At: at(), Duration: ld/4 + r.Int64N(2*ld)})
