@@ -31,8 +31,11 @@
 //	go test ./vclient/k8slease -run TestReplayRate -failures 100
 //	go test ./vclient/k8slease -run '^$' -bench BenchmarkElection
 //
-// Index: server.go (the Lease API server), elector.go (Elector, the
-// fenced token), jitter.go (client-go's jitter pointed at the run's
+// Index: server.go (the Lease API server), events.go (the Events a
+// recorder sends), elector.go (Elector, the fenced token), work.go (Work,
+// the leader's work loop, shared with package ctrlruntime),
+// tokentransport.go (TokenTransport, the fenced token read at a client's
+// transport), jitter.go (client-go's jitter pointed at the run's
 // seeded source), sweep.go (Target, Timings, Profiles, Generator),
 // story.go (FindZombieWrite, WriteStory, AppendStory).
 package k8slease

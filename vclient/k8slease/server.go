@@ -72,6 +72,9 @@ var leasesGR = schema.GroupResource{Group: "coordination.k8s.io", Resource: "lea
 
 // Serve implements vclient.Server.
 func (s *Server) Serve(now int64, c *vclient.Candidate, req *http.Request, body []byte) (*http.Response, *model.Op, string) {
+	if resp, detail, ok := serveEvent(req, body); ok {
+		return resp, nil, detail
+	}
 	rest, ok := strings.CutPrefix(req.URL.Path, leasesPrefix)
 	parts := strings.Split(rest, "/")
 	if !ok || len(parts) < 2 || parts[1] != "leases" || len(parts) > 3 {
