@@ -59,8 +59,8 @@ var Map = []Layer{
 	{Name: "campaign and report", What: "seeds, shards, judging in one place, shrinking, saving; the timeline and the stories",
 		Packages:  []string{"campaign", "report"},
 		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "drivers"}},
-	{Name: "user-facing", What: "the suites, verify, the Kubernetes client, the command, the benchmarks, the examples",
-		Packages: []string{"leasetest", "verify", "vclient/k8slease/...", "cmd/...", "examples/...",
+	{Name: "user-facing", What: "the suites, verify, the Kubernetes clients, the command, the benchmarks, the examples",
+		Packages: []string{"leasetest", "verify", "vclient/k8slease/...", "vclient/ctrlruntime", "cmd/...", "examples/...",
 			"internal/classgen", "internal/classbench/...", "internal/servers/serverstest", "internal/layers/...", "deploy", "docs"},
 		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "adapters", "drivers", "campaign and report"}},
 }

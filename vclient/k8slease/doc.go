@@ -54,7 +54,10 @@
 //	go test ./vclient/k8slease -run TestStepDownClean -seeds 10000
 //
 // Index: server.go (the Lease API server), elector.go (Elector, the
-// fenced token), jitter.go (UseJitter: client-go's jitter pointed at the run's
+// fenced token), tokens.go (Tokens: the tokens users make), work.go (Work,
+// the leader's work loop, shared with package ctrlruntime),
+// tokentransport.go (TokenTransport, the fenced token read at a client's
+// transport), jitter.go (UseJitter: client-go's jitter pointed at the run's
 // seeded source), sweep.go (Target, Timings, Profiles, Generator),
 // story.go (FindZombieWrite, FindForeignRelease, WriteStory, AppendStory).
 package k8slease

@@ -220,82 +220,14 @@ type job struct {
 	tok *Tokens
 }
 
-// minCycle is the shortest a round of the work program may take, so that
-// a program shrunk to no waiting still lets virtual time pass.
-const minCycle = 100 * time.Millisecond
-
-// work is the leader's side effect: the holder's work items in a loop,
-// each a wait and then its writes, each write guarded by IsLeader().
+// work is the leader's side effect (Work), each write guarded by
+// IsLeader() and, fenced, carrying the token of this candidate's grant.
 func (e *Elector) work(ctx context.Context, c *vclient.Candidate, le LeaderElector, tok *Tokens) {
-	items := c.Process.Work
-	if len(items) == 0 {
-		<-ctx.Done()
-		return
+	o := WorkOptions{Leading: le.IsLeader, TermContext: e.WriteWithTermContext}
+	if e.Fenced {
+		o.Fence = func() int64 { return tok.Token(e.Token) }
 	}
-	for {
-		var spent time.Duration
-		for _, it := range items {
-			d := time.Duration(it.Work) * time.Millisecond
-			spent += d
-			if !sleep(ctx, between(d)) {
-				return
-			}
-			for range it.Writes {
-				if ctx.Err() != nil {
-					return
-				}
-				if !le.IsLeader() {
-					continue
-				}
-				var fence int64
-				if e.Fenced {
-					if fence = tok.Token(e.Token); fence == 0 {
-						continue // no grant seen by this incarnation: nothing to present
-					}
-				}
-				// The write is the user's own call, not the term's: once
-				// issued it is not withdrawn when the term ends (a write
-				// already on its way to a database is not recalled) —
-				// unless the user passes the term's context down.
-				wctx := context.Background()
-				if e.WriteWithTermContext {
-					wctx = ctx
-				}
-				_, err := c.Write(wctx, "", fence)
-				if err != nil && ctx.Err() != nil {
-					return
-				}
-			}
-		}
-		if spent < minCycle && !sleep(ctx, between(minCycle-spent)) {
-			return
-		}
-	}
-}
-
-// between returns how long to sleep for d to end half a millisecond past
-// a whole one. The harness answers at whole milliseconds, so client-go's
-// renew loop, its deadlines and the term's end all fall on them; a work
-// timer on the same instant would race the term's end in the goroutine
-// scheduler's order (a write sent or not), where in real time a tie has
-// no chance. Half a millisecond in between, it never ties.
-func between(d time.Duration) time.Duration {
-	now := time.Now()
-	return now.Add(d).Truncate(time.Millisecond).Add(time.Millisecond / 2).Sub(now)
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	Work(ctx, c, o)
 }
 
 // releaseWatch tells, in the trace, what a ReleaseOnCancel elector knew

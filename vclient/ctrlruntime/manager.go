@@ -1,0 +1,185 @@
+package ctrlruntime
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/leasecheck/leasecheck/vclient"
+	"github.com/leasecheck/leasecheck/vclient/k8slease"
+)
+
+// Manager is the user's program around a controller-runtime manager, as a
+// vclient.Client: per candidate, manager.New with leader election on and
+// everything else of it at its defaults — the "leases" lock, the
+// hostname_uuid identity (seeded: identity.go), its event recorder (its
+// "became leader" Events go to the API server, which accepts them) — with
+// the scenario's LeaseDuration (its TTL), RenewDeadline (the holder's
+// timeout) and RetryPeriod (its renew interval) as k8slease.Parameters
+// maps them, its metrics and health probes off (no listening port in a
+// bubble), and one Runnable that needs leader election: the leader's work
+// (k8slease.Work), its writes guarded by nothing but the Runnable's
+// context, which is the manager's word on leadership. The manager starts
+// it once elected (Elected() closes with it) and cancels it when it stops;
+// that span is the candidate's belief. A manager that lost its lease
+// returns from Start ("leader election lost"), and a candidate's process
+// would exit: a new manager is built (a new identity), as a pod restarted
+// by its kubelet would.
+//
+// Unfenced, the writes carry no token. Fenced, every write presents the
+// resourceVersion of the Lease write that made this manager the holder,
+// read from the API server's answers by a WrapTransport on the manager's
+// rest.Config (k8slease.TokenTransport): a user cannot reach the lock the
+// manager builds, only its transport.
+type Manager struct {
+	Fenced bool
+	// WriteWithTermContext makes the work write under the Runnable's
+	// context (k8slease.WorkOptions.TermContext).
+	WriteWithTermContext bool
+	// Namespace and LeaderElectionID, the Lease's namespace and name
+	// (default "default", "leasecheck").
+	Namespace, LeaderElectionID string
+
+	// key is the run's, drawn from its seeded source (Use): the identities'
+	// UUIDs derive from it.
+	key uint64
+}
+
+// Use implements vclient.RandUser: client-go's jitter (which the manager's
+// leader election draws from) and the identities' UUIDs come from the
+// run's seeded source.
+func (m *Manager) Use(r *rand.Rand) func() {
+	m.key = r.Uint64()
+	return (&k8slease.Elector{}).Use(r)
+}
+
+// Start implements vclient.Client.
+func (m *Manager) Start(ctx context.Context, c *vclient.Candidate) {
+	ns, name := m.Namespace, m.LeaderElectionID
+	if ns == "" {
+		ns = "default"
+	}
+	if name == "" {
+		name = "leasecheck"
+	}
+	ld, rd, rp := k8slease.Parameters(c)
+	ctx = klog.NewContext(ctx, logr.Discard())
+	for k := 0; ctx.Err() == nil; k++ {
+		var mgr manager.Manager
+		var fence func() int64
+		id, err := withIdentity(m.key, c.Name, k, func(id string) error {
+			cfg := &rest.Config{Host: "http://kube-apiserver.invalid", Transport: c.Transport(), QPS: -1,
+				// JSON: the translation of identities at the API server's
+				// door and the token's reading decode JSON.
+				ContentConfig: rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"}}
+			if m.Fenced {
+				cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+					rt, fence = k8slease.TokenTransport(rt, id)
+					return rt
+				}
+			}
+			var err error
+			mgr, err = manager.New(cfg, manager.Options{
+				Logger:                  logr.Discard(),
+				LeaderElection:          true,
+				LeaderElectionNamespace: ns,
+				LeaderElectionID:        name,
+				LeaseDuration:           &ld,
+				RenewDeadline:           &rd,
+				RetryPeriod:             &rp,
+				Metrics:                 metricsserver.Options{BindAddress: "0"},
+				HealthProbeBindAddress:  "0",
+			})
+			return err
+		})
+		if err != nil {
+			c.Trace("refused", "manager.New: "+err.Error())
+			<-ctx.Done()
+			return
+		}
+		c.Trace("manager", "identity <hostname>_"+id[len(id)-36:])
+		if m.Fenced && fence == nil {
+			c.Trace("refused", "the manager built no client through its rest.Config's transport")
+			<-ctx.Done()
+			return
+		}
+		l := &leader{c: c, o: k8slease.WorkOptions{Fence: fence, TermContext: m.WriteWithTermContext}}
+		if err := mgr.Add(l); err != nil {
+			c.Trace("refused", "manager.Add: "+err.Error())
+			<-ctx.Done()
+			return
+		}
+		err = mgr.Start(ctx)
+		l.close()
+		if err != nil && ctx.Err() == nil {
+			select {
+			case <-mgr.Elected():
+				c.Trace("manager exited", err.Error())
+			default:
+				// Never elected, yet it stopped: it refused its
+				// configuration (client-go's checks of the three
+				// parameters), as the user's binary would at start.
+				c.Trace("refused", "manager.Start: "+err.Error())
+				<-ctx.Done()
+				return
+			}
+		}
+	}
+}
+
+// leader is the Runnable that needs leader election: the leader's work.
+type leader struct {
+	c *vclient.Candidate
+	o k8slease.WorkOptions
+
+	mu      sync.Mutex
+	closed  bool
+	running sync.WaitGroup
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (l *leader) NeedLeaderElection() bool { return true }
+
+// Start implements manager.Runnable: called once the manager is elected,
+// its context cancelled when the manager stops.
+func (l *leader) Start(ctx context.Context) error {
+	l.mu.Lock()
+	if l.closed {
+		// The manager returned before its runnable group got to it.
+		l.mu.Unlock()
+		return nil
+	}
+	l.running.Add(1)
+	l.mu.Unlock()
+	defer l.running.Done()
+	l.c.Leading("Runnable started (elected)")
+	stopped := make(chan struct{})
+	go func() {
+		// The belief ends with the context, not with the work: a write
+		// the work has on its way does not end when the context does.
+		<-ctx.Done()
+		l.c.Stopped("the Runnable's context ended")
+		close(stopped)
+	}()
+	k8slease.Work(ctx, l.c, l.o)
+	<-stopped
+	return nil
+}
+
+// close waits for Start to return, and keeps it from starting after: a
+// manager that lost its lease returns without waiting for its runnables
+// (controller-runtime skips the graceful shutdown then), but a candidate's
+// Start must not return before every goroutine it began has.
+func (l *leader) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.running.Wait()
+}
