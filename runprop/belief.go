@@ -391,7 +391,7 @@ func confirmedAt(h *model.History, b *sim.Belief, g *model.Op, t int64) int64 {
 // about which grant is older blames the wrong holder. One finding per
 // grant, the first belief that misnames it.
 func beliefFence(r *sim.Result) []Finding {
-	if r.History.Header.Fences == model.NoFences {
+	if r.History.Header.Fences == model.NoFences || r.HarnessFences {
 		return nil
 	}
 	var out []Finding

@@ -40,6 +40,11 @@ type Result struct {
 	// that no accepted stale write came of as a warning (package runprop).
 	// The simulator's holders promise their beliefs: always false here.
 	AdvisoryBelief bool
+	// HarnessFences says each belief's fence is the harness's reading of
+	// the server's record (vclient: the owner's latest grant), not a
+	// number the holder reported: belief-fence, which judges the holder's
+	// word against the coordinator's, has nothing to judge then.
+	HarnessFences bool
 	// Hash digests every event the loop ran, the history and the trace: two
 	// runs of one scenario have the same Hash.
 	Hash uint64

@@ -342,6 +342,9 @@ func clockRecord(fr *model.FaultRecord, f faults.Fault, proc, why string) {
 // a shorter lease, and what the old holder does after that end is judged
 // as done without one. Without a fast clock elsewhere it is ttl.
 func (c *Candidate) LeaseTTL(ttl int64) int64 {
+	if c.w == nil {
+		return ttl // a candidate outside a run (a server's own tests)
+	}
 	now := c.w.nowMs()
 	out := ttl
 	for _, f := range c.w.sc.Faults {

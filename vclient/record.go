@@ -197,7 +197,7 @@ func (r *recorder) result(w *world) *sim.Result {
 	h.Faults = r.faultRecords()
 	h.NumberLines()
 	res := &sim.Result{Scenario: r.sc, History: h, Trace: r.trace, Plan: r.sc.Faults, Beliefs: r.beliefs, Stops: r.stops,
-		AdvisoryBelief: r.opts.AdvisoryBelief}
+		AdvisoryBelief: r.opts.AdvisoryBelief, HarnessFences: true}
 	r.store = r.storeLog(h, idx)
 	res.Stats = sim.Stats{End: end, Ops: len(ops), Faults: map[faults.Kind]int{}}
 	for i := range r.sc.Faults {
