@@ -9,7 +9,7 @@
 //     simulator, a real backend elsewhere (it records itself in the
 //     scenario's "implementation" field; ParseTarget reads it back).
 //   - Judge (JudgeExecution) judges a run on every property that applies:
-//     the checker's five history properties on its history, and the run
+//     the checker's six history properties on its history, and the run
 //     properties (package runprop) on the simulator's result. An Outcome
 //     answers Failed, Violated, Undecided and Status, the exit status
 //     computed one way (0 hold, 1 violated, 2 usage, 3 undecided).

@@ -12,7 +12,7 @@ import (
 )
 
 // Properties returns every property a simulated run is judged for, in the
-// order they are reported: the checker's five history properties
+// order they are reported: the checker's six history properties
 // (docs/specification.md §2), then the run properties (package runprop).
 func Properties() []string {
 	return append(checker.Properties(), runprop.Properties()...)

@@ -226,16 +226,6 @@ func writeRealReplay(w io.Writer, failed []string, impl string, info StoryInfo) 
 	fmt.Fprintf(w, "```go\nsc, err := scenario.Load(%q)\nif err != nil {\n\tt.Fatal(err)\n}\nres, err := realrun.RunScenario(ctx, target, sc, realrun.Options{TTL: ttl}) // ttl: the replay line's --ttl (0: chosen for the backend)\nif err != nil {\n\tt.Fatal(err)\n}\ncr, err := checker.Check(ctx, res.History, checker.Options{})\nif err != nil {\n\tt.Fatal(err)\n}\nif !cr.OK() {\n\tt.Errorf(\"%%d violations: the bug is still there\", len(cr.Violations))\n}\n```\n", info.ScenarioFile)
 }
 
-func without(xs []string, not string) []string {
-	var out []string
-	for _, x := range xs {
-		if x != not {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 func code(xs []string) string {
 	if len(xs) == 0 {
 		return "no property"

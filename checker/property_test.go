@@ -180,7 +180,7 @@ func porcupineDisagrees(h *model.History, ours func() Verdict, d time.Duration) 
 	return "", ""
 }
 
-// Clients that follow the iron rule produce histories where all five
+// Clients that follow the iron rule produce histories where all six
 // history properties hold.
 func TestPropertyIronRuleHistoriesHoldEverything(t *testing.T) {
 	for _, m := range genModes {

@@ -7,7 +7,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// stale-write (DESIGN.md §2): the fencing safety property, whatever token
+// stale-write (docs/specification.md §2): the fencing safety property, whatever token
 // a write presents. An accepted write w by owner O is stale when a write w'
 // by another owner O' was accepted before it, and O' had been granted the
 // lease, before w' was called, under a fence above every fence O can have
@@ -35,7 +35,7 @@ import (
 // "w' was accepted before w": w' returned before w was called (real time,
 // which every linearization respects), or the coordinator's clock windows
 // say so — the window of w' ends before that of w begins (exact mode: at(w') < at(w);
-// DESIGN.md §3: now never goes backwards along a key's order) — the
+// docs/specification.md §3: now never goes backwards along a key's order) — the
 // store's own record of the order, which catches a write sent before the
 // later holder's and applied after it.
 //

@@ -139,8 +139,8 @@ func TestSpecificationNamesEveryProperty(t *testing.T) {
 	}
 }
 
-// Where a comment or a page counts the properties ("the five history
-// properties", "judges N run properties", "Check judges five
+// Where a comment or a page counts the properties ("the N history
+// properties", "judges N run properties", "Check judges N
 // properties"), the count is the code's: checker.Properties for the history
 // properties, runprop.Properties for the run properties. A property added to
 // the code and not to the prose fails here, in every file that counts.

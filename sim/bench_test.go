@@ -47,7 +47,7 @@ func benchEvents(b *testing.B, wellBehaved bool) {
 }
 
 // BenchmarkScenarioChecked measures scenarios generated, run and checked
-// (all five history properties) per second on one core.
+// (all six history properties) per second on one core.
 func BenchmarkScenarioChecked(b *testing.B) {
 	var ops int
 	for i := 0; i < b.N; i++ {

@@ -33,7 +33,7 @@
 // (removed after every round). Rounds go through package campaign
 // (campaign.Run, one at a time: Config.Sequential), so they are judged,
 // counted and summed as `leasecheck run`'s seeds are: campaign.Judge on the
-// five history properties (a real run has no simulator result, so no run
+// six history properties (a real run has no simulator result, so no run
 // properties; target.Properties says why exclusive-belief is not judged),
 // campaign.Summary with verify's own fields beside it (Summary), the exit
 // status computed one way (campaign.Status).

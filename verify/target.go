@@ -41,7 +41,7 @@ func (k *keys) next(key string) string {
 // Implementation implements campaign.Target.
 func (t *target) Implementation() string { return t.impl }
 
-// Properties are the properties judged on a real run: the checker's five
+// Properties are the properties judged on a real run: the checker's six
 // history properties. The run properties need the simulator's result; the
 // one realrun could feed, exclusive-belief from its belief intervals, is
 // not judged: an interval's end is seen by the driver's timer, late by the

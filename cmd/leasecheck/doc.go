@@ -13,7 +13,7 @@
 //	leasecheck help [COMMAND]
 //	leasecheck version
 //
-// check judges a recorded history (format v1, docs/specification.md §4) for the five
+// check judges a recorded history (format v1, docs/specification.md §4) for the six
 // history properties. run generates scenarios with faults, runs them
 // against the reference implementation (or a planted bug, --mutant) in the
 // deterministic simulator and judges every property of every run (package

@@ -57,7 +57,7 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	histDir := fs.String("histories", "", "also save every seed's history as `DIR`/seed-N.history.jsonl")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: leasecheck run [--seeds N [--first S] [--shard I/N] | --seed S] [--faults LIST] [--mutant NAME] [--out DIR] [--fail-fast] [--json]")
-		fmt.Fprintln(fs.Output(), "\nRuns the reference coordinator, resource and holder (or one planted bug) in\nthe deterministic simulator, one scenario per seed, and judges every property\nof every run: the five history properties and the run properties. Failing\nseeds are shrunk and saved so that 'leasecheck repro FILE' replays them.\nExit status: 0 all hold, 1 a violation, 2 bad usage, 3 a history undecided\nwithin the budget.")
+		fmt.Fprintln(fs.Output(), "\nRuns the reference coordinator, resource and holder (or one planted bug) in\nthe deterministic simulator, one scenario per seed, and judges every property\nof every run: the six history properties and the run properties. Failing\nseeds are shrunk and saved so that 'leasecheck repro FILE' replays them.\nExit status: 0 all hold, 1 a violation, 2 bad usage, 3 a history undecided\nwithin the budget.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlagsOnly(fs, args, stderr); !ok {

@@ -358,6 +358,14 @@ func (s *Server) store(now int64, c *vclient.Candidate, req *http.Request, k obj
 	if !s.isElection(k, typ == watch.Added) {
 		if detail == "" {
 			detail = fmt.Sprintf("%s %s %s/%s at resourceVersion %d", strings.ToLower(string(typ)), k.res.kind, k.namespace, k.name, s.rv)
+			// An Event says what the client told the cluster (an elector's
+			// "became leader"): the trace keeps its reason and words.
+			switch e := o.(type) {
+			case *corev1.Event:
+				detail += fmt.Sprintf(": event %s %q", e.Reason, e.Message)
+			case *eventsv1.Event:
+				detail += fmt.Sprintf(": event %s %q", e.Reason, e.Note)
+			}
 		}
 		return s.object(req, code, k.res, o), nil, detail
 	}
