@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,6 +41,13 @@ type Proxy struct {
 	conns  map[*proxyConn]struct{}
 	closed bool
 	wg     sync.WaitGroup
+	// hold: every holdEvery-th chunk a client sends that contains
+	// holdMatch waits holdFor before it goes on (HoldMatching).
+	holdMatch []byte
+	holdEvery int64
+	holdFor   time.Duration
+	matched   atomic.Int64
+	held      atomic.Int64
 	// Dialer dials the target; its zero value is net.Dialer's.
 	Dialer net.Dialer
 }
@@ -187,6 +195,28 @@ func (c *proxyConn) close() {
 	}
 }
 
+// HoldMatching holds every every-th chunk a client sends that contains
+// match for d before passing it on, as a slow network or server would hold
+// one request: the client times out and may close its connection, and the
+// request is delivered late all the same (bytes in flight are not taken
+// back). A nil match holds nothing.
+func (p *Proxy) HoldMatching(match []byte, every int64, d time.Duration) {
+	p.mu.Lock()
+	p.holdMatch, p.holdEvery, p.holdFor = match, max(every, 1), d
+	p.mu.Unlock()
+}
+
+// Held is how many chunks HoldMatching held so far.
+func (p *Proxy) Held() int64 { return p.held.Load() }
+
+// Open is how many client connections the proxy is serving, a held chunk's
+// among them until it has been delivered.
+func (p *Proxy) Open() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns)
+}
+
 // Addr is the address clients dial instead of the target's.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
@@ -323,8 +353,8 @@ func (p *Proxy) serve(client net.Conn) {
 		}
 	}
 	done := make(chan struct{}, 2)
-	go func() { p.pipe(pc, server, client); done <- struct{}{} }()
-	go func() { p.pipe(pc, client, server); done <- struct{}{} }()
+	go func() { p.pipe(pc, server, client, true); done <- struct{}{} }()
+	go func() { p.pipe(pc, client, server, false); done <- struct{}{} }()
 	<-done
 	client.Close()
 	server.Close()
@@ -388,13 +418,18 @@ func (p *Proxy) waitPass(pc *proxyConn) bool {
 	return !p.closed && !pc.cut && !p.rejectsLocked(pc)
 }
 
-func (p *Proxy) pipe(pc *proxyConn, dst io.Writer, src io.Reader) {
+// pipe forwards src to dst; up: from the client to the server.
+func (p *Proxy) pipe(pc *proxyConn, dst io.Writer, src io.Reader, up bool) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
 			d := p.delay + p.delayFrom[pc.label]
+			if up && p.holdMatch != nil && bytes.Contains(buf[:n], p.holdMatch) && p.matched.Add(1)%p.holdEvery == 0 {
+				p.held.Add(1)
+				d += p.holdFor
+			}
 			p.mu.Unlock()
 			if d > 0 {
 				time.Sleep(d)

@@ -253,3 +253,82 @@ func TestProxyReject(t *testing.T) {
 	}
 	lp.RejectFrom("a", false)
 }
+
+// TestProxyHoldMatching: a chunk that contains the match is held (every
+// second one), the client gives up and closes, and the server receives it
+// late all the same; only the every-second matching chunk is held (the
+// count, not a time: a loaded machine may be slow to pass any chunk).
+func TestProxyHoldMatching(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := bufio.NewReader(c)
+				for {
+					l, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					got <- l
+				}
+			}()
+		}
+	}()
+	p, err := NewProxy(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	const hold = 300 * time.Millisecond
+	p.HoldMatching([]byte("data:"), 2, hold)
+	send := func(line string) time.Time {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte(line))
+		sent := time.Now()
+		c.Close() // the client gives up at once
+		return sent
+	}
+	wait := func(want string) time.Time {
+		select {
+		case l := <-got:
+			if l != want {
+				t.Fatalf("server got %q, want %q", l, want)
+			}
+			return time.Now()
+		case <-time.After(10 * time.Second):
+			t.Fatalf("server never got %q", want)
+		}
+		return time.Time{}
+	}
+	for i, tc := range []struct {
+		line string
+		held bool
+	}{{"data:1\n", false}, {"data:2\n", true}, {"other\n", false}, {"data:3\n", false}, {"data:4\n", true}} {
+		sent := send(tc.line)
+		late := wait(tc.line).Sub(sent)
+		if tc.held && late < hold {
+			t.Errorf("chunk %d (%q) arrived after %v, want held %v", i, tc.line, late, hold)
+		}
+	}
+	if p.Held() != 2 {
+		t.Errorf("Held() = %d, want 2", p.Held())
+	}
+	for deadline := time.Now().Add(5 * time.Second); p.Open() > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections still open", p.Open())
+		}
+	}
+}
