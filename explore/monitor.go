@@ -35,6 +35,9 @@ import (
 //   - single-writer-per-fence, fence-monotonic: checked on every return of
 //     a grant or an accepted write against the operations returned before
 //     it was called (the checker's precedence), over-approximately.
+//   - stale-write: checked on every return of an accepted write, against
+//     the accepted writes of other owners returned before it, in both
+//     roles (staleWritePair), over-approximately.
 //   - stop-on-renew-failure: checked on every write sent, against the same
 //     owner's renews that failed or went unanswered before it.
 //   - the run properties: exclusive-belief whenever two holders believe at
@@ -431,5 +434,64 @@ func (m *monitor) Returned(w *sim.World, op int) {
 		if !granted {
 			m.flag(checker.SingleWriterPerFence)
 		}
+		if staleWritePair(w, op) {
+			m.flag(checker.StaleWrite)
+		}
 	}
+}
+
+// staleWritePair reports whether the accepted write op, just returned, and
+// another accepted write of another owner's on its key may be a stale write
+// and the later holder's (checker/stale.go): the one's writer term — the
+// highest fence of its owner's grants returned by its call, or granted
+// earlier to its process — above every fence of the other's owner's
+// grants called before the other returned. It drops the order of the two
+// writes and the unanswered acquires that clear a write, so it
+// over-approximates: a pair the full judge finds stale at any later state
+// passes here when the later of the two returns (grants returned since
+// only raise the other's fences), and the full judges decide.
+func staleWritePair(w *sim.World, op int) bool {
+	o := w.Op(op)
+	// term: op i's writer term; mine: the highest fence of op i's owner's
+	// grants called before it returned.
+	term := func(i int) int64 {
+		x := w.Op(i)
+		var t int64
+		for j := range w.NumOps() {
+			g := w.Op(j)
+			if g.Kind == model.Acquire && g.Returned && g.OK && g.Key == x.Key && g.Owner == x.Owner &&
+				(g.Return <= x.Call || g.Process == x.Process && g.Call < x.Call) {
+				t = max(t, g.Fence)
+			}
+		}
+		return t
+	}
+	mine := func(i int) int64 {
+		x := w.Op(i)
+		var t int64
+		for j := range w.NumOps() {
+			g := w.Op(j)
+			if g.Kind == model.Acquire && g.Returned && g.OK && g.Key == x.Key && g.Owner == x.Owner && g.Call < x.Return {
+				t = max(t, g.Fence)
+			}
+		}
+		return t
+	}
+	var myTerm, myMine int64 = -1, -1
+	for i := range w.NumOps() {
+		a := w.Op(i)
+		if i == op || a.Kind != model.Write || !a.Returned || !a.OK || a.Key != o.Key || a.Owner == o.Owner {
+			continue
+		}
+		if myTerm < 0 {
+			myTerm, myMine = term(op), mine(op)
+		}
+		if t := term(i); t > 0 && t > myMine {
+			return true // op may be the stale one
+		}
+		if myTerm > 0 && myTerm > mine(i) {
+			return true // a may be
+		}
+	}
+	return false
 }
