@@ -67,10 +67,8 @@ var shapeBugs = []sourceBug{
 // (docs/measurements-shapes.md has them).
 //
 // It runs only when asked (-shapebugs): it builds the command eleven times
-// and runs 2000 seeds and the default plan with each, tens of minutes; and
-// it fails today, honestly, on the bugs neither catches yet (the
-// measurements page lists them), which the generator's and the plan's next
-// shapes are for.
+// and runs 2000 seeds and the default plan with each, minutes on a quiet
+// machine, tens of them on a loaded one.
 var shapeBugsFlag = flag.Bool("shapebugs", false, "run TestShapeBugsFound: eleven source-planted bugs against run --seeds 2000 and the default explore plan")
 
 func TestShapeBugsFound(t *testing.T) {
