@@ -79,9 +79,13 @@ func Space(b Bounds) *scenario.Scenario {
 	if b.TTL > 0 {
 		sc.TTL, sc.Horizon = b.TTL, 10*b.TTL
 	}
+	if b.NoDelay {
+		sc.Network.MinDelay, sc.Network.MaxDelay = 0, 0
+	}
 	if b.MaxDelay > 0 {
 		sc.Network.MaxDelay = max(b.MaxDelay, sc.Network.MinDelay)
 	}
+	sc.ReadEvery = b.ReadEvery
 	if b.RhoPPM < 0 {
 		sc.RhoPPM = 0
 	}
@@ -484,6 +488,15 @@ func describe(sc *scenario.Scenario, o Options) string {
 	if r := sc.Holders[0].RenewEvery; r != 0 {
 		fmt.Fprintf(&b, ", renew every %dms", r)
 	}
+	if n := len(sc.Holders); n > 1 && sc.Holders[1].Start != 2 {
+		fmt.Fprintf(&b, ", starting %dms apart", sc.Holders[1].Start)
+	}
+	if w := sc.Holders[0].Work; len(w) > 0 && (len(w) > 1 || w[0].Writes != 1) {
+		fmt.Fprintf(&b, ", h1's work %s", workString(w))
+	}
+	if sc.ReadEvery > 0 {
+		fmt.Fprintf(&b, ", a reader every %dms", sc.ReadEvery)
+	}
 	fmt.Fprintf(&b, "), paths of at most %d moves", o.MaxDepth)
 	if o.Strategy != PCT {
 		b.WriteString(", every order of the events due at one instant")
@@ -508,6 +521,15 @@ func describe(sc *scenario.Scenario, o Options) string {
 		b.WriteString("; no adversarial client")
 	}
 	return b.String()
+}
+
+// workString is a program as "work+writes" items, e.g. "20ms+2w,30ms+1w".
+func workString(w []holder.Item) string {
+	parts := make([]string, len(w))
+	for i, it := range w {
+		parts[i] = fmt.Sprintf("%dms+%dw", it.Work, it.Writes)
+	}
+	return strings.Join(parts, ",")
 }
 
 // explorer is one search in progress.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/impl/holder"
 	"github.com/leasecheck/leasecheck/scenario"
 )
 
@@ -25,6 +26,24 @@ import (
 //  4. fenced storage, the adversary and an owner reuse (a holder crashed
 //     and restarted under the same owner name) with exact delays: requests
 //     under the holder's own name with its previous incarnation's fence.
+//  5. writes per grant: the first holder writes twice, works on and writes
+//     again, the second writes twice, a reader reads every 8ms, and one
+//     pause, renewal loop's death or lost renewals strikes anywhere: a
+//     re-check skipped between writes under one grant, a write taken for a
+//     renewal, a second write the store drops;
+//  6. late answers: one message delayed up to 16ms, past the request
+//     timeout (10ms) and the first backoff after it: an acquire or a renew
+//     answered after its sender gave up on it;
+//  7. a handoff on the exact tick: three holders starting 3ms apart, no
+//     message delay, no margin, every holder's clock slow at a drift bound
+//     of 1.5% (2ρ·TTL = 0.9 ticks: rounded up, the least slack) and the
+//     coordinator's fast at it, each holder renewing after its deadline
+//     (every 31ms), so the lease changes hands at every expiry: a deadline
+//     arithmetic off by a tick.
+//
+// Each space is small (the whole plan runs in a few minutes on one core;
+// docs/measurements-shapes.md has its counts); `--plan`-free flags explore
+// one larger space instead.
 //
 // A violation in any space stops the plan (its counterexample is that
 // space's); the plan is complete only when every space is.
@@ -34,8 +53,16 @@ func DefaultPlan() []Bounds {
 		{Adversary: 1, Deviations: 1},
 		{Adversary: 1, Deviations: 1, Semantics: "fenced-storage"},
 		{Adversary: 1, Faults: []faults.Kind{faults.OwnerReuse}, MaxFaults: 1, Semantics: "fenced-storage"},
+		{Work: [][]holder.Item{{{Work: 20, Writes: 2}, {Work: 30, Writes: 1}}, {{Work: spaceTTL / 3, Writes: 2}}}, ReadEvery: 8,
+			Faults: []faults.Kind{faults.Pause, faults.RenewDeath, faults.DropHeartbeats}, MaxFaults: 1},
+		{MaxDelay: 16, Deviations: 1},
+		{Holders: 3, Stagger: 3, NoDelay: true, Margin: holder.NoMargin, RhoPPM: tickRho, DriftPPM: -tickRho, CoordinatorDriftPPM: tickRho,
+			RenewEvery: spaceTTL + 1, Work: [][]holder.Item{{{Work: 2 * spaceTTL, Writes: 1}}}},
 	}
 }
+
+// tickRho is the tick-handoff space's drift bound: 2ρ·TTL = 0.9 ticks.
+const tickRho = 15_000
 
 // ExplorePlan explores each space of plan in turn with the same options
 // (o.Timeout and o.MaxStates bound the plan as a whole) and sums their

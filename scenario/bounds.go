@@ -39,4 +39,9 @@ type Bounds struct {
 	// TTL, when > 0, replaces the 30ms TTL (and the horizon, ten TTLs);
 	// MaxDelay, when > 0, the longest message delay (2ms).
 	TTL, MaxDelay int64
+	// NoDelay makes every message arrive the instant it is sent (the
+	// shortest delay 0, and the longest unless MaxDelay says otherwise).
+	NoDelay bool
+	// ReadEvery, when > 0, adds the reader, reading every ReadEvery ms.
+	ReadEvery int64
 }

@@ -228,7 +228,10 @@ func drawParameters(c faults.Chooser, s *Scenario) (exact bool) {
 //   - clocks at their bounds: a wide drift bound, every clock drifting at
 //     it in a drawn direction, messages with no delay (nothing but the
 //     drift between a deadline and an expiry);
-//   - three holders at least: a handoff that skips or repeats a holder.
+//   - three holders at least: a handoff that skips or repeats a holder;
+//   - a handoff on the exact tick (tickHandoff): no delay, no margin,
+//     clocks at opposite bounds, the lease changing hands at every
+//     expiry.
 func drawShape(c faults.Chooser, s *Scenario) {
 	ttl := s.TTL
 	timeout := holder.Config{TTL: ttl}.WithDefaults().Timeout
@@ -283,6 +286,8 @@ func drawShape(c faults.Chooser, s *Scenario) {
 		}
 		s.CoordinatorDriftPPM = sign("shape-coordinator-drift")
 		long()
+	case 8:
+		tickHandoff(c, s)
 	case 7:
 		for len(s.Holders) < 3 {
 			p := Process{Name: "h" + strconv.Itoa(len(s.Holders)+1), Start: c.Int64(0, ttl, "shape-start")}
@@ -291,6 +296,46 @@ func drawShape(c faults.Chooser, s *Scenario) {
 			s.Horizon += 3 * ttl
 		}
 	}
+}
+
+// tickHandoff makes the world where a holder's deadline arithmetic has no
+// slack left, so that an error of one tick in it (a deadline met with >
+// instead of >=, the drift's share rounded down, the coordinator's clock
+// resolution left out) is an overlap of two beliefs: no margin anywhere, no
+// message delay, every holder's clock slow at the drift bound and the
+// coordinator's fast at it, and a drift bound whose share of the TTL,
+// 2ρ·TTL, is just under a whole number of ticks (rounding it up then
+// leaves the least slack). Every holder renews later than its deadline,
+// so each term ends at a deadline and the lease changes hands at an
+// expiry, again and again with the clocks' fractions of a tick drifting
+// through their phases; the second and third holders start on the first
+// expiry, give or take a tick, and keep asking.
+func tickHandoff(c faults.Chooser, s *Scenario) {
+	ttl := s.TTL
+	// 2ρ·TTL = k + f ticks with f in [0.7, 1), within the 10% bound.
+	share := c.Int64(0, 2, "tick-share")*1_000_000 + c.Int64(700_000, 999_999, "tick-fraction")
+	if share/(2*ttl) > 100_000 {
+		share %= 1_000_000
+	}
+	rho := share / (2 * ttl)
+	s.RhoPPM, s.CoordinatorDriftPPM = rho, rho
+	s.Network.MinDelay, s.Network.MaxDelay = 0, 0
+	expiry := ttl * 1_000_000 / (1_000_000 + rho) // the first lease's end in true time
+	for len(s.Holders) < 2 {
+		s.Holders = append(s.Holders, Process{Name: "h" + strconv.Itoa(len(s.Holders)+1)})
+	}
+	for i := range s.Holders {
+		p := &s.Holders[i]
+		p.Margin, p.DriftPPM, p.RhoPPM = holder.NoMargin, -rho, nil
+		p.RenewEvery = c.Int64(ttl, ttl+ttl/4, "tick-renew-every")
+		p.Work = []holder.Item{{Work: c.Int64(ttl, 3*ttl, "tick-work"), Writes: 1}}
+		if i > 0 {
+			p.Start = max(s.Holders[0].Start+expiry+c.Int64(-2, 1, "tick-start"), 0)
+		}
+	}
+	s.Horizon = max(s.Horizon, int64(4+4*len(s.Holders))*ttl+s.Holders[0].Start)
+	// A drift fault would take the clocks off their bounds.
+	s.Faults = slices.DeleteFunc(s.Faults, func(f faults.Fault) bool { return f.Kind == faults.ClockDrift })
 }
 
 // boundary makes an eighth of the scenarios a world of exact instants: a

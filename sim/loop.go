@@ -393,7 +393,16 @@ func (w *World) step(id int32, env *envelope) {
 	}
 	if env != nil {
 		if m.Receive(local, env.rep) {
-			w.recordReturn(env.op, &env.rep)
+			if w.superseded(n, env.op) {
+				// A machine that takes an answer to a request it gave up on
+				// (a later one of its own is in the history): the process
+				// moved on, so the history keeps the request unanswered and
+				// a process's operations sequential; what the machine
+				// believes from the answer is in its beliefs, judged there.
+				w.trace1(n.name, "took a late answer", fmt.Sprintf("to its %s #%d, after a later request of its own", w.ops.at(int(env.op)).Kind, env.rep.ID))
+			} else {
+				w.recordReturn(env.op, &env.rep)
+			}
 		}
 	} else {
 		m.Tick(local)
@@ -438,6 +447,24 @@ func (w *World) step(id int32, env *envelope) {
 		n.paused++
 		w.q.push(event{t: w.now + pause, kind: evResume, node: id, gen: uint64(n.inc)})
 	}
+}
+
+// superseded reports whether op, answered to node n, already returned or
+// was followed by another operation of n's process: the answer is not the
+// return of the process's operation in progress.
+func (w *World) superseded(n *node, op int32) bool {
+	if op < 0 {
+		return false
+	}
+	if w.ops.at(int(op)).Returned {
+		return true
+	}
+	for i := int(op) + 1; i < w.ops.len(); i++ {
+		if w.ops.at(i).Process == n.process {
+			return true
+		}
+	}
+	return false
 }
 
 func sendsWrite(send []machine.Request) bool {
