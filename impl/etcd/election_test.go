@@ -70,7 +70,9 @@ func TestElectionPauseRun(t *testing.T) {
 	}}
 	res, cr := serverstest.Check(t, tg, realrun.Config{Seed: 1, Duration: 8 * time.Second, Faults: []faults.Kind{faults.Pause}})
 	serverstest.ExpectOK(t, cr)
-	if !slices.ContainsFunc(res.History.Ops, func(op model.Op) bool { return op.Kind == model.Renew && op.OK && len(op.Process) > 8 && op.Process[len(op.Process)-8:] == "/renewer" }) {
+	if !slices.ContainsFunc(res.History.Ops, func(op model.Op) bool {
+		return op.Kind == model.Renew && op.OK && len(op.Process) > 8 && op.Process[len(op.Process)-8:] == "/renewer"
+	}) {
 		t.Errorf("no background keepalive of the session in the history")
 	}
 }
