@@ -251,25 +251,30 @@ func (e *Election) hold(key, owner string) *electionHold {
 	return e.holds[[2]string{key, owner}]
 }
 
-// within runs f, which cannot take ctx (the session's own lifetime must
-// not end with the request), and returns at ctx's end with the outcome
-// unknown.
-func within[T any](ctx context.Context, f func() (T, error)) (T, error) {
+// newSession is NewSession under ctx: the session's own lifetime must not
+// end with the request, so NewSession runs with the client's context and
+// the caller returns at ctx's end with the outcome unknown; a session
+// granted after that is closed at once.
+func newSession(ctx context.Context, cli *clientv3.Client, secs int64) (*concurrency.Session, error) {
 	type result struct {
-		v   T
+		s   *concurrency.Session
 		err error
 	}
 	ch := make(chan result, 1)
 	go func() {
-		v, err := f()
-		ch <- result{v, err}
+		s, err := concurrency.NewSession(cli, concurrency.WithTTL(int(secs)))
+		ch <- result{s, err}
 	}()
 	select {
 	case r := <-ch:
-		return r.v, r.err
+		return r.s, r.err
 	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
+		go func() {
+			if r := <-ch; r.err == nil {
+				closeSession(r.s)
+			}
+		}()
+		return nil, ctx.Err()
 	}
 }
 
@@ -381,9 +386,7 @@ func (e *Election) acquire(ctx context.Context, req backend.Request) (backend.Re
 		return backend.Response{}, err
 	}
 	secs := ttlSeconds(req.TTL)
-	s, err := within(ctx, func() (*concurrency.Session, error) {
-		return concurrency.NewSession(c.cli, concurrency.WithTTL(int(secs)))
-	})
+	s, err := newSession(ctx, c.cli, secs)
 	if err != nil {
 		return backend.Response{}, err
 	}

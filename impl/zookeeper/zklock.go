@@ -90,6 +90,8 @@ func LockInfo(fenced bool) backend.Info {
 type Lock struct {
 	b      *Backend // the data session: setup, reads, cleanup
 	fenced bool
+	done   context.Context // ends with Close
+	close  context.CancelFunc
 
 	mu        sync.Mutex
 	gates     map[string]*backend.Gate
@@ -124,7 +126,8 @@ func OpenLock(ctx context.Context, addr, root string, fenced bool) (*Lock, error
 	if err != nil {
 		return nil, err
 	}
-	return &Lock{b: b, fenced: fenced, gates: map[string]*backend.Gate{}, holds: map[[2]string]*lockHold{}}, nil
+	done, cancel := context.WithCancel(context.Background())
+	return &Lock{b: b, fenced: fenced, done: done, close: cancel, gates: map[string]*backend.Gate{}, holds: map[[2]string]*lockHold{}}, nil
 }
 
 func (l *Lock) gate(owner string) *backend.Gate {
@@ -256,8 +259,11 @@ func (l *Lock) acquire(ctx context.Context, req backend.Request) (backend.Respon
 	gate := l.gate(req.Owner)
 	var ttl atomic.Int64
 	dial := func(network, address string, t time.Duration) (net.Conn, error) {
-		// A stopped client dials nothing (a reconnect waits for it).
-		gate.Wait(context.Background())
+		// A stopped client dials nothing (a reconnect waits for it, or
+		// for the adapter's Close).
+		if err := gate.Wait(l.done); err != nil {
+			return nil, err
+		}
 		c, err := net.DialTimeout(network, address, t)
 		if err != nil {
 			return nil, err
@@ -396,6 +402,7 @@ func (l *Lock) Cleanup(ctx context.Context) error { return l.b.Cleanup(ctx) }
 // Close closes every session (deleting its lock node) and the data
 // session.
 func (l *Lock) Close() error {
+	l.close()
 	l.mu.Lock()
 	holds := l.holds
 	l.holds = map[[2]string]*lockHold{}
