@@ -4,7 +4,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasecheck/leasecheck/internal/servers"
+	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 )
+
+// needInstalledEtcd: the cluster's members are the installed etcd server.
+func needInstalledEtcd(t *testing.T) {
+	if _, err := servers.InstalledEtcd(); err != nil {
+		serverstest.SkipOrFail(t, "%v", err)
+	}
+}
 
 // TestVerifyHoldingRecipes: verify starts the server of each background-
 // renewing recipe itself, runs its rounds under the faults that matter
@@ -15,6 +25,9 @@ import (
 // past its TTL writes after the lock moved on) — and leaves no process
 // behind. Not parallel: no other test's servers may run beside it.
 func TestVerifyHoldingRecipes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real rounds on four servers, half a minute each")
+	}
 	for _, c := range []struct {
 		spec, faults string
 		need         func(*testing.T)
@@ -24,6 +37,7 @@ func TestVerifyHoldingRecipes(t *testing.T) {
 		{"etcd-election-unfenced", "pause", func(*testing.T) {}, exitViolation},
 		{"zk-lock", "pause,partition,coordinator-crash", needZooKeeper, exitOK},
 		{"zk-lock-unfenced", "pause", needZooKeeper, exitViolation},
+		{"etcd-election-cluster", "pause,partition,member-isolate,member-pause,member-crash", needInstalledEtcd, exitOK},
 	} {
 		t.Run(c.spec, func(t *testing.T) {
 			c.need(t)

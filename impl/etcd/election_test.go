@@ -29,6 +29,9 @@ func electionFactory(addr string, fenced bool) leasetest.Factory {
 // whole suite with fenced writes, LossSignal included (Session.Done judged
 // against the server's record), with no false alarm.
 func TestElectionConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real server, a minute of real rounds")
+	}
 	s := embedded(t)
 	leasetest.Run(t, electionFactory(s.Addr, true), leasetest.Options{Info: etcd.ElectionInfo(true), TTL: 2 * time.Second})
 }
@@ -37,6 +40,9 @@ func TestElectionConformance(t *testing.T) {
 // documented hazard of an unfenced lock (a paused leader writes after the
 // next leader was elected), while its loss signal holds.
 func TestElectionUnfencedZombie(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real server, a minute of real rounds")
+	}
 	s := embedded(t)
 	rs := leasetest.Evaluate(context.Background(), electionFactory(s.Addr, false), leasetest.Options{Info: etcd.ElectionInfo(false), TTL: 2 * time.Second,
 		Skip: []string{"Linearizable"}})
@@ -63,6 +69,9 @@ func TestElectionUnfencedZombie(t *testing.T) {
 // history as the holders' renewer's renews, and the fenced election is
 // judged correct.
 func TestElectionPauseRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real server, a minute of real rounds")
+	}
 	s := embedded(t)
 	p := "/leasecheck/" + serverstest.Prefix()
 	tg := realrun.Target{Info: etcd.ElectionInfo(true), Addr: s.Addr, Open: func(ctx context.Context, addr string) (backend.Backend, error) {

@@ -31,6 +31,9 @@ func lockFactory(addr string, fenced bool) leasetest.Factory {
 // session's StateExpired event judged against the server's record), with
 // no false alarm.
 func TestLockConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real server, a minute of real rounds")
+	}
 	t.Parallel()
 	addr, _ := serverstest.ZooKeeper(t)
 	leasetest.Run(t, lockFactory(addr, true), leasetest.Options{Info: zookeeper.LockInfo(true), TTL: 3 * time.Second})
@@ -40,6 +43,9 @@ func TestLockConformance(t *testing.T) {
 // the documented hazard of a lock without fencing, while its loss signal
 // holds.
 func TestLockUnfencedZombie(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real server, a minute of real rounds")
+	}
 	t.Parallel()
 	addr, _ := serverstest.ZooKeeper(t)
 	rs := leasetest.Evaluate(context.Background(), lockFactory(addr, false), leasetest.Options{Info: zookeeper.LockInfo(false), TTL: 3 * time.Second,
@@ -66,6 +72,9 @@ func TestLockUnfencedZombie(t *testing.T) {
 // Under a real run with a holder pause the library's pings are in the
 // history as the renewer's renews, and the fenced recipe is judged correct.
 func TestLockPauseRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real server, a minute of real rounds")
+	}
 	t.Parallel()
 	addr, srv := serverstest.ZooKeeper(t)
 	r := root()
