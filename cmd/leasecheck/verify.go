@@ -61,6 +61,11 @@ func builtinBackends() []lcverify.Backend {
 		{Name: "zookeeper-ensemble", Usage: "zookeeper-ensemble (3 servers of the installed ZooKeeper started here, clients to all)", Open: openZooKeeperEnsemble(true)},
 		{Name: "zookeeper-ensemble-unfenced", Usage: "zookeeper-ensemble-unfenced (the same ensemble, the lock recipe + a plain setData)", Open: openZooKeeperEnsemble(false)},
 		{Name: "etcd34-stale-check", Usage: "etcd34-stale-check (the same planted bug on one etcd 3.4 server, where the check is exact)", Open: openEtcd34StaleCheck},
+		{Name: "etcd-election", Schemes: []string{"etcd-election"}, Usage: "etcd-election (concurrency.Election, its session renewing in the background, writes fenced by the key's revision, embedded) | etcd-election://HOST:PORT", Open: openEtcdElection(true)},
+		{Name: "etcd-election-unfenced", Usage: "etcd-election-unfenced (the same election, a plain Put)", Open: openEtcdElection(false)},
+		{Name: "etcd-election-cluster", Usage: "etcd-election-cluster (the fenced election on 3 members of the installed etcd started here)", Open: openEtcdElectionCluster},
+		{Name: "zk-lock", Schemes: []string{"zk-lock"}, Usage: "zk-lock (go-zookeeper's zk.Lock, its session pinged in the background, writes fenced by the lock node, on a ZooKeeper started here) | zk-lock://HOST:PORT", Open: openZkLock(true)},
+		{Name: "zk-lock-unfenced", Usage: "zk-lock-unfenced (the same lock, a plain setData)", Open: openZkLock(false)},
 	}
 }
 

@@ -26,10 +26,12 @@
 //
 // A library that holds while it says so — it renews in the background and
 // signals a loss through a context — gives its own signal and renewals
-// (Holding) and lets the harness stop its whole client (Stopper);
-// docs/holding-libraries.md maps one.
+// (Holding) and lets the harness stop its whole client (Stopper, which
+// an adapter builds on a Gate its wrapped connection or stream waits on);
+// docs/holding-libraries.md maps one, and two real recipes (etcd's
+// election, go-zookeeper's lock).
 //
 // Index: backend.go (Request, Response, Backend, Info, Fences, optional
 // capabilities), contract.go (Contract, Rule), inprocess.go (Clocked,
-// InProcess), holding.go (Holding, Renewal, Stopper, As).
+// InProcess), holding.go (Holding, Renewal, Stopper, As), gate.go (Gate).
 package backend

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasecheck/leasecheck/internal/servers"
+	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
+)
+
+// needInstalledEtcd: the cluster's members are the installed etcd server.
+func needInstalledEtcd(t *testing.T) {
+	if _, err := servers.InstalledEtcd(); err != nil {
+		serverstest.SkipOrFail(t, "%v", err)
+	}
+}
+
+// TestVerifyHoldingRecipes: verify starts the server of each background-
+// renewing recipe itself, runs its rounds under the faults that matter
+// for it, judges the library's own loss signal after them, exits as the
+// recipe's classification says — 0 for the recipe with its writes fenced
+// by the library's token (nothing found), 1 for the same recipe with a
+// plain write (the documented hazard of an unfenced lock: a holder paused
+// past its TTL writes after the lock moved on) — and leaves no process
+// behind. Not parallel: no other test's servers may run beside it.
+func TestVerifyHoldingRecipes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real rounds on four servers, half a minute each")
+	}
+	for _, c := range []struct {
+		spec, faults string
+		need         func(*testing.T)
+		code         int
+	}{
+		{"etcd-election", "pause,partition,delay,crash", func(*testing.T) {}, exitOK},
+		{"etcd-election-unfenced", "pause", func(*testing.T) {}, exitViolation},
+		{"zk-lock", "pause,partition,coordinator-crash", needZooKeeper, exitOK},
+		{"zk-lock-unfenced", "pause", needZooKeeper, exitViolation},
+		{"etcd-election-cluster", "pause,partition,member-isolate,member-pause,member-crash", needInstalledEtcd, exitOK},
+	} {
+		t.Run(c.spec, func(t *testing.T) {
+			c.need(t)
+			dirs := clusterDirs(t)
+			code, out, errOut, took := verify(t, "--backend", c.spec, "--faults", c.faults, "--duration", "8s", "--shrink-for", "0", "--progress=false")
+			t.Logf("exit %d in %v\n%s%s", code, took.Round(time.Millisecond), out, errOut)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d", code, c.code)
+			}
+			if !strings.Contains(out, "loss-signal                holds") {
+				t.Errorf("no loss-signal verdict from the library's own signal, or not held")
+			}
+			// The paused holder's late write shows as its own accepted write
+			// or as a read that returns it.
+			if c.code == exitViolation && !strings.Contains(errOut, "VIOLATION linearizable") {
+				t.Errorf("no linearizable violation: the former holder's write after the lock moved on was not caught")
+			}
+			assertNoServersLeft(t, dirs)
+		})
+	}
+}
