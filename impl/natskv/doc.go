@@ -93,11 +93,15 @@
 // # Time
 //
 // Nothing in JetStream's answers says when a key's TTL started (interval
-// mode). Info declares the uncertainty from measurement:
-// TestExpiryLateness takes the acquire's answer plus the granted TTL to
-// the first poll where another owner's Create succeeds: 0.24 to 0.36 s
-// late, the worst of 8 leases (TTL 1 s) in each of 6 runs, one server on a
-// shared 2-core machine; none ended before the acquire's call plus the
-// TTL. Uncertainty 1 s and ExpiryLateness 2 s leave room for a loaded
-// machine and a cluster's Raft proposal of the removal.
+// mode). A key's TTL runs from its message's timestamp, taken by the
+// server when it stores it, so it never ends before the call plus the TTL;
+// the server removes it late. TestExpiryLateness measures it from the
+// acquire's answer plus the granted TTL to the first poll where another
+// owner's Create succeeds: 0.24 to 0.36 s late, the worst of 8 leases
+// (TTL 1 s) in each of 6 runs, one server on a shared 2-core machine; none
+// ended before the acquire's call plus the TTL. Declared: Uncertainty
+// 250 ms, ExpiryLateness 2 s (room for a loaded machine and, on a cluster,
+// the stream leader's Raft proposal of the removal; a new stream leader
+// keeps the messages' timestamps, so a leader change does not extend a
+// lease as etcd's and ZooKeeper's do).
 package natskv

@@ -88,7 +88,7 @@ func TestConformance(t *testing.T) {
 			return nil, nil, err
 		}
 		return b, func() { b.Close() }, nil
-	}, leasetest.Options{Info: natskv.Info(), TTL: 4 * time.Second}) // above twice the uncertainty, whole seconds
+	}, leasetest.Options{Info: natskv.Info(), TTL: 2 * time.Second}) // whole seconds, well above twice the uncertainty
 }
 
 // TestUnfencedNonConformance: the suite finds the plain Put, once
@@ -105,7 +105,7 @@ func TestUnfencedNonConformance(t *testing.T) {
 		return b, func() { b.Close() }, nil
 	}
 	var zombie *leasetest.Result
-	for _, r := range leasetest.Evaluate(context.Background(), f, leasetest.Options{Info: natskv.UnfencedInfo(), TTL: 4 * time.Second}) {
+	for _, r := range leasetest.Evaluate(context.Background(), f, leasetest.Options{Info: natskv.UnfencedInfo(), TTL: 2 * time.Second}) {
 		switch {
 		case r.Property == "Zombie":
 			zombie = r
