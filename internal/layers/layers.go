@@ -51,7 +51,7 @@ var Map = []Layer{
 		Packages:  []string{"scenario"},
 		MayImport: []string{"base", "specification", "reference"}},
 	{Name: "adapters", What: "real lease services behind the backend contract",
-		Packages:  []string{"impl/etcd", "impl/redis", "impl/postgres", "impl/zookeeper"},
+		Packages:  []string{"impl/etcd", "impl/redis", "impl/postgres", "impl/zookeeper", "impl/natskv"},
 		MayImport: []string{"base", "specification"}},
 	{Name: "drivers", What: "what runs machines and records histories: the simulator, the real runner and the real servers it drives, the virtual-time client runner, the explorer",
 		Packages:  []string{"sim", "realrun", "internal/servers", "internal/etcdmember", "vclient", "explore"},

@@ -43,7 +43,8 @@
 // postgres.go (StartPostgres, PostgresBinDir), zookeeper.go
 // (StartZooKeeper), etcd.go (StartEtcd, EtcdProgram), cluster.go (StartEtcdCluster,
 // StartEtcdClusterOf, EtcdCluster), sockowner.go (which member dialled a peer connection),
-// ensemble.go (StartZooKeeperEnsemble). serverstest/ finds or starts them
+// ensemble.go (StartZooKeeperEnsemble), nats.go (StartNATS,
+// StartNATSCluster: nats-server embedded in this process). serverstest/ finds or starts them
 // for tests (environment variables first; under CI=true a missing server
 // fails the test instead of skipping it).
 package servers

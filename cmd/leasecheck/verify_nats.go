@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/impl/natskv"
+	"github.com/leasecheck/leasecheck/internal/servers"
+	"github.com/leasecheck/leasecheck/realrun"
+	lcverify "github.com/leasecheck/leasecheck/verify"
+)
+
+// openNATS starts n embedded nats-servers with JetStream for the bare
+// name (n = 3: a JetStream cluster, the bucket replicated on all three,
+// clients to all), and connects to nats-kv://HOST:PORT otherwise. The
+// bucket is the run's prefix; the servers are in this process, so the
+// server faults (SIGSTOP, restart) and the cluster faults do not apply —
+// the holders' pauses, partitions and clock faults do.
+func openNATS(n int, fenced bool) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+	return func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+		if strings.Contains(spec, "://") {
+			u, err := url.Parse(spec)
+			if err != nil || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
+				return nil, errors.New("bad NATS address: want nats-kv://HOST:PORT")
+			}
+			return &lcverify.Opened{Target: natsTarget(u.Host, prefix, fenced, 1)}, nil
+		}
+		c, err := servers.StartNATSCluster(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		addr := strings.Join(c.Endpoints(), ",")
+		tg := natsTarget(addr, prefix, fenced, n)
+		tg.Info.Name = spec
+		shown := fmt.Sprintf("%s (nats-server %s embedded, %s)", spec, c.Version, addr)
+		if n > 1 {
+			shown = fmt.Sprintf("%s (%d nats-servers %s embedded, a JetStream cluster, bucket replicated %d times, clients to all: %s)", spec, n, c.Version, n, addr)
+		}
+		return &lcverify.Opened{Target: tg, Shown: shown, Close: func() { c.Close() }}, nil
+	}
+}
+
+// natsTarget is the JetStream KV lock at addr, in the bucket named after
+// the run's prefix.
+func natsTarget(addr, prefix string, fenced bool, replicas int) realrun.Target {
+	info := natskv.Info()
+	if !fenced {
+		info = natskv.UnfencedInfo()
+	}
+	bucket := natskv.BucketName(prefix)
+	return realrun.Target{Info: info, Addr: addr, Open: func(ctx context.Context, a string) (backend.Backend, error) {
+		return natskv.Open(ctx, a, bucket, natskv.Options{Fenced: fenced, Replicas: replicas})
+	}}
+}
