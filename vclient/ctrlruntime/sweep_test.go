@@ -40,7 +40,7 @@ func config(t *testing.T, impl string, p k8slease.Profile, timings []k8slease.Ti
 		Replay: replayCommand,
 		Configure: func(c *campaign.Config) {
 			c.Seeds = n
-			c.Save.Dir = ""
+			c.Save.Dir = flag.Lookup("save").Value.String() // failures saved only with -save
 			if cfg != nil {
 				cfg(c)
 			}

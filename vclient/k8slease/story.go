@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"testing"
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/model"
@@ -193,7 +194,7 @@ type voice struct {
 // (Sweep): told from what ran — its implementation, the timing it ran with,
 // whether its writes were fenced — with the replay and regression
 // commands of your package.
-func writeUserStory(w io.Writer, o *campaign.Outcome, cfg *SweepConfig, t interface{ Name() string }) {
+func writeUserStory(w io.Writer, o *campaign.Outcome, cfg *SweepConfig, t *testing.T) {
 	sc := o.Scenario
 	rd, rp := storyTiming(o)
 	timing := "the scenario's"
@@ -211,10 +212,9 @@ func writeUserStory(w io.Writer, o *campaign.Outcome, cfg *SweepConfig, t interf
 			"(`TokenAcquired`), or `leaseTransitions + 1` (`TokenTransitions`) — and fence the resource (`SweepConfig.Fenced`): the store then refuses this write."
 	}
 	v.intro += "."
-	top, _, _ := strings.Cut(t.Name(), "/")
 	v.keep = fmt.Sprintf("copy its `.scenario.json` and `.history.jsonl` into `%s/` in your package, where a test calling `k8slease.Regressions` "+
 		"with this sweep's configuration replays every scenario and fails unless exactly its `expect` is violated and its history is recorded again "+
-		"(`go test -run '^%s$' -count=1 -scenario FILE` replays one).", cfg.regressions(), top)
+		"(`%s` replays one).", cfg.regressions(), cfg.replay(t)("FILE"))
 	writeStory(w, o, v)
 }
 
