@@ -184,9 +184,11 @@ func TestFenceUnchecked(t *testing.T) {
 // TestPauseSweep counts, over a sweep of the manager under pauses at
 // client-go's default timing (-seeds N; skipped without it: 10^4 seeds
 // take minutes), the seeds whose stores' log shows a write accepted after
-// the Lease went to another manager, and the seeds that fail: unfenced,
-// every such seed must fail (the zombie write found); fenced, none may
-// show one and every seed must pass (-fenced).
+// the Lease went to another manager, and the seeds that fail. Unfenced,
+// every such seed must fail (the zombie write found). Fenced (-fenced),
+// every seed must pass: there the old holder's write the store accepts
+// before the new holder's first one is legal (its token is still the
+// highest the store has seen), and the fence refuses it after.
 func TestPauseSweep(t *testing.T) {
 	if flag.Lookup("seeds").Value.String() == "0" {
 		t.Skip("a long sweep: give -seeds N (and -fenced for the fenced manager)")
@@ -201,7 +203,7 @@ func TestPauseSweep(t *testing.T) {
 		c.OnOutcome = func(seed uint64, o *campaign.Outcome) error {
 			if w := k8slease.StoreZombieWrite(o.Store); w != nil {
 				zombies++
-				if !o.Violated() {
+				if impl == Unfenced && !o.Violated() {
 					missed++
 					t.Errorf("seed %d: the store accepted %s's write %q at t=%d after the Lease moved on, and the seed passed", seed, w.Owner, w.Value, w.At)
 				}
@@ -210,13 +212,10 @@ func TestPauseSweep(t *testing.T) {
 		}
 	})
 	r := k8slease.Sweep(t, cfg)
-	t.Logf("%s, pause, %d seeds: %d with a zombie write in the stores' log (%d passed), %d failing, %d warned, %d grants",
+	t.Logf("%s, pause, %d seeds: %d with a write the stores' log accepted after the Lease moved on (%d of them passed), %d failing, %d warned, %d grants",
 		impl, r.Summary.Seeds, zombies, missed, len(r.Failures), len(r.Warned), r.Grants)
 	if impl == Fenced {
 		r.Clean(t)
-		if zombies > 0 {
-			t.Errorf("fenced: %d seeds with a zombie write the store accepted", zombies)
-		}
 	} else if zombies == 0 || len(r.Failures) < zombies {
 		t.Errorf("unfenced: %d zombie seeds, %d failing", zombies, len(r.Failures))
 	}

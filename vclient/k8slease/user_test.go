@@ -12,6 +12,8 @@ package k8slease_test
 import (
 	"context"
 	"math/rand/v2"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +30,7 @@ import (
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/vclient"
 	"github.com/leasecheck/leasecheck/vclient/k8slease"
 )
@@ -147,4 +150,33 @@ func TestMyControllerUnfenced(t *testing.T) {
 // testdata/user-regressions.
 func TestMyControllerRegressions(t *testing.T) {
 	k8slease.Regressions(t, myConfig(false))
+}
+
+// TestMyControllerTimingKept: a scenario whose LeaseDuration is not the
+// controller's own is refused rather than judged as if the controller had
+// run with it — the refusal that keeps the shrinker's edits off the timing;
+// the same file with the controller's timing replays (the regression).
+func TestMyControllerTimingKept(t *testing.T) {
+	const file = "testdata/user-regressions/zombie-write.scenario.json"
+	cfg := myConfig(false)
+	tg, err := cfg.Target(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k8slease.ReplayFile(tg, file); err != nil {
+		t.Fatalf("the controller's own timing: %v", err)
+	}
+	sc, err := scenario.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.TTL /= 2
+	halved := filepath.Join(t.TempDir(), "halved.scenario.json")
+	if err := sc.Save(halved); err != nil {
+		t.Fatal(err)
+	}
+	_, err = k8slease.ReplayFile(tg, halved)
+	if err == nil || !strings.Contains(err.Error(), "reads no other") {
+		t.Errorf("a halved LeaseDuration: got %v, want a refusal", err)
+	}
 }
