@@ -34,7 +34,9 @@
 //
 // Faults, from the scenario's plan (package faults), as virtual time
 // passes: pause (strikes at the candidate's next write after At, between
-// its leadership check and the write going out; everything it sends or
+// its leadership check and the write going out, or, with Peer
+// "coordinator", at its next request to the lease server — in its renew
+// loop, between a read of the lease and its update; everything it sends or
 // is answered is held until it resumes, and it cannot notice its
 // contexts ending meanwhile), delay (its round trips longer by Amount),
 // partition from the coordinator (each request lost, or applied with its

@@ -387,12 +387,15 @@ func (w *world) admit(now time.Duration) {
 	if len(w.arrivals) == 0 {
 		return
 	}
-	// A write strikes its candidate's armed pause (one due by now).
+	// A write strikes its candidate's armed pause (one due by now); a
+	// pause aimed at the coordinator, a request to the lease server.
 	for _, c := range w.arrivals {
 		n := w.node(c.cand.Node)
-		if c.store == storeResource && n.cur == c.cand && n.resume == nil && len(n.armed) > 0 &&
-			w.sc.Faults[n.armed[0]].At*int64(ms) <= int64(now) {
-			w.strike(n, now)
+		if n.cur != c.cand || n.resume != nil || len(n.armed) == 0 {
+			continue
+		}
+		if f := w.sc.Faults[n.armed[0]]; f.At*int64(ms) <= int64(now) && c.store == pauseStore(f) {
+			w.strike(n, now, c)
 		}
 	}
 	for _, c := range w.arrivals {
@@ -653,12 +656,23 @@ func (w *world) shutDown(n *node, fault int) {
 	n.cancel()
 }
 
-// strike strikes an armed pause of n's at a write its live incarnation
-// just issued: between the check it made and the write going out (the
-// article's GC pause). It runs in the harness, at admission, so that every
-// request the candidate issued at that instant is held alike, whatever
-// order its goroutines ran in.
-func (w *world) strike(n *node, now time.Duration) {
+// pauseStore is where a pause strikes: at a write (the resource), or, aimed
+// at the coordinator (Peer), at any request to the lease server — in a renew
+// loop, between a read of the lease and its update.
+func pauseStore(f faults.Fault) store {
+	if f.Peer == faults.Coordinator {
+		return storeLease
+	}
+	return storeResource
+}
+
+// strike strikes an armed pause of n's at the request c its live
+// incarnation just issued: a write, between the check it made and the
+// write going out (the article's GC pause), or a request to the lease
+// server, before it goes out. It runs in the harness, at admission, so
+// that every request the candidate issued at that instant is held alike,
+// whatever order its goroutines ran in.
+func (w *world) strike(n *node, now time.Duration, at *call) {
 	c := n.cur
 	i := n.armed[0]
 	n.armed = n.armed[1:]
@@ -667,8 +681,12 @@ func (w *world) strike(n *node, now time.Duration) {
 	n.pausedUntil, n.resume = until, make(chan struct{})
 	w.events = append(w.events, &event{at: until, kind: evResume, node: n})
 	t0, t1 := int64(from/ms), int64(until/ms)
-	w.rec.traceLocked(t0, c.Name, "paused", fmt.Sprintf("until t=%d, between its leadership check and its write", t1))
-	w.rec.struck(i, t0, c.Name, fmt.Sprintf("%s paused between its leadership check and its write", c.Name))
+	where := "between its leadership check and its write"
+	if at.store == storeLease {
+		where = "as it sent " + at.what() + " to the lease server"
+	}
+	w.rec.traceLocked(t0, c.Name, "paused", fmt.Sprintf("until t=%d, %s", t1, where))
+	w.rec.struck(i, t0, c.Name, fmt.Sprintf("%s paused %s", c.Name, where))
 	w.rec.stops = append(w.rec.stops, sim.Stop{Node: c.Node, Process: c.Name, Kind: faults.Pause, From: t0, To: t1})
 }
 

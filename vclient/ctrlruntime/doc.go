@@ -38,6 +38,10 @@
 //	go test ./vclient/ctrlruntime -run TestFencedClean -seeds 10000
 //	go test ./vclient/ctrlruntime -run 'TestReplay$' -scenario DIR/seed-N.scenario.json
 //	go test ./vclient/ctrlruntime -run TestDeterministic -seeds 40
+//	go test ./vclient/ctrlruntime -run TestPauseSweep -seeds 10000 [-fenced]
+//
+// Its sweeps go through k8slease.Sweep, the entry a user's module calls,
+// and so take its flags (-seeds, -save, -scenario).
 //
 // Index: manager.go (Manager, the leader's Runnable), identity.go (the
 // seeded hostname_uuid), server.go (the identities at the API server's

@@ -1,7 +1,6 @@
 package ctrlruntime
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"slices"
@@ -10,31 +9,18 @@ import (
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
-	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/runprop"
 	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/vclient/k8slease"
 )
 
-var (
-	seedsFlag    = flag.Int("seeds", 0, "seeds per sweep (0: each test's short default)")
-	scenarioFlag = flag.String("scenario", "", "TestReplay: the saved scenario file to replay")
-	saveFlag     = flag.String("save", "", "where sweeps save their failures (default: the test's temporary directory)")
-)
+var fencedFlag = flag.Bool("fenced", false, "TestPauseSweep: sweep the fenced manager")
 
 func replayCommand(file string) string {
 	return "go test ./vclient/ctrlruntime -run 'TestReplay$' -count=1 -scenario " + file
 }
 
-func seeds(short int) int {
-	if *seedsFlag > 0 {
-		return *seedsFlag
-	}
-	if testing.Short() {
-		return max(short/5, 1)
-	}
-	return short
-}
+func seeds(short int) int { return k8slease.SeedCount(short) }
 
 type sweepResult struct {
 	sum      *campaign.Summary
@@ -43,57 +29,38 @@ type sweepResult struct {
 	grants   int // acquires the API server granted, over every seed
 }
 
-func sweep(t *testing.T, impl string, p k8slease.Profile, timings []k8slease.Timing, n int, cfg func(*campaign.Config)) *sweepResult {
-	t.Helper()
+// config is the sweep configuration of impl: the exported entry
+// (k8slease.Sweep) over the manager, as a user's module runs it.
+func config(t *testing.T, impl string, p k8slease.Profile, timings []k8slease.Timing, n int, cfg func(*campaign.Config)) k8slease.SweepConfig {
 	tg, err := Target(t, impl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &sweepResult{}
-	c := campaign.Config{Target: tg, Scenario: Generator(impl, p, timings), Kinds: p.Kinds(), Seeds: n, First: 1, Workers: 2,
-		Save:      campaign.SaveOptions{Replay: replayCommand, Shrink: campaign.ShrinkOptions{Budget: 300}},
-		OnFailure: func(f *campaign.Failure) { out.failures = append(out.failures, f) },
-		OnOutcome: func(_ uint64, o *campaign.Outcome) error {
-			if len(o.Warnings) > 0 {
-				out.warned = append(out.warned, o)
+	return k8slease.SweepConfig{Name: impl, Client: tg.Client, Options: &tg.Options, Profile: p, Timings: timings, Want: k8slease.WantResult,
+		Replay: replayCommand,
+		Configure: func(c *campaign.Config) {
+			c.Seeds = n
+			c.Save.Dir = flag.Lookup("save").Value.String() // failures saved only with -save
+			if cfg != nil {
+				cfg(c)
 			}
-			for _, op := range o.History.Ops {
-				if op.Kind == model.Acquire && op.OK {
-					out.grants++
-				}
-			}
-			return nil
 		}}
-	if cfg != nil {
-		cfg(&c)
-	}
-	out.sum, err = campaign.Run(context.Background(), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	out.sum.WriteText(&b, 0)
-	t.Logf("%s, %s, %d seeds:\n%s", impl, p, n, b.String())
-	return out
+}
+
+func sweep(t *testing.T, impl string, p k8slease.Profile, timings []k8slease.Timing, n int, cfg func(*campaign.Config)) *sweepResult {
+	t.Helper()
+	r := k8slease.Sweep(t, config(t, impl, p, timings, n, cfg))
+	return &sweepResult{sum: r.Summary, failures: r.Failures, warned: r.Warned, grants: r.Grants}
 }
 
 // clean asserts that a sweep found nothing — no violation, nothing
-// undecided — and that it exercised the manager: grants were made.
+// undecided — and that it exercised the manager: grants were made, at
+// least one a seed.
 func (r *sweepResult) clean(t *testing.T) {
 	t.Helper()
-	for i, f := range r.failures {
-		if i == 3 {
-			break
-		}
-		var w strings.Builder
-		campaign.WriteOutcome(&w, f.Outcome)
-		t.Errorf("seed %d: %s\n%s", f.Seed, strings.Join(f.Outcome.Failed(), ", "), w.String())
-	}
-	if r.sum.Undecided > 0 {
-		t.Errorf("%d seeds undecided", r.sum.Undecided)
-	}
-	if r.sum.Ops == 0 || r.grants < r.sum.Seeds {
-		t.Errorf("the sweep exercised too little: %d operations, %d grants in %d seeds", r.sum.Ops, r.grants, r.sum.Seeds)
+	(&k8slease.SweepResult{Summary: r.sum, Failures: r.failures, Grants: r.grants}).Clean(t)
+	if r.grants < r.sum.Seeds {
+		t.Errorf("the sweep exercised too little: %d grants in %d seeds", r.grants, r.sum.Seeds)
 	}
 }
 
@@ -118,10 +85,7 @@ func TestNoFaultsClean(t *testing.T) {
 // Lease went to another manager, shrinks it and saves it, and the saved
 // file replays to the same violations and the same history.
 func TestZombieWrite(t *testing.T) {
-	dir := *saveFlag
-	if dir == "" {
-		dir = t.TempDir()
-	}
+	dir := k8slease.SaveDir(t)
 	r := sweep(t, Unfenced, k8slease.Pauses, k8slease.Timings[:1], seeds(200), func(c *campaign.Config) {
 		c.FailFast = true
 		c.Save.Dir = dir
@@ -180,19 +144,15 @@ func TestFencedClean(t *testing.T) {
 
 // TestReplay replays a saved scenario file (-scenario FILE).
 func TestReplay(t *testing.T) {
-	if *scenarioFlag == "" {
+	file := flag.Lookup("scenario").Value.String()
+	if file == "" {
 		t.Skip("no -scenario FILE to replay")
 	}
-	o, err := Replay(t, *scenarioFlag)
+	sc, err := scenario.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	campaign.WriteOutcome(&b, o)
-	t.Log(b.String())
-	if err := campaign.CheckExpect(o); err != nil {
-		t.Fatalf("%s: %v", *scenarioFlag, err)
-	}
+	k8slease.Sweep(t, config(t, sc.Implementation, "", nil, 0, nil)) // with -scenario, Sweep replays the file
 }
 
 // Replay runs a saved scenario against the implementation it records and
@@ -206,7 +166,7 @@ func Replay(t *testing.T, file string) (*campaign.Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	return campaign.Judge(context.Background(), tg, sc, campaign.JudgeOptions{Budget: -1})
+	return k8slease.ReplayFile(tg, file)
 }
 
 // TestFenceUnchecked: the fenced manager against a resource that compares
@@ -214,21 +174,49 @@ func Replay(t *testing.T, file string) (*campaign.Outcome, error) {
 // under pauses: the fenced sweep that is clean is not blind, and the
 // writes it judges carry tokens.
 func TestFenceUnchecked(t *testing.T) {
-	tg, err := Target(t, Fenced)
-	if err != nil {
-		t.Fatal(err)
+	cfg := config(t, Fenced, k8slease.Pauses, k8slease.Timings[:1], seeds(200), func(c *campaign.Config) { c.FailFast = true })
+	o := *cfg.Options
+	o.FenceUnchecked = true
+	cfg.Options, cfg.Want = &o, k8slease.WantViolation
+	k8slease.Sweep(t, cfg)
+}
+
+// TestPauseSweep counts, over a sweep of the manager under pauses at
+// client-go's default timing (-seeds N; skipped without it: 10^4 seeds
+// take minutes), the seeds whose stores' log shows a write accepted after
+// the Lease went to another manager, and the seeds that fail. Unfenced,
+// every such seed must fail (the zombie write found). Fenced (-fenced),
+// every seed must pass: there the old holder's write the store accepts
+// before the new holder's first one is legal (its token is still the
+// highest the store has seen), and the fence refuses it after.
+func TestPauseSweep(t *testing.T) {
+	if flag.Lookup("seeds").Value.String() == "0" {
+		t.Skip("a long sweep: give -seeds N (and -fenced for the fenced manager)")
 	}
-	tg.Options.FenceUnchecked = true
-	c := campaign.Config{Target: tg, Scenario: Generator(Fenced, k8slease.Pauses, k8slease.Timings[:1]), Kinds: k8slease.Pauses.Kinds(),
-		Seeds: seeds(200), First: 1, Workers: 2, FailFast: true}
-	var failed *campaign.Failure
-	c.OnFailure = func(f *campaign.Failure) { failed = f }
-	sum, err := campaign.Run(context.Background(), c)
-	if err != nil {
-		t.Fatal(err)
+	impl := Unfenced
+	if *fencedFlag {
+		impl = Fenced
 	}
-	if failed == nil {
-		t.Fatalf("no violation in %d seeds of pauses against a resource that checks no fence", sum.Seeds)
+	var zombies, missed int
+	cfg := config(t, impl, k8slease.Pauses, k8slease.Timings[:1], seeds(0), func(c *campaign.Config) {
+		c.Save.Max = 1
+		c.OnOutcome = func(seed uint64, o *campaign.Outcome) error {
+			if w := k8slease.StoreZombieWrite(o.Store); w != nil {
+				zombies++
+				if impl == Unfenced && !o.Violated() {
+					missed++
+					t.Errorf("seed %d: the store accepted %s's write %q at t=%d after the Lease moved on, and the seed passed", seed, w.Owner, w.Value, w.At)
+				}
+			}
+			return nil
+		}
+	})
+	r := k8slease.Sweep(t, cfg)
+	t.Logf("%s, pause, %d seeds: %d with a write the stores' log accepted after the Lease moved on (%d of them passed), %d failing, %d warned, %d grants",
+		impl, r.Summary.Seeds, zombies, missed, len(r.Failures), len(r.Warned), r.Grants)
+	if impl == Fenced {
+		r.Clean(t)
+	} else if zombies == 0 || len(r.Failures) < zombies {
+		t.Errorf("unfenced: %d zombie seeds, %d failing", zombies, len(r.Failures))
 	}
-	t.Logf("seed %d: %v", failed.Seed, failed.Outcome.Failed())
 }

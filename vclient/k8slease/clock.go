@@ -52,3 +52,10 @@ func useClock(le LeaderElector, c *vclient.Candidate) error {
 	reflect.NewAt(want, unsafe.Pointer(f.UnsafeAddr())).Elem().Set(reflect.ValueOf(clock.Clock(k)))
 	return nil
 }
+
+// UseClock hands a candidate's own clock (vclient.Candidate.Clock: its
+// node's clock-offset and clock-drift faults) to an elector built by
+// client-go's leaderelection.NewLeaderElector, where the node's clock is
+// skewed; call it before Run. It is the door for a client of your own to
+// the clock faults (the Clock profile); an unskewed clock changes nothing.
+func UseClock(le LeaderElector, c *vclient.Candidate) error { return useClock(le, c) }

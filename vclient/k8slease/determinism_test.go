@@ -59,13 +59,3 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
-
-func firstDiff(a, b []byte) string {
-	la, lb := bytes.Split(a, []byte("\n")), bytes.Split(b, []byte("\n"))
-	for i := range min(len(la), len(lb)) {
-		if !bytes.Equal(la[i], lb[i]) {
-			return fmt.Sprintf("line %d:\n  %s\n  %s", i+1, la[i], lb[i])
-		}
-	}
-	return "lengths differ"
-}

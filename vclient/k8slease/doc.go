@@ -8,7 +8,9 @@
 // a default clientset cannot write to), and sweeps seeds over the three timing
 // parameters (Timings: client-go's 15 s / 10 s / 2 s, OpenShift's
 // 137 s / 107 s / 26 s, 60 s / 15 s / 5 s, tight ones) and fault
-// profiles (Profiles: none, latency within RenewDeadline, pauses, all).
+// profiles (Profiles: none, latency within RenewDeadline, pauses at a
+// write, pauses at any request, partitions, 409 conflicts, contention,
+// clock, all), two to four candidates or up to seven.
 //
 // Elector is the user's program: the leader's work writes to a separate
 // store, each write guarded by IsLeader(). Unfenced (Unfenced), a leader
@@ -26,7 +28,20 @@
 // gave it, as most controllers do: client-go cancels it as a paused leader
 // resumes, the client gives up on the held write, the API server applies
 // it — only the stores' log shows it, and the sweep judges that too.
-// UseJitter is the door to deterministic jitter for a client of your own.
+// UseJitter is the door to deterministic jitter for a client of your own,
+// UseClock to its clock faults.
+//
+// Your own controller. Sweep is the one sweep entry: it takes your
+// candidate program (SweepConfig.Client, a vclient.Client) and reads the
+// go test flags this package registers — -seeds, -profile, -save, and
+// -scenario to replay one saved file — so your module runs
+// go test -run TestMyElection -seeds 10000 -profile pause-any.
+// SweepConfig.Timing declares the parameters your controller runs with
+// when it reads none of the scenario's: no seed and no shrinker's edit
+// changes them. Regressions replays your package's testdata/regressions.
+// A saved failure's story is told from what ran. user_test.go is the
+// worked example, in package k8slease_test; this package's own sweeps and
+// package ctrlruntime's are users of the same entry.
 //
 // With ReleaseOnCancel (Release, ReleaseFenced; their sweeps add a
 // graceful step-down, faults.Shutdown, to every seed) the elector clears
@@ -52,6 +67,8 @@
 //	go test ./vclient/k8slease -run TestReleaseClearsNewLeader -v
 //	go test ./vclient/k8slease -run TestReleaseSweep -seeds 10000
 //	go test ./vclient/k8slease -run TestStepDownClean -seeds 10000
+//	go test ./vclient/k8slease -run 'TestPauseAnywhere|TestPartitionsProfile|TestConflictsProfile|TestReplicas'
+//	go test ./vclient/k8slease -run TestMyController -v
 //
 // Index: server.go (the Lease API server), elector.go (Elector, the
 // fenced token), tokens.go (Tokens: the tokens users make), work.go (Work,
@@ -59,5 +76,7 @@
 // tokentransport.go (TokenTransport, the fenced token read at a client's
 // transport), jitter.go (UseJitter: client-go's jitter pointed at the run's
 // seeded source), sweep.go (Target, Timings, Profiles, Generator),
-// story.go (FindZombieWrite, FindForeignRelease, WriteStory, AppendStory).
+// story.go (FindZombieWrite, StoreZombieWrite, FindForeignRelease,
+// WriteStory, AppendStory), user.go (Sweep, SweepConfig, Regressions,
+// ReplayFile, the go test flags).
 package k8slease

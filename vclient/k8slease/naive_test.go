@@ -6,32 +6,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
-	"github.com/leasecheck/leasecheck/model"
 )
-
-// staleWrite returns the first write a store's log shows accepted from an
-// owner after the Lease was granted to another (a later grant than the
-// writer's own, and no release in between), or nil.
-func staleWrite(h *model.History) *model.Op {
-	holder := ""
-	for i := range h.Ops {
-		op := &h.Ops[i]
-		if !op.OK {
-			continue
-		}
-		switch op.Kind {
-		case model.Acquire:
-			holder = op.Owner
-		case model.Release:
-			holder = ""
-		case model.Write:
-			if holder != "" && op.Owner != holder {
-				return op
-			}
-		}
-	}
-	return nil
-}
 
 // TestNaiveWriteCaught: a controller that writes under the context
 // OnStartedLeading gave it (Elector.WriteWithTermContext, what most
@@ -57,7 +32,7 @@ func TestNaiveWriteCaught(t *testing.T) {
 			if o.Violated() {
 				caught++
 			}
-			if w := staleWrite(o.Store); w != nil {
+			if w := StoreZombieWrite(o.Store); w != nil {
 				stale++
 				if !client {
 					missedByClient++

@@ -77,7 +77,7 @@ func TestStepDownClean(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%s", strings.TrimPrefix(rw.impl, "vclient:"), p), func(t *testing.T) {
 				began := time.Now()
 				r := sweep(t, rw.impl, p, safeTimings(), n, func(c *campaign.Config) {
-					c.Scenario = StepDowns(generator(rw.impl, p, safeTimings()))
+					c.Scenario = StepDowns(generator(genOptions{impl: rw.impl, fenced: IsFenced(rw.impl), profile: p, timings: safeTimings()}))
 					c.Kinds = p.KindsFor(rw.impl)
 					if !slices.Contains(c.Kinds, "shutdown") {
 						c.Kinds = append(c.Kinds, "shutdown")

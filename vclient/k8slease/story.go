@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"testing"
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/model"
@@ -80,6 +81,35 @@ func FindZombieWrite(o *campaign.Outcome) *ZombieWrite {
 	return nil
 }
 
+// StoreZombieWrite returns the first write a stores' log
+// (campaign.Execution.Store, campaign.Outcome.Store) shows accepted from
+// an owner after the Lease was granted to another (a later grant than the
+// writer's own, and no release in between), or nil: what the world did,
+// whatever the client saw of it.
+func StoreZombieWrite(h *model.History) *model.Op {
+	if h == nil {
+		return nil
+	}
+	holder := ""
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if !op.OK {
+			continue
+		}
+		switch op.Kind {
+		case model.Acquire:
+			holder = op.Owner
+		case model.Release:
+			holder = ""
+		case model.Write:
+			if holder != "" && op.Owner != holder {
+				return op
+			}
+		}
+	}
+	return nil
+}
+
 func sortByAt(ops []*model.Op) {
 	for i := 1; i < len(ops); i++ { // insertion sort: stable, and histories are nearly sorted
 		for j := i; j > 0 && ops[j].At < ops[j-1].At; j-- {
@@ -98,34 +128,100 @@ func secs(ms int64) string {
 // WriteStory writes a saved failure's account in the terms a Kubernetes
 // user knows: LeaseDuration, RenewDeadline, RetryPeriod, IsLeader,
 // OnStoppedLeading, leaseTransitions. It is appended to the story campaign
-// saves (AppendStory).
+// saves (AppendStory). It tells of this package's own Elector; a sweep of
+// a client of your own (Sweep) tells of what ran instead.
 func WriteStory(w io.Writer, o *campaign.Outcome) {
 	sc := o.Scenario
+	rd, rp := storyTiming(o)
+	v := voice{
+		intro: fmt.Sprintf("%d candidates (%s) ran client-go's `LeaderElector`, unmodified, on one `Lease` (`resourcelock.LeaseLock`) with "+
+			"`LeaseDuration=%s`, `RenewDeadline=%s`, `RetryPeriod=%s`; the leader's work wrote to a separate store, each write guarded by `IsLeader()`",
+			len(sc.Holders), strings.Join(sc.Names(), ", "), secs(sc.TTL), secs(rd), secs(rp)),
+		guarded: true,
+		stopped: "`OnStoppedLeading`",
+		fix: fmt.Sprintf("The same elector with every write carrying the `resourceVersion` "+
+			"of the update that made its writer leader (implementation `%s`) has the store refuse this write.", Fenced),
+		keep: "put it in `vclient/k8slease/testdata/regressions/`, where `go test ./vclient/k8slease -run TestRegressions` replays every scenario " +
+			"and fails unless exactly its `expect` is violated and its saved history is recorded again.",
+	}
+	if sc.Implementation == Fenced {
+		v.intro += " and carrying the `resourceVersion` of the Lease update that made the writer leader, checked by the store"
+	}
+	if IsFenced(sc.Implementation) {
+		v.fix = "Its writes were fenced already: see the violations above for what the fence did not cover."
+	}
+	if Releases(sc.Implementation) {
+		v.intro += "; `ReleaseOnCancel: true`"
+	}
+	v.intro += fmt.Sprintf(". Implementation `%s`.", sc.Implementation)
+	if Releases(sc.Implementation) {
+		if fr := FindForeignRelease(o); fr != nil {
+			fmt.Fprintf(w, "\n## In Kubernetes terms\n\n%s\n\n", v.intro)
+			writeReleaseStory(w, o, fr)
+			return
+		}
+	}
+	writeStory(w, o, v)
+}
+
+// storyTiming is the RenewDeadline and RetryPeriod the candidates ran with
+// (Parameters' defaults where the scenario leaves them out).
+func storyTiming(o *campaign.Outcome) (rd, rp int64) {
+	sc := o.Scenario
 	p := sc.Holders[0]
-	rd, rp := p.Timeout, p.RenewEvery
+	rd, rp = p.Timeout, p.RenewEvery
 	if rd <= 0 {
 		rd = sc.TTL * 2 / 3
 	}
 	if rp <= 0 {
 		rp = sc.TTL * 2 / 15
 	}
-	fmt.Fprintf(w, "\n## In Kubernetes terms\n\n")
-	fmt.Fprintf(w, "%d candidates (%s) ran client-go's `LeaderElector`, unmodified, on one `Lease` (`resourcelock.LeaseLock`) with "+
-		"`LeaseDuration=%s`, `RenewDeadline=%s`, `RetryPeriod=%s`; the leader's work wrote to a separate store, each write guarded by `IsLeader()`",
-		len(sc.Holders), strings.Join(sc.Names(), ", "), secs(sc.TTL), secs(rd), secs(rp))
-	if sc.Implementation == Fenced {
-		fmt.Fprintf(w, " and carrying the `resourceVersion` of the Lease update that made the writer leader, checked by the store")
+	return rd, rp
+}
+
+// voice is what a story says of the program that ran: who it is (intro),
+// whether its writes are guarded by IsLeader(), what would have refused
+// the zombie write (fix), how to keep the scenario (keep).
+type voice struct {
+	intro     string
+	guarded   bool
+	fix, keep string
+	// stopped names the signal that ends the client's belief.
+	stopped string
+}
+
+// writeUserStory is the account of a failure of a client of your own
+// (Sweep): told from what ran — its implementation, the timing it ran with,
+// whether its writes were fenced — with the replay and regression
+// commands of your package.
+func writeUserStory(w io.Writer, o *campaign.Outcome, cfg *SweepConfig, t *testing.T) {
+	sc := o.Scenario
+	rd, rp := storyTiming(o)
+	timing := "the scenario's"
+	if cfg.Timing != nil {
+		timing = "its own"
 	}
-	if Releases(sc.Implementation) {
-		fmt.Fprintf(w, "; `ReleaseOnCancel: true`")
+	v := voice{stopped: "end of leadership (its `Candidate.Stopped`)", intro: fmt.Sprintf("%d candidates (%s) ran `%s` with %s timing, `LeaseDuration=%s`, `RenewDeadline=%s`, `RetryPeriod=%s`",
+		len(sc.Holders), strings.Join(sc.Names(), ", "), sc.Implementation, timing, secs(sc.TTL), secs(rd), secs(rp))}
+	if cfg.fencedStore() {
+		v.intro += "; its writes carried a token the store checks, keeping the highest it accepted"
+		v.fix = "Its writes were fenced: see the violations above for what the fence did not cover (a token that does not grow across holders, a write the store took without one)."
+	} else {
+		v.intro += "; its writes carried no token"
+		v.fix = "Make each write carry a token the store checks — `k8slease.Tokens` gives the `resourceVersion` of the update that made the writer holder " +
+			"(`TokenAcquired`), or `leaseTransitions + 1` (`TokenTransitions`) — and fence the resource (`SweepConfig.Fenced`): the store then refuses this write."
 	}
-	fmt.Fprintf(w, ". Implementation `%s`.\n\n", sc.Implementation)
-	if Releases(sc.Implementation) {
-		if fr := FindForeignRelease(o); fr != nil {
-			writeReleaseStory(w, o, fr)
-			return
-		}
-	}
+	v.intro += "."
+	v.keep = fmt.Sprintf("copy its `.scenario.json` and `.history.jsonl` into `%s/` in your package, where a test calling `k8slease.Regressions` "+
+		"with this sweep's configuration replays every scenario and fails unless exactly its `expect` is violated and its history is recorded again "+
+		"(`%s` replays one).", cfg.regressions(), cfg.replay(t)("FILE"))
+	writeStory(w, o, v)
+}
+
+// writeStory tells a zombie write (FindZombieWrite) in v's voice.
+func writeStory(w io.Writer, o *campaign.Outcome, v voice) {
+	sc := o.Scenario
+	fmt.Fprintf(w, "\n## In Kubernetes terms\n\n%s\n\n", v.intro)
 	z := FindZombieWrite(o)
 	if z == nil {
 		fmt.Fprintf(w, "No write reached the store from a leader the Lease had moved on from; see the violations above.\n")
@@ -136,13 +232,17 @@ func WriteStory(w io.Writer, o *campaign.Outcome) {
 		fmt.Fprintf(w, "%s last renewed its Lease at t=%dms (the API server applied the update then; line %d). ", who, z.LastRenew.At, z.LastRenew.Line)
 	}
 	if z.Paused != nil {
-		// The work loop checks IsLeader() half a millisecond before the
-		// whole millisecond the pause is recorded at (elector.go's between),
-		// so the story gives the pause's instant, not the check's.
-		fmt.Fprintf(w, "%s checked `IsLeader()` — true — and at t=%dms, before its write went out, was paused for %s "+
+		// A pause at a write strikes half a millisecond after the work
+		// loop's leadership check (elector.go's between), so the story
+		// gives the pause's instant, not the check's.
+		check := "checked `IsLeader()` — true — and"
+		if !v.guarded {
+			check = "was about to write and"
+		}
+		fmt.Fprintf(w, "%s %s at t=%dms, before its write went out, was paused for %s "+
 			"(a stop-the-world GC pause, a CPU-throttled or frozen container). Nothing of client-go's could run for it meanwhile: "+
 			"`RenewDeadline` bounds how long the elector keeps retrying a renewal, not how long a process goes without looking. ",
-			who, z.Paused.Start, secs(z.Paused.End-z.Paused.Start))
+			who, check, z.Paused.Start, secs(z.Paused.End-z.Paused.Start))
 	}
 	fmt.Fprintf(w, "The other candidates saw the Lease stop changing and, `LeaseDuration` (%s) later, %s took it over at t=%dms "+
 		"(`holderIdentity` %s, `leaseTransitions` + 1; line %d). ", secs(sc.TTL), z.Grant.Owner, z.Grant.At, z.Grant.Owner, z.Grant.Line)
@@ -150,19 +250,16 @@ func WriteStory(w io.Writer, o *campaign.Outcome) {
 		"after the Lease was granted to %s — a zombie write. ", who, z.Write.Value, z.Write.At, z.Write.Line, z.Grant.Owner)
 	switch {
 	case z.Stopped >= 0 && z.Stopped <= z.Write.Call:
-		fmt.Fprintf(w, "%s's `OnStoppedLeading` came at t=%dms, as it resumed and the write went out: too late to stop it.", who, z.Stopped)
+		fmt.Fprintf(w, "%s's %s came at t=%dms, as it resumed and the write went out: too late to stop it.", who, v.stopped, z.Stopped)
 	case z.Stopped >= 0:
-		fmt.Fprintf(w, "%s's `OnStoppedLeading` came only at t=%dms, after the write.", who, z.Stopped)
+		fmt.Fprintf(w, "%s's %s came only at t=%dms, after the write.", who, v.stopped, z.Stopped)
 	default:
-		fmt.Fprintf(w, "%s's `OnStoppedLeading` never came before the run ended.", who)
+		fmt.Fprintf(w, "%s's %s never came before the run ended.", who, v.stopped)
 	}
 	fmt.Fprintf(w, "\n\nclient-go's own documentation says it: leader election does not fence. Neither a shorter `RenewDeadline` nor a "+
 		"longer `LeaseDuration` closes this window — a pause longer than `LeaseDuration` minus the time since the last renewal "+
-		"always opens it. What does: a token the store checks. The same elector with every write carrying the `resourceVersion` "+
-		"of the update that made its writer leader (implementation `%s`) has the store refuse this write.\n", Fenced)
-	fmt.Fprintf(w, "\nTo keep it: a virtual-time scenario is not the simulator's, so campaign's `testdata/regressions/` cannot replay it; "+
-		"put it in `vclient/k8slease/testdata/regressions/`, where `go test ./vclient/k8slease -run TestRegressions` replays every scenario "+
-		"and fails unless exactly its `expect` is violated and its saved history is recorded again.\n")
+		"always opens it. What does: a token the store checks. %s\n", v.fix)
+	fmt.Fprintf(w, "\nTo keep it: a virtual-time scenario is not the simulator's, so campaign's `testdata/regressions/` cannot replay it; %s\n", v.keep)
 }
 
 // AppendStory appends WriteStory to a saved failure's Markdown story.

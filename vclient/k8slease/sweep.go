@@ -202,10 +202,24 @@ const (
 	// server, the API server down, crashes with and without a restart
 	// under the same identity.
 	All Profile = "all"
+	// PauseAnywhere: pauses that strike at any request a candidate sends,
+	// not only at a write: one in two at its next request to the API
+	// server after the pause's time (faults.Fault.Peer "coordinator": in
+	// its renew loop, between a Get and an Update, in its informer), the
+	// others at its next write.
+	PauseAnywhere Profile = "pause-any"
+	// Partitions: one or two candidates cut off from the API server (each
+	// request lost, or applied with its answer lost) for up to two
+	// LeaseDurations.
+	Partitions Profile = "partition"
+	// Conflicts: the API server answers 409 Conflict, applying nothing, to
+	// every update of one or two candidates for a while — the answer a
+	// stale resourceVersion gets — and a pause strikes at a write.
+	Conflicts Profile = "conflict"
 )
 
 // Profiles lists them.
-var Profiles = []Profile{NoFaults, Latency, Pauses, Contention, Clock, All}
+var Profiles = []Profile{NoFaults, Latency, Pauses, Contention, Clock, All, PauseAnywhere, Partitions, Conflicts}
 
 // FastClockPPM is how fast the Clock profile's fast clock runs: twice
 // true speed, client-go's own example of a skew to configure for.
@@ -238,6 +252,12 @@ func (p Profile) Kinds() []faults.Kind {
 		return []faults.Kind{faults.ClockDrift, faults.Partition}
 	case All:
 		return []faults.Kind{faults.Pause, faults.Delay, faults.Partition, faults.CoordinatorCrash, faults.Crash, faults.OwnerReuse}
+	case PauseAnywhere:
+		return []faults.Kind{faults.Pause}
+	case Partitions:
+		return []faults.Kind{faults.Partition}
+	case Conflicts:
+		return []faults.Kind{faults.Conflict, faults.Pause}
 	}
 	return []faults.Kind{}
 }
@@ -251,13 +271,16 @@ func (p Profile) KindsFor(impl string) []faults.Kind {
 	return p.Kinds()
 }
 
+// MaxReplicas is the most candidates a sweep draws (SweepConfig).
+const MaxReplicas = 7
+
 // Generator returns the scenario of each seed of a sweep against impl
 // under profile p: two to four candidates with the timing drawn from
 // timings (nil: all of Timings), each with a work program of one or two
 // items, and the profile's faults, all drawn from the seed alone. Where
 // impl releases on cancel, every profile adds a step-down (StepDowns).
 func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *scenario.Scenario {
-	g := generator(impl, p, timings)
+	g := generator(genOptions{impl: impl, fenced: IsFenced(impl), profile: p, timings: timings})
 	if Releases(impl) {
 		return StepDowns(g)
 	}
@@ -288,20 +311,41 @@ func StepDowns(gen func(seed uint64) *scenario.Scenario) func(seed uint64) *scen
 	}
 }
 
-func generator(impl string, p Profile, timings []Timing) func(seed uint64) *scenario.Scenario {
+// genOptions say what a sweep's scenarios are of: the implementation
+// recorded, whether its resource is fenced, the profile, the timings drawn
+// from (nil: Timings) and the bounds of the candidates drawn (0: 2 and 4).
+type genOptions struct {
+	impl     string
+	fenced   bool
+	profile  Profile
+	timings  []Timing
+	min, max int
+}
+
+func generator(o genOptions) func(seed uint64) *scenario.Scenario {
+	impl, p, timings := o.impl, o.profile, o.timings
 	if len(timings) == 0 {
 		timings = Timings
 	}
+	lo, hi := o.min, o.max
+	if lo <= 0 {
+		lo = 2
+	}
+	if hi <= 0 {
+		hi = max(lo, 4)
+	}
+	hi = min(max(hi, lo), MaxReplicas)
+	lo = min(lo, hi)
 	return func(seed uint64) *scenario.Scenario {
 		r := rand.New(rand.NewPCG(seed, 0x6b38736c65617365))
 		tm := timings[r.IntN(len(timings))]
 		ld := tm.LeaseDuration
 		sc := &scenario.Scenario{Version: scenario.Version, Seed: seed, Semantics: "seed", Key: "lease", TTL: ld,
 			Network: scenario.Network{MinDelay: 0, MaxDelay: 1 + r.Int64N(5)}, Implementation: impl, FaultKinds: p.Kinds()}
-		if IsFenced(impl) {
+		if o.fenced {
 			sc.Semantics = "fenced-storage"
 		}
-		n := 2 + r.IntN(3)
+		n := lo + r.IntN(hi-lo+1)
 		for i := range n {
 			proc := scenario.Process{Name: fmt.Sprintf("h%d", i+1), Timeout: tm.RenewDeadline, RenewEvery: tm.RetryPeriod,
 				RetryMax: retryBound(tm.RetryPeriod, sc.Network.MaxDelay)}
@@ -339,6 +383,23 @@ func generator(impl string, p Profile, timings []Timing) func(seed uint64) *scen
 			for range 1 + r.IntN(2) {
 				sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Pause, Target: pick(), At: at(), Duration: ld/4 + r.Int64N(2*ld)})
 			}
+		case PauseAnywhere:
+			for range 1 + r.IntN(2) {
+				f := faults.Fault{Kind: faults.Pause, Target: pick(), At: at(), Duration: ld/4 + r.Int64N(2*ld)}
+				if r.IntN(2) == 0 {
+					f.Peer = faults.Coordinator
+				}
+				sc.Faults = append(sc.Faults, f)
+			}
+		case Partitions:
+			for range 1 + r.IntN(2) {
+				sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Partition, Target: pick(), Peer: faults.Coordinator, At: at(), Duration: 1 + r.Int64N(2*ld)})
+			}
+		case Conflicts:
+			for range 1 + r.IntN(2) {
+				sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Conflict, Target: pick(), At: at(), Duration: 1 + r.Int64N(2*ld)})
+			}
+			sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Pause, Target: pick(), At: at(), Duration: ld/4 + r.Int64N(2*ld)})
 		case All:
 			for range 1 + r.IntN(4) {
 				f := faults.Fault{Target: pick(), At: at()}

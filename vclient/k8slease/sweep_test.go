@@ -1,8 +1,6 @@
 package k8slease
 
 import (
-	"context"
-	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,12 +10,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/runprop"
 	"github.com/leasecheck/leasecheck/scenario"
-)
-
-var (
-	seedsFlag    = flag.Int("seeds", 0, "seeds per sweep (0: each test's short default; 10000 for the issue's claims)")
-	scenarioFlag = flag.String("scenario", "", "TestReplay: the saved scenario file to replay")
-	saveFlag     = flag.String("save", "", "where sweeps save their failures (default: the test's temporary directory)")
+	"github.com/leasecheck/leasecheck/vclient"
 )
 
 // replayCommand is the command that replays a saved scenario file.
@@ -25,56 +18,38 @@ func replayCommand(file string) string {
 	return "go test ./vclient/k8slease -run 'TestReplay$' -count=1 -scenario " + file
 }
 
-func seeds(short int) int {
-	if *seedsFlag > 0 {
-		return *seedsFlag
-	}
-	if testing.Short() {
-		// -short (CI's race run: make test runs the full defaults) looks
-		// for data races, not for rare seeds: a fifth, as rapid does.
-		return max(short/5, 1)
-	}
-	return short
-}
+// seeds is the seed count of a sweep whose default is short (SeedCount).
+func seeds(short int) int { return SeedCount(short) }
 
-func saveDir(t *testing.T) string {
-	if *saveFlag != "" {
-		return *saveFlag
-	}
-	return t.TempDir()
-}
-
-// sweep runs a campaign of n seeds against impl under profile p.
 type sweepResult struct {
 	sum      *campaign.Summary
 	failures []*campaign.Failure
 }
 
+// sweep runs a campaign of n seeds against impl under profile p: the
+// exported entry (Sweep) over this package's own target, its story the
+// Elector's (WriteStory), failures saved only with -save.
 func sweep(t *testing.T, impl string, p Profile, timings []Timing, n int, cfg func(*campaign.Config)) sweepResult {
 	t.Helper()
 	tg, err := Target(t, impl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out sweepResult
-	c := campaign.Config{Target: tg, Scenario: Generator(impl, p, timings), Kinds: p.KindsFor(impl), Seeds: n, First: 1, Workers: 2,
-		Save: campaign.SaveOptions{Replay: replayCommand, Shrink: campaign.ShrinkOptions{Budget: 300}},
-		OnFailure: func(f *campaign.Failure) {
-			if f.Saved != nil {
-				if err := AppendStory(f.Saved); err != nil {
-					t.Errorf("story: %v", err)
-				}
+	r := Sweep(t, ownConfig(tg, p, timings, n, cfg))
+	return sweepResult{sum: r.Summary, failures: r.Failures}
+}
+
+// ownConfig is the sweep configuration of one of this package's targets.
+func ownConfig(tg *vclient.Target, p Profile, timings []Timing, n int, cfg func(*campaign.Config)) SweepConfig {
+	return SweepConfig{Name: tg.Name, Client: tg.Client, Options: &tg.Options, Profile: p, Timings: timings, Shutdowns: Releases(tg.Name),
+		Want: WantResult, Story: WriteStory, Replay: replayCommand,
+		Configure: func(c *campaign.Config) {
+			c.Seeds = n
+			c.Save.Dir = *saveFlag
+			if cfg != nil {
+				cfg(c)
 			}
-			out.failures = append(out.failures, f)
 		}}
-	if cfg != nil {
-		cfg(&c)
-	}
-	out.sum, err = campaign.Run(context.Background(), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // clean asserts that a sweep found nothing: no violation, nothing undecided.
@@ -220,16 +195,15 @@ func TestReplay(t *testing.T) {
 	if *scenarioFlag == "" {
 		t.Skip("no -scenario FILE to replay")
 	}
-	o, err := Replay(t, *scenarioFlag)
+	sc, err := scenario.Load(*scenarioFlag)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	campaign.WriteOutcome(&b, o)
-	t.Log(b.String())
-	if err := campaign.CheckExpect(o); err != nil {
-		t.Fatalf("%s: %v", *scenarioFlag, err)
+	tg, err := Target(t, sc.Implementation)
+	if err != nil {
+		t.Fatal(err)
 	}
+	Sweep(t, ownConfig(tg, "", nil, 0, nil)) // with -scenario, Sweep replays the file
 }
 
 // Replay runs a saved scenario against the implementation it records and
@@ -243,5 +217,5 @@ func Replay(t *testing.T, file string) (*campaign.Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	return campaign.Judge(context.Background(), tg, sc, campaign.JudgeOptions{Budget: -1})
+	return ReplayFile(tg, file)
 }

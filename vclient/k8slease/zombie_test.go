@@ -17,7 +17,7 @@ import (
 // LeaseDuration / RenewDeadline / OnStoppedLeading terms, and the saved
 // file replays to the same violations.
 func TestZombieWrite(t *testing.T) {
-	dir := saveDir(t)
+	dir := SaveDir(t)
 	r := sweep(t, Unfenced, Pauses, Timings[:1], seeds(200), func(c *campaign.Config) {
 		c.FailFast = true
 		c.Save.Dir = dir

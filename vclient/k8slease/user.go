@@ -1,0 +1,508 @@
+package k8slease
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/vclient"
+)
+
+// The go test flags of every sweep (Sweep): a test binary that imports
+// this package has them, so a user's module runs
+//
+//	go test -run TestMyElection -seeds 10000 -profile pause -save DIR
+//	go test -run TestMyElection -scenario DIR/seed-N.scenario.json
+//
+// They are registered when the package is initialized, as a testing
+// library's are: a test of the same binary that defines -seeds, -profile,
+// -save or -scenario itself clashes with them.
+var (
+	seedsFlag    = flag.Int("seeds", 0, "k8slease sweeps: seeds per sweep (0: each sweep's default, a fifth of it with -short)")
+	profileFlag  = flag.String("profile", "", "k8slease sweeps: the fault profile of a sweep whose SweepConfig names none (none, latency, pause, pause-any, partition, conflict, contention, clock, all)")
+	saveFlag     = flag.String("save", "", "k8slease sweeps: where failures are saved, shrunk, with their stories (default: the test's temporary directory)")
+	scenarioFlag = flag.String("scenario", "", "k8slease sweeps: replay this saved scenario file instead of sweeping")
+)
+
+// Want is what a sweep must show for its test to pass.
+type Want int
+
+const (
+	// WantClean: no seed violates a property, none is undecided, and the
+	// sweep exercised the client (operations recorded, grants made).
+	WantClean Want = iota
+	// WantViolation: some seed violates a property — a planted bug the
+	// sweep must find.
+	WantViolation
+	// WantResult: no verdict; the caller judges the SweepResult.
+	WantResult
+)
+
+// SweepConfig is a sweep of seeds over a client of your own (Sweep).
+type SweepConfig struct {
+	// Name is the implementation a scenario records (default "vclient:"
+	// and the test's name). A replayed scenario must name it.
+	Name string
+	// Client is your candidate program: the harness calls its Start once
+	// per incarnation of each candidate. Point your clientset's transport
+	// at Candidate.Transport(), write through Candidate.Write, tell
+	// leadership with Candidate.Leading and Stopped, and make it a
+	// vclient.RandUser whose Use returns UseJitter(r) so that client-go's
+	// jitter draws from the run's seed.
+	Client vclient.Client
+	// Fenced: your writes present a token (Candidate.Write's fence) the
+	// resource checks, keeping the highest it accepted. Tokens says what
+	// the token is: model.GrantTokens for the resourceVersion of the
+	// update that made the writer holder (TokenAcquired), model.OrderedTokens
+	// for one of the holder's own that only grows across holders
+	// (TokenHeld, TokenTransitions).
+	Fenced bool
+	Tokens model.WriteTokens
+	// Server returns the API server of one run (nil: NewServer(), its
+	// Fenced set as above).
+	Server func() vclient.Server
+	// Options, when set, are the run options verbatim (Fenced, Tokens and
+	// Server are then ignored).
+	Options *vclient.Options
+
+	// Timing is the three parameters your client runs with when it reads
+	// none of the scenario's (its own LeaseDuration, RenewDeadline and
+	// RetryPeriod): every seed then has them, the story tells them, and a
+	// scenario with others — a shrinker's edit, a file of another client —
+	// is refused rather than run with parameters your client ignores. Nil:
+	// your client reads them from its Candidate (Parameters) and each seed
+	// draws one of Timings.
+	Timing *Timing
+	// Timings are what a seed draws from when Timing is nil (nil: all of
+	// the package's Timings).
+	Timings []Timing
+	// Profile is the fault profile (empty: the -profile flag's, by default
+	// Pauses). A sweep that names one ignores -profile.
+	Profile Profile
+	// Seeds is the sweep's default seed count (0: 100); -seeds overrides
+	// it, -short takes a fifth.
+	Seeds int
+	// MinReplicas and MaxReplicas bound the candidates a seed draws
+	// (default 2 and 4; at most 7).
+	MinReplicas, MaxReplicas int
+	// Shutdowns adds a graceful step-down (faults.Shutdown) to every seed,
+	// for a client with ReleaseOnCancel (StepDowns).
+	Shutdowns bool
+	// Want is what the sweep must show (default WantClean).
+	Want Want
+	// Story writes the Kubernetes account appended to each saved
+	// failure's story (nil: one told from what ran — your timing, your
+	// implementation, the regression command for your package).
+	Story func(w io.Writer, o *campaign.Outcome)
+	// Replay is the command that replays a saved file (nil: go test -run
+	// '^TestName$' -count=1 -scenario FILE, in your package's directory).
+	Replay func(file string) string
+	// Regressions is the directory Regressions replays (default
+	// testdata/regressions, in your package's directory).
+	Regressions string
+	// Configure, when set, tunes the campaign before it runs (save
+	// limits, fail-fast, an OnOutcome of your own).
+	Configure func(*campaign.Config)
+}
+
+// SweepResult is what a sweep ran and found.
+type SweepResult struct {
+	Summary *campaign.Summary
+	// Failures are the seeds that violated a property (shrunk and saved,
+	// up to the campaign's save limit).
+	Failures []*campaign.Failure
+	// Warned are the outcomes with warnings only.
+	Warned []*campaign.Outcome
+	// Grants counts the acquires the API server granted over every seed.
+	Grants int
+	// Profile is the profile the sweep ran.
+	Profile Profile
+	// Replayed is the outcome of the one file -scenario named (the sweep
+	// then ran no seed).
+	Replayed *campaign.Outcome
+}
+
+func (c *SweepConfig) name(t *testing.T) string {
+	if c.Name != "" {
+		return c.Name
+	}
+	top, _, _ := strings.Cut(t.Name(), "/")
+	return "vclient:" + top
+}
+
+// Target returns the campaign target the configuration stands for, its runs
+// bubbles of t.
+func (c *SweepConfig) Target(t *testing.T) (campaign.Target, error) {
+	if c.Client == nil {
+		return nil, fmt.Errorf("SweepConfig.Client is nil: the sweep needs your candidate program")
+	}
+	tg := &vclient.Target{T: t, Name: c.name(t), Client: c.Client}
+	if c.Options != nil {
+		tg.Options = *c.Options
+	} else {
+		srv, fenced := c.Server, c.Fenced
+		if srv == nil {
+			srv = func() vclient.Server { s := NewServer(); s.Fenced = fenced; return s }
+		}
+		tg.Options = vclient.Options{Server: srv, Fences: model.NoFences, AdvisoryBelief: true}
+		if fenced {
+			tg.Options.Fenced, tg.Options.Fences, tg.Options.Tokens = true, model.Increasing, c.Tokens
+		}
+	}
+	if c.Timing == nil {
+		return tg, nil
+	}
+	return &fixedTiming{tg, *c.Timing}, nil
+}
+
+// fixedTiming is a target whose client reads none of the scenario's timing
+// parameters: a scenario with others is refused, so that neither a
+// shrinker's edit nor a file of another client is judged as if the client
+// had run with them.
+type fixedTiming struct {
+	*vclient.Target
+	tm Timing
+}
+
+func (f *fixedTiming) Run(ctx context.Context, sc *scenario.Scenario) (*campaign.Execution, error) {
+	if err := f.tm.check(sc); err != nil {
+		return nil, err
+	}
+	return f.Target.Run(ctx, sc)
+}
+
+// check refuses a scenario whose parameters are not tm's.
+func (tm Timing) check(sc *scenario.Scenario) error {
+	if sc.TTL != tm.LeaseDuration {
+		return fmt.Errorf("the scenario's LeaseDuration (TTL) is %dms; the client runs with its own, %dms, and reads no other", sc.TTL, tm.LeaseDuration)
+	}
+	for _, p := range sc.Holders {
+		if p.Timeout != tm.RenewDeadline || p.RenewEvery != tm.RetryPeriod {
+			return fmt.Errorf("holder %s: RenewDeadline %dms, RetryPeriod %dms; the client runs with its own, %dms and %dms, and reads no other",
+				p.Name, p.Timeout, p.RenewEvery, tm.RenewDeadline, tm.RetryPeriod)
+		}
+	}
+	return nil
+}
+
+// Generator returns the scenario of each seed of the sweep the
+// configuration stands for, under profile p.
+func (c *SweepConfig) Generator(t *testing.T, p Profile) func(seed uint64) *scenario.Scenario {
+	timings := c.Timings
+	if c.Timing != nil {
+		timings = []Timing{*c.Timing}
+	}
+	g := generator(genOptions{impl: c.name(t), fenced: c.fencedStore(), profile: p, timings: timings, min: c.MinReplicas, max: c.MaxReplicas})
+	if c.Shutdowns {
+		return StepDowns(g)
+	}
+	return g
+}
+
+func (c *SweepConfig) fencedStore() bool {
+	if c.Options != nil {
+		return c.Options.Fenced
+	}
+	return c.Fenced
+}
+
+func (c *SweepConfig) kinds(p Profile) []faults.Kind {
+	if c.Shutdowns {
+		return append(p.Kinds(), faults.Shutdown)
+	}
+	return p.Kinds()
+}
+
+func (c *SweepConfig) replay(t *testing.T) func(string) string {
+	if c.Replay != nil {
+		return c.Replay
+	}
+	top, _, _ := strings.Cut(t.Name(), "/")
+	return func(file string) string {
+		return fmt.Sprintf("go test -run '^%s$' -count=1 -scenario %s", top, file)
+	}
+}
+
+func (c *SweepConfig) regressions() string {
+	if c.Regressions != "" {
+		return c.Regressions
+	}
+	return filepath.Join("testdata", "regressions")
+}
+
+// SeedCount is the number of seeds a sweep whose default is n runs: -seeds
+// when given, a fifth of n with -short (a race run looks for data races,
+// not for rare seeds), n otherwise.
+func SeedCount(n int) int {
+	if *seedsFlag > 0 {
+		return *seedsFlag
+	}
+	if n <= 0 {
+		n = 100
+	}
+	if testing.Short() {
+		return max(n/5, 1)
+	}
+	return n
+}
+
+// SaveDir is where a sweep of t saves its failures: -save, or t's
+// temporary directory.
+func SaveDir(t *testing.T) string {
+	if *saveFlag != "" {
+		return *saveFlag
+	}
+	return t.TempDir()
+}
+
+// Sweep runs a sweep of seeds over your client (cfg) under a fault profile,
+// judges every seed on both records (the clients' view and the stores'
+// log) and the run properties, shrinks and saves the failures with their
+// stories, and fails t unless the sweep shows cfg.Want. With -scenario FILE
+// it replays that one saved file instead and fails t unless it violates
+// exactly the properties the file expects: the command each saved story
+// prints.
+//
+//	func TestMyElection(t *testing.T) {
+//		k8slease.Sweep(t, k8slease.SweepConfig{Client: &myController{}, Timing: &k8slease.Timing{Name: "mine", LeaseDuration: 15000, RenewDeadline: 10000, RetryPeriod: 2000}})
+//	}
+func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
+	t.Helper()
+	tg, err := cfg.Target(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *scenarioFlag != "" {
+		o, err := ReplayFile(tg, *scenarioFlag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		campaign.WriteOutcome(&b, o)
+		t.Log(b.String())
+		if err := campaign.CheckExpect(o); err != nil {
+			t.Errorf("%s: %v", *scenarioFlag, err)
+		}
+		return &SweepResult{Replayed: o}
+	}
+	p := cfg.Profile
+	if p == "" {
+		p = Pauses
+		if *profileFlag != "" {
+			if p, err = ParseProfile(*profileFlag); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out := &SweepResult{Profile: p}
+	story := cfg.Story
+	if story == nil {
+		story = func(w io.Writer, o *campaign.Outcome) { writeUserStory(w, o, &cfg, t) }
+	}
+	c := campaign.Config{Target: tg, Scenario: cfg.Generator(t, p), Kinds: cfg.kinds(p), Seeds: SeedCount(cfg.Seeds), First: 1, Workers: 2,
+		Save: campaign.SaveOptions{Dir: SaveDir(t), Replay: cfg.replay(t), Shrink: campaign.ShrinkOptions{Budget: 300}}}
+	if cfg.Configure != nil {
+		cfg.Configure(&c)
+	}
+	onOutcome, onFailure := c.OnOutcome, c.OnFailure
+	c.OnOutcome = func(seed uint64, o *campaign.Outcome) error {
+		if len(o.Warnings) > 0 && !o.Violated() {
+			out.Warned = append(out.Warned, o)
+		}
+		for _, op := range o.History.Ops {
+			if op.Kind == model.Acquire && op.OK {
+				out.Grants++
+			}
+		}
+		if onOutcome != nil {
+			return onOutcome(seed, o)
+		}
+		return nil
+	}
+	c.OnFailure = func(f *campaign.Failure) {
+		if f.Saved != nil && f.Saved.Story != "" {
+			if err := appendStory(f.Saved, story); err != nil {
+				t.Errorf("story: %v", err)
+			}
+		}
+		out.Failures = append(out.Failures, f)
+		if onFailure != nil {
+			onFailure(f)
+		}
+	}
+	out.Summary, err = campaign.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	out.Summary.WriteText(&b, 0)
+	t.Logf("%s, profile %s, %d seeds:\n%s", tg.Implementation(), p, out.Summary.Seeds, b.String())
+	switch cfg.Want {
+	case WantClean:
+		out.Clean(t)
+	case WantViolation:
+		out.Found(t)
+	}
+	return out
+}
+
+// Clean fails t unless the sweep found nothing — no violation, nothing
+// undecided — and exercised the client: operations recorded, grants made.
+func (r *SweepResult) Clean(t *testing.T) {
+	t.Helper()
+	for i, f := range r.Failures {
+		if i == 3 {
+			t.Errorf("... and %d more failing seeds", len(r.Failures)-3)
+			break
+		}
+		var w strings.Builder
+		campaign.WriteOutcome(&w, f.Outcome)
+		saved := ""
+		if f.Saved != nil {
+			saved = "\nsaved: " + f.Saved.Scenario + " (story " + f.Saved.Story + ")"
+		}
+		t.Errorf("seed %d: %s%s\n%s", f.Seed, strings.Join(f.Outcome.Failed(), ", "), saved, w.String())
+	}
+	if r.Summary.Undecided > 0 {
+		t.Errorf("%d seeds undecided", r.Summary.Undecided)
+	}
+	if err := r.Summary.Unexercised(); err != nil {
+		t.Error(err)
+	} else if r.Grants == 0 {
+		t.Errorf("the sweep exercised nothing: no grant in %d seeds", r.Summary.Seeds)
+	}
+}
+
+// Found fails t unless some seed violated a property.
+func (r *SweepResult) Found(t *testing.T) {
+	t.Helper()
+	if len(r.Failures) == 0 {
+		t.Errorf("no violation in %d seeds of profile %s", r.Summary.Seeds, r.Profile)
+		return
+	}
+	f := r.Failures[0]
+	where := ""
+	if f.Saved != nil {
+		where = ", saved as " + f.Saved.Scenario
+	}
+	t.Logf("found: seed %d violates %s%s", f.Seed, strings.Join(f.Outcome.Failed(), ", "), where)
+}
+
+// ReplayFile runs a saved scenario file against tg and judges it; a file
+// recording another implementation is an error naming both.
+func ReplayFile(tg campaign.Target, file string) (*campaign.Outcome, error) {
+	sc, err := scenario.Load(file)
+	if err != nil {
+		return nil, err
+	}
+	if sc.Implementation != tg.Implementation() {
+		return nil, fmt.Errorf("%s: the scenario records implementation %q, the sweep is %q", file, sc.Implementation, tg.Implementation())
+	}
+	o, err := campaign.Judge(context.Background(), tg, sc, campaign.JudgeOptions{Budget: -1})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return o, nil
+}
+
+// Regressions replays every saved scenario in cfg.Regressions (default
+// testdata/regressions in your package): each must violate exactly the
+// properties its expect names and, where its history (.history.jsonl) is
+// beside it, record that history again byte for byte. Keep a failure a
+// sweep saved by copying its .scenario.json and .history.jsonl there;
+//
+//	go test -run TestMyRegressions
+//
+// replays them all. A directory with no scenario fails t: a regression test
+// that replays nothing is not a pass.
+func Regressions(t *testing.T, cfg SweepConfig) {
+	t.Helper()
+	replayDir(t, cfg.regressions(), func(t *testing.T, _ *scenario.Scenario) (campaign.Target, error) { return cfg.Target(t) }, nil)
+}
+
+// replayDir replays every scenario file of dir against the target its
+// scenario names (target, its runs bubbles of the file's subtest), checking expect and the saved history; after,
+// when set, is called with each replay's outcome.
+func replayDir(t *testing.T, dir string, target func(*testing.T, *scenario.Scenario) (campaign.Target, error), after func(t *testing.T, file string, o *campaign.Outcome)) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.scenario.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no regression scenarios in %s: %v", dir, err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			sc, err := scenario.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tg, err := target(t, sc)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			o, err := ReplayFile(tg, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := campaign.CheckExpect(o); err != nil {
+				t.Errorf("%s: %v", f, err)
+			}
+			hf := strings.TrimSuffix(f, ".scenario.json") + ".history.jsonl"
+			want, err := os.ReadFile(hf)
+			switch {
+			case os.IsNotExist(err):
+				t.Logf("%s: no saved history beside it; expect checked only", f)
+			case err != nil:
+				t.Fatal(err)
+			default:
+				var got bytes.Buffer
+				if err := model.WriteHistory(&got, o.History); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got.Bytes(), want) {
+					t.Errorf("%s: the replay recorded a different history:\n%s", f, firstDiff(want, got.Bytes()))
+				}
+			}
+			if after != nil {
+				after(t, f, o)
+			}
+		})
+	}
+}
+
+// appendStory appends story's account to a saved failure's Markdown story.
+func appendStory(s *campaign.Saved, story func(io.Writer, *campaign.Outcome)) error {
+	f, err := os.OpenFile(s.Story, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	story(f, s.Outcome)
+	return f.Close()
+}
+
+// firstDiff shows the first line where two histories differ.
+func firstDiff(want, got []byte) string {
+	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := range max(len(w), len(g)) {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			return fmt.Sprintf("line %d:\nsaved:    %s\nreplayed: %s", i+1, a, b)
+		}
+	}
+	return "(same lines)"
+}

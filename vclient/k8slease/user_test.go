@@ -1,0 +1,182 @@
+package k8slease_test
+
+// A controller author's own tests, written against the public doors only
+// (vclient, k8slease, model and client-go): the controller below is not
+// the project's Elector. Run as a user's module runs them:
+//
+//	go test -run TestMyController -seeds 10000 -profile pause-any
+//	go test -run TestMyControllerUnfenced -save DIR
+//	go test -run TestMyControllerUnfenced -scenario DIR/seed-N.scenario.json
+//	go test -run TestMyControllerRegressions
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
+
+	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/model"
+	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/vclient"
+	"github.com/leasecheck/leasecheck/vclient/k8slease"
+)
+
+// myTiming is the controller's own: it reads none of the scenario's.
+var myTiming = k8slease.Timing{Name: "mine", LeaseDuration: 15000, RenewDeadline: 10000, RetryPeriod: 2000}
+
+// myController is client-go's LeaderElector with a LeaseLock on a default
+// clientset (protobuf), 15 s / 10 s / 2 s, writing once a second from
+// OnStartedLeading under the context it was given — what most controllers
+// do. Fenced, each write presents the resourceVersion of the Lease update
+// that made it the holder (k8slease.Tokens).
+type myController struct{ fenced bool }
+
+// Use makes client-go's jitter draw from the run's seed (vclient.RandUser).
+func (m *myController) Use(r *rand.Rand) (undo func()) { return k8slease.UseJitter(r) }
+
+func (m *myController) Start(ctx context.Context, c *vclient.Candidate) {
+	ctx = klog.NewContext(ctx, logr.Discard())
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: "http://kube-apiserver.invalid", Transport: c.Transport(), Timeout: 10 * time.Second})
+	if err != nil {
+		c.Trace("refused", err.Error())
+		return
+	}
+	var work sync.WaitGroup
+	defer work.Wait() // Start returns once every goroutine it started has
+	for ctx.Err() == nil {
+		tok := k8slease.NewTokens(c.Identity)
+		var leases coordinationv1client.LeasesGetter = cs.CoordinationV1()
+		if m.fenced {
+			leases = tok.Leases(leases)
+		}
+		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+			Lock: &resourcelock.LeaseLock{LeaseMeta: metav1.ObjectMeta{Namespace: "default", Name: "my-controller"}, Client: leases,
+				LockConfig: resourcelock.ResourceLockConfig{Identity: c.Identity}},
+			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+			Callbacks: leaderelection.LeaderCallbacks{
+				OnStartedLeading: func(lctx context.Context) {
+					work.Add(1)
+					defer work.Done()
+					c.Leading("OnStartedLeading")
+					defer c.Stopped("the end of OnStartedLeading's context")
+					for {
+						select {
+						case <-lctx.Done():
+							return
+						case <-time.After(time.Second):
+						}
+						var fence int64
+						if m.fenced {
+							if fence = tok.Token(k8slease.TokenAcquired); fence == 0 {
+								continue // no token yet: a fenced store takes no write without one
+							}
+						}
+						c.Write(lctx, "", fence)
+					}
+				},
+				OnStoppedLeading: func() {},
+			},
+		})
+		if err != nil {
+			c.Trace("refused", err.Error())
+			return
+		}
+		if err := k8slease.UseClock(le, c); err != nil {
+			c.Trace("refused", err.Error())
+			return
+		}
+		le.Run(ctx)
+	}
+}
+
+func myConfig(fenced bool) k8slease.SweepConfig {
+	cfg := k8slease.SweepConfig{Name: "vclient:my-controller", Client: &myController{}, Timing: &myTiming, Seeds: 50,
+		Regressions: "testdata/user-regressions"}
+	if fenced {
+		cfg.Name, cfg.Client, cfg.Fenced, cfg.Tokens = "vclient:my-controller-fenced", &myController{fenced: true}, true, model.GrantTokens
+	}
+	return cfg
+}
+
+// TestMyControllerFenced: fenced, the controller is clean under the
+// profile -profile names (pauses by default).
+func TestMyControllerFenced(t *testing.T) {
+	k8slease.Sweep(t, myConfig(true))
+}
+
+// TestMyControllerUnfenced: unfenced, under pauses, the sweep finds the
+// zombie write (its term-context write the store applied after the Lease
+// moved on), shrinks it without touching the controller's own timing,
+// and saves it with a story told of this controller.
+func TestMyControllerUnfenced(t *testing.T) {
+	cfg := myConfig(false)
+	cfg.Profile, cfg.Want, cfg.Seeds = k8slease.Pauses, k8slease.WantViolation, 100
+	cfg.Configure = func(c *campaign.Config) { c.FailFast, c.Save.Max = true, 1 }
+	r := k8slease.Sweep(t, cfg)
+	if r.Replayed != nil || len(r.Failures) == 0 {
+		return
+	}
+	s := r.Failures[0].Saved
+	if s == nil {
+		t.Fatalf("not saved: %v", r.Failures[0].SaveErr)
+	}
+	sc := s.Outcome.Scenario
+	if sc.TTL != myTiming.LeaseDuration || sc.Holders[0].Timeout != myTiming.RenewDeadline || sc.Holders[0].RenewEvery != myTiming.RetryPeriod {
+		t.Errorf("the saved scenario's timing is %d/%d/%d ms, not the controller's own", sc.TTL, sc.Holders[0].Timeout, sc.Holders[0].RenewEvery)
+	}
+	if !s.Outcome.Fails(checker.SingleWriterPerFence) && !s.Outcome.Fails(checker.StaleWrite) {
+		t.Errorf("the saved failure violates %v", s.Outcome.Failed())
+	}
+	if k8slease.FindZombieWrite(s.Outcome) == nil {
+		t.Errorf("the saved failure shows no zombie write")
+	}
+}
+
+// TestMyControllerRegressions replays the failures kept in
+// testdata/user-regressions.
+func TestMyControllerRegressions(t *testing.T) {
+	k8slease.Regressions(t, myConfig(false))
+}
+
+// TestMyControllerTimingKept: a scenario whose LeaseDuration is not the
+// controller's own is refused rather than judged as if the controller had
+// run with it — the refusal that keeps the shrinker's edits off the timing;
+// the same file with the controller's timing replays (the regression).
+func TestMyControllerTimingKept(t *testing.T) {
+	const file = "testdata/user-regressions/zombie-write.scenario.json"
+	cfg := myConfig(false)
+	tg, err := cfg.Target(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k8slease.ReplayFile(tg, file); err != nil {
+		t.Fatalf("the controller's own timing: %v", err)
+	}
+	sc, err := scenario.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.TTL /= 2
+	halved := filepath.Join(t.TempDir(), "halved.scenario.json")
+	if err := sc.Save(halved); err != nil {
+		t.Fatal(err)
+	}
+	_, err = k8slease.ReplayFile(tg, halved)
+	if err == nil || !strings.Contains(err.Error(), "reads no other") {
+		t.Errorf("a halved LeaseDuration: got %v, want a refusal", err)
+	}
+}
