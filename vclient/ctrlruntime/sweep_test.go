@@ -85,6 +85,15 @@ func TestNoFaultsClean(t *testing.T) {
 // Lease went to another manager, shrinks it and saves it, and the saved
 // file replays to the same violations and the same history.
 func TestZombieWrite(t *testing.T) {
+	if raceDetector {
+		// controller-runtime v0.25.3's manager writes
+		// gracefulShutdownTimeout in OnStoppedLeading (internal.go:637)
+		// while engageStopProcedure reads it (internal.go:513), unlocked:
+		// a data race of the library's own, which a leader that loses its
+		// Lease while its manager stops — what this test makes — reaches.
+		// The race detector stops the test there; make test runs it.
+		t.Skip("controller-runtime's own data race on gracefulShutdownTimeout when a leader is lost while stopping")
+	}
 	dir := k8slease.SaveDir(t)
 	r := sweep(t, Unfenced, k8slease.Pauses, k8slease.Timings[:1], seeds(200), func(c *campaign.Config) {
 		c.FailFast = true

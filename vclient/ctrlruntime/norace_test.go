@@ -1,0 +1,6 @@
+//go:build !race
+
+package ctrlruntime
+
+// raceDetector says the tests run under -race.
+const raceDetector = false
