@@ -42,8 +42,9 @@ import (
 //     arithmetic off by a tick.
 //
 // Each space is small (the whole plan runs in a few minutes on one core;
-// docs/measurements-shapes.md has its counts); `--plan`-free flags explore
-// one larger space instead.
+// docs/measurements-shapes.md has its counts); `--plan FILE` (LoadPlan)
+// explores a plan of the user's, and the flags that shape one space
+// explore that one larger space instead.
 //
 // A violation in any space stops the plan (its counterexample is that
 // space's); the plan is complete only when every space is.

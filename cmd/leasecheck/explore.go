@@ -68,6 +68,8 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	shardFlag := fs.String("shard", "", "explore only the `I/N`-th of N disjoint parts of the space (bfs; 1 <= I <= N), write it to --part, and combine the N parts with leasecheck merge")
 	partFile := fs.String("part", "", "with --shard: the part file to write (`FILE`; default explore-part-I-of-N.json)")
 	coverDir := fs.String("coverage", "", "also measure which lines of impl/holder and impl/memstore the exploration ran: re-run it in a build of leasecheck with Go's coverage under `DIR` (needs the go command and the module's source) and report per-package percentages and the code never run")
+	planFlag := fs.String("plan", "default", "the spaces searched one after another when no flag shapes one space: \"default\" (explore.DefaultPlan) or a plan `FILE` (a JSON array of spaces; --print-plan writes the default one to start from)")
+	printPlan := fs.Bool("print-plan", false, "print the plan --plan names, as a plan file, and exit")
 	shardWidth := fs.Int("shard-width", explore.DefaultShardWidth, "with --shard: split the space at the first depth after a level of at least this many states per part (every part must use the same)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: leasecheck explore [--holders N] [--faults LIST] [--max-faults K] [--adversary A] [--semantics S] [--depth D] [--strategy auto|bfs|dfs|pct] [--mutant NAME] [--out DIR] [--timeout D] [--max-memory SIZE] [--coverage DIR] [--shard I/N --part FILE] [--json]")
@@ -110,9 +112,28 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if maxMem.n > 0 {
 		o.MaxMemory = maxMem.n
 	}
-	// The default plan (explore.DefaultPlan) unless a flag shapes the space.
+	// The plan (--plan: explore.DefaultPlan unless it names a file) unless
+	// a flag shapes one space.
 	plan := *mutantName == "" && !set["holders"] && !set["faults"] && !set["max-faults"] && !set["adversary"] &&
 		!set["deviations"] && !set["loss"] && !set["semantics"] && !set["stagger"]
+	if set["plan"] && !plan {
+		fmt.Fprintln(stderr, "leasecheck explore: --plan searches its own spaces: drop --mutant, --holders, --faults, --max-faults, --adversary, --deviations, --loss, --semantics and --stagger, or --plan")
+		return exitUsage
+	}
+	spacesOfPlan := explore.DefaultPlan()
+	if *planFlag != "default" {
+		if spacesOfPlan, err = explore.LoadPlan(*planFlag); err != nil {
+			fmt.Fprintf(stderr, "leasecheck explore: --plan %v\n", err)
+			return exitUsage
+		}
+	}
+	if *printPlan {
+		if err := explore.WritePlan(stdout, spacesOfPlan); err != nil {
+			fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
+			return exitUsage
+		}
+		return exitOK
+	}
 	var mut *mutants.Mutant
 	if *mutantName != "" {
 		if mut = mutants.ByName(*mutantName); mut == nil {
@@ -194,7 +215,7 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		spaces := []*scenario.Scenario{sc}
 		if plan {
 			spaces = spaces[:0]
-			for _, b := range explore.DefaultPlan() {
+			for _, b := range spacesOfPlan {
 				spaces = append(spaces, explore.Space(b))
 			}
 		}
@@ -206,7 +227,7 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	var rep *explore.Report
 	if plan {
-		rep, sc, err = explore.ExplorePlan(explore.DefaultPlan(), o)
+		rep, sc, err = explore.ExplorePlan(spacesOfPlan, o)
 	} else {
 		rep, err = explore.Explore(sc, o)
 	}
