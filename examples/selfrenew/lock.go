@@ -41,8 +41,7 @@ type Client struct {
 	// LossDelay delays cancelling a lost lock's context (a planted bug).
 	LossDelay time.Duration
 	// gate stops the whole client (its renewal goroutines) while closed.
-	mu      sync.Mutex
-	stopped chan struct{} // non-nil while stopped; closed on resume
+	gate backend.Gate
 }
 
 // New returns a client for owner over conn.
@@ -50,35 +49,10 @@ func New(conn backend.Backend, owner string) *Client { return &Client{conn: conn
 
 // Stop stops the whole client — every renewal goroutine waits before its
 // next request — until resume is called: a process pause.
-func (c *Client) Stop() (resume func()) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stopped == nil {
-		c.stopped = make(chan struct{})
-	}
-	ch := c.stopped
-	return func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.stopped == ch {
-			close(ch)
-			c.stopped = nil
-		}
-	}
-}
+func (c *Client) Stop() (resume func()) { return c.gate.Stop() }
 
 // wait blocks while the client is stopped (or until ctx ends).
-func (c *Client) wait(ctx context.Context) {
-	c.mu.Lock()
-	ch := c.stopped
-	c.mu.Unlock()
-	if ch != nil {
-		select {
-		case <-ch:
-		case <-ctx.Done():
-		}
-	}
-}
+func (c *Client) wait(ctx context.Context) { c.gate.Wait(ctx) }
 
 // Lock is a held lock. Its Context is cancelled once the lock is lost (or
 // released).

@@ -351,22 +351,27 @@ func (b *Backend) acquire(ctx context.Context, req backend.Request) (backend.Res
 	return r, nil
 }
 
+// held reads req.Key's lock and says why req's owner, under req's fence,
+// does not hold it live ("": it does) — what a renew and a write check
+// before their compare-and-set on the state read.
+func (b *Backend) held(ctx context.Context, req backend.Request) (lockState, string, error) {
+	st, err := b.lock(ctx, req.Key)
+	if err != nil {
+		return st, "", err
+	}
+	if !st.live {
+		_, reason, err := b.notLive(ctx, req.Key, req.Owner, req.Fence, st)
+		return st, reason, err
+	}
+	return st, holderRefusal(st, req.Owner, req.Fence), nil
+}
+
 func (b *Backend) renew(ctx context.Context, req backend.Request) (backend.Response, error) {
 	ttl := granted(req.TTL)
 	for range casTries {
-		st, err := b.lock(ctx, req.Key)
-		if err != nil {
-			return backend.Response{}, err
-		}
-		if !st.live {
-			_, reason, err := b.notLive(ctx, req.Key, req.Owner, req.Fence, st)
-			if err != nil {
-				return backend.Response{}, err
-			}
-			return backend.Response{Reason: reason}, nil
-		}
-		if r := holderRefusal(st, req.Owner, req.Fence); r != "" {
-			return backend.Response{Reason: r}, nil
+		st, reason, err := b.held(ctx, req)
+		if err != nil || reason != "" {
+			return backend.Response{Reason: reason}, err
 		}
 		v := []byte(holderValue(req.Owner, req.Fence))
 		if b.dropTTL {
@@ -434,19 +439,9 @@ func (b *Backend) write(ctx context.Context, req backend.Request) (backend.Respo
 		return backend.Response{OK: true}, nil
 	}
 	for range casTries {
-		st, err := b.lock(ctx, req.Key)
-		if err != nil {
-			return backend.Response{}, err
-		}
-		if !st.live {
-			_, reason, err := b.notLive(ctx, req.Key, req.Owner, req.Fence, st)
-			if err != nil {
-				return backend.Response{}, err
-			}
-			return backend.Response{Reason: reason}, nil
-		}
-		if r := holderRefusal(st, req.Owner, req.Fence); r != "" {
-			return backend.Response{Reason: r}, nil
+		st, reason, err := b.held(ctx, req)
+		if err != nil || reason != "" {
+			return backend.Response{Reason: reason}, err
 		}
 		// Stored only while lock.K's last message is still the one read:
 		// the server compares, in the step that stores data.K.
