@@ -187,6 +187,9 @@ func TestKeyTTLTruncated(t *testing.T) {
 // that sees lock.K free (another owner's acquire granted), over 8 leases.
 // The lease must never end before the acquire's call plus the TTL.
 func TestExpiryLateness(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures expiry lateness over real TTLs: make test runs it")
+	}
 	t.Parallel()
 	c := start(t, 1)
 	b := open(t, c.Servers[0].Addr, bucket(), natskv.Options{Fenced: true})
@@ -249,6 +252,9 @@ func target(addr, bk string, fenced bool, replicas int) realrun.Target {
 // TestFaults: the fenced backend is judged correct under holder pauses,
 // partitions and clock faults on one server.
 func TestFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real rounds under every fault: make test runs it")
+	}
 	t.Parallel()
 	c := start(t, 1)
 	tg := target(c.Servers[0].Addr, bucket(), true, 1)
@@ -281,6 +287,9 @@ func TestUnfencedPauseCaught(t *testing.T) {
 // over the stream): B is refused and A renews; once A stops renewing, B
 // is granted after the TTL and A's write is refused.
 func TestClusterKillStreamLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 3-server cluster, a leader killed: make test runs it")
+	}
 	t.Parallel()
 	c := start(t, 3)
 	bk := bucket()
@@ -341,6 +350,9 @@ func TestClusterKillStreamLeader(t *testing.T) {
 // replicated 3 times, clients to all servers) under the client-side
 // faults.
 func TestClusterFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real rounds on a 3-server cluster: make test runs it")
+	}
 	t.Parallel()
 	c := start(t, 3)
 	tg := target(strings.Join(c.Endpoints(), ","), bucket(), true, 3)

@@ -45,5 +45,5 @@ func TestPostgresConformance(t *testing.T) {
 			return nil, nil, err
 		}
 		return b, func() { b.Cleanup(context.Background()); b.Close() }, nil
-	}, leasetest.Options{Info: postgres.Info(), TTL: 500 * time.Millisecond})
+	}, leasetest.Options{Info: postgres.Info(), TTL: time.Second})
 }
