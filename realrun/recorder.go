@@ -203,7 +203,7 @@ func RenewerProcess(owner string) string { return owner + "/renewer" }
 // when and by how much, as it knows of the renewals the runner sends.
 func (r *Recorder) RecordRenewal(rn backend.Renewal) {
 	op := model.Op{Process: RenewerProcess(rn.Owner), Owner: rn.Owner, Key: rn.Key, Kind: model.Renew,
-		TTL: int64(r.GrantTTL(rn.TTL) / unit), Call: int64(rn.Start.Sub(r.start) / unit)}
+		Fence: rn.Fence, TTL: int64(r.GrantTTL(rn.TTL) / unit), Call: int64(rn.Start.Sub(r.start) / unit)}
 	if rn.Answered {
 		op.Return, op.Returned, op.OK = max(int64((rn.End.Sub(r.start)+unit-1)/unit), op.Call), true, rn.OK
 		if !rn.OK {

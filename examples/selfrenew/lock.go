@@ -137,7 +137,7 @@ func (l *Lock) renew(ctx context.Context, background bool) error {
 	start := time.Now()
 	resp, err := l.c.conn.Do(rctx, backend.Request{Kind: model.Renew, Key: l.key, Owner: l.c.owner, TTL: l.ttl, Fence: l.fence})
 	if background && l.onRenew != nil {
-		l.onRenew(backend.Renewal{Key: l.key, Owner: l.c.owner, Start: start, End: time.Now(), Answered: err == nil, OK: err == nil && resp.OK, TTL: l.ttl, At: resp.At})
+		l.onRenew(backend.Renewal{Key: l.key, Owner: l.c.owner, Fence: l.fence, Start: start, End: time.Now(), Answered: err == nil, OK: err == nil && resp.OK, TTL: l.ttl, At: resp.At})
 	}
 	switch {
 	case err != nil && time.Since(l.Last().At) < l.ttl:

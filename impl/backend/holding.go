@@ -36,6 +36,11 @@ type Holding interface {
 // Renewal is one background renewal a library made by itself.
 type Renewal struct {
 	Key, Owner string
+	// Fence is the fence of the grant the renewal is for, when the library
+	// knows it (0: not known). A library that still renews an earlier
+	// grant of the owner's after a later one is refused for the earlier
+	// one: the history tells the two apart only by it.
+	Fence int64
 	// Start and End bracket the request on the local clock.
 	Start, End time.Time
 	// Answered: the server answered (OK or not); false: no answer, the
