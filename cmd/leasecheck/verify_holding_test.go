@@ -41,6 +41,10 @@ func TestVerifyHoldingRecipes(t *testing.T) {
 	} {
 		t.Run(c.spec, func(t *testing.T) {
 			c.need(t)
+			// Its own temporary directory: the packages testing beside
+			// this one start etcd clusters of their own, whose data
+			// directories are not this verify's to clean up.
+			t.Setenv("TMPDIR", t.TempDir())
 			dirs := clusterDirs(t)
 			code, out, errOut, took := verify(t, "--backend", c.spec, "--faults", c.faults, "--duration", "8s", "--shrink-for", "0", "--progress=false")
 			t.Logf("exit %d in %v\n%s%s", code, took.Round(time.Millisecond), out, errOut)
