@@ -408,10 +408,22 @@ func beliefFence(r *sim.Result) []Finding {
 			until = fmt.Sprintf("past the end of the run (t=%d)", b.To)
 		}
 		f := Finding{Property: BeliefFence, From: b.From, To: b.To, Lines: lines(g.Line), TraceLines: lines(b.FromLine, b.ToLine)}
-		f.Explanation = fmt.Sprintf("%s believed it held the lease under fence %d from t=%d %s, but the coordinator granted it fence %d (line %d, answered at t=%d), "+
-			"and granted it nothing since: the holder reports a fence it was not granted. It presents that fence on its writes, renewals and release, "+
-			"and anyone who trusts the holder's word about which grant is older blames the wrong holder.",
+		f.Explanation = fmt.Sprintf("%s believed it held the lease under fence %d from t=%d %s, but the coordinator granted it fence %d (line %d, answered at t=%d), ",
 			b.Process, b.Fence, b.From, until, g.Fence, g.Line, g.Return)
+		if late := lateAcquire(r.History, b, g); late != nil {
+			// The belief rests on an answer the process took after it had
+			// moved on (the history keeps that acquire unanswered): the
+			// coordinator did grant something since, to a request the
+			// process no longer stood behind.
+			f.Lines = lines(g.Line, late.Line)
+			f.Explanation += fmt.Sprintf("the last grant it took while waiting for one; its acquire sent at t=%d (line %d) is unanswered in the history: "+
+				"the holder took that answer late, after a later request of its own, and believes on it. A process that acts on an answer to a request it gave up on "+
+				"holds a grant nobody expects it to hold.", late.Call, late.Line)
+		} else {
+			f.Explanation += "and granted it nothing since: the holder reports a fence it was not granted."
+		}
+		f.Explanation += " It presents that fence on its writes, renewals and release, " +
+			"and anyone who trusts the holder's word about which grant is older blames the wrong holder."
 		if w := firstWriteUnder(r.History, b, g); w != nil {
 			f.Lines = lines(g.Line, w.Line)
 			f.Explanation += fmt.Sprintf(" Its first write while it did was sent under fence %d at t=%d (line %d).", w.Fence, w.Call, w.Line)
@@ -422,6 +434,20 @@ func beliefFence(r *sim.Result) []Finding {
 		}
 	}
 	return out
+}
+
+// lateAcquire is the last acquire b's process sent after grant g and before
+// b began that the history keeps unanswered (the answer came after a later
+// request of the process's own), or nil.
+func lateAcquire(h *model.History, b *sim.Belief, g *model.Op) *model.Op {
+	var late *model.Op
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Kind == model.Acquire && op.Process == b.Process && !op.Returned && op.Call > g.Call && op.Call <= b.From {
+			late = op
+		}
+	}
+	return late
 }
 
 // firstWriteUnder is the first write b's holder sent during b, or nil.

@@ -470,3 +470,38 @@ func TestFenceOverwriteBlamesItsHolder(t *testing.T) {
 	}
 	t.Error("h1's paused belief and h2's fence-0 belief never overlap: the test shows nothing about attribution")
 }
+
+// TestLateGrantStory: a holder that believes on a grant whose answer came
+// after it had moved on (the history keeps that acquire unanswered) is told
+// as such — the coordinator did grant that request something — not as a
+// fence "granted it nothing since"; a belief under a fence no request of its
+// own could have carried keeps the plain wording.
+func TestLateGrantStory(t *testing.T) {
+	result := func(late bool) *sim.Result {
+		h := &model.History{}
+		h.Header.Fences = model.Sequential
+		h.Ops = []model.Op{
+			{Line: 1, Process: "h1", Owner: "h1", Key: "k", Kind: model.Acquire, TTL: 100, Fence: 1, Call: 0, Return: 2, Returned: true, OK: true},
+			{Line: 2, Process: "h1", Owner: "h1", Key: "k", Kind: model.Release, Fence: 1, Call: 10, Return: 12, Returned: true, OK: true},
+		}
+		if late {
+			h.Ops = append(h.Ops, model.Op{Line: 3, Process: "h1", Owner: "h1", Key: "k", Kind: model.Acquire, TTL: 100, Call: 20})
+		}
+		return &sim.Result{History: h, Beliefs: []sim.Belief{{Process: "h1", Owner: "h1", Fence: 2, From: 40, To: 60}}}
+	}
+	for _, late := range []bool{false, true} {
+		fs := beliefFence(result(late))
+		if len(fs) != 1 {
+			t.Fatalf("late=%v: want one belief-fence finding, got %+v", late, fs)
+		}
+		story := fs[0].Explanation
+		plain := strings.Contains(story, "granted it nothing since")
+		told := strings.Contains(story, "took that answer late") && strings.Contains(story, "(line 3)")
+		if plain == late || told != late {
+			t.Errorf("late=%v: story %q", late, story)
+		}
+		if late && !slices.Contains(fs[0].Lines, 3) {
+			t.Errorf("the late acquire's line is not cited: %v", fs[0].Lines)
+		}
+	}
+}
