@@ -445,11 +445,15 @@ func (m *monitor) Returned(w *sim.World, op int) {
 // and the later holder's (checker/stale.go): the one's writer term — the
 // highest fence of its owner's grants returned by its call, or granted
 // earlier to its process — above every fence of the other's owner's
-// grants called before the other returned. It drops the order of the two
-// writes and the unanswered acquires that clear a write, so it
-// over-approximates: a pair the full judge finds stale at any later state
-// passes here when the later of the two returns (grants returned since
-// only raise the other's fences), and the full judges decide.
+// grants called before the other returned — and, where the coordinator
+// recorded when it applied both, the one with the higher term applied
+// first (the full judge needs the later holder's write accepted before the
+// stale one: by real time, or by the coordinator's clock windows, either of
+// which puts its applied time first). It drops the unanswered acquires that
+// clear a write, so it over-approximates: a pair the full judge finds stale
+// at any later state passes here when the later of the two returns (grants
+// returned since only raise the other's fences, and both applied times are
+// known by then), and the full judges decide.
 func staleWritePair(w *sim.World, op int) bool {
 	o := w.Op(op)
 	// term: op i's writer term; mine: the highest fence of op i's owner's
@@ -486,10 +490,11 @@ func staleWritePair(w *sim.World, op int) bool {
 		if myTerm < 0 {
 			myTerm, myMine = term(op), mine(op)
 		}
-		if t := term(i); t > 0 && t > myMine {
+		ordered := a.HasAt && o.HasAt
+		if t := term(i); t > 0 && t > myMine && (!ordered || a.At < o.At) {
 			return true // op may be the stale one
 		}
-		if myTerm > 0 && myTerm > mine(i) {
+		if myTerm > 0 && myTerm > mine(i) && (!ordered || o.At < a.At) {
 			return true // a may be
 		}
 	}
