@@ -696,7 +696,14 @@ func (rr *renewRule) call(key string, k *kop) {
 			if rr.fenced && !rr.ordered && sr.fence != op.Fence || sr.all || sr.cleared[op.Process] {
 				continue
 			}
-			if (op.Process == sr.r.op.Process && k.pos > sr.r.pos || op.Process != sr.r.op.Process && sr.returned) &&
+			// Another process of the owner's is bound once the failure
+			// returned — unless the renewal was the library's own (a
+			// background renewer): its writer learns of the failure only
+			// through the library's loss signal (loss-signal judges when it
+			// came), and a write checked before the failure and sent after
+			// it is the race fencing exists for (stale-write judges its
+			// effect), not a writer ignoring what it was told.
+			if (op.Process == sr.r.op.Process && k.pos > sr.r.pos || op.Process != sr.r.op.Process && sr.returned && !sr.r.op.BackgroundRenewal()) &&
 				(sr.viol == nil || k.pos < sr.viol.pos) {
 				sr.viol = k
 			}

@@ -186,6 +186,17 @@ type Op struct {
 // Unknown reports whether the operation's outcome is unknown (it never returned).
 func (o *Op) Unknown() bool { return !o.Returned }
 
+// RenewerProcess is the process of owner's background renewals: a lock
+// library that renews by itself (a keepalive goroutine) has its renewals
+// recorded as renew ops of this process, beside the owner's own calls.
+func RenewerProcess(owner string) string { return owner + "/renewer" }
+
+// BackgroundRenewal reports whether o is a renewal a library made by
+// itself (a renew of RenewerProcess(o.Owner)).
+func (o *Op) BackgroundRenewal() bool {
+	return o.Kind == Renew && o.Owner != "" && o.Process == RenewerProcess(o.Owner)
+}
+
 // Header is the optional first line of a history.
 type Header struct {
 	Version  int

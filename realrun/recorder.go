@@ -195,7 +195,7 @@ func (r *Recorder) Do(ctx context.Context, b backend.Backend, process, owner str
 
 // RenewerProcess is the history's process for the background renewals of
 // owner's lock (backend.Holding): the library's own goroutine, sequential.
-func RenewerProcess(owner string) string { return owner + "/renewer" }
+func RenewerProcess(owner string) string { return model.RenewerProcess(owner) }
 
 // RecordRenewal records a renewal a library made by itself
 // (backend.Holding's Observe) as a renew of its owner from
