@@ -290,16 +290,27 @@ func openZooKeeper(fenced bool) func(ctx context.Context, spec, prefix string) (
 			tg.Server = p
 			return &lcverify.Opened{Target: tg, Shown: spec + " (ZooKeeper started here, " + p.Addr + ")", Close: func() { p.Close() }}, nil
 		}
-		u, err := url.Parse(spec)
-		if err != nil || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
-			return nil, errors.New("bad ZooKeeper address: want zk://HOST:PORT")
-		}
-		info, err := zookeeper.ServerInfo(ctx, u.Host, fenced)
+		host, err := hostURL(spec, "ZooKeeper")
 		if err != nil {
-			return nil, fmt.Errorf("zookeeper at %s is not usable: %w", u.Host, err)
+			return nil, err
 		}
-		return &lcverify.Opened{Target: zkTarget(fenced, info, u.Host, prefix)}, nil
+		info, err := zookeeper.ServerInfo(ctx, host, fenced)
+		if err != nil {
+			return nil, fmt.Errorf("zookeeper at %s is not usable: %w", host, err)
+		}
+		return &lcverify.Opened{Target: zkTarget(fenced, info, host, prefix)}, nil
 	}
+}
+
+// hostURL reads the HOST:PORT of a server address SCHEME://HOST:PORT
+// (nothing else: no user, no path), or says what the address should be.
+func hostURL(spec, server string) (string, error) {
+	scheme, _, _ := strings.Cut(spec, "://")
+	u, err := url.Parse(spec)
+	if err != nil || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
+		return "", fmt.Errorf("bad %s address: want %s://HOST:PORT", server, scheme)
+	}
+	return u.Host, nil
 }
 
 // zkTarget is the ZooKeeper backend at addr, its znodes under

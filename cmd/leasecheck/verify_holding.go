@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
@@ -32,11 +30,11 @@ func openEtcdElection(fenced bool) func(ctx context.Context, spec, prefix string
 			return &lcverify.Opened{Target: electionTarget(fenced, s.Addr, prefix),
 				Shown: spec + " (concurrency.Election on an embedded etcd 3.7, " + s.Addr + ")", Close: func() { s.Close() }}, nil
 		}
-		u, err := url.Parse(spec)
-		if err != nil || u.Host == "" {
-			return nil, errors.New("bad etcd address: want etcd-election://HOST:PORT")
+		host, err := hostURL(spec, "etcd")
+		if err != nil {
+			return nil, err
 		}
-		return &lcverify.Opened{Target: electionTarget(fenced, u.Host, prefix)}, nil
+		return &lcverify.Opened{Target: electionTarget(fenced, host, prefix)}, nil
 	}
 }
 
@@ -82,16 +80,16 @@ func openZkLock(fenced bool) func(ctx context.Context, spec, prefix string) (*lc
 			tg.Server = p
 			return &lcverify.Opened{Target: tg, Shown: spec + " (go-zookeeper's zk.Lock on a ZooKeeper started here, " + p.Addr + ")", Close: func() { p.Close() }}, nil
 		}
-		u, err := url.Parse(spec)
-		if err != nil || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
-			return nil, errors.New("bad ZooKeeper address: want zk-lock://HOST:PORT")
-		}
-		si, err := zookeeper.ServerInfo(ctx, u.Host, fenced)
+		host, err := hostURL(spec, "ZooKeeper")
 		if err != nil {
-			return nil, fmt.Errorf("zookeeper at %s is not usable: %w", u.Host, err)
+			return nil, err
+		}
+		si, err := zookeeper.ServerInfo(ctx, host, fenced)
+		if err != nil {
+			return nil, fmt.Errorf("zookeeper at %s is not usable: %w", host, err)
 		}
 		info.Uncertainty, info.MinTTL = si.Uncertainty, si.MinTTL
-		return &lcverify.Opened{Target: zkLockTarget(fenced, info, u.Host, prefix)}, nil
+		return &lcverify.Opened{Target: zkLockTarget(fenced, info, host, prefix)}, nil
 	}
 }
 

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
@@ -23,11 +21,11 @@ import (
 func openNATS(n int, fenced bool) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
 	return func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
 		if strings.Contains(spec, "://") {
-			u, err := url.Parse(spec)
-			if err != nil || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
-				return nil, errors.New("bad NATS address: want nats-kv://HOST:PORT")
+			host, err := hostURL(spec, "NATS")
+			if err != nil {
+				return nil, err
 			}
-			return &lcverify.Opened{Target: natsTarget(u.Host, prefix, fenced, 1)}, nil
+			return &lcverify.Opened{Target: natsTarget(host, prefix, fenced, 1)}, nil
 		}
 		c, err := servers.StartNATSCluster(ctx, n)
 		if err != nil {
