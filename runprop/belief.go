@@ -417,7 +417,7 @@ func beliefFence(r *sim.Result) []Finding {
 			// process no longer stood behind.
 			f.Lines = lines(g.Line, late.Line)
 			f.Explanation += fmt.Sprintf("the last grant it took while waiting for one; its acquire sent at t=%d (line %d) is unanswered in the history: "+
-				"the holder took that answer late, after a later request of its own, and believes on it. A process that acts on an answer to a request it gave up on "+
+				"if the holder took that answer late, after a later request of its own, it believes on it, and a process that acts on an answer to a request it gave up on "+
 				"holds a grant nobody expects it to hold.", late.Call, late.Line)
 		} else {
 			f.Explanation += "and granted it nothing since: the holder reports a fence it was not granted."
@@ -425,7 +425,7 @@ func beliefFence(r *sim.Result) []Finding {
 		f.Explanation += " It presents that fence on its writes, renewals and release, " +
 			"and anyone who trusts the holder's word about which grant is older blames the wrong holder."
 		if w := firstWriteUnder(r.History, b, g); w != nil {
-			f.Lines = lines(g.Line, w.Line)
+			f.Lines = lines(append(f.Lines, w.Line)...)
 			f.Explanation += fmt.Sprintf(" Its first write while it did was sent under fence %d at t=%d (line %d).", w.Fence, w.Call, w.Line)
 		}
 		out = append(out, f)
