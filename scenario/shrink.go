@@ -25,8 +25,20 @@ type ShrinkTest func(s *Scenario) (fails bool, size int)
 // event (a 1 ms heartbeat drop on a renewal) sits in a local minimum of
 // plain deletion, since every deletion moves that event away from the fault;
 // these delete and move the faults along, or cut quiet time off.
+//
+// Only where none of those helps either, it tries the workload candidates
+// (workloadCandidates): writes, reads, client requests, renew intervals,
+// timeouts, backoff and delays taken partway toward their defaults or
+// zero. Tried last, they leave the search's path to that point unchanged:
+// the result is never bigger than the shrink without them.
 func Shrink(s *Scenario, test ShrinkTest, maxTests int) *Scenario {
-	return shrink(s, test, maxTests, plain(shrinkCandidates, realignCandidates, nil)...)
+	return shrink(s, test, maxTests, withWorkload(plain(shrinkCandidates, realignCandidates, nil))...)
+}
+
+// withWorkload appends the workload candidates to lists, as their last
+// phase.
+func withWorkload(lists []candidates) []candidates {
+	return append(lists, candidates{list: workloadCandidates})
 }
 
 // candidates is one list of shrink candidates; strict ones are kept only

@@ -10,7 +10,7 @@ package scenario
 // to its first half, then to its second; the same chunks of a half again while they help.
 // Only where none does, it goes on as Shrink.
 func ShrinkCoarse(s *Scenario, test ShrinkTest, maxTests int) *Scenario {
-	return shrink(s, test, maxTests, plain(coarseCandidates, shrinkCandidates, realignCandidates, nil)...)
+	return shrink(s, test, maxTests, withWorkload(plain(coarseCandidates, shrinkCandidates, realignCandidates, nil))...)
 }
 
 // coarseCandidates lists the chunk-sized simplifications of s, biggest
