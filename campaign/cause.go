@@ -130,9 +130,22 @@ func Deadlines(o *Outcome, v Violation) []string {
 		}
 		if g := lastGrant(o.History, b.Process, b.Fence, b.To); g != nil {
 			// The coordinator counts the TTL on its own clock from the
-			// instant it applied the request.
-			expiry := g.At + sc.TTL*1_000_000/(1_000_000+sc.CoordinatorDriftPPM)
-			s += fmt.Sprintf("; its last granted %s was sent at t=%d and applied at t=%d, so the coordinator's lease (TTL %dms on a clock drifting %+dppm) ran to about t=%d", g.Kind, g.Call, g.At, sc.TTL, sc.CoordinatorDriftPPM, expiry)
+			// instant it applied the request; the history's at is that
+			// clock's reading, which runs from 0 at the drift the scenario
+			// gives it, so both convert back to the run's time the same way.
+			real := func(local int64) int64 { return local * 1_000_000 / (1_000_000 + sc.CoordinatorDriftPPM) }
+			expiry := real(g.At + sc.TTL)
+			// The reading is whole milliseconds: converted back it can fall
+			// just before the call; the request was applied inside it.
+			at := max(real(g.At), g.Call)
+			if g.Returned {
+				at = min(at, g.Return)
+			}
+			applied := fmt.Sprintf("t=%d", at)
+			if at != g.At {
+				applied += fmt.Sprintf(" (t=%d on the coordinator's clock)", g.At)
+			}
+			s += fmt.Sprintf("; its last granted %s was sent at t=%d and applied at %s, so the coordinator's lease (TTL %dms on a clock drifting %+dppm) ran to about t=%d", g.Kind, g.Call, applied, sc.TTL, sc.CoordinatorDriftPPM, expiry)
 			switch d := b.To - expiry; {
 			case d > 0:
 				s += fmt.Sprintf(": the belief outlived the lease by %dms", d)

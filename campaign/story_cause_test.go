@@ -34,13 +34,16 @@ func TestStoryNamesDriftCause(t *testing.T) {
 	WriteStory(&b, o, StoryInfo{Title: "drift-ignored", ScenarioFile: "x.scenario.json"})
 	story := b.String()
 	for _, want := range []string{
-		"drift bound ±100000ppm (±17ms over a TTL of 171ms)",
-		"coordinator +0ppm, h2 -100000ppm (at the bound), h3 +0ppm",
-		"- h2: margin none, renews every 154ms",
-		"- h3: margin 17ms, renews every 57ms (TTL/3), request timeout 57ms",
-		"network: messages delayed 0-8ms",
-		"h2 believed under fence 1 from t=4 until t=182; its last granted acquire was sent at t=1 and applied at t=2",
-		"ran to about t=173: the belief outlived the lease by 9ms",
+		"drift bound ±100000ppm (±6ms over a TTL of 60ms)",
+		"coordinator +100000ppm (at the bound), h2 -100000ppm (at the bound), h3 +0ppm",
+		"- h2: margin 6ms, renews every 61ms (1×TTL)",
+		"- h3: margin 6ms, renews every 20ms (TTL/3), request timeout 20ms",
+		"network: messages delayed 0-0ms",
+		"h2 believed under fence 1 from t=0 until t=59; its last granted acquire was sent at t=0 and applied at t=0",
+		"ran to about t=54: the belief outlived the lease by 5ms",
+		// The history's at is the coordinator's fast clock: the story
+		// gives the run's time, and the clock's reading beside it.
+		"applied at t=56 (t=61 on the coordinator's clock), so the coordinator's lease (TTL 60ms on a clock drifting +100000ppm) ran to about t=110",
 	} {
 		if !strings.Contains(story, want) {
 			t.Errorf("the story lacks %q:\n%s", want, story)
