@@ -121,12 +121,15 @@ func TestEveryMutantIsFound(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%s after %d moves, %d ops (shrinker: %d ops); %d distinct states", cx.Property, cx.Steps, cx.Ops, len(sr.History.Ops), r.DistinctStates)
-			// The explored world's holders retry every few milliseconds and
-			// start together, so a few mutants take a refused retry or two
-			// more than the shrinker's hand-tuned start times (longer:
-			// renew-after-expiry, no-local-deadline, deadline-from-reply,
-			// renew-every-ttl); never more than three.
-			if cx.Ops > len(sr.History.Ops)+3 {
+			// The explored world's holders retry every few milliseconds,
+			// start together and keep the plan's TTL and renew cadence,
+			// while the shrinker also moves start times, requests and renew
+			// intervals and cuts the TTL (its workload phase): a few
+			// mutants take a refused retry or two more here (longest:
+			// write-without-fence-check, deadline-at-next-renewal,
+			// backoff-uncapped, renew-off-by-one, four more each); never
+			// more than four.
+			if cx.Ops > len(sr.History.Ops)+4 {
 				t.Errorf("counterexample has %d operations, the shrinker's %d", cx.Ops, len(sr.History.Ops))
 			}
 		})
