@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 // Config describes a campaign: which seeds, against what, how to judge and

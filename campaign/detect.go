@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/leasecheck/leasecheck/impl/mutants"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 // DetectCheckBudget bounds the linearizability search of each history a

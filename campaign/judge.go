@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/checker"
-	"github.com/leasecheck/leasecheck/runprop"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/runprop"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 // Properties returns every property a simulated run is judged for, in the

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/runprop"
 )
 
 // Violation is one counterexample to one property, history or run property

@@ -13,9 +13,9 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/report"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/report"
-	"github.com/leasecheck/leasecheck/scenario"
 )
 
 // DefaultMaxSaved is how many failing seeds a campaign saves (and shrinks)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 // DefaultShrinkBudget bounds the candidate scenarios one shrink runs.

@@ -7,11 +7,11 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/report"
+	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/report"
-	"github.com/leasecheck/leasecheck/scenario"
-	"github.com/leasecheck/leasecheck/sim"
 )
 
 // A Target is what scenarios run against: the reference implementation, a

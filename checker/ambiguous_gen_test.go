@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 	"github.com/leasecheck/leasecheck/model"
 )
 

@@ -3,7 +3,7 @@ package checker
 import (
 	"fmt"
 
-	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 	"github.com/leasecheck/leasecheck/model"
 	"pgregory.net/rapid"
 )

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/impl/mutants"
 )
 
 // TestProjectMutants runs the suite against impl/mutants' coordinator

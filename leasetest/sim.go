@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/campaign"
-	"github.com/leasecheck/leasecheck/explore"
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/explore"
+	"github.com/leasecheck/leasecheck/internal/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/machine"
-	"github.com/leasecheck/leasecheck/scenario"
-	"github.com/leasecheck/leasecheck/sim"
 )
 
 // Machines are a third party's in-process lease machines (package machine):

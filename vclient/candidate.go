@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 // Candidate is one incarnation of one candidate: what the harness hands to

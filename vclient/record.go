@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/scenario"
-	"github.com/leasecheck/leasecheck/sim"
 )
 
 // recorder keeps what the run showed: the ops as the stores applied them,

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/campaign"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 // Target is a client in virtual time as a campaign target: the seed loop,

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/scenario"
-	"github.com/leasecheck/leasecheck/sim"
 )
 
 // A Server is the in-process lease service the candidates' client library

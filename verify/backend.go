@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/realrun"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 )
 
 // Backend is one entry of verify's registry: a kind of lease backend, how a

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/leasetest"
-	"github.com/leasecheck/leasecheck/realrun"
 )
 
 // BeliefVerdict is the judgement of a library that holds while it says so

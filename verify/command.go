@@ -20,11 +20,11 @@ import (
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/impl/holder"
-	"github.com/leasecheck/leasecheck/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/realrun"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/machine"
-	"github.com/leasecheck/leasecheck/realrun"
-	"github.com/leasecheck/leasecheck/scenario"
 )
 
 // Exit statuses (campaign's, shared by every leasecheck command).

@@ -12,9 +12,9 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/internal/realrun"
+	"github.com/leasecheck/leasecheck/internal/report"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/realrun"
-	"github.com/leasecheck/leasecheck/report"
 )
 
 // maxTold caps the failing rounds described on stderr; the rest are

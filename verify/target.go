@@ -7,8 +7,8 @@ import (
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
-	"github.com/leasecheck/leasecheck/realrun"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/realrun"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 // target is a real backend as a campaign.Target: each scenario is a real

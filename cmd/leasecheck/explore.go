@@ -16,10 +16,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/leasecheck/leasecheck/campaign"
-	"github.com/leasecheck/leasecheck/explore"
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/impl/mutants"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/explore"
+	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 func init() {

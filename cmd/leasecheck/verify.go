@@ -13,13 +13,13 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/impl/etcd"
-	"github.com/leasecheck/leasecheck/impl/postgres"
-	"github.com/leasecheck/leasecheck/impl/redis"
-	"github.com/leasecheck/leasecheck/impl/zookeeper"
 	"github.com/leasecheck/leasecheck/internal/etcdmember"
+	"github.com/leasecheck/leasecheck/internal/impl/etcd"
+	"github.com/leasecheck/leasecheck/internal/impl/postgres"
+	"github.com/leasecheck/leasecheck/internal/impl/redis"
+	"github.com/leasecheck/leasecheck/internal/impl/zookeeper"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/internal/servers"
-	"github.com/leasecheck/leasecheck/realrun"
 	lcverify "github.com/leasecheck/leasecheck/verify"
 )
 

@@ -23,7 +23,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
-	lcredis "github.com/leasecheck/leasecheck/impl/redis"
+	lcredis "github.com/leasecheck/leasecheck/internal/impl/redis"
 	"github.com/leasecheck/leasecheck/model"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/impl/redis"
+	"github.com/leasecheck/leasecheck/internal/impl/redis"
 	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/verify"
 )

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 	"github.com/leasecheck/leasecheck/model"
 )
 

@@ -10,9 +10,9 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/vclient"
 )
 

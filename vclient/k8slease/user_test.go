@@ -29,8 +29,8 @@ import (
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/vclient"
 	"github.com/leasecheck/leasecheck/vclient/k8slease"
 )
