@@ -76,9 +76,9 @@ func builtinBackends() []lcverify.Backend {
 type etcdRecipe int
 
 const (
-	etcdFenced     etcdRecipe = iota // impl/etcd.Backend
-	etcdMutex                        // impl/etcd.Mutex
-	etcdStaleCheck                   // impl/etcd.OpenStaleCheck: the planted bug
+	etcdFenced     etcdRecipe = iota // internal/impl/etcd.Backend
+	etcdMutex                        // internal/impl/etcd.Mutex
+	etcdStaleCheck                   // internal/impl/etcd.OpenStaleCheck: the planted bug
 )
 
 // openEtcdCluster starts a 3-member cluster of the etcd server member

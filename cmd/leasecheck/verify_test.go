@@ -256,7 +256,7 @@ func TestVerifyNoFalseAlarm(t *testing.T) {
 			if srv != nil {
 				// Runs share the server: they may stop it, not restart it
 				// under each other's feet (restarts are tested on servers
-				// of their own, in impl/redis and impl/postgres).
+				// of their own, in internal/impl/redis and internal/impl/postgres).
 				tg.Server = stopOnly{srv}
 			}
 			return tg

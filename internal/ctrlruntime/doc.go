@@ -33,12 +33,12 @@
 // learned from the API server's answers through the manager's rest.Config
 // (k8slease.TokenTransport), and the resource refuses a lower one: clean.
 //
-//	go test ./vclient/ctrlruntime -run TestNoFaultsClean -seeds 1000
-//	go test ./vclient/ctrlruntime -run TestZombieWrite -v -save DIR
-//	go test ./vclient/ctrlruntime -run TestFencedClean -seeds 10000
-//	go test ./vclient/ctrlruntime -run 'TestReplay$' -scenario DIR/seed-N.scenario.json
-//	go test ./vclient/ctrlruntime -run TestDeterministic -seeds 40
-//	go test ./vclient/ctrlruntime -run TestPauseSweep -seeds 10000 [-fenced]
+//	go test ./internal/ctrlruntime -run TestNoFaultsClean -seeds 1000
+//	go test ./internal/ctrlruntime -run TestZombieWrite -v -save DIR
+//	go test ./internal/ctrlruntime -run TestFencedClean -seeds 10000
+//	go test ./internal/ctrlruntime -run 'TestReplay$' -scenario DIR/seed-N.scenario.json
+//	go test ./internal/ctrlruntime -run TestDeterministic -seeds 40
+//	go test ./internal/ctrlruntime -run TestPauseSweep -seeds 10000 [-fenced]
 //
 // Its sweeps go through k8slease.Sweep, the entry a user's module calls,
 // and so take its flags (-seeds, -save, -scenario).

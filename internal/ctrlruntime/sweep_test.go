@@ -17,7 +17,7 @@ import (
 var fencedFlag = flag.Bool("fenced", false, "TestPauseSweep: sweep the fenced manager")
 
 func replayCommand(file string) string {
-	return "go test ./vclient/ctrlruntime -run 'TestReplay$' -count=1 -scenario " + file
+	return "go test ./internal/ctrlruntime -run 'TestReplay$' -count=1 -scenario " + file
 }
 
 func seeds(short int) int { return k8slease.SeedCount(short) }

@@ -11,7 +11,7 @@ import (
 )
 
 // Coverage says which code of the explored machines an exploration ran:
-// Go's statement coverage of those packages (impl/holder, impl/memstore),
+// Go's statement coverage of those packages (internal/impl/holder, internal/impl/memstore),
 // measured by running the same exploration in a build of leasecheck with
 // coverage (`explore --coverage DIR`), so that a user sees what a
 // "complete" covered and what it did not.

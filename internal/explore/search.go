@@ -21,7 +21,7 @@ package explore
 // revisited", 1995): every transition of every reachable state is explored
 // from some visit of that state unless it commutes with one that was, and
 // two states with one digest have the same futures and verdicts
-// (sim/state.go), so no violation reachable within the bounds is lost.
+// (internal/sim/state.go), so no violation reachable within the bounds is lost.
 
 import (
 	"fmt"

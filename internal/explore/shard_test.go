@@ -65,7 +65,7 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 		violation bool
 	}{
 		{"reference", []*scenario.Scenario{explore.Space(small)}, explore.Options{}, false},
-		// The case that found the clock's digest incomplete (sim/state.go:
+		// The case that found the clock's digest incomplete (internal/sim/state.go:
 		// the drift's fraction of a tick): the parts kept other
 		// representatives of one digest and reached 37,120 states where
 		// one process reached 33,380.

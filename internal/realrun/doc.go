@@ -5,8 +5,8 @@
 // # One protocol, two drivers
 //
 // The processes of a real run are the machines the simulator runs
-// (impl/holder's Holder and Reader, or a planted-bug switch on them); the
-// runner is a second driver of them, as sim/world.go is the first (proc.go).
+// (internal/impl/holder's Holder and Reader, or a planted-bug switch on them); the
+// runner is a second driver of them, as internal/sim/world.go is the first (proc.go).
 // Each process is a goroutine that ticks its machine when the machine's own
 // clock reaches the WakeAt it asked for, hands it every reply, and sends its
 // requests through the Backend one at a time — each call in a goroutine of

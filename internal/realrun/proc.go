@@ -17,7 +17,7 @@ import (
 
 // proc is one client process of the run — a holder (one incarnation after
 // another) or the reader — and the driver of its machine, as the simulator
-// drives it (sim/world.go): Tick when the machine's clock reaches the
+// drives it (internal/sim/world.go): Tick when the machine's clock reaches the
 // WakeAt it asked for, Receive for each reply, Ready after each step. Its
 // clock is the simulator's sim.Clock over the run's true time in µs, so
 // drift, freezes and steps change what the machine reads exactly as they
@@ -316,7 +316,7 @@ func (p *proc) dropOne(pf *planned) {
 
 // endStops ends a pause or a freeze whose time has come; when the process
 // runs again, the sends a pause held leave, the replies that arrived are
-// handled, and the machine gets a tick (sim/world.go's resume).
+// handled, and the machine gets a tick (internal/sim/world.go's resume).
 func (p *proc) endStops(now int64) {
 	if !p.stopped() {
 		return

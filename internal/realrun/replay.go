@@ -84,7 +84,7 @@ var ErrStopped = errors.New("the backend stopped answering")
 // reader send something every TTL/12 to TTL/3.
 func DeadAfter(ttl time.Duration) time.Duration { return max(5*time.Second, ttl) }
 
-// RunScenario runs sc against t: its holders (the machines of impl/holder,
+// RunScenario runs sc against t: its holders (the machines of internal/impl/holder,
 // the simulator's own) and its reader as goroutines against the backend,
 // its times scaled onto real time, its fault plan applied for real (see the
 // package doc for what each fault does), and records the history. Network

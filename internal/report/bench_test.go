@@ -16,7 +16,7 @@ import (
 // The targets: `check --html` on a 100k-op history in
 // under 10 s and 500 MB, a page of a few MB. Run with
 //
-//	go test ./report -run '^$' -bench . -benchtime 3x
+//	go test ./internal/report -run '^$' -bench . -benchtime 3x
 //
 // page-MB is the page's size; peak-heap-MB the most heap the run held at
 // once, sampled every millisecond.

@@ -22,7 +22,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-var screenshots = flag.Bool("screenshots", false, "write docs/timeline-*.png from the browser test (go test ./report -run Browser -screenshots)")
+var screenshots = flag.Bool("screenshots", false, "write docs/timeline-*.png from the browser test (go test ./internal/report -run Browser -screenshots)")
 
 // The viewport of the test and of the screenshots.
 const viewW, viewH = 1400, 800

@@ -34,6 +34,6 @@
 //   - page/: the page's HTML body, style and script.
 //
 // The page is tested in a real headless Chromium (browser_test.go); its
-// screenshots in docs/ are made by `go test ./report -run Browser
+// screenshots in docs/ are made by `go test ./internal/report -run Browser
 // -screenshots`.
 package report

@@ -94,7 +94,7 @@ func TestGoldenPages(t *testing.T) {
 			}
 			want, err := os.ReadFile(path)
 			if err != nil {
-				t.Fatalf("%v (run go test ./report -run GoldenPages -update)", err)
+				t.Fatalf("%v (run go test ./internal/report -run GoldenPages -update)", err)
 			}
 			if !bytes.Equal(got, want) {
 				t.Errorf("%s differs from the page's data; review the diff after -update:\ngot:\n%s", path, got)

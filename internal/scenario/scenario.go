@@ -38,7 +38,7 @@ type Scenario struct {
 	// Implementation names what the scenario runs against, so that a saved
 	// scenario replays with no other flag: "" or "reference" (the reference
 	// coordinator, resource and holder), "mutant:NAME" (a planted bug of
-	// impl/mutants), "backend:SPEC" (a real backend, for verify --scenario).
+	// internal/impl/mutants), "backend:SPEC" (a real backend, for verify --scenario).
 	Implementation string `json:"implementation,omitempty"`
 	// FaultKinds are the fault kinds the scenario was generated with (the
 	// plan above is what it holds); informative, and what a re-generation

@@ -49,13 +49,13 @@ func TestDeterminismTwoRuns(t *testing.T) {
 
 // TestDeterminismGolden pins the hashes of the first seeds, so runs with
 // GOMAXPROCS=1 or 4, with or without -race, on any machine, are compared
-// with one another (`go test -race ./sim`, `GOMAXPROCS=1 go test ./sim`).
+// with one another (`go test -race ./internal/sim`, `GOMAXPROCS=1 go test ./internal/sim`).
 // After an intended change of the simulator or the holder, regenerate with
-// `go test ./sim -run Golden -update` and review the diff.
+// `go test ./internal/sim -run Golden -update` and review the diff.
 func TestDeterminismGolden(t *testing.T) {
 	path := filepath.Join("..", "..", "testdata", "scenarios", "hashes.golden")
 	var got strings.Builder
-	got.WriteString("# seed  trace-hash  (go test ./sim -run Golden -update rewrites this file)\n")
+	got.WriteString("# seed  trace-hash  (go test ./internal/sim -run Golden -update rewrites this file)\n")
 	for seed := uint64(1); seed <= 40; seed++ {
 		h, b := fingerprint(t, seed)
 		fmt.Fprintf(&got, "%d %016x %d\n", seed, h, len(b))

@@ -7,7 +7,7 @@
 //     (machine.Coordinator, machine.Resource: requests in, replies out) and
 //     the holders (machine.Holder: replies and timer ticks in, requests and
 //     wake-up times out).
-//     The reference ones are memstore and impl/holder; Options plugs in
+//     The reference ones are memstore and internal/impl/holder; Options plugs in
 //     others (planted-bug mutants) without touching the loop.
 //   - The network delays, loses, duplicates (answered from an at-most-once
 //     cache), reorders and partitions messages.

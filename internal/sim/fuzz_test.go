@@ -19,7 +19,7 @@ import (
 // property. The seed corpus lives in the repository's
 // testdata/fuzz/FuzzScenario/ (raw bytes); `make fuzz` runs it for
 // $(FUZZTIME). Inputs the fuzzer finds failing land in Go's usual
-// sim/testdata/fuzz/FuzzScenario/.
+// internal/sim/testdata/fuzz/FuzzScenario/.
 func FuzzScenario(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "fuzz", "FuzzScenario", "*.bin"))
 	for _, p := range files {

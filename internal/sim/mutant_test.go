@@ -12,7 +12,7 @@ import (
 
 // TestMutantsAreCaught shows the mutant hook (Options.NewCoordinator,
 // NewResource) and that the checker sees what the simulator records: three
-// planted bugs from impl/mutants (the full mutation test lives there), each
+// planted bugs from internal/impl/mutants (the full mutation test lives there), each
 // under the fault kinds of its detection search.
 func TestMutantsAreCaught(t *testing.T) {
 	for _, name := range []string{"greedy-grant", "wall-clock-coordinator", "write-without-fence-check"} {

@@ -93,7 +93,7 @@ func replayJudged(t *rapid.T, name string, sc *scenario.Scenario, h *model.Histo
 func replayRapidNetwork(t *rapid.T, name string, sc *scenario.Scenario) string {
 	r := replay(t, name, sc)
 	return r + "   (the scenario only: its messages' delays, losses and duplicates were rapid's draws; " +
-		"for the exact run, go test ./sim -run '^" + name + "$' with the -rapid.seed rapid prints)"
+		"for the exact run, go test ./internal/sim -run '^" + name + "$' with the -rapid.seed rapid prints)"
 }
 
 // checkBudget bounds one history's linearizability search in the tests. The
@@ -320,7 +320,7 @@ func (r *recorder) fail(msg string) {
 }
 
 // TestPropertyMutants: the property test catches every bug planted for a
-// blind spot of the old harness (impl/mutants): rapid draws the same scenarios
+// blind spot of the old harness (internal/impl/mutants): rapid draws the same scenarios
 // as TestPropertyReference — with adversarial clients and drawn parameters,
 // in the mutant's detection environment when it has one (blind spot 4's
 // world of exact instants) — and finds each mutant violating a property.

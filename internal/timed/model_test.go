@@ -10,7 +10,7 @@ import (
 )
 
 // In exact mode, with one op at a time, the timed model is the reference
-// coordinator (impl/memstore, itself checked against reference/lease.py):
+// coordinator (internal/impl/memstore, itself checked against reference/lease.py):
 // stepping an op with the outcome the reference gave leads to exactly one
 // state, and with the other outcome to none.
 func TestExactStepIsTheReference(t *testing.T) {

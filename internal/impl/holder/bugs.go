@@ -2,7 +2,7 @@ package holder
 
 // Bug is a set of planted holder bugs: switches on the one reference
 // protocol, each changing one decision at a line marked BUG. The zero value
-// is the reference. impl/mutants names them and says which sentence of the
+// is the reference. internal/impl/mutants names them and says which sentence of the
 // article each breaks.
 type Bug uint32
 

@@ -2,7 +2,7 @@ package memstore
 
 // Bug is a set of planted bugs: switches on the one reference
 // implementation, each changing one decision at a line marked BUG. The zero
-// value is the reference. impl/mutants names them and says which sentence of
+// value is the reference. internal/impl/mutants names them and says which sentence of
 // the article each breaks.
 type Bug uint32
 

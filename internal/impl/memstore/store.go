@@ -27,7 +27,7 @@ type entry struct {
 //
 // A Store built by WithBugs has planted bugs switched in (bugs.go): each is
 // one decision of the reference changed, at a line marked BUG. The planted-bug
-// mutants of impl/mutants are these switches, never copies of this code.
+// mutants of internal/impl/mutants are these switches, never copies of this code.
 type Store struct {
 	keys table[entry]
 	bugs Bug

@@ -67,7 +67,7 @@ type Mutant struct {
 	explore *scenario.Bounds
 
 	// The switches on the one implementation (memstore's coordinator and
-	// resource, impl/holder's protocol); exactly one is set.
+	// resource, internal/impl/holder's protocol); exactly one is set.
 	coord memstore.Bug
 	res   memstore.Bug
 	hold  holder.Bug

@@ -7,7 +7,7 @@ import (
 )
 
 // TestEachMutantIsOneSwitch: a mutant is one planted-bug switch on the one
-// implementation (memstore's coordinator or resource, impl/holder's
+// implementation (memstore's coordinator or resource, internal/impl/holder's
 // protocol), on the component it names: never a copy of the code.
 func TestEachMutantIsOneSwitch(t *testing.T) {
 	seen := map[string]bool{}
