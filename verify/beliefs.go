@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/leasetest"
 )
 
@@ -28,7 +27,7 @@ type BeliefVerdict struct {
 
 // judgeBeliefs runs LossSignal against tg when its clients are such a
 // library; nil when they are not.
-func judgeBeliefs(ctx context.Context, tg realrun.Target, ttl, budget time.Duration, out string) *BeliefVerdict {
+func judgeBeliefs(ctx context.Context, tg RunTarget, ttl, budget time.Duration, out string) *BeliefVerdict {
 	probe, err := tg.Open(ctx, tg.Addr)
 	if err != nil {
 		return nil
