@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/checker"
-	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -69,7 +68,7 @@ func FromChecker(v checker.Violation) Violation {
 }
 
 // FromFinding converts a run property's finding.
-func FromFinding(f runprop.Finding) Violation {
+func FromFinding(f Finding) Violation {
 	return Violation{Property: f.Property, Kind: RunProperty, Lines: nonNil(f.Lines), TraceLines: f.TraceLines,
 		From: f.From, To: f.To, Explanation: f.Explanation}
 }
