@@ -61,9 +61,9 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./model/
 	$(GO) test -run '^$$' -bench '^Benchmark[^S]' -benchtime 5x ./checker/
 	$(MAKE) bench-slow
-	$(GO) test -run '^$$' -bench . -cpu 1 ./sim/
-	GOGC=800 $(GO) test -run '^$$' -bench '^Benchmark[^W]' -benchtime 1x -cpu 1 ./explore/
-	GOGC=800 $(GO) test -run '^$$' -bench '^BenchmarkWorkers$$' -benchtime 1x ./explore/
+	$(GO) test -run '^$$' -bench . -cpu 1 ./internal/sim/
+	GOGC=800 $(GO) test -run '^$$' -bench '^Benchmark[^W]' -benchtime 1x -cpu 1 ./internal/explore/
+	GOGC=800 $(GO) test -run '^$$' -bench '^BenchmarkWorkers$$' -benchtime 1x ./internal/explore/
 	$(MAKE) bench-explore
 	$(GO) test ./campaign -run '^TestMutantReport$$' -report -count=1 -v
 	$(GO) test ./campaign -run '^$$' -bench '^BenchmarkSweepFlat$$' -benchtime 1x
@@ -94,7 +94,7 @@ bench-regress:
 	LEASECHECK_REGRESS=1 $(GO) test ./internal/classbench -run 'TestRegression|TestJudge' -count=1 -v
 
 # What the default `explore` plan covered of the explored machines' code
-# (impl/holder, impl/memstore): the command's own --coverage, which re-runs
+# (internal/impl/holder, internal/impl/memstore): the command's own --coverage, which re-runs
 # the plan in a build with Go's coverage and reports the per-package
 # percentages, the functions and the lines never run (lines behind a
 # planted bug's switch are never reached on the reference).
@@ -123,14 +123,14 @@ soak: build
 
 # Go native fuzzing, FUZZTIME per target: the scenario generator (through
 # rapid.MakeFuzz; seed corpus in testdata/fuzz/FuzzScenario, new failing
-# inputs in sim/testdata/fuzz/FuzzScenario, replay with
-# `go test ./sim -run FuzzScenario/NAME`; it minimizes each new input for
-# 10 executions, not Go's 60 s, which stalled it: sim/fuzz_test.go), the
+# inputs in internal/sim/testdata/fuzz/FuzzScenario, replay with
+# `go test ./internal/sim -run FuzzScenario/NAME`; it minimizes each new input for
+# 10 executions, not Go's 60 s, which stalled it: internal/sim/fuzz_test.go), the
 # history reader and the checker.
 fuzz: fuzz-scenario fuzz-history fuzz-check
 
 fuzz-scenario:
-	$(GO) test ./sim -run '^$$' -fuzz '^FuzzScenario$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/sim -run '^$$' -fuzz '^FuzzScenario$$' -fuzztime $(FUZZTIME)
 
 fuzz-history:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadHistory$$' -fuzztime $(FUZZTIME) ./model/

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Services for the real-backend tests (impl/redis, impl/postgres,
-# impl/zookeeper, impl/etcd, cmd/leasecheck verify tests). Source it from
+# Services for the real-backend tests (internal/impl/redis, internal/impl/postgres,
+# internal/impl/zookeeper, internal/impl/etcd, cmd/leasecheck verify tests). Source it from
 # .ci/run before the tests:
 #
 #     . .ci/services.sh

@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/scenario"
 )
 
 // Config describes a campaign: which seeds, against what, how to judge and
@@ -17,7 +16,7 @@ type Config struct {
 	// Target runs the scenarios (Reference(), Mutant(m), a real backend).
 	Target Target
 	// Scenario generates a seed's scenario (Simulated.Generator).
-	Scenario func(seed uint64) *scenario.Scenario
+	Scenario func(seed uint64) *Scenario
 	// Kinds are the fault kinds the scenarios draw from: the summary lists
 	// each, at zero when none was injected.
 	Kinds []faults.Kind

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/leasecheck/leasecheck/impl/mutants"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/impl/mutants"
 )
 
 // DetectCheckBudget bounds the linearizability search of each history a
@@ -81,7 +80,7 @@ const CounterexampleSeeds = 10
 // (keeping that property failing and the reference passing), and returns
 // the smallest (fewest operations, then faults, then processes; the
 // earliest seed on ties), recording what it must violate. Deterministic.
-func Counterexample(ctx context.Context, m *mutants.Mutant, base uint64, k int) (*scenario.Scenario, *Outcome, error) {
+func Counterexample(ctx context.Context, m *mutants.Mutant, base uint64, k int) (*Scenario, *Outcome, error) {
 	var best *Outcome
 	t := Mutant(m)
 	end := base + mutants.DefaultBudget

@@ -34,7 +34,7 @@
 //     CheckExpect turn a saved scenario into a regression test
 //     (testdata/regressions/, TestRegressions).
 //   - Detect and Counterexample are the mutation test's search for each
-//     planted bug (impl/mutants) and its shrunk counterexample
+//     planted bug (internal/impl/mutants) and its shrunk counterexample
 //     (testdata/scenarios/mutants/).
 //
 // Index: target.go (Target, Simulated, ParseTarget), judge.go (Judge,

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/checker"
-	"github.com/leasecheck/leasecheck/runprop"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/runprop"
 )
 
 // Properties returns every property a simulated run is judged for, in the
@@ -80,17 +79,17 @@ type Outcome struct {
 	// StoreProperties count.
 	StoreCheck *checker.Result
 	// Findings are the run properties' violations (simulated runs only).
-	Findings []runprop.Finding
+	Findings []Finding
 	// Warnings are run-property findings that are counted and told but
 	// violate nothing (runprop.JudgeWarned: an exclusive-belief overlap in
 	// fenced storage that no accepted stale write came of).
-	Warnings []runprop.Finding
+	Warnings []Finding
 	// Judged lists the properties judged, in report order.
 	Judged []string
 }
 
 // Judge runs sc on t and judges the run.
-func Judge(ctx context.Context, t Target, sc *scenario.Scenario, opts JudgeOptions) (*Outcome, error) {
+func Judge(ctx context.Context, t Target, sc *Scenario, opts JudgeOptions) (*Outcome, error) {
 	r, err := t.Run(ctx, sc)
 	if err != nil {
 		return nil, err
@@ -191,7 +190,7 @@ func (o *Outcome) storeUndecided() bool {
 func (o *Outcome) Warned() []string {
 	var out []string
 	for _, p := range o.Judged {
-		if slices.ContainsFunc(o.Warnings, func(f runprop.Finding) bool { return f.Property == p }) {
+		if slices.ContainsFunc(o.Warnings, func(f Finding) bool { return f.Property == p }) {
 			out = append(out, p)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/runprop"
 )
 
 // Violation is one counterexample to one property, history or run property
@@ -69,7 +68,7 @@ func FromChecker(v checker.Violation) Violation {
 }
 
 // FromFinding converts a run property's finding.
-func FromFinding(f runprop.Finding) Violation {
+func FromFinding(f Finding) Violation {
 	return Violation{Property: f.Property, Kind: RunProperty, Lines: nonNil(f.Lines), TraceLines: f.TraceLines,
 		From: f.From, To: f.To, Explanation: f.Explanation}
 }

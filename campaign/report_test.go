@@ -11,8 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/leasecheck/leasecheck/impl/mutants"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 var mutationReport = flag.Bool("report", false, "print the mutation report (make bench)")

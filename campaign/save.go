@@ -13,9 +13,8 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/report"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/report"
-	"github.com/leasecheck/leasecheck/scenario"
 )
 
 // DefaultMaxSaved is how many failing seeds a campaign saves (and shrinks)
@@ -239,7 +238,7 @@ func WriteNew(files ...NewFile) error {
 // Expecting returns a copy of o's scenario that records what replaying it
 // must show: the implementation stays, Expect lists the properties o
 // violates.
-func Expecting(o *Outcome) *scenario.Scenario {
+func Expecting(o *Outcome) *Scenario {
 	sc := o.Scenario.Clone()
 	sc.Expect = o.Failed()
 	return sc
@@ -294,7 +293,7 @@ func WriteFile(path string, write func(io.Writer) error) error {
 // Replay runs a saved scenario against the implementation it records and
 // judges it: what `leasecheck repro FILE` does, and what a regression test
 // calls (with CheckExpect).
-func Replay(ctx context.Context, sc *scenario.Scenario, opts JudgeOptions) (*Outcome, error) {
+func Replay(ctx context.Context, sc *Scenario, opts JudgeOptions) (*Outcome, error) {
 	t, err := ParseTarget(sc.Implementation)
 	if err != nil {
 		return nil, err

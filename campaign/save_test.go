@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/scenario"
 )
 
 // TestSavedFailureReplays: a campaign saves its failing seeds shrunk, with

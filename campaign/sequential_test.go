@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 // watched is a Target that records overlapping runs and runs that start

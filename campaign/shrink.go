@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 // DefaultShrinkBudget bounds the candidate scenarios one shrink runs.
@@ -136,7 +136,7 @@ func ShrinkWithStats(ctx context.Context, t Target, o *Outcome, opts ShrinkOptio
 	if cand.Budget <= 0 || cand.Budget > shrinkCheckBudget {
 		cand.Budget = shrinkCheckBudget
 	}
-	score := func(c *scenario.Scenario, co *Outcome) int {
+	score := func(c *Scenario, co *Outcome) int {
 		// Operations first; a holder or a fault weighs a few operations, so
 		// removing one may cost a little more history.
 		return co.Ops() + 4*len(c.Holders) + 4*len(c.Faults)
@@ -146,9 +146,9 @@ func ShrinkWithStats(ctx context.Context, t Target, o *Outcome, opts ShrinkOptio
 	// its score: scenario.Shrink keeps a candidate exactly when it fails
 	// and scores no more than the current one.
 	var best *Outcome
-	var bestC *scenario.Scenario
+	var bestC *Scenario
 	curScore := score(o.Scenario, o)
-	test := func(c *scenario.Scenario) (bool, int) {
+	test := func(c *Scenario) (bool, int) {
 		if first {
 			// scenario.Shrink measures the scenario it starts from: o is its
 			// run, no need to run it again.

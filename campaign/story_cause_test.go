@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 func replayed(t *testing.T, file string) *Outcome {

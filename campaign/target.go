@@ -7,11 +7,10 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/report"
-	"github.com/leasecheck/leasecheck/scenario"
-	"github.com/leasecheck/leasecheck/sim"
 )
 
 // A Target is what scenarios run against: the reference implementation, a
@@ -24,12 +23,12 @@ type Target interface {
 	Implementation() string
 	// Run runs one scenario. A caller mistake or an unusable scenario is an
 	// error; a misbehaving implementation is not (Judge decides that).
-	Run(ctx context.Context, sc *scenario.Scenario) (*Execution, error)
+	Run(ctx context.Context, sc *Scenario) (*Execution, error)
 }
 
 // Execution is what running one scenario produced, whatever ran it.
 type Execution struct {
-	Scenario *scenario.Scenario
+	Scenario *Scenario
 	// History is the recorded history (format v1, with fault records where
 	// the runner provides them): what the clients saw — each op's call and,
 	// where its answer arrived, its return and outcome.
@@ -55,7 +54,7 @@ type Execution struct {
 	Partial map[faults.Kind]int
 	// Beliefs are the holders' belief intervals when the runner recorded
 	// them itself (a real run); a simulated run's come from its trace.
-	Beliefs []report.Belief
+	Beliefs []Belief
 	// FirstError, when the runner can tell it, is the first request of the
 	// run that failed, as the runner saw it (a virtual-time client's: the
 	// request, its content type and the server's answer). A campaign that
@@ -122,7 +121,7 @@ func (s *Simulated) Implementation() string {
 func (s *Simulated) Mutant() *mutants.Mutant { return s.mutant }
 
 // Run implements Target.
-func (s *Simulated) Run(_ context.Context, sc *scenario.Scenario) (*Execution, error) {
+func (s *Simulated) Run(_ context.Context, sc *Scenario) (*Execution, error) {
 	var opts *sim.Options
 	if s.mutant != nil {
 		opts = s.mutant.Options()
@@ -150,7 +149,7 @@ func (s *Simulated) Control() Target {
 // For a mutant, nil kinds means the mutant's own fault kinds. Each scenario
 // records the implementation and the fault kinds, so a saved one replays
 // with no other flag.
-func (s *Simulated) Generator(kinds []faults.Kind) func(seed uint64) *scenario.Scenario {
+func (s *Simulated) Generator(kinds []faults.Kind) func(seed uint64) *Scenario {
 	opts := scenario.Options{Kinds: kinds}
 	if m := s.mutant; m != nil {
 		opts = m.ScenarioOptions()
@@ -159,7 +158,7 @@ func (s *Simulated) Generator(kinds []faults.Kind) func(seed uint64) *scenario.S
 		}
 	}
 	impl := s.Implementation()
-	return func(seed uint64) *scenario.Scenario {
+	return func(seed uint64) *Scenario {
 		sc := scenario.FromSeed(seed, opts)
 		if s.mutant != nil {
 			s.mutant.Adapt(sc)

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -16,7 +16,7 @@ import (
 // are lost, so that many unheard grants may or may not have happened. Each
 // holder acquires (retrying until a grant is heard), writes under its fence
 // and renews, then releases or walks away; a reader reads now and then.
-// Every op runs against the reference coordinator (impl/memstore) and, under
+// Every op runs against the reference coordinator (internal/impl/memstore) and, under
 // fenced storage, the reference resource, at a true time inside its window,
 // and the coordinator's clock wanders within the uncertainty of true time
 // (monotonic, as the clock-offset faults leave it). So the history is

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 	"github.com/leasecheck/leasecheck/model"
 	"pgregory.net/rapid"
 )

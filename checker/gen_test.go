@@ -3,7 +3,7 @@ package checker
 import (
 	"fmt"
 
-	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 	"github.com/leasecheck/leasecheck/model"
 	"pgregory.net/rapid"
 )
@@ -33,7 +33,7 @@ type genOptions struct {
 
 // genHistory draws a history that a correct lease service could produce:
 // random processes send random operations to the reference coordinator
-// (impl/memstore, itself checked against reference/lease.py) and, under
+// (internal/impl/memstore, itself checked against reference/lease.py) and, under
 // fenced storage, the reference resource. Each op applies at a true time
 // inside its call/return window; the coordinator reads a monotonic clock
 // that is off true time by at most the uncertainty. Some ops lose their

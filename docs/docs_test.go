@@ -13,7 +13,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
-	"github.com/leasecheck/leasecheck/runprop"
+	"github.com/leasecheck/leasecheck/internal/runprop"
 )
 
 // No file of the repository refers to a directory beside the clone (the

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 func TestParseKinds(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 // (userLock, one bug each): every rule of the adapter contract
 // (impl/backend.Contract()) is broken by at least one of them, and each is
 // caught by the property named here. The correct userLock, in every
-// configuration of fences and writes, and the reference (impl/memstore
+// configuration of fences and writes, and the reference (internal/impl/memstore
 // through InProcess) are never flagged.
 
 const testTTL = 300 * time.Millisecond

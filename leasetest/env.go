@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/realrun"
 )
 
 // env is one property's run: a backend, the recorder of its history, and

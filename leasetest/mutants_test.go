@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/impl/mutants"
 )
 
-// TestProjectMutants runs the suite against impl/mutants' coordinator
+// TestProjectMutants runs the suite against internal/impl/mutants' coordinator
 // mutants (the project's planted bugs, switches on the reference). Those
 // whose bug a real-clock, crash-free run can show must be caught; the
 // others (a bug at the exact expiry millisecond, on restart, or with a
@@ -31,7 +31,7 @@ func TestProjectMutants(t *testing.T) {
 		}
 	}
 	if len(ms) < len(mustCatch) {
-		t.Fatalf("impl/mutants has %d coordinator mutants, want at least the %d this test names", len(ms), len(mustCatch))
+		t.Fatalf("internal/impl/mutants has %d coordinator mutants, want at least the %d this test names", len(ms), len(mustCatch))
 	}
 	results := make([][]*Result, len(ms))
 	sem := make(chan struct{}, 3)

@@ -11,12 +11,11 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/campaign"
-	"github.com/leasecheck/leasecheck/explore"
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/explore"
+	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/machine"
-	"github.com/leasecheck/leasecheck/scenario"
-	"github.com/leasecheck/leasecheck/sim"
 )
 
 // Machines are a third party's in-process lease machines (package machine):
@@ -31,7 +30,7 @@ type Machines struct {
 	Name        string
 	Coordinator func() machine.Coordinator
 	Resource    func() machine.Resource
-	Holder      func(holder.Config) machine.Holder
+	Holder      func(HolderConfig) machine.Holder
 }
 
 func (m Machines) options() *sim.Options {
@@ -49,7 +48,7 @@ type SimOptions struct {
 	// the other (nil: every fault kind striking at most once with one
 	// message off its shortest delay; then one adversarial request; 2
 	// holders each). MaxStates bounds each (0: 300,000).
-	Explore   []explore.Bounds
+	Explore   []ExploreBounds
 	MaxStates int64
 	// Dir is where a failure is saved, shrunk, as a scenario and its story
 	// ("": a directory under os.TempDir named after the test).
@@ -68,7 +67,7 @@ func (o *SimOptions) defaults() {
 		o.Faults = faults.AllKinds
 	}
 	if o.Explore == nil {
-		o.Explore = []explore.Bounds{{Faults: faults.AllKinds, MaxFaults: 1, Deviations: 1}, {Adversary: 1}}
+		o.Explore = []ExploreBounds{{Faults: faults.AllKinds, MaxFaults: 1, Deviations: 1}, {Adversary: 1}}
 	}
 	if o.MaxStates <= 0 {
 		o.MaxStates = 300_000

@@ -12,7 +12,7 @@ import (
 
 // userLock is a lease service the way a user writes one for leasetest: a
 // mutex, a map of rows, time.Now, a Do with a switch. It is not the
-// reference (impl/memstore) and shares no code with it, so the suite is
+// reference (internal/impl/memstore) and shares no code with it, so the suite is
 // tested against an implementation it has never seen. bug plants one
 // mistake, each a rule of impl/backend.Contract() broken the way real code
 // breaks it; "" is the correct service.

@@ -25,7 +25,7 @@
 // needs it, planted bugs do.
 //
 // Clocked is the in-process backend tier (the method set of
-// impl/memstore.Store): ClockedCoordinator turns any Clocked implementation
+// internal/impl/memstore.Store): ClockedCoordinator turns any Clocked implementation
 // into a Coordinator, with refusal reasons worked out in one place, so a
 // third party's in-process coordinator runs in the simulator as it is.
 //

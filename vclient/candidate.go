@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"time"
-
-	"github.com/leasecheck/leasecheck/scenario"
 )
 
 // Candidate is one incarnation of one candidate: what the harness hands to
@@ -29,7 +27,7 @@ type Candidate struct {
 	// Process is the scenario holder: its start, work program and the
 	// timing parameters (Timeout, RenewEvery, RetryMax) a client maps onto
 	// its own.
-	Process scenario.Process
+	Process Process
 	// TTL is the scenario's lease duration in milliseconds.
 	TTL int64
 

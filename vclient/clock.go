@@ -8,8 +8,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/sim"
 )
 
 // Clock is one candidate's own clock in virtual time: the scenario's

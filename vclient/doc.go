@@ -63,7 +63,7 @@
 // history is history format v1 in exact mode with fault records, fence-less
 // where the client grants no token (Options.Fences). The candidates'
 // beliefs (Candidate.Leading and Stopped, from the client's own callbacks)
-// and the pauses go into a simulator-shaped result (sim.Result), so the
+// and the pauses go into a simulator-shaped result (Result), so the
 // run properties judge them: exclusive-belief, liveness. A client whose
 // library promises no end of its belief before the lease can move
 // (client-go's) declares it Options.AdvisoryBelief: with fenced writes, an

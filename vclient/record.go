@@ -9,19 +9,17 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/scenario"
-	"github.com/leasecheck/leasecheck/sim"
 )
 
 // recorder keeps what the run showed: the ops as the stores applied them,
 // the trace, the beliefs and pauses, and when each fault struck. Its
 // methods run under world.mu.
 type recorder struct {
-	sc     *scenario.Scenario
+	sc     *Scenario
 	opts   Options
 	ops    []model.Op
 	seqs   []int // each op's number among its candidate's requests to its store
-	trace  []sim.TraceEvent
+	trace  []TraceEvent
 	grants int64 // successful acquires so far: a fence-less run's term numbers
 	// granted is the fence of each owner's latest grant (fenced runs).
 	granted map[string]int64
@@ -29,8 +27,8 @@ type recorder struct {
 	struckAt   map[int]int64
 	struckProc map[int]string
 	struckWhy  map[int]string
-	beliefs    []sim.Belief
-	stops      []sim.Stop
+	beliefs    []Belief
+	stops      []Stop
 	crashes    []crash
 	// store is the stores' log, built with the result (storeLog).
 	store *model.History
@@ -45,14 +43,14 @@ type crash struct {
 	proc string // the incarnation that crashed
 }
 
-func (r *recorder) init(sc *scenario.Scenario, opts Options) {
+func (r *recorder) init(sc *Scenario, opts Options) {
 	r.sc, r.opts = sc, opts
 	r.struckAt, r.struckProc, r.struckWhy = map[int]int64{}, map[int]string{}, map[int]string{}
 	r.granted = map[string]int64{}
 }
 
 func (r *recorder) traceLocked(t int64, node, what, detail string) int {
-	r.trace = append(r.trace, sim.TraceEvent{T: t, Node: node, What: what, Detail: detail})
+	r.trace = append(r.trace, TraceEvent{T: t, Node: node, What: what, Detail: detail})
 	return len(r.trace)
 }
 
@@ -150,16 +148,16 @@ func (r *recorder) returned(i int, t int64) {
 // result builds the simulator-shaped result the run properties and the
 // reports read: the history, the trace, the beliefs, the stops, the
 // liveness measurements.
-func (r *recorder) result(w *world) *sim.Result {
+func (r *recorder) result(w *world) *Result {
 	end := r.sc.Horizon
 	// Beliefs still held at the end run to it.
 	for _, n := range w.nodes {
 		if n.believing && n.cur != nil {
-			r.beliefs = append(r.beliefs, sim.Belief{Process: n.cur.Name, Owner: n.cur.Identity, Fence: n.beliefFence,
+			r.beliefs = append(r.beliefs, Belief{Process: n.cur.Name, Owner: n.cur.Identity, Fence: n.beliefFence,
 				From: n.beliefFrom, To: max(end, n.beliefFrom), FromLine: n.beliefLine, Open: true})
 		}
 	}
-	slices.SortStableFunc(r.beliefs, func(a, b sim.Belief) int { return cmp64(a.From, b.From) })
+	slices.SortStableFunc(r.beliefs, func(a, b Belief) int { return cmp64(a.From, b.From) })
 	h := &model.History{Name: fmt.Sprintf("seed-%d", r.sc.Seed), Header: model.DefaultHeader()}
 	h.Header.Fences, h.Header.Tokens = r.opts.Fences, r.opts.Tokens
 	if r.opts.Fenced {
@@ -196,10 +194,10 @@ func (r *recorder) result(w *world) *sim.Result {
 	h.Ops = ops
 	h.Faults = r.faultRecords()
 	h.NumberLines()
-	res := &sim.Result{Scenario: r.sc, History: h, Trace: r.trace, Plan: r.sc.Faults, Beliefs: r.beliefs, Stops: r.stops,
+	res := &Result{Scenario: r.sc, History: h, Trace: r.trace, Plan: r.sc.Faults, Beliefs: r.beliefs, Stops: r.stops,
 		AdvisoryBelief: r.opts.AdvisoryBelief, HarnessFences: true}
 	r.store = r.storeLog(h, idx)
-	res.Stats = sim.Stats{End: end, Ops: len(ops), Faults: map[faults.Kind]int{}}
+	res.Stats = Stats{End: end, Ops: len(ops), Faults: map[faults.Kind]int{}}
 	for i := range r.sc.Faults {
 		if _, ok := r.struckAt[i]; ok || r.sc.Faults[i].Kind != faults.Pause {
 			res.Stats.Faults[r.sc.Faults[i].Kind]++
@@ -297,7 +295,7 @@ func (r *recorder) faultRecords() []model.FaultRecord {
 // candidate was alive and stayed alive, how long until the next grant to
 // anyone (a grant that comes only after every waiter died too measures
 // nothing of the lease).
-func (r *recorder) recoveries(res *sim.Result) {
+func (r *recorder) recoveries(res *Result) {
 	for _, c := range r.crashes {
 		holder := r.holderAt(c.at)
 		if holder == "" || holder != c.proc {

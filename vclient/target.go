@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/campaign"
-	"github.com/leasecheck/leasecheck/scenario"
 )
 
 // Target is a client in virtual time as a campaign target: the seed loop,
@@ -27,7 +26,7 @@ type Target struct {
 func (t *Target) Implementation() string { return t.Name }
 
 // Run implements campaign.Target.
-func (t *Target) Run(_ context.Context, sc *scenario.Scenario) (*campaign.Execution, error) {
+func (t *Target) Run(_ context.Context, sc *Scenario) (*campaign.Execution, error) {
 	r, err := RunRecord(t.T, sc, t.Client, t.Options)
 	if err != nil {
 		return nil, err

@@ -15,8 +15,6 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/scenario"
-	"github.com/leasecheck/leasecheck/sim"
 )
 
 // A Server is the in-process lease service the candidates' client library
@@ -76,7 +74,7 @@ type Options struct {
 	// Stopped) a hint its library gives, not a promise that it ends before
 	// the lease can move (client-go's elector makes none). With Fenced, an
 	// exclusive-belief overlap that no accepted stale write came of is then
-	// a warning, not a violation (sim.Result.AdvisoryBelief, runprop).
+	// a warning, not a violation (Result.AdvisoryBelief, runprop).
 	AdvisoryBelief bool
 	// FenceUnchecked is a planted bug of the fenced resource: it accepts
 	// every write, whatever its fence (a store meant to compare tokens
@@ -96,7 +94,7 @@ var runs sync.Mutex
 // world is one run: the candidates, the lease server, the resource, the
 // fault plan, and what was recorded, all in one synctest bubble.
 type world struct {
-	sc     *scenario.Scenario
+	sc     *Scenario
 	opts   Options
 	client Client
 	srv    Server
@@ -126,7 +124,7 @@ type world struct {
 
 // node is one scenario holder and its incarnations.
 type node struct {
-	proc   scenario.Process
+	proc   Process
 	cur    *Candidate // the live incarnation, nil when none
 	cancel context.CancelFunc
 	inc    int
@@ -192,7 +190,7 @@ func (w *world) nowMs() int64       { return int64(w.now() / ms) }
 // the history (with fault records) and what the run properties judge (the
 // candidates' beliefs, the pauses, the trace). t is the test the bubble
 // belongs to (testing/synctest needs one: sweeps run as go test).
-func Run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*sim.Result, error) {
+func Run(t *testing.T, sc *Scenario, client Client, opts Options) (*Result, error) {
 	r, err := run(t, sc, client, opts)
 	if err != nil {
 		return nil, err
@@ -203,7 +201,7 @@ func Run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*sim
 // Record is a run as Target judges it: the result Run returns, the stores'
 // own log of the run, and the first failed request.
 type Record struct {
-	*sim.Result
+	*Result
 	// Store is the stores' log: every op the lease server and the resource
 	// applied, in the order they applied them, each answered when it was
 	// applied, whatever the client heard of it (campaign.Execution.Store).
@@ -217,11 +215,11 @@ type Record struct {
 }
 
 // RunRecord is Run, returning the Record.
-func RunRecord(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*Record, error) {
+func RunRecord(t *testing.T, sc *Scenario, client Client, opts Options) (*Record, error) {
 	return run(t, sc, client, opts)
 }
 
-func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*Record, error) {
+func run(t *testing.T, sc *Scenario, client Client, opts Options) (*Record, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
@@ -687,7 +685,7 @@ func (w *world) strike(n *node, now time.Duration, at *call) {
 	}
 	w.rec.traceLocked(t0, c.Name, "paused", fmt.Sprintf("until t=%d, %s", t1, where))
 	w.rec.struck(i, t0, c.Name, fmt.Sprintf("%s paused %s", c.Name, where))
-	w.rec.stops = append(w.rec.stops, sim.Stop{Node: c.Node, Process: c.Name, Kind: faults.Pause, From: t0, To: t1})
+	w.rec.stops = append(w.rec.stops, Stop{Node: c.Node, Process: c.Name, Kind: faults.Pause, From: t0, To: t1})
 }
 
 // hold blocks the caller while its incarnation is paused (ignoring its
@@ -956,7 +954,7 @@ func (w *world) endBelief(n *node, t int64, what, how string) {
 	} else {
 		line = len(w.rec.trace) + 1
 	}
-	w.rec.beliefs = append(w.rec.beliefs, sim.Belief{Process: n.cur.Name, Owner: n.cur.Identity, Fence: n.beliefFence,
+	w.rec.beliefs = append(w.rec.beliefs, Belief{Process: n.cur.Name, Owner: n.cur.Identity, Fence: n.beliefFence,
 		From: n.beliefFrom, To: max(t, n.beliefFrom), FromLine: n.beliefLine, ToLine: line})
 	n.believing = false
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/realrun"
 )
 
 // Backend is one entry of verify's registry: a kind of lease backend, how a
@@ -43,7 +42,7 @@ type Opened struct {
 	// address (for the per-client proxies that make delay and partition
 	// faults), how to connect a client, and the server process when verify
 	// started it (for the server faults).
-	Target realrun.Target
+	Target RunTarget
 	// Shown is how output names it ("redis (started here, 127.0.0.1:6379)");
 	// empty means the spec without its password.
 	Shown string
@@ -57,7 +56,7 @@ type Opened struct {
 // (backend.Info: its zero value is the honest default of a lock library —
 // no fencing token, writes not fenced).
 func Connect(info backend.Info, addr string, open func(ctx context.Context, addr string) (backend.Backend, error)) *Opened {
-	return &Opened{Target: realrun.Target{Info: info, Addr: addr, Open: open}}
+	return &Opened{Target: RunTarget{Info: info, Addr: addr, Open: open}}
 }
 
 func (b *Backend) usage() string {
@@ -135,7 +134,7 @@ func Scrub(msg, spec string) string {
 // checkReachable opens one client directly (no proxy) within 15s, so that
 // a backend that is down, hangs or answers garbage is reported before the
 // run, and removes what that client stored.
-func checkReachable(ctx context.Context, tg realrun.Target) error {
+func checkReachable(ctx context.Context, tg RunTarget) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	type result struct {

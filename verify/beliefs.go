@@ -9,7 +9,6 @@ import (
 
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/leasetest"
-	"github.com/leasecheck/leasecheck/realrun"
 )
 
 // BeliefVerdict is the judgement of a library that holds while it says so
@@ -28,7 +27,7 @@ type BeliefVerdict struct {
 
 // judgeBeliefs runs LossSignal against tg when its clients are such a
 // library; nil when they are not.
-func judgeBeliefs(ctx context.Context, tg realrun.Target, ttl, budget time.Duration, out string) *BeliefVerdict {
+func judgeBeliefs(ctx context.Context, tg RunTarget, ttl, budget time.Duration, out string) *BeliefVerdict {
 	probe, err := tg.Open(ctx, tg.Addr)
 	if err != nil {
 		return nil

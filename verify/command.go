@@ -20,11 +20,11 @@ import (
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/impl/holder"
-	"github.com/leasecheck/leasecheck/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/realrun"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/machine"
-	"github.com/leasecheck/leasecheck/realrun"
-	"github.com/leasecheck/leasecheck/scenario"
 )
 
 // Exit statuses (campaign's, shared by every leasecheck command).
@@ -80,7 +80,7 @@ type config struct {
 	seeds                 int
 	first                 uint64
 	scenarioFile          string
-	sc                    *scenario.Scenario
+	sc                    *Scenario
 	mutant                string
 	newHolder             func(holder.Config) machine.Holder
 	holderNote            string
@@ -255,7 +255,7 @@ func (c Command) parse(args []string, stderr io.Writer) (*config, int, bool) {
 // holder mutant named by --mutant (or by the scenario's implementation). A
 // coordinator or resource mutant has no place against a real backend: the
 // backend is the coordinator and the store.
-func holderMachine(name string, sc *scenario.Scenario) (string, func(holder.Config) machine.Holder, string, error) {
+func holderMachine(name string, sc *Scenario) (string, func(holder.Config) machine.Holder, string, error) {
 	from := "--mutant"
 	if name == "" && sc != nil {
 		if n, ok := strings.CutPrefix(sc.Implementation, "mutant:"); ok {
@@ -322,7 +322,7 @@ type verifier struct {
 	told  int // failures described on stderr
 }
 
-func (v *verifier) run(ctx context.Context, tg realrun.Target, stdout io.Writer) int {
+func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int {
 	cfg := v.cfg
 	opt := realrun.Options{NewHolder: cfg.newHolder}
 	if cfg.sc == nil || cfg.ttlSet {
@@ -334,7 +334,7 @@ func (v *verifier) run(ctx context.Context, tg realrun.Target, stdout io.Writer)
 	// aimed at the holder it struck): replayed as they are.
 	v.shrink = &target{tg: tg, impl: v.impl, opt: opt, keys: v.keys}
 
-	var gen func(seed uint64) *scenario.Scenario
+	var gen func(seed uint64) *Scenario
 	if cfg.sc != nil {
 		realTTL := realrun.AutoTTL(tg.Info, cfg.sc.TTL)
 		if cfg.ttlSet {
@@ -343,7 +343,7 @@ func (v *verifier) run(ctx context.Context, tg realrun.Target, stdout io.Writer)
 		fmt.Fprintf(v.stderr, "%s: %s, scenario %s (%d holders, TTL %dms, %d faults: %s) replayed %d time(s), seeds %d..%d, at TTL %v%s\n",
 			v.c.Name, v.shown, cfg.scenarioFile, len(cfg.sc.Holders), cfg.sc.TTL, len(cfg.sc.Faults), kindList(cfg.kinds), cfg.seeds,
 			cfg.first, cfg.first+uint64(cfg.seeds)-1, realTTL, cfg.holderNote)
-		gen = func(seed uint64) *scenario.Scenario {
+		gen = func(seed uint64) *Scenario {
 			sc := cfg.sc.Clone()
 			sc.Key = fmt.Sprintf("k%d", seed)
 			sc.Implementation = v.impl
@@ -355,7 +355,7 @@ func (v *verifier) run(ctx context.Context, tg realrun.Target, stdout io.Writer)
 	} else {
 		fmt.Fprintf(v.stderr, "%s: %s, seeds %d..%d, %v each, TTL %v, faults %s%s\n",
 			v.c.Name, v.shown, cfg.first, cfg.first+uint64(cfg.seeds)-1, cfg.duration, cfg.ttl, kindList(cfg.kinds), cfg.holderNote)
-		gen = func(seed uint64) *scenario.Scenario {
+		gen = func(seed uint64) *Scenario {
 			sc := realrun.Workload(tg, realrun.Config{Seed: seed, Duration: cfg.duration, TTL: cfg.ttl, Faults: cfg.kinds, Key: fmt.Sprintf("k%d", seed)})
 			sc.Implementation = v.impl
 			return sc
@@ -383,7 +383,7 @@ func (v *verifier) run(ctx context.Context, tg realrun.Target, stdout io.Writer)
 	v.sum = newSummary(tg.Info, campaign.NewSummary(v.impl, cfg.first, cfg.kinds, rounds.Properties(), false), cfg.kinds)
 	ccfg := campaign.Config{
 		Target: rounds,
-		Scenario: func(seed uint64) *scenario.Scenario {
+		Scenario: func(seed uint64) *Scenario {
 			v.seed = seed // rounds run one at a time: the fault log's seed
 			return gen(seed)
 		},

@@ -12,9 +12,8 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/internal/report"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/realrun"
-	"github.com/leasecheck/leasecheck/report"
 )
 
 // maxTold caps the failing rounds described on stderr; the rest are
@@ -135,7 +134,7 @@ func (v *verifier) runError(err error) int {
 
 // savePartial writes base.history.jsonl, base.scenario.json and base.html
 // (the timeline, unjudged) of a run that could not finish.
-func savePartial(base string, res *realrun.Result, replay string) error {
+func savePartial(base string, res *RunResult, replay string) error {
 	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 		return err
 	}
@@ -149,7 +148,7 @@ func savePartial(base string, res *realrun.Result, replay string) error {
 	return campaign.WriteNew(files...)
 }
 
-func beliefsOf(res *realrun.Result) []report.Belief {
+func beliefsOf(res *RunResult) []report.Belief {
 	out := make([]report.Belief, len(res.Beliefs))
 	for i, b := range res.Beliefs {
 		out[i] = report.Belief{Process: b.Process, Fence: b.Fence, From: b.From, To: b.To, Open: b.Open}

@@ -7,14 +7,13 @@ import (
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
-	"github.com/leasecheck/leasecheck/realrun"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 )
 
 // target is a real backend as a campaign.Target: each scenario is a real
 // run (realrun.RunScenario) on a key of its own.
 type target struct {
-	tg   realrun.Target
+	tg   RunTarget
 	impl string          // "backend:SPEC", the spec without its password
 	opt  realrun.Options // Retarget for the generated workload's rounds, not for replays and shrink candidates
 	keys *keys
@@ -52,7 +51,7 @@ func (t *target) Implementation() string { return t.impl }
 func (t *target) Properties() []string { return checker.Properties() }
 
 // Run implements campaign.Target.
-func (t *target) Run(ctx context.Context, sc *scenario.Scenario) (*campaign.Execution, error) {
+func (t *target) Run(ctx context.Context, sc *Scenario) (*campaign.Execution, error) {
 	run := sc.Clone()
 	run.Key = t.keys.next(sc.Key)
 	res, err := realrun.RunScenario(ctx, t.tg, run, t.opt)
@@ -75,7 +74,7 @@ func (t *target) Run(ctx context.Context, sc *scenario.Scenario) (*campaign.Exec
 // stopped answering, a server verify restarted did not come back): Err
 // says why, Result holds the partial history recorded until then.
 type RunError struct {
-	Result *realrun.Result
+	Result *RunResult
 	Err    error
 }
 

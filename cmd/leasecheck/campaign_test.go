@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 // TestRunWorkersByteIdentical: `run --json` prints the same bytes on 1 and

@@ -18,8 +18,8 @@ import (
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/report"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/report"
 )
 
 func init() {

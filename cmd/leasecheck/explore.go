@@ -16,10 +16,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/leasecheck/leasecheck/campaign"
-	"github.com/leasecheck/leasecheck/explore"
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/impl/mutants"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/explore"
+	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 func init() {
@@ -67,7 +67,7 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	noMin := fs.Bool("no-minimize", false, "keep the counterexample of the space as given (default: shorten it by exploring smaller worlds)")
 	shardFlag := fs.String("shard", "", "explore only the `I/N`-th of N disjoint parts of the space (bfs; 1 <= I <= N), write it to --part, and combine the N parts with leasecheck merge")
 	partFile := fs.String("part", "", "with --shard: the part file to write (`FILE`; default explore-part-I-of-N.json)")
-	coverDir := fs.String("coverage", "", "also measure which lines of impl/holder and impl/memstore the exploration ran: re-run it in a build of leasecheck with Go's coverage under `DIR` (needs the go command and the module's source) and report per-package percentages and the code never run")
+	coverDir := fs.String("coverage", "", "also measure which lines of internal/impl/holder and internal/impl/memstore the exploration ran: re-run it in a build of leasecheck with Go's coverage under `DIR` (needs the go command and the module's source) and report per-package percentages and the code never run")
 	planFlag := fs.String("plan", "default", "the spaces searched one after another when no flag shapes one space: \"default\" (explore.DefaultPlan) or a plan `FILE` (a JSON array of spaces; --print-plan writes the default one to start from)")
 	printPlan := fs.Bool("print-plan", false, "print the plan --plan names, as a plan file, and exit")
 	shardWidth := fs.Int("shard-width", explore.DefaultShardWidth, "with --shard: split the space at the first depth after a level of at least this many states per part (every part must use the same)")

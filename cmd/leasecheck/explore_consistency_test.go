@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/campaign"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 // oneCounterexample is every field of explore --json that names the

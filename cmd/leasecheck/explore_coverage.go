@@ -11,14 +11,14 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/leasecheck/leasecheck/explore"
+	"github.com/leasecheck/leasecheck/internal/explore"
 )
 
 // modulePath is leasecheck's module; coveredPackages the explored machines
 // whose code --coverage measures.
 const modulePath = "github.com/leasecheck/leasecheck"
 
-var coveredPackages = []string{modulePath + "/impl/holder", modulePath + "/impl/memstore"}
+var coveredPackages = []string{modulePath + "/internal/impl/holder", modulePath + "/internal/impl/memstore"}
 
 // measureCoverage re-runs the exploration args describe (explore's own
 // arguments, --coverage removed) in a build of leasecheck with coverage of

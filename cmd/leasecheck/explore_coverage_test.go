@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasecheck/leasecheck/explore"
+	"github.com/leasecheck/leasecheck/internal/explore"
 )
 
 // TestExploreCoverage: explore --coverage re-runs the exploration in a

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/leasecheck/leasecheck/campaign"
-	"github.com/leasecheck/leasecheck/explore"
-	"github.com/leasecheck/leasecheck/scenario"
+	"github.com/leasecheck/leasecheck/internal/explore"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 // runExploreShard explores part sh of spaces, writes the part file and

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/leasecheck/leasecheck/explore"
+	"github.com/leasecheck/leasecheck/internal/explore"
 )
 
 // explorePartFiles reports whether files are exploration parts; a mix of

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasecheck/leasecheck/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/impl/mutants"
 )
 
 func runCmd(args ...string) (stdout, stderr string, code int) {

@@ -13,13 +13,13 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/impl/etcd"
-	"github.com/leasecheck/leasecheck/impl/postgres"
-	"github.com/leasecheck/leasecheck/impl/redis"
-	"github.com/leasecheck/leasecheck/impl/zookeeper"
 	"github.com/leasecheck/leasecheck/internal/etcdmember"
+	"github.com/leasecheck/leasecheck/internal/impl/etcd"
+	"github.com/leasecheck/leasecheck/internal/impl/postgres"
+	"github.com/leasecheck/leasecheck/internal/impl/redis"
+	"github.com/leasecheck/leasecheck/internal/impl/zookeeper"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/internal/servers"
-	"github.com/leasecheck/leasecheck/realrun"
 	lcverify "github.com/leasecheck/leasecheck/verify"
 )
 
@@ -76,9 +76,9 @@ func builtinBackends() []lcverify.Backend {
 type etcdRecipe int
 
 const (
-	etcdFenced     etcdRecipe = iota // impl/etcd.Backend
-	etcdMutex                        // impl/etcd.Mutex
-	etcdStaleCheck                   // impl/etcd.OpenStaleCheck: the planted bug
+	etcdFenced     etcdRecipe = iota // internal/impl/etcd.Backend
+	etcdMutex                        // internal/impl/etcd.Mutex
+	etcdStaleCheck                   // internal/impl/etcd.OpenStaleCheck: the planted bug
 )
 
 // openEtcdCluster starts a 3-member cluster of the etcd server member

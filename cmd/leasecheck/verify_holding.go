@@ -6,10 +6,10 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/impl/etcd"
-	"github.com/leasecheck/leasecheck/impl/zookeeper"
+	"github.com/leasecheck/leasecheck/internal/impl/etcd"
+	"github.com/leasecheck/leasecheck/internal/impl/zookeeper"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/internal/servers"
-	"github.com/leasecheck/leasecheck/realrun"
 	lcverify "github.com/leasecheck/leasecheck/verify"
 )
 

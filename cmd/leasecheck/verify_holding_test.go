@@ -35,7 +35,7 @@ func TestVerifyHoldingRecipes(t *testing.T) {
 	}{
 		// One command-line case per server and per exit code: each
 		// recipe's fenced and unfenced variants are swept in their own
-		// packages (impl/etcd's TestElection*, impl/zookeeper's
+		// packages (internal/impl/etcd's TestElection*, internal/impl/zookeeper's
 		// TestLock*), which run beside the others; this test runs alone.
 		{"etcd-election", "pause,partition,delay,crash", func(*testing.T) {}, exitOK},
 		{"zk-lock-unfenced", "pause", needZooKeeper, exitViolation},

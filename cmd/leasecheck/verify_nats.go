@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/impl/natskv"
+	"github.com/leasecheck/leasecheck/internal/impl/natskv"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/internal/servers"
-	"github.com/leasecheck/leasecheck/realrun"
 	lcverify "github.com/leasecheck/leasecheck/verify"
 )
 

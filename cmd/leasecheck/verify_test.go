@@ -15,12 +15,12 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/impl/etcd"
-	"github.com/leasecheck/leasecheck/impl/zookeeper"
+	"github.com/leasecheck/leasecheck/internal/impl/etcd"
+	"github.com/leasecheck/leasecheck/internal/impl/zookeeper"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/realrun"
 	lcverify "github.com/leasecheck/leasecheck/verify"
 )
 
@@ -256,7 +256,7 @@ func TestVerifyNoFalseAlarm(t *testing.T) {
 			if srv != nil {
 				// Runs share the server: they may stop it, not restart it
 				// under each other's feet (restarts are tested on servers
-				// of their own, in impl/redis and impl/postgres).
+				// of their own, in internal/impl/redis and internal/impl/postgres).
 				tg.Server = stopOnly{srv}
 			}
 			return tg
@@ -526,7 +526,7 @@ func TestVerifyScenarioCounterexample(t *testing.T) {
 	}
 }
 
-// TestVerifyClockFaultsBite: realrun/testdata's clock scenarios against
+// TestVerifyClockFaultsBite: internal/realrun/testdata's clock scenarios against
 // real servers, both ways. A frozen monotonic clock makes even the
 // reference holder write after its lease lapsed: caught against etcd-mutex,
 // refused by etcd and Redis. A wall-clock step back is harmless to the
@@ -540,8 +540,8 @@ func TestVerifyClockFaultsBite(t *testing.T) {
 	} else {
 		redisSpec, _ = serverstest.Redis(t)
 	}
-	frozen := scenarioPath("realrun/testdata", "frozen-clock")
-	step := scenarioPath("realrun/testdata", "wall-clock-step-back")
+	frozen := scenarioPath("internal/realrun/testdata", "frozen-clock")
+	step := scenarioPath("internal/realrun/testdata", "wall-clock-step-back")
 	trust := []string{"--mutant", "trust-local-clock"}
 	cases := []struct {
 		name, spec, file string
@@ -579,7 +579,7 @@ func TestVerifyScenarioUsage(t *testing.T) {
 	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "bad.scenario.json")
 	os.WriteFile(bad, []byte(`{"version":1,"ttl":0}`), 0o644)
-	file := scenarioPath("realrun/testdata", "frozen-clock")
+	file := scenarioPath("internal/realrun/testdata", "frozen-clock")
 	cases := []struct {
 		name string
 		args []string

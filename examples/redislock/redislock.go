@@ -23,7 +23,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
-	lcredis "github.com/leasecheck/leasecheck/impl/redis"
+	lcredis "github.com/leasecheck/leasecheck/internal/impl/redis"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -186,7 +186,7 @@ func (b *Backend) Do(ctx context.Context, req backend.Request) (backend.Response
 // Cleanup deletes every key under the prefix (SCAN + DEL).
 //
 // It closes the Backend first and waits until the server has applied every
-// command its connections carried (impl/redis.CleanupClient): a write
+// command its connections carried (internal/impl/redis.CleanupClient): a write
 // whose caller gave up may still be on its way, and a plain SET landing
 // after the delete would be left behind.
 func (b *Backend) Cleanup(ctx context.Context) error {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -41,7 +41,7 @@ func NewAdapter() *Adapter {
 }
 
 // NewAdapterOver returns the library over conn, any lease service (a real
-// Redis through impl/redis: verify.go).
+// Redis through internal/impl/redis: verify.go).
 func NewAdapterOver(conn backend.Backend) *Adapter {
 	return &Adapter{conn: conn, clients: map[string]*Client{}, locks: map[[2]string]*Lock{}}
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/impl/redis"
+	"github.com/leasecheck/leasecheck/internal/impl/redis"
 	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/verify"
 )
@@ -15,7 +15,7 @@ import (
 // the declared loss lateness is counted from it.
 const VerifyTTL = 2 * time.Second
 
-// RedisInfo describes the library over a real Redis (impl/redis as its
+// RedisInfo describes the library over a real Redis (internal/impl/redis as its
 // lease service): Redis's fences, checked writes and server time, and the
 // library's loss lateness at ttl.
 func RedisInfo(ttl time.Duration) backend.Info {

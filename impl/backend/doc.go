@@ -10,7 +10,7 @@
 //     with OK false and a Reason.
 //   - Clocked is the in-process tier: a coordinator whose clock is injected
 //     as an integer `now` on every call, so it can run inside the
-//     deterministic simulator. impl/memstore.Store is one. InProcess adapts a
+//     deterministic simulator. internal/impl/memstore.Store is one. InProcess adapts a
 //     Clocked coordinator to Backend for the real runner and leasetest, with
 //     the coordinator's clock reported as the exact `at` of every op.
 //

@@ -11,7 +11,7 @@ import (
 
 // Clocked is the in-process tier: a coordinator whose clock is injected as
 // now (integer ticks; the caller chooses the unit) on every call. It is
-// machine.Clocked: impl/memstore.Store's method set, so the reference and
+// machine.Clocked: internal/impl/memstore.Store's method set, so the reference and
 // its planted-bug switches fit as they are, and the same value runs in the
 // simulator (machine.ClockedCoordinator).
 type Clocked = machine.Clocked

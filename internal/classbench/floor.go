@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 )
 
 // floorOp is what the plain replay decodes each line into.

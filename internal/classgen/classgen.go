@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -167,7 +167,7 @@ func (p Params) History() (h *model.History, ok bool) {
 }
 
 // correct runs the processes against the reference coordinator
-// (impl/memstore) and, under fenced storage, the reference resource. Each op
+// (internal/impl/memstore) and, under fenced storage, the reference resource. Each op
 // takes effect at a true time inside its [call, return] window, in the
 // order of those times, at a coordinator clock reading that never goes
 // back and stays within the uncertainty of true time; so every history it

@@ -6,7 +6,7 @@
 // history correct, or with one planted violation of a named property.
 //
 // Histories are made by running holders against the reference coordinator
-// (impl/memstore), so a correct one is correct by construction, not by the
+// (internal/impl/memstore), so a correct one is correct by construction, not by the
 // checker's say-so: the checker's tests, its benchmark matrix and the
 // regression check all draw from this one generator.
 package classgen

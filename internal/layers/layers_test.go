@@ -34,17 +34,17 @@ func TestImportsGoOneWay(t *testing.T) {
 // package no layer claims is named, and a listed import that is gone is.
 func TestCheckJudgesTheMap(t *testing.T) {
 	g := Graph{
-		"model":            nil,
-		"checker":          {"model"},
-		"sim":              {"machine", "model", "scenario"},
-		"impl/redis":       {"impl/backend", "model", "sim"},
-		"runprop":          {"sim"},
-		"newpkg":           {"model"},
-		"examples/foo/bar": {"campaign", "sim"},
+		"model":               nil,
+		"checker":             {"model"},
+		"internal/sim":        {"machine", "model", "internal/scenario"},
+		"internal/impl/redis": {"impl/backend", "model", "internal/sim"},
+		"internal/runprop":    {"internal/sim"},
+		"newpkg":              {"model"},
+		"examples/foo/bar":    {"campaign", "internal/sim"},
 	}
 	f := Check(g)
-	if len(f.WrongWay) != 1 || f.WrongWay[0] != (Edge{"impl/redis", "sim"}) {
-		t.Errorf("wrong-way imports %v, want only impl/redis -> sim", f.WrongWay)
+	if len(f.WrongWay) != 1 || f.WrongWay[0] != (Edge{"internal/impl/redis", "internal/sim"}) {
+		t.Errorf("wrong-way imports %v, want only internal/impl/redis -> internal/sim", f.WrongWay)
 	}
 	if len(f.Unassigned) != 1 || f.Unassigned[0] != "newpkg" {
 		t.Errorf("unassigned %v, want newpkg", f.Unassigned)
@@ -53,8 +53,8 @@ func TestCheckJudgesTheMap(t *testing.T) {
 	for _, e := range f.Gone {
 		gone[e] = true
 	}
-	if gone[Edge{"runprop", "sim"}] || !gone[Edge{"vclient", "campaign"}] || len(f.Gone) != len(KnownWrongWay)-1 {
-		t.Errorf("gone %v: want every listed import but runprop -> sim", f.Gone)
+	if gone[Edge{"internal/runprop", "internal/sim"}] || !gone[Edge{"vclient", "campaign"}] || len(f.Gone) != len(KnownWrongWay)-1 {
+		t.Errorf("gone %v: want every listed import but internal/runprop -> internal/sim", f.Gone)
 	}
 }
 

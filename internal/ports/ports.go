@@ -1,6 +1,6 @@
 // Package ports finds free TCP ports on 127.0.0.1 for servers leasecheck
 // starts, and retries a start whose port was taken meanwhile. It imports
-// nothing of leasecheck, so an adapter that starts its own server (impl/etcd
+// nothing of leasecheck, so an adapter that starts its own server (internal/impl/etcd
 // embeds one) needs no more of the server harness (internal/servers, which
 // drives real servers with the real runner's proxies) than this.
 package ports

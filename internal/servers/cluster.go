@@ -23,7 +23,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/leasecheck/leasecheck/realrun"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 )
 
 // EtcdMember is one member of an EtcdCluster: its server process (Addr is

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leasecheck/leasecheck/realrun"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 )
 
 // ZooKeeperEnsemble is a ZooKeeper ensemble of servers started here

@@ -17,7 +17,7 @@ import (
 // expired by the server's session tracker, which wakes once a tick: a
 // session expires between its timeout and one tick after it. A short tick
 // keeps that lateness small (it is the dominant part of
-// impl/zookeeper.Uncertainty) and lets sessions as short as two ticks be
+// internal/impl/zookeeper.Uncertainty) and lets sessions as short as two ticks be
 // negotiated, so the TTLs leasecheck uses (0.5–2 s) are granted as asked.
 const (
 	ZooKeeperTick              = 100 * time.Millisecond

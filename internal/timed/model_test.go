@@ -5,12 +5,12 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/leasecheck/leasecheck/impl/memstore"
+	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 	"github.com/leasecheck/leasecheck/model"
 )
 
 // In exact mode, with one op at a time, the timed model is the reference
-// coordinator (impl/memstore, itself checked against reference/lease.py):
+// coordinator (internal/impl/memstore, itself checked against reference/lease.py):
 // stepping an op with the outcome the reference gave leads to exactly one
 // state, and with the other outcome to none.
 func TestExactStepIsTheReference(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/sim"
 	"github.com/leasecheck/leasecheck/vclient"
 )
 

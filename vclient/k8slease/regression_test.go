@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/campaign"
-	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/scenario"
 )
 
 var updateFlag = flag.Bool("update", false, "TestRegressions: rewrite each regression's story (.md) and trace (.trace.txt) from its replay")

@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/runprop"
 	"github.com/leasecheck/leasecheck/vclient"
 )
 

@@ -10,9 +10,8 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/vclient"
 )
 
@@ -279,7 +278,7 @@ const MaxReplicas = 7
 // timings (nil: all of Timings), each with a work program of one or two
 // items, and the profile's faults, all drawn from the seed alone. Where
 // impl releases on cancel, every profile adds a step-down (StepDowns).
-func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *scenario.Scenario {
+func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *vclient.Scenario {
 	g := generator(genOptions{impl: impl, fenced: IsFenced(impl), profile: p, timings: timings})
 	if Releases(impl) {
 		return StepDowns(g)
@@ -293,8 +292,8 @@ func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *scen
 // restarted under its identity up to two LeaseDurations later. Its draws
 // come from a source of their own, so the rest of the scenario is gen's,
 // seed for seed.
-func StepDowns(gen func(seed uint64) *scenario.Scenario) func(seed uint64) *scenario.Scenario {
-	return func(seed uint64) *scenario.Scenario {
+func StepDowns(gen func(seed uint64) *vclient.Scenario) func(seed uint64) *vclient.Scenario {
+	return func(seed uint64) *vclient.Scenario {
 		sc := gen(seed)
 		r := rand.New(rand.NewPCG(seed, 0x73746570646f776e))
 		ld := sc.TTL
@@ -322,7 +321,7 @@ type genOptions struct {
 	min, max int
 }
 
-func generator(o genOptions) func(seed uint64) *scenario.Scenario {
+func generator(o genOptions) func(seed uint64) *vclient.Scenario {
 	impl, p, timings := o.impl, o.profile, o.timings
 	if len(timings) == 0 {
 		timings = Timings
@@ -336,24 +335,24 @@ func generator(o genOptions) func(seed uint64) *scenario.Scenario {
 	}
 	hi = min(max(hi, lo), MaxReplicas)
 	lo = min(lo, hi)
-	return func(seed uint64) *scenario.Scenario {
+	return func(seed uint64) *vclient.Scenario {
 		r := rand.New(rand.NewPCG(seed, 0x6b38736c65617365))
 		tm := timings[r.IntN(len(timings))]
 		ld := tm.LeaseDuration
-		sc := &scenario.Scenario{Version: scenario.Version, Seed: seed, Semantics: "seed", Key: "lease", TTL: ld,
-			Network: scenario.Network{MinDelay: 0, MaxDelay: 1 + r.Int64N(5)}, Implementation: impl, FaultKinds: p.Kinds()}
+		sc := &vclient.Scenario{Version: scenario.Version, Seed: seed, Semantics: "seed", Key: "lease", TTL: ld,
+			Network: vclient.Network{MinDelay: 0, MaxDelay: 1 + r.Int64N(5)}, Implementation: impl, FaultKinds: p.Kinds()}
 		if o.fenced {
 			sc.Semantics = "fenced-storage"
 		}
 		n := lo + r.IntN(hi-lo+1)
 		for i := range n {
-			proc := scenario.Process{Name: fmt.Sprintf("h%d", i+1), Timeout: tm.RenewDeadline, RenewEvery: tm.RetryPeriod,
+			proc := vclient.Process{Name: fmt.Sprintf("h%d", i+1), Timeout: tm.RenewDeadline, RenewEvery: tm.RetryPeriod,
 				RetryMax: retryBound(tm.RetryPeriod, sc.Network.MaxDelay)}
 			if r.IntN(3) == 0 {
 				proc.Start = r.Int64N(ld)
 			}
 			for range 1 + r.IntN(2) {
-				proc.Work = append(proc.Work, holder.Item{Work: 1 + r.Int64N(max(tm.RetryPeriod, 1000)), Writes: 1 + r.IntN(2)})
+				proc.Work = append(proc.Work, vclient.WorkItem{Work: 1 + r.Int64N(max(tm.RetryPeriod, 1000)), Writes: 1 + r.IntN(2)})
 			}
 			sc.Holders = append(sc.Holders, proc)
 		}

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/internal/runprop"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/runprop"
-	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/vclient"
 )
 

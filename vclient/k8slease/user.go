@@ -13,8 +13,8 @@ import (
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/scenario"
 	"github.com/leasecheck/leasecheck/vclient"
 )
 
@@ -174,7 +174,7 @@ type fixedTiming struct {
 	tm Timing
 }
 
-func (f *fixedTiming) Run(ctx context.Context, sc *scenario.Scenario) (*campaign.Execution, error) {
+func (f *fixedTiming) Run(ctx context.Context, sc *vclient.Scenario) (*campaign.Execution, error) {
 	if err := f.tm.check(sc); err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (f *fixedTiming) Run(ctx context.Context, sc *scenario.Scenario) (*campaign
 }
 
 // check refuses a scenario whose parameters are not tm's.
-func (tm Timing) check(sc *scenario.Scenario) error {
+func (tm Timing) check(sc *vclient.Scenario) error {
 	if sc.TTL != tm.LeaseDuration {
 		return fmt.Errorf("the scenario's LeaseDuration (TTL) is %dms; the client runs with its own, %dms, and reads no other", sc.TTL, tm.LeaseDuration)
 	}
@@ -197,7 +197,7 @@ func (tm Timing) check(sc *scenario.Scenario) error {
 
 // Generator returns the scenario of each seed of the sweep the
 // configuration stands for, under profile p.
-func (c *SweepConfig) Generator(t *testing.T, p Profile) func(seed uint64) *scenario.Scenario {
+func (c *SweepConfig) Generator(t *testing.T, p Profile) func(seed uint64) *vclient.Scenario {
 	timings := c.Timings
 	if c.Timing != nil {
 		timings = []Timing{*c.Timing}
@@ -427,13 +427,13 @@ func ReplayFile(tg campaign.Target, file string) (*campaign.Outcome, error) {
 // that replays nothing is not a pass.
 func Regressions(t *testing.T, cfg SweepConfig) {
 	t.Helper()
-	replayDir(t, cfg.regressions(), func(t *testing.T, _ *scenario.Scenario) (campaign.Target, error) { return cfg.Target(t) }, nil)
+	replayDir(t, cfg.regressions(), func(t *testing.T, _ *vclient.Scenario) (campaign.Target, error) { return cfg.Target(t) }, nil)
 }
 
 // replayDir replays every scenario file of dir against the target its
 // scenario names (target, its runs bubbles of the file's subtest), checking expect and the saved history; after,
 // when set, is called with each replay's outcome.
-func replayDir(t *testing.T, dir string, target func(*testing.T, *scenario.Scenario) (campaign.Target, error), after func(t *testing.T, file string, o *campaign.Outcome)) {
+func replayDir(t *testing.T, dir string, target func(*testing.T, *vclient.Scenario) (campaign.Target, error), after func(t *testing.T, file string, o *campaign.Outcome)) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.scenario.json"))
 	if err != nil || len(files) == 0 {

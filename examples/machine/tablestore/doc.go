@@ -7,10 +7,12 @@
 // machine.ClockedCloner, so that the explorer copies its states instead of
 // re-running paths.
 //
-// Its test shows the three ways to check such a machine with leasecheck,
-// all in-process and deterministic: the conformance suite
-// (leasetest.RunMachines: a seeded sweep like leasecheck run, and a
-// bounded exploration), a sweep of your own (campaign.Run with a Target),
-// and the explorer directly (explore.Explore). Flawed turns on a planted
-// flaw each of them must catch.
+// Its test shows three ways to check such a machine, all in-process and
+// deterministic: the conformance suite (leasetest.RunMachines: a seeded
+// sweep like leasecheck run, and a bounded exploration), a sweep of its
+// own (campaign.Run with a Target) and the explorer directly
+// (explore.Explore). Flawed turns on a planted flaw each of them must
+// catch. Only the first is open to a module outside leasecheck: the other
+// two build on the simulator and the explorer (internal/sim,
+// internal/explore), which this example, inside the module, may import.
 package tablestore

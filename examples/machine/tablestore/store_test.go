@@ -6,12 +6,12 @@ import (
 
 	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/examples/machine/tablestore"
-	"github.com/leasecheck/leasecheck/explore"
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/explore"
+	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/leasetest"
 	"github.com/leasecheck/leasecheck/machine"
-	"github.com/leasecheck/leasecheck/scenario"
-	"github.com/leasecheck/leasecheck/sim"
 )
 
 func machines(f tablestore.Flaw) leasetest.Machines {

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasecheck/leasecheck/realrun"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 )
 
 // HoldingProxy forwards TCP to a server and holds every every-th chunk a

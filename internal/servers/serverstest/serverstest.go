@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/realrun"
 )
 
 // Prefix returns a fresh unique key prefix ("lc<hex>").

@@ -1,0 +1,56 @@
+package scenario
+
+import (
+	"testing"
+
+	"github.com/leasecheck/leasecheck/internal/impl/holder"
+)
+
+// Under a budget of a handful of candidates, as a real backend's shrink has,
+// the coarse shrink cuts a long failing scenario to a fraction where the
+// one-step shrink cuts a few operations; with budget enough both reach a
+// failing scenario, and the coarse one is no bigger.
+func TestShrinkCoarseWithinFewCandidates(t *testing.T) {
+	s := &Scenario{Version: Version, Semantics: "seed", TTL: 100, Horizon: 10_000}
+	for _, name := range []string{"h1", "h2"} {
+		p := Process{Name: name}
+		for range 50 {
+			p.Work = append(p.Work, holder.Item{Work: 20, Writes: 2})
+		}
+		s.Holders = append(s.Holders, p)
+	}
+	// The failure: h1's 7th work item runs (an op every 2 writes of an
+	// item), and the run lasts past t=300; the size is the ops the run
+	// makes, bounded by the horizon (one item per 20 time units).
+	size := func(c *Scenario) int {
+		n := 0
+		for _, p := range c.Holders {
+			n += 2 * min(len(p.Work), int(c.Horizon/20))
+		}
+		return n
+	}
+	test := func(c *Scenario) (bool, int) {
+		fails := len(c.Holders) > 0 && c.Holders[0].Name == "h1" && len(c.Holders[0].Work) >= 7 && c.Horizon > 300
+		return fails, size(c)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatalf("the scenario is invalid: %v", err)
+	}
+	start := size(s)
+	fine := size(Shrink(s, test, 6))
+	coarse := size(ShrinkCoarse(s, test, 6))
+	t.Logf("6 candidates: %d ops to %d (one-step) and %d (coarse)", start, fine, coarse)
+	if coarse > start/3 {
+		t.Errorf("coarse shrink with 6 candidates: %d ops to %d, want at most a third", start, coarse)
+	}
+	if coarse >= fine {
+		t.Errorf("coarse shrink (%d) no better than one-step (%d) on a budget of 6", coarse, fine)
+	}
+	full := ShrinkCoarse(s, test, 3000)
+	if ok, _ := test(full); !ok {
+		t.Fatal("the coarse shrink's result does not fail")
+	}
+	if a, b := size(full), size(Shrink(s, test, 3000)); a > b {
+		t.Errorf("with budget enough, coarse %d ops, one-step %d", a, b)
+	}
+}
