@@ -1,8 +1,10 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -41,6 +43,19 @@ func WriteHTMLWithin(w io.Writer, h *model.History, r *Result, budget time.Durat
 	pm := timed.PorcupineModel(c)
 	m := pm.ToModel()
 	_, info := porcupine.CheckOperationsVerbose(m, timed.PorcupineOperations(c, keep), budget)
+	// porcupine collects each partition's partial linearizations through a
+	// map, so their order (and which of equal length the page shows first)
+	// changed from run to run: put them in one order, longest first, so a
+	// failure's page is the same bytes every time it is written.
+	// PartialLinearizations hands out the slices Visualize reads.
+	for _, parts := range info.PartialLinearizations() {
+		slices.SortFunc(parts, func(a, b []int) int {
+			if c := cmp.Compare(len(b), len(a)); c != 0 {
+				return c
+			}
+			return slices.Compare(a, b)
+		})
+	}
 
 	ids := timed.ProcessIDs(h)
 	byLine := map[int]*model.Op{}
