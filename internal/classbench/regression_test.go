@@ -114,10 +114,14 @@ func TestRegressionSample(t *testing.T) {
 // v0.3.1 — a listed release — has this tree's fast paths (before it was
 // listed, a tenfold slowdown stayed within twice the releases on cells
 // where every release was many times slower than this tree). One cell may
-// escape on a noisy machine.
+// escape on a noisy machine. The slowed build is timed beside the three
+// latest releases only: they have every fast path the older ones have, so
+// the best release's time, which the rule compares with, is theirs (the
+// check above times every release; this one need not time them again).
 func TestRegressionCatchesSlowedChecker(t *testing.T) {
 	needRegress(t)
 	_, slow, releases, dir := programs(t)
+	releases = releases[max(len(releases)-3, 0):]
 	cells := Sample()
 	bad := Judge(runSample(t, slow, releases, dir, cells, 2))
 	slower := 0
