@@ -133,11 +133,11 @@ func Deadlines(o *Outcome, v Violation) []string {
 			// instant it applied the request; the history's at is that
 			// clock's reading, which runs from 0 at the drift the scenario
 			// gives it, so both convert back to the run's time the same way.
-			real := func(local int64) int64 { return local * 1_000_000 / (1_000_000 + sc.CoordinatorDriftPPM) }
-			expiry := real(g.At + sc.TTL)
+			runTime := func(local int64) int64 { return local * 1_000_000 / (1_000_000 + sc.CoordinatorDriftPPM) }
+			expiry := runTime(g.At + sc.TTL)
 			// The reading is whole milliseconds: converted back it can fall
 			// just before the call; the request was applied inside it.
-			at := max(real(g.At), g.Call)
+			at := max(runTime(g.At), g.Call)
 			if g.Returned {
 				at = min(at, g.Return)
 			}

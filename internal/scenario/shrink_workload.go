@@ -207,13 +207,7 @@ func halveWork(c *Scenario, i int) bool {
 	// Later cuts first: each is at its place on the uncut timeline, which
 	// the earlier cuts, not yet made, have not moved.
 	for k := len(cuts) - 1; k >= 0; k-- {
-		for f := range c.Faults {
-			ft := &c.Faults[f]
-			if ft.Target != p.Name || !shiftable(*ft) || ft.At <= cuts[k].from {
-				continue
-			}
-			ft.At -= min(cuts[k].d, ft.At-cuts[k].from)
-		}
+		cutFaults(c, p.Name, cuts[k].from, cuts[k].d)
 	}
 	return ok
 }
