@@ -107,7 +107,11 @@ func TestZooKeeperEnsemble(t *testing.T) {
 
 	// The leader isolated: a partition that refuses, so the other two see
 	// it at once and elect one of them (with a blackhole that accepted and
-	// passed nothing they sometimes had no leader for more than 30 s).
+	// passed nothing they sometimes had no leader for more than 30 s). Most
+	// elections take 1-3 s, but now and then one survivor leads while the
+	// other still votes in a stale round, the would-be leader gives up
+	// after initLimit and they vote again: over 20 s once in about ten runs
+	// on a loaded machine. The bound is what ZooKeeper does, not a target.
 	leader = e.Leader(ctx)
 	li = -1
 	for i, s := range e.Servers {
@@ -118,7 +122,8 @@ func TestZooKeeperEnsemble(t *testing.T) {
 	cutAt := time.Now()
 	e.Isolate(leader, true)
 	var next string
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	const electionBound = 60 * time.Second
+	for deadline := time.Now().Add(electionBound); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		for i, s := range e.Servers {
 			if m, ok := servers.ZooKeeperMode(s.Addr); ok && i != li && strings.HasPrefix(m, "leader") {
 				next = s.Member
@@ -129,7 +134,7 @@ func TestZooKeeperEnsemble(t *testing.T) {
 		}
 	}
 	if next == "" {
-		t.Fatalf("no new leader 20s after the leader %s was isolated", leader)
+		t.Fatalf("no new leader %v after the leader %s was isolated", electionBound, leader)
 	}
 	t.Logf("leader %s isolated: %s leads %v later", leader, next, time.Since(cutAt).Round(time.Millisecond))
 	for i, s := range e.Servers {
