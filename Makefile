@@ -65,8 +65,8 @@ bench:
 	GOGC=800 $(GO) test -run '^$$' -bench '^Benchmark[^W]' -benchtime 1x -cpu 1 ./internal/explore/
 	GOGC=800 $(GO) test -run '^$$' -bench '^BenchmarkWorkers$$' -benchtime 1x ./internal/explore/
 	$(MAKE) bench-explore
-	$(GO) test ./campaign -run '^TestMutantReport$$' -report -count=1 -v
-	$(GO) test ./campaign -run '^$$' -bench '^BenchmarkSweepFlat$$' -benchtime 1x
+	$(GO) test ./internal/campaign -run '^TestMutantReport$$' -report -count=1 -v
+	$(GO) test ./internal/campaign -run '^$$' -bench '^BenchmarkSweepFlat$$' -benchtime 1x
 	$(GO) test ./vclient/k8slease -run '^$$' -bench '^BenchmarkElection(Judged)?$$' -benchtime 20x
 	$(GO) test ./vclient/k8slease -run '^TestReplayRate$$' -failures 100 -count=1 -v -timeout 30m
 	$(MAKE) bench-matrix

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 )
 
 // Target is a client in virtual time as a campaign target: the seed loop,

@@ -40,7 +40,7 @@ func TestCheckJudgesTheMap(t *testing.T) {
 		"internal/impl/redis": {"impl/backend", "model", "internal/sim"},
 		"internal/runprop":    {"internal/sim"},
 		"newpkg":              {"model"},
-		"examples/foo/bar":    {"campaign", "internal/sim"},
+		"examples/foo/bar":    {"internal/campaign", "internal/sim"},
 	}
 	f := Check(g)
 	if len(f.WrongWay) != 1 || f.WrongWay[0] != (Edge{"internal/impl/redis", "internal/sim"}) {
@@ -53,7 +53,7 @@ func TestCheckJudgesTheMap(t *testing.T) {
 	for _, e := range f.Gone {
 		gone[e] = true
 	}
-	if gone[Edge{"internal/runprop", "internal/sim"}] || !gone[Edge{"vclient", "campaign"}] || len(f.Gone) != len(KnownWrongWay)-1 {
+	if gone[Edge{"internal/runprop", "internal/sim"}] || !gone[Edge{"vclient", "internal/campaign"}] || len(f.Gone) != len(KnownWrongWay)-1 {
 		t.Errorf("gone %v: want every listed import but internal/runprop -> internal/sim", f.Gone)
 	}
 }

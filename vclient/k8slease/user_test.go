@@ -29,8 +29,8 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient"
 	"github.com/leasecheck/leasecheck/vclient/k8slease"

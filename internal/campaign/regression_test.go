@@ -10,7 +10,7 @@ import (
 
 // regressionDir is the documented folder where a saved scenario becomes a
 // regression test (testdata/regressions/README.md).
-const regressionDir = "../testdata/regressions"
+const regressionDir = "../../testdata/regressions"
 
 // TestRegressions replays every scenario in testdata/regressions/ against
 // the implementation it records and asserts that exactly the properties of
