@@ -39,7 +39,8 @@ layers:
 	$(GO) run ./internal/layers/layermap
 
 # The exported names of each package outside internal/ (top-level names and
-# the exported methods of exported types, non-test source), the doors marked.
+# the exported methods of exported types, non-test source), the doors marked;
+# the deprecated ones (a "Deprecated:" paragraph) listed apart, not counted.
 exported:
 	$(GO) run ./internal/layers/exported
 

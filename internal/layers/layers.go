@@ -74,6 +74,11 @@ var Map = []Layer{
 // the move, and then deleted; nothing of the project imports it.
 var Doors = []string{"model", "checker", "machine", "faults", "impl/backend", "leasetest", "verify", "vclient", "vclient/k8slease"}
 
+// Deprecated are the packages kept at an old path for one release, for
+// users only: no package of the module imports one (Check finds one that
+// does), so that deleting it next release breaks nothing here.
+var Deprecated = []string{"campaign"}
+
 // An Edge is one package importing another.
 type Edge struct{ From, To string }
 
@@ -166,11 +171,13 @@ func Allowed(from, to string) bool {
 }
 
 // Findings is what Check finds: packages no layer claims, wrong-way imports
-// not on KnownWrongWay, and entries of KnownWrongWay whose import is gone.
+// not on KnownWrongWay, entries of KnownWrongWay whose import is gone, and
+// imports of a Deprecated package.
 type Findings struct {
 	Unassigned []string
 	WrongWay   []Edge
 	Gone       []Edge
+	Deprecated []Edge
 }
 
 // Check judges g against the map.
@@ -184,6 +191,9 @@ func Check(g Graph) Findings {
 			continue
 		}
 		for _, imp := range g[pkg] {
+			if slices.Contains(Deprecated, imp) {
+				f.Deprecated = append(f.Deprecated, Edge{pkg, imp})
+			}
 			to := LayerOf(imp)
 			if to == "" || Allowed(from, to) {
 				continue
@@ -222,6 +232,9 @@ func Print(w io.Writer, g Graph) {
 			door := ""
 			if slices.Contains(Doors, pkg) {
 				door = " [door]"
+			}
+			if slices.Contains(Deprecated, pkg) {
+				door = " [deprecated]"
 			}
 			imports := "-"
 			if len(g[pkg]) > 0 {
