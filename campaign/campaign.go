@@ -2,212 +2,170 @@ package campaign
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"runtime"
-	"sync"
+	"io"
 
-	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 )
 
+// Every name here is one a v0.12.0 user could have read in the README, in
+// docs/ or in examples/: the campaign's entry (Run, Config, Summary,
+// Merge, Shard), what a target is and returns (Target, Reference and
+// Simulated, Execution, Scenario, Belief), the judge and its verdict (Judge,
+// JudgeExecution, JudgeOptions, Outcome, Violation, Finding, WriteOutcome),
+// and a saved failure replayed as a test (Replay, CheckExpect, Failure,
+// SaveOptions). Functions are thin wrappers rather than variables, so that
+// they cannot be reassigned.
+
 // Config describes a campaign: which seeds, against what, how to judge and
-// what to keep. The zero value of every optional field means its default.
-type Config struct {
-	// Target runs the scenarios (Reference(), Mutant(m), a real backend).
-	Target Target
-	// Scenario generates a seed's scenario (Simulated.Generator).
-	Scenario func(seed uint64) *Scenario
-	// Kinds are the fault kinds the scenarios draw from: the summary lists
-	// each, at zero when none was injected.
-	Kinds []faults.Kind
-	// First and Seeds are the seed range; Shard picks a part of it.
-	First uint64
-	Seeds int
-	Shard Shard
-	// Workers run seeds at once (0: GOMAXPROCS). The summary does not depend
-	// on it: outcomes are consumed in seed order.
-	Workers int
-	// Sequential runs one seed at a time and starts the next only after the
-	// previous one was counted, saved and told (OnOutcome, OnFailure): for a
-	// real backend, whose runs must not overlap each other or a failure's
-	// shrinking. It overrides Workers.
-	Sequential bool
-	// Judge tunes the judging of each seed.
-	Judge JudgeOptions
-	// FailFast stops at the first failing seed (in seed order: the summary
-	// covers the seeds up to it, whatever the workers).
-	FailFast bool
-	// Save keeps failing seeds on disk, shrunk (SaveOptions).
-	Save SaveOptions
-	// OnOutcome, when set, sees every seed's outcome in seed order, before it
-	// is counted (progress, saving every history). An error stops the
-	// campaign.
-	OnOutcome func(seed uint64, o *Outcome) error
-	// OnFailure, when set, sees every failing seed in seed order, after it
-	// was saved.
-	OnFailure func(f *Failure)
+// what to keep.
+//
+// Deprecated: campaign is internal from v0.13.0. Use the leasecheck
+// command (leasecheck run), k8slease.Sweep (a k8slease.CampaignConfig in
+// SweepConfig.Configure), leasetest.RunMachines or verify.
+type Config = campaign.Config
+
+// Run runs a campaign and returns its summary.
+//
+// Deprecated: campaign is internal from v0.13.0. Use the leasecheck
+// command (leasecheck run), k8slease.Sweep, leasetest.RunMachines or
+// verify.
+func Run(ctx context.Context, cfg Config) (*Summary, error) { return campaign.Run(ctx, cfg) }
+
+// Summary is a campaign's mergeable result: counts and latency histograms.
+//
+// Deprecated: campaign is internal from v0.13.0. Read a sweep's summary
+// through k8slease.SweepResult.Summary, or the command's --json output
+// (leasecheck run --json, leasecheck merge).
+type Summary = campaign.Summary
+
+// Merge merges the summaries of disjoint parts of one campaign.
+//
+// Deprecated: campaign is internal from v0.13.0. Use leasecheck merge.
+func Merge(parts ...*Summary) (*Summary, error) { return campaign.Merge(parts...) }
+
+// Shard is part I of N of a campaign's seeds.
+//
+// Deprecated: campaign is internal from v0.13.0. Use leasecheck run
+// --shard I/N.
+type Shard = campaign.Shard
+
+// ParseShard reads a shard written "I/N".
+//
+// Deprecated: campaign is internal from v0.13.0. Use leasecheck run
+// --shard I/N.
+func ParseShard(s string) (Shard, error) { return campaign.ParseShard(s) }
+
+// Failure is a failing seed of a campaign, with where it was saved.
+//
+// Deprecated: campaign is internal from v0.13.0. Read a sweep's failures
+// through k8slease.SweepResult.Failures.
+type Failure = campaign.Failure
+
+// SaveOptions says where and how many failures a campaign shrinks and
+// saves.
+//
+// Deprecated: campaign is internal from v0.13.0. Use leasecheck run --out
+// and --save, or in a k8slease sweep the -save flag and a
+// k8slease.CampaignConfig's Save.
+type SaveOptions = campaign.SaveOptions
+
+// Target runs one scenario.
+//
+// Deprecated: campaign is internal from v0.13.0. A *vclient.Target is a
+// k8slease.SweepTarget, the same interface.
+type Target = campaign.Target
+
+// Simulated is a target the simulator runs: the reference, or a planted
+// bug on it. Its Generator draws a seed's scenario.
+//
+// Deprecated: campaign is internal from v0.13.0. Use leasecheck run, which
+// runs the reference (or --mutant NAME).
+type Simulated = campaign.Simulated
+
+// Reference is the simulator's reference implementation as a target.
+//
+// Deprecated: campaign is internal from v0.13.0. Use leasecheck run, which
+// runs the reference unless --mutant names a planted bug.
+func Reference() *Simulated { return campaign.Reference() }
+
+// Execution is what running one scenario produced.
+//
+// Deprecated: campaign is internal from v0.13.0. Use vclient.Execution,
+// the same type.
+type Execution = campaign.Execution
+
+// Scenario is one run, complete.
+//
+// Deprecated: campaign is internal from v0.13.0. Use vclient.Scenario,
+// the same type.
+type Scenario = campaign.Scenario
+
+// Belief is one interval in which a holder believed it held the lease.
+//
+// Deprecated: campaign is internal from v0.13.0. A real runner's beliefs
+// are an Execution's Beliefs field (vclient.Execution, the same type);
+// the type is not named outside internal/.
+type Belief = campaign.Belief
+
+// JudgeOptions bounds the checker's search when a run is judged.
+//
+// Deprecated: campaign is internal from v0.13.0. Use leasecheck run
+// --timeout, or k8slease.ReplayFile, which judges without a time budget.
+type JudgeOptions = campaign.JudgeOptions
+
+// Judge runs sc on t and judges the run on every property.
+//
+// Deprecated: campaign is internal from v0.13.0. Use k8slease.ReplayFile
+// or leasecheck repro.
+func Judge(ctx context.Context, t Target, sc *Scenario, opts JudgeOptions) (*Outcome, error) {
+	return campaign.Judge(ctx, t, sc, opts)
 }
 
-// Failure is one failing seed.
-type Failure struct {
-	Seed uint64
-	// Outcome is the seed's run as generated.
-	Outcome *Outcome
-	// Saved is what was saved (shrunk), nil when nothing was (no directory,
-	// or beyond SaveOptions.Max); SaveErr says why saving failed.
-	Saved   *Saved
-	SaveErr error
+// JudgeExecution judges a run on every property that applies to it.
+//
+// Deprecated: campaign is internal from v0.13.0. Use k8slease.ReplayFile
+// or leasecheck repro.
+func JudgeExecution(ctx context.Context, r *Execution, opts JudgeOptions) (*Outcome, error) {
+	return campaign.JudgeExecution(ctx, r, opts)
 }
 
-// window bounds the seeds in flight per worker: outcomes wait at most this
-// long for an earlier seed to finish, so memory stays constant.
-const window = 4
+// Outcome is one run judged on every property that applies to it.
+//
+// Deprecated: campaign is internal from v0.13.0. Use k8slease.Outcome,
+// the same type.
+type Outcome = campaign.Outcome
 
-// Run runs the campaign and returns its summary. Seeds are judged on
-// cfg.Workers goroutines and consumed in seed order, so the summary, the
-// failures saved and the point where FailFast stops are the same for any
-// number of workers. Memory is constant in the number of seeds: an
-// outcome is dropped once counted (and saved, when it failed). An error (a
-// seed that cannot run, a callback's error, ctx done) stops it, with the
-// summary of the seeds consumed so far.
-func Run(ctx context.Context, cfg Config) (*Summary, error) {
-	if cfg.Target == nil || cfg.Scenario == nil {
-		return nil, errors.New("campaign: no target or no scenario generator")
-	}
-	if err := cfg.Shard.Validate(); err != nil {
-		return nil, err
-	}
-	if cfg.Seeds < 0 {
-		return nil, fmt.Errorf("campaign: %d seeds", cfg.Seeds)
-	}
-	first, n := cfg.Shard.Of(cfg.First, cfg.Seeds)
-	_, simulated := cfg.Target.(*Simulated)
-	sum := NewSummary(cfg.Target.Implementation(), first, cfg.Kinds, JudgedBy(cfg.Target), simulated)
-	if cfg.Shard != (Shard{}) {
-		sum.Sweep = &SweepPart{FirstSeed: cfg.First, Seeds: cfg.Seeds, Shard: cfg.Shard.I, Shards: cfg.Shard.N}
-	}
-	if n == 0 {
-		return sum, nil
-	}
-	workers := cfg.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, n)
-	ahead := window * workers // seeds in flight or waiting to be consumed
-	if cfg.Sequential {
-		workers, ahead = 1, 1
-	}
+// Violation is one violation, of a history property or a run property.
+//
+// Deprecated: campaign is internal from v0.13.0. Read an outcome's
+// violations through its Violations method.
+type Violation = campaign.Violation
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type result struct {
-		i   int
-		o   *Outcome
-		err error
-	}
-	tokens := make(chan struct{}, ahead)
-	results := make(chan result, ahead)
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case tokens <- struct{}{}:
-				case <-ctx.Done():
-					return
-				}
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= n {
-					return
-				}
-				seed := first + uint64(i)
-				o, err := Judge(ctx, cfg.Target, cfg.Scenario(seed), cfg.Judge)
-				if err != nil {
-					err = fmt.Errorf("seed %d: %w", seed, err)
-				}
-				select {
-				case results <- result{i, o, err}:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
-	}
-	go func() { wg.Wait(); close(results) }()
+// Finding is one violation of a run property.
+//
+// Deprecated: campaign is internal from v0.13.0. Read an outcome's
+// findings through its Findings and Warnings fields.
+type Finding = campaign.Finding
 
-	pending := map[int]result{}
-	saved := 0
-	// consume counts, saves and tells one seed's outcome, in seed order;
-	// stop ends the campaign (an error, or FailFast's first failure).
-	consume := func(r result) (stop bool, err error) {
-		if r.err != nil {
-			return true, r.err
-		}
-		seed := first + uint64(r.i)
-		if cfg.OnOutcome != nil {
-			if err := cfg.OnOutcome(seed, r.o); err != nil {
-				return true, err
-			}
-		}
-		sum.Add(seed, r.o)
-		if !r.o.Violated() {
-			return false, nil
-		}
-		f := &Failure{Seed: seed, Outcome: r.o}
-		if cfg.Save.Dir != "" && (cfg.Save.max() < 0 || saved < cfg.Save.max()) {
-			saved++
-			f.Saved, f.SaveErr = SaveFailure(ctx, cfg.Target, r.o, FailureName(cfg.Target.Implementation(), seed), cfg.Save)
-		}
-		if cfg.OnFailure != nil {
-			cfg.OnFailure(f)
-		}
-		return cfg.FailFast, nil
-	}
-	var runErr error
-	for want := 0; want < n && runErr == nil; {
-		r, ok := pending[want]
-		if !ok {
-			select {
-			case r2, open := <-results:
-				if !open {
-					runErr = ctx.Err()
-					if runErr == nil {
-						runErr = errors.New("campaign: workers stopped early")
-					}
-					continue
-				}
-				pending[r2.i] = r2
-			case <-ctx.Done():
-				runErr = ctx.Err()
-			}
-			continue
-		}
-		delete(pending, want)
-		want++
-		if !cfg.Sequential {
-			<-tokens
-		}
-		stop, err := consume(r)
-		if cfg.Sequential && !stop {
-			<-tokens // the next seed may start
-		}
-		if err != nil {
-			runErr = err
-		}
-		if stop {
-			break
-		}
-	}
-	cancel()
-	for range results { // let the workers go
-	}
-	return sum, runErr
+// WriteOutcome writes an outcome's verdicts and violations as text.
+//
+// Deprecated: campaign is internal from v0.13.0. Use leasecheck repro,
+// which prints the same text; a sweep logs it for every failing seed.
+func WriteOutcome(w io.Writer, o *Outcome) { campaign.WriteOutcome(w, o) }
+
+// Replay runs a saved scenario against the implementation it records and
+// judges it.
+//
+// Deprecated: campaign is internal from v0.13.0. Use leasecheck repro
+// FILE, or k8slease.ReplayFile for a virtual-time client's file.
+func Replay(ctx context.Context, sc *Scenario, opts JudgeOptions) (*Outcome, error) {
+	return campaign.Replay(ctx, sc, opts)
 }
+
+// CheckExpect is nil when an outcome violates exactly the properties its
+// scenario expects.
+//
+// Deprecated: campaign is internal from v0.13.0. Use leasecheck repro
+// FILE (its exit status), or k8slease.Regressions, which checks every
+// file's expect.
+func CheckExpect(o *Outcome) error { return campaign.CheckExpect(o) }

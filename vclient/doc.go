@@ -53,13 +53,13 @@
 // sent it when, when it was applied and when the answer arrived (none: the
 // client gave up, or crashed); writes are recorded at the resource. Beside
 // that view of the clients', the stores keep their own log (Record.Store,
-// campaign.Execution.Store): every op applied, in the order applied, with
+// Execution.Store): every op applied, in the order applied, with
 // the outcome the store gave, answered at the instant it was applied —
 // so a write the store applied counts as applied, whatever became of its
 // client's context. Target has both judged; a violation says which record
 // it comes from. The lease server's first error answer (with the request's
 // content type) is Record.FirstError: a sweep that exercised nothing says
-// it (campaign.Summary.Unexercised). The
+// it (the summary's Unexercised). The
 // history is history format v1 in exact mode with fault records, fence-less
 // where the client grants no token (Options.Fences). The candidates'
 // beliefs (Candidate.Leading and Stopped, from the client's own callbacks)
@@ -72,10 +72,11 @@
 // a bug in the fenced resource (it compares no fences), for the tests
 // that show what the fence is for.
 //
-// Judging, shrinking and saving are package campaign's: Target is a
-// campaign.Target, so campaign.Run sweeps seeds over it, campaign.Shrink
-// shrinks its failures with scenario.Shrink, and campaign.SaveFailure saves
-// them (scenario, history, timeline, story, trace, replay command).
+// Judging, shrinking and saving are internal/campaign's: Target is a
+// campaign target, so the house's seed loop sweeps seeds over it, shrinks
+// its failures with the scenario shrinker and saves them (scenario,
+// history, timeline, story, trace, replay command). From outside the
+// module, vclient/k8slease's Sweep and ReplayFile are the way in.
 //
 // Index: world.go (Run, RunRecord, Record, Server, Client, Options, the
 // harness loop and the faults), candidate.go (Candidate: Transport, Write, Leading, Stopped),

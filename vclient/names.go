@@ -1,17 +1,18 @@
 package vclient
 
 import (
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/sim"
 )
 
-// The scenario and the simulator's result are the house's types
-// (internal/scenario, internal/sim), which a module outside leasecheck
-// cannot import. vclient's API takes and returns them (Run, RunRecord,
-// Record, Candidate, Target), and vclient/k8slease's generators draw
-// scenarios, so they are named here: each is an alias, the same type, not a
-// copy.
+// The scenario, the simulator's result and a target's execution are the
+// house's types (internal/scenario, internal/sim, internal/campaign), which
+// a module outside leasecheck cannot import. vclient's API takes and
+// returns them (Run, RunRecord, Record, Candidate, Target), and
+// vclient/k8slease's generators draw scenarios, so they are named here:
+// each is an alias, the same type, not a copy.
 
 // Scenario is one run, complete: the candidates (Holders) and their work,
 // the TTL, the network, the fault plan and the seed, in simulated
@@ -69,3 +70,9 @@ type TraceEvent = sim.TraceEvent
 
 // Stats are a Result's measurements.
 type Stats = sim.Stats
+
+// Execution is what Target.Run returns: one run's history, the stores' log,
+// the simulator-shaped result and the first failed request, as the judge
+// of internal/campaign takes it. It is named here so that a target of your
+// own that wraps Target (refusing some scenarios, say) can write its Run.
+type Execution = campaign.Execution

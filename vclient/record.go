@@ -207,7 +207,7 @@ func (r *recorder) result(w *world) *Result {
 	return res
 }
 
-// storeLog is the stores' own log of the run (campaign.Execution.Store):
+// storeLog is the stores' own log of the run (Execution.Store):
 // every op the Lease server and the resource applied, in the order they
 // applied them, each answered at the instant it was applied (call =
 // return = at) with the outcome the store gave, whatever the client heard

@@ -204,13 +204,13 @@ type Record struct {
 	*Result
 	// Store is the stores' log: every op the lease server and the resource
 	// applied, in the order they applied them, each answered when it was
-	// applied, whatever the client heard of it (campaign.Execution.Store).
+	// applied, whatever the client heard of it (Execution.Store).
 	Store *model.History
 	// FirstError is the first answer of the lease server's that was an
 	// error other than the NotFound and Conflict a lease protocol expects
 	// (else the first error at all): the request, its content type and the
 	// answer; "" when none failed. A sweep that exercised nothing gives it
-	// as its cause (campaign.Summary.Unexercised).
+	// as its cause (a campaign summary's Unexercised).
 	FirstError string
 }
 

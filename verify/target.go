@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/realrun"
 )
 

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/internal/scenario"

@@ -16,8 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/report"
 	"github.com/leasecheck/leasecheck/model"
 )

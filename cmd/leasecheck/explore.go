@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/explore"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
 	"github.com/leasecheck/leasecheck/internal/scenario"

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/etcdmember"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 )
 
 func init() {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/internal/scenario"
@@ -45,6 +45,10 @@ func generate(impl string) func(uint64) *scenario.Scenario {
 	}
 }
 
+// sweep runs the house's seed loop (internal/campaign) over the client. A
+// module outside leasecheck cannot import it, and vclient has no sweep of
+// its own for a client that is not Kubernetes' (k8slease.Sweep is that
+// one): there, vclient.RunRecord runs one seed at a time.
 func sweep(t *testing.T, bug bool, seeds int, failFast bool) (*campaign.Summary, []*campaign.Failure) {
 	impl := "vclient:httplease"
 	if bug {

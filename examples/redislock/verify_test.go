@@ -13,8 +13,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/examples/redislock"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 	"github.com/leasecheck/leasecheck/verify"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
 	"github.com/leasecheck/leasecheck/internal/scenario"

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/internal/timed"

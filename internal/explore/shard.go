@@ -55,7 +55,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 

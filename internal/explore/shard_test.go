@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/explore"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
 	"github.com/leasecheck/leasecheck/internal/scenario"

@@ -57,21 +57,27 @@ var Map = []Layer{
 		Packages:  []string{"internal/sim", "internal/realrun", "internal/servers", "internal/etcdmember", "vclient", "internal/explore"},
 		MayImport: []string{"base", "specification", "reference", "planted bugs", "workloads"}},
 	{Name: "campaign and report", What: "seeds, shards, judging in one place, shrinking, saving; the timeline and the stories",
-		Packages:  []string{"campaign", "internal/report"},
+		Packages:  []string{"internal/campaign", "internal/report"},
 		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "drivers"}},
-	{Name: "user-facing", What: "the suites, verify, the Kubernetes clients, the command, the benchmarks, the examples",
-		Packages: []string{"leasetest", "verify", "vclient/k8slease/...", "internal/ctrlruntime", "cmd/...", "examples/...",
+	{Name: "user-facing", What: "the suites, verify, the Kubernetes clients, the command, the benchmarks, the examples, the deprecated campaign aliases",
+		Packages: []string{"leasetest", "verify", "vclient/k8slease/...", "internal/ctrlruntime", "cmd/...", "examples/...", "campaign",
 			"internal/classgen", "internal/classbench/...", "internal/servers/serverstest", "internal/layers/...", "deploy", "docs"},
 		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "adapters", "drivers", "campaign and report"}},
 }
 
 // Doors are the packages a user imports (docs/design.md §13): their API is
 // what leasecheck promises to keep. Everything else is the house, under
-// internal/ but for cmd/..., examples/... and deploy. faults is the fault
-// vocabulary every door's options name; campaign is what vclient.Target
-// and k8slease's sweeps hand their results through (k8slease's worked
-// example, docs/kubernetes.md, imports it).
-var Doors = []string{"model", "checker", "machine", "faults", "impl/backend", "leasetest", "verify", "vclient", "vclient/k8slease", "campaign"}
+// internal/ but for cmd/..., examples/..., deploy and campaign. faults is
+// the fault vocabulary every door's options name. campaign, at its old
+// path, is not a door: it is the deprecated aliases of internal/campaign,
+// kept for one release so that a v0.12 user's build does not break on
+// the move, and then deleted; nothing of the project imports it.
+var Doors = []string{"model", "checker", "machine", "faults", "impl/backend", "leasetest", "verify", "vclient", "vclient/k8slease"}
+
+// Deprecated are the packages kept at an old path for one release, for
+// users only: no package of the module imports one (Check finds one that
+// does), so that deleting it next release breaks nothing here.
+var Deprecated = []string{"campaign"}
 
 // An Edge is one package importing another.
 type Edge struct{ From, To string }
@@ -88,9 +94,9 @@ var KnownWrongWay = map[Edge]string{
 	{"internal/explore", "checker"}:                "the explorer judges a path's history itself instead of handing an execution to one judge",
 	{"internal/explore", "internal/timed"}:         "the per-state monitor steps the timed model",
 	{"internal/explore", "internal/runprop"}:       "the explorer judges the run properties of a path itself",
-	{"internal/explore", "campaign"}:               "internal/explore/judge.go builds a campaign.Outcome by hand, and sharding reuses campaign.Shard",
+	{"internal/explore", "internal/campaign"}:      "internal/explore/judge.go builds a campaign.Outcome by hand, and sharding reuses campaign.Shard",
 	{"internal/realrun", "checker"}:                "realrun.RunAndCheck checks the history it recorded instead of leaving it to the judge",
-	{"vclient", "campaign"}:                        "vclient.Target is a campaign.Target and a run is judged and told through campaign",
+	{"vclient", "internal/campaign"}:               "vclient.Target is a campaign.Target and a run is judged and told through internal/campaign",
 }
 
 // Graph is each module package's imports of other module packages (not
@@ -165,11 +171,13 @@ func Allowed(from, to string) bool {
 }
 
 // Findings is what Check finds: packages no layer claims, wrong-way imports
-// not on KnownWrongWay, and entries of KnownWrongWay whose import is gone.
+// not on KnownWrongWay, entries of KnownWrongWay whose import is gone, and
+// imports of a Deprecated package.
 type Findings struct {
 	Unassigned []string
 	WrongWay   []Edge
 	Gone       []Edge
+	Deprecated []Edge
 }
 
 // Check judges g against the map.
@@ -183,6 +191,9 @@ func Check(g Graph) Findings {
 			continue
 		}
 		for _, imp := range g[pkg] {
+			if slices.Contains(Deprecated, imp) {
+				f.Deprecated = append(f.Deprecated, Edge{pkg, imp})
+			}
 			to := LayerOf(imp)
 			if to == "" || Allowed(from, to) {
 				continue
@@ -221,6 +232,9 @@ func Print(w io.Writer, g Graph) {
 			door := ""
 			if slices.Contains(Doors, pkg) {
 				door = " [door]"
+			}
+			if slices.Contains(Deprecated, pkg) {
+				door = " [deprecated]"
 			}
 			imports := "-"
 			if len(g[pkg]) > 0 {

@@ -27,11 +27,15 @@ func TestImportsGoOneWay(t *testing.T) {
 	for _, e := range f.Gone {
 		t.Errorf("%s no longer imports %s: take it off KnownWrongWay", e.From, e.To)
 	}
+	for _, e := range f.Deprecated {
+		t.Errorf("%s imports %s, kept for users for one release: import what it aliases (internal/%s)", e.From, e.To, e.To)
+	}
 }
 
 // The judge itself, on a graph made up here: an import up the map is
 // found, one down it or within a layer is not, a listed one is not, a
-// package no layer claims is named, and a listed import that is gone is.
+// package no layer claims is named, a listed import that is gone is, and
+// so is an import of a deprecated package.
 func TestCheckJudgesTheMap(t *testing.T) {
 	g := Graph{
 		"model":               nil,
@@ -40,11 +44,16 @@ func TestCheckJudgesTheMap(t *testing.T) {
 		"internal/impl/redis": {"impl/backend", "model", "internal/sim"},
 		"internal/runprop":    {"internal/sim"},
 		"newpkg":              {"model"},
-		"examples/foo/bar":    {"campaign", "internal/sim"},
+		"examples/foo/bar":    {"internal/campaign", "internal/sim"},
+		"examples/old":        {"campaign"},
+		"campaign":            {"internal/campaign"},
 	}
 	f := Check(g)
 	if len(f.WrongWay) != 1 || f.WrongWay[0] != (Edge{"internal/impl/redis", "internal/sim"}) {
 		t.Errorf("wrong-way imports %v, want only internal/impl/redis -> internal/sim", f.WrongWay)
+	}
+	if len(f.Deprecated) != 1 || f.Deprecated[0] != (Edge{"examples/old", "campaign"}) {
+		t.Errorf("imports of a deprecated package %v, want only examples/old -> campaign", f.Deprecated)
 	}
 	if len(f.Unassigned) != 1 || f.Unassigned[0] != "newpkg" {
 		t.Errorf("unassigned %v, want newpkg", f.Unassigned)
@@ -53,7 +62,7 @@ func TestCheckJudgesTheMap(t *testing.T) {
 	for _, e := range f.Gone {
 		gone[e] = true
 	}
-	if gone[Edge{"internal/runprop", "internal/sim"}] || !gone[Edge{"vclient", "campaign"}] || len(f.Gone) != len(KnownWrongWay)-1 {
+	if gone[Edge{"internal/runprop", "internal/sim"}] || !gone[Edge{"vclient", "internal/campaign"}] || len(f.Gone) != len(KnownWrongWay)-1 {
 		t.Errorf("gone %v: want every listed import but internal/runprop -> internal/sim", f.Gone)
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 )
 
 func timingNamed(t *testing.T, name string) Timing {

@@ -16,7 +16,7 @@
 // store, each write guarded by IsLeader(). Unfenced (Unfenced), a leader
 // paused between that check and its write writes after the Lease moved
 // on — the zombie write client-go's documentation warns of; the sweep
-// finds it, campaign shrinks and saves it, and WriteStory tells it in
+// finds it, shrinks and saves it, and WriteStory tells it in
 // LeaseDuration / RenewDeadline / OnStoppedLeading terms. Fenced
 // (Fenced), every write carries the resourceVersion of the Lease update
 // that made its writer leader, and the store refuses a lower one: clean
@@ -78,5 +78,6 @@
 // seeded source), sweep.go (Target, Timings, Profiles, Generator),
 // story.go (FindZombieWrite, StoreZombieWrite, FindForeignRelease,
 // WriteStory, AppendStory), user.go (Sweep, SweepConfig, Regressions,
-// ReplayFile, the go test flags).
+// ReplayFile, the go test flags), names.go (Outcome, SweepTarget,
+// CampaignConfig: internal/campaign's types a sweep of your own names).
 package k8slease

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 )
 
 // TestNaiveWriteCaught: a controller that writes under the context

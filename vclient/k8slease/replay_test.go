@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/model"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasecheck/leasecheck/campaign"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -30,7 +30,7 @@ type ZombieWrite struct {
 // reads the history only (a fence-less history's ops, as the Lease store
 // and the resource applied them); the checker's single-writer-per-fence
 // is what judges it.
-func FindZombieWrite(o *campaign.Outcome) *ZombieWrite {
+func FindZombieWrite(o *Outcome) *ZombieWrite {
 	h := o.History
 	var grant *model.Op
 	last := map[string]*model.Op{}
@@ -130,7 +130,11 @@ func secs(ms int64) string {
 // OnStoppedLeading, leaseTransitions. It is appended to the story campaign
 // saves (AppendStory). It tells of this package's own Elector; a sweep of
 // a client of your own (Sweep) tells of what ran instead.
-func WriteStory(w io.Writer, o *campaign.Outcome) {
+//
+// Deprecated: WriteStory tells of this package's own Elector, for
+// leasecheck's own sweeps, and leaves the package after v0.13.0. A sweep
+// of your own tells its story from what ran: leave SweepConfig.Story nil.
+func WriteStory(w io.Writer, o *Outcome) {
 	sc := o.Scenario
 	rd, rp := storyTiming(o)
 	v := voice{
@@ -263,6 +267,11 @@ func writeStory(w io.Writer, o *campaign.Outcome, v voice) {
 }
 
 // AppendStory appends WriteStory to a saved failure's Markdown story.
+//
+// Deprecated: AppendStory appends the story of this package's own Elector,
+// for leasecheck's own sweeps, and leaves the package after v0.13.0. A
+// sweep appends its story to every failure it saves itself
+// (SweepConfig.Story).
 func AppendStory(s *campaign.Saved) error {
 	if s == nil || s.Story == "" {
 		return nil
@@ -278,6 +287,9 @@ func AppendStory(s *campaign.Saved) error {
 // ForeignRelease is a release the Lease store applied from a candidate
 // that did not hold the Lease: it cleared another's holderIdentity, or
 // wrote a release over a Lease already free.
+//
+// Deprecated: ForeignRelease is what FindForeignRelease returns, and
+// leaves the package with it after v0.13.0.
 type ForeignRelease struct {
 	// Release is the release; Victim the grant of the holder it cleared
 	// (nil: nobody held it, Freed is the release that had freed it);
@@ -298,7 +310,12 @@ type ForeignRelease struct {
 // FindForeignRelease returns the first release in a history from a
 // candidate that did not hold the Lease, or nil: the ops in the order the
 // store applied them.
-func FindForeignRelease(o *campaign.Outcome) *ForeignRelease {
+//
+// Deprecated: FindForeignRelease finds the release bug of client-go's
+// elector for leasecheck's own sweeps and stories (TestReleaseClearsNewLeader),
+// and leaves the package after v0.13.0; a sweep of your own judges every
+// seed on every property whichever story tells it.
+func FindForeignRelease(o *Outcome) *ForeignRelease {
 	h := o.History
 	var byAt []*model.Op
 	for i := range h.Ops {

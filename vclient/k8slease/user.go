@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient"
@@ -103,7 +103,7 @@ type SweepConfig struct {
 	// Story writes the Kubernetes account appended to each saved
 	// failure's story (nil: one told from what ran — your timing, your
 	// implementation, the regression command for your package).
-	Story func(w io.Writer, o *campaign.Outcome)
+	Story func(w io.Writer, o *Outcome)
 	// Replay is the command that replays a saved file (nil: go test -run
 	// '^TestName$' -count=1 -scenario FILE, in your package's directory).
 	Replay func(file string) string
@@ -112,7 +112,7 @@ type SweepConfig struct {
 	Regressions string
 	// Configure, when set, tunes the campaign before it runs (save
 	// limits, fail-fast, an OnOutcome of your own).
-	Configure func(*campaign.Config)
+	Configure func(*CampaignConfig)
 }
 
 // SweepResult is what a sweep ran and found.
@@ -122,14 +122,14 @@ type SweepResult struct {
 	// up to the campaign's save limit).
 	Failures []*campaign.Failure
 	// Warned are the outcomes with warnings only.
-	Warned []*campaign.Outcome
+	Warned []*Outcome
 	// Grants counts the acquires the API server granted over every seed.
 	Grants int
 	// Profile is the profile the sweep ran.
 	Profile Profile
 	// Replayed is the outcome of the one file -scenario named (the sweep
 	// then ran no seed).
-	Replayed *campaign.Outcome
+	Replayed *Outcome
 }
 
 func (c *SweepConfig) name(t *testing.T) string {
@@ -142,7 +142,7 @@ func (c *SweepConfig) name(t *testing.T) string {
 
 // Target returns the campaign target the configuration stands for, its runs
 // bubbles of t.
-func (c *SweepConfig) Target(t *testing.T) (campaign.Target, error) {
+func (c *SweepConfig) Target(t *testing.T) (SweepTarget, error) {
 	if c.Client == nil {
 		return nil, fmt.Errorf("SweepConfig.Client is nil: the sweep needs your candidate program")
 	}
@@ -400,7 +400,7 @@ func (r *SweepResult) Found(t *testing.T) {
 
 // ReplayFile runs a saved scenario file against tg and judges it; a file
 // recording another implementation is an error naming both.
-func ReplayFile(tg campaign.Target, file string) (*campaign.Outcome, error) {
+func ReplayFile(tg SweepTarget, file string) (*Outcome, error) {
 	sc, err := scenario.Load(file)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,6 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient"
@@ -126,7 +125,7 @@ func TestMyControllerFenced(t *testing.T) {
 func TestMyControllerUnfenced(t *testing.T) {
 	cfg := myConfig(false)
 	cfg.Profile, cfg.Want, cfg.Seeds = k8slease.Pauses, k8slease.WantViolation, 100
-	cfg.Configure = func(c *campaign.Config) { c.FailFast, c.Save.Max = true, 1 }
+	cfg.Configure = func(c *k8slease.CampaignConfig) { c.FailFast, c.Save.Max = true, 1 }
 	r := k8slease.Sweep(t, cfg)
 	if r.Replayed != nil || len(r.Failures) == 0 {
 		return

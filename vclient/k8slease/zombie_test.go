@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 )
 
 // TestZombieWrite: client-go's elector, unmodified, under pauses: the

@@ -3,6 +3,10 @@
 // under internal/): top-level functions, types, constants and variables,
 // and the exported methods of exported types, from the packages' non-test
 // source. It is `make exported`; a door is marked as `make layers` marks it.
+//
+// A name whose doc comment has a "Deprecated:" paragraph is kept for one
+// release and then goes: it is listed apart, by name, and left out of each
+// package's count and of the totals, which say how many were left out.
 package main
 
 import (
@@ -21,6 +25,7 @@ import (
 
 func main() {
 	counts := map[string]int{}
+	deprecated := map[string][]string{}
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -35,14 +40,17 @@ func main() {
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			return err
 		}
 		if f.Name.Name == "main" {
 			return nil
 		}
-		counts[filepath.ToSlash(filepath.Dir(path))] += exported(f)
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		n, old := exported(f)
+		counts[pkg] += n
+		deprecated[pkg] = append(deprecated[pkg], old...)
 		return nil
 	})
 	if err != nil {
@@ -59,52 +67,97 @@ func main() {
 		}
 		return pkgs[i] < pkgs[j]
 	})
-	total, doors := 0, 0
+	total, doors, old := 0, 0, 0
 	for _, p := range pkgs {
 		mark := ""
 		if slices.Contains(layers.Doors, p) {
 			mark, doors = " [door]", doors+counts[p]
 		}
+		if n := len(deprecated[p]); n > 0 {
+			mark += fmt.Sprintf(" (and %d deprecated)", n)
+		}
 		total += counts[p]
+		old += len(deprecated[p])
 		fmt.Printf("%5d  %s%s\n", counts[p], p, mark)
 	}
-	fmt.Printf("%5d  in all outside internal/ (%d in the doors)\n", total, doors)
+	fmt.Printf("%5d  in all outside internal/ (%d in the doors), not counting %d deprecated\n", total, doors, old)
+	if old == 0 {
+		return
+	}
+	fmt.Printf("\ndeprecated, kept for one release (%d; %d in all with them):\n", old, total+old)
+	for _, p := range pkgs {
+		if len(deprecated[p]) == 0 {
+			continue
+		}
+		names := slices.Sorted(slices.Values(deprecated[p]))
+		fmt.Printf("%5d  %s: %s\n", len(names), p, strings.Join(names, ", "))
+	}
 }
 
 // exported counts f's exported top-level names and the exported methods of
-// its exported types.
-func exported(f *ast.File) int {
-	n := 0
+// its exported types, but for the deprecated ones, which it returns by
+// name (a method as Type.Method).
+func exported(f *ast.File) (n int, deprecated []string) {
+	count := func(name string, docs ...*ast.CommentGroup) {
+		if isDeprecated(docs...) {
+			deprecated = append(deprecated, name)
+		} else {
+			n++
+		}
+	}
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
 			if !d.Name.IsExported() {
 				continue
 			}
-			if d.Recv == nil || exportedRecv(d.Recv.List[0].Type) {
-				n++
+			if d.Recv == nil {
+				count(d.Name.Name, d.Doc)
+			} else if recv, ok := exportedRecv(d.Recv.List[0].Type); ok {
+				count(recv+"."+d.Name.Name, d.Doc)
 			}
 		case *ast.GenDecl:
+			// An unparenthesized declaration's comment is the GenDecl's; a
+			// parenthesized one's names each have their own, and the group's
+			// comment speaks for them all.
 			for _, s := range d.Specs {
 				switch s := s.(type) {
 				case *ast.TypeSpec:
 					if s.Name.IsExported() {
-						n++
+						count(s.Name.Name, d.Doc, s.Doc)
 					}
 				case *ast.ValueSpec:
 					for _, name := range s.Names {
 						if name.IsExported() {
-							n++
+							count(name.Name, d.Doc, s.Doc)
 						}
 					}
 				}
 			}
 		}
 	}
-	return n
+	return n, deprecated
 }
 
-func exportedRecv(t ast.Expr) bool {
+// isDeprecated reports whether any of docs has a paragraph that begins
+// "Deprecated: ", the convention go doc, gopls and staticcheck read.
+func isDeprecated(docs ...*ast.CommentGroup) bool {
+	for _, doc := range docs {
+		if doc == nil {
+			continue
+		}
+		for _, para := range strings.Split(doc.Text(), "\n\n") {
+			if strings.HasPrefix(para, "Deprecated: ") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// exportedRecv returns the name of a method's receiver type and whether it
+// is exported.
+func exportedRecv(t ast.Expr) (string, bool) {
 	for {
 		switch x := t.(type) {
 		case *ast.StarExpr:
@@ -114,9 +167,9 @@ func exportedRecv(t ast.Expr) bool {
 		case *ast.IndexListExpr:
 			t = x.X
 		case *ast.Ident:
-			return x.IsExported()
+			return x.Name, x.IsExported()
 		default:
-			return false
+			return "", false
 		}
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/leasecheck/leasecheck/campaign"
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 )
@@ -66,7 +66,7 @@ func ExampleMerge() {
 // implementation it records and compare with the properties it expects to
 // violate.
 func ExampleReplay() {
-	sc, err := scenario.Load("../testdata/regressions/renew-loop-dies-seed-2.scenario.json")
+	sc, err := scenario.Load("../../testdata/regressions/renew-loop-dies-seed-2.scenario.json")
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -21,7 +21,7 @@ var updateStories = flag.Bool("update-stories", false, "rewrite only the .md sto
 // counterexampleDir holds one shrunk scenario (and its story) per mutant,
 // as the repository root names it in the stories' commands.
 const (
-	counterexampleDir  = "../testdata/scenarios/mutants"
+	counterexampleDir  = "../../testdata/scenarios/mutants"
 	counterexampleName = "testdata/scenarios/mutants"
 )
 
@@ -68,7 +68,7 @@ func TestMutantCounterexamples(t *testing.T) {
 			}
 			sc, err := scenario.Load(path)
 			if err != nil {
-				t.Fatalf("%v (regenerate: go test ./campaign -run TestMutantCounterexamples -update)", err)
+				t.Fatalf("%v (regenerate: go test ./internal/campaign -run TestMutantCounterexamples -update)", err)
 			}
 			if want := "mutant:" + m.Name; sc.Implementation != want {
 				t.Fatalf("%s: implementation %q, want %q (repro would not replay the mutant)", path, sc.Implementation, want)
@@ -93,7 +93,7 @@ func TestMutantCounterexamples(t *testing.T) {
 			md := filepath.Join(counterexampleDir, m.Name+".md")
 			var b bytes.Buffer
 			WriteStory(&b, o, StoryInfo{Title: m.Name, ScenarioFile: counterexampleName + "/" + m.Name + ".scenario.json",
-				GoTest: "go test ./campaign -run 'TestMutantCounterexamples/" + m.Name + "$' -v"})
+				GoTest: "go test ./internal/campaign -run 'TestMutantCounterexamples/" + m.Name + "$' -v"})
 			if *update || *updateStories {
 				if err := os.WriteFile(md, b.Bytes(), 0o644); err != nil {
 					t.Fatal(err)

@@ -29,7 +29,7 @@ func replayed(t *testing.T, file string) *Outcome {
 // operation of the history), and tells that the believing holder's belief
 // outlived its lease at the coordinator while the other's ended in time.
 func TestStoryNamesDriftCause(t *testing.T) {
-	o := replayed(t, "../testdata/scenarios/mutants/drift-ignored.scenario.json")
+	o := replayed(t, "../../testdata/scenarios/mutants/drift-ignored.scenario.json")
 	var b bytes.Buffer
 	WriteStory(&b, o, StoryInfo{Title: "drift-ignored", ScenarioFile: "x.scenario.json"})
 	story := b.String()
@@ -73,7 +73,7 @@ func TestStoryNamesDriftCause(t *testing.T) {
 // reaching into the violation, is listed first, whichever order the plan
 // gives; a fault after the violation goes last.
 func TestCauseFirst(t *testing.T) {
-	o := replayed(t, "../testdata/scenarios/mutants/write-without-fence-check.scenario.json")
+	o := replayed(t, "../../testdata/scenarios/mutants/write-without-fence-check.scenario.json")
 	plan := slices.Clone(o.Scenario.Faults)
 	late := faults.Fault{Kind: faults.Pause, Target: "h1", At: 10_000, Duration: 5}
 	rev := slices.Clone(plan)
