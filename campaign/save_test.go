@@ -39,6 +39,13 @@ func TestSavedFailureReplays(t *testing.T) {
 					t.Errorf("%s: %v", p, err)
 				}
 			}
+			// One page per failure: the timeline with porcupine's view in it.
+			if page, err := os.ReadFile(s.Page); err != nil || !bytes.Contains(page, []byte(`<section id="porcupine">`)) {
+				t.Errorf("%s: %v, or no porcupine section", s.Page, err)
+			}
+			if others, _ := filepath.Glob(filepath.Join(dir, "*.html")); len(others) != 1 {
+				t.Errorf("HTML files saved: %q, want the one page", others)
+			}
 			if s.From == nil || !SizeOf(s.Outcome).Less(*s.From) {
 				t.Errorf("not shrunk: %v from %v", SizeOf(s.Outcome), s.From)
 			}
