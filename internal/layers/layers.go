@@ -34,7 +34,7 @@ type Layer struct {
 // own layer and of the layers its layer's MayImport names; nothing else.
 var Map = []Layer{
 	{Name: "base", What: "helpers that know nothing of leases",
-		Packages: []string{"internal/ports", "internal/rapidtest"}},
+		Packages: []string{"internal/ports", "internal/rapidtest", "internal/tcpproxy"}},
 	{Name: "specification", What: "the history format, the fault vocabulary, the protocol's machine contract, the backend contract",
 		Packages:  []string{"model", "faults", "machine", "impl/backend"},
 		MayImport: []string{"base"}},
