@@ -89,7 +89,6 @@ var KnownWrongWay = map[Edge]string{
 	{"internal/explore", "internal/timed"}:         "the per-state monitor steps the timed model",
 	{"internal/explore", "internal/runprop"}:       "the explorer judges the run properties of a path itself",
 	{"internal/explore", "campaign"}:               "internal/explore/judge.go builds a campaign.Outcome by hand, and sharding reuses campaign.Shard",
-	{"internal/realrun", "checker"}:                "realrun.RunAndCheck checks the history it recorded instead of leaving it to the judge",
 	{"vclient", "campaign"}:                        "vclient.Target is a campaign.Target and a run is judged and told through campaign",
 }
 

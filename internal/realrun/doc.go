@@ -150,7 +150,8 @@
 // proc.go (the driver of one process), recorder.go, proxygroup.go (a
 // client's proxies: internal/tcpproxy, one per address of the target),
 // server.go (Server, Restarter: what a controlled server offers), cluster.go
-// (Cluster, the cluster faults, the leader records), check.go
-// (RunAndCheck). testdata/ holds the clock scenarios that bite;
+// (Cluster, the cluster faults, the leader records). It records and does
+// not judge: campaign's judge, verify and serverstest.RunAndCheck check
+// what it recorded. testdata/ holds the clock scenarios that bite;
 // internal/servers starts real servers for verify and the tests.
 package realrun
