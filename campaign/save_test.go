@@ -77,10 +77,16 @@ func TestSavedFailureReplays(t *testing.T) {
 				}
 			}
 			story, _ := os.ReadFile(s.Story)
-			for _, want := range []string{"leasecheck repro " + s.Scenario, "## What happened", "## Keep it as a regression test", "testdata/regressions", "`" + sc.Expect[0] + "`"} {
+			for _, want := range []string{"leasecheck repro " + s.Scenario, "## What happened", "## Keep it as a regression test", "testdata/regressions", "`" + sc.Expect[0] + "`",
+				"leasecheck repro --json " + s.Scenario} {
 				if !strings.Contains(string(story), want) {
 					t.Errorf("story lacks %q:\n%s", want, story)
 				}
+			}
+			// A user cannot import leasecheck's internal packages: the story
+			// keeps the failure with a command.
+			if strings.Contains(string(story), "scenario.Load") {
+				t.Errorf("the story tells the user to call scenario.Load:\n%s", story)
 			}
 		})
 	}
