@@ -74,7 +74,7 @@ func (v *verifier) failure(ctx context.Context, f *campaign.Failure) {
 	}
 	switch {
 	case saved != nil:
-		fmt.Fprintf(w, "  %s: %s (.history.jsonl with the fault records, .html the timeline, .md the story, beside it)\n", how, saved.Scenario)
+		fmt.Fprintf(w, "  %s: %s (.history.jsonl with the fault records, .html the timeline and porcupine's view, .md the story, beside it)\n", how, saved.Scenario)
 		fmt.Fprintf(w, "  replay: %s\n", v.replay(saved.Scenario))
 	case saveErr != nil:
 		fmt.Fprintf(w, "  not saved: %s\n  replay: %s\n", Scrub(saveErr.Error(), v.cfg.spec), v.replayRound(f.Seed))

@@ -237,6 +237,11 @@ func TestUnfencedCaughtSavedReplayed(t *testing.T) {
 			t.Errorf("the story says %q:\n%s", bad, story)
 		}
 	}
+	// Keeping it is a command the user can run, not a call into
+	// leasecheck's internal packages.
+	if !bytes.Contains(story, []byte(replay+" --seeds 20")) || bytes.Contains(story, []byte("scenario.Load")) || bytes.Contains(story, []byte("realrun.")) {
+		t.Errorf("the story does not keep it with the replay command:\n%s", story)
+	}
 	if glance, _, _ := strings.Cut(strings.SplitN(string(story), "## At a glance", 2)[1], "## The scenario"); strings.Contains(glance, "no order of the operations explains") {
 		t.Errorf("At a glance repeats the raw violation:\n%s", glance)
 	}

@@ -21,7 +21,7 @@ func init() {
 }
 
 // savedExts are the files `run` saves per failing seed.
-var savedExts = []string{".scenario.json", ".history.jsonl", ".html", ".porcupine.html", ".md", ".trace.txt"}
+var savedExts = []string{".scenario.json", ".history.jsonl", ".html", ".md", ".trace.txt"}
 
 func runMerge(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)

@@ -328,7 +328,7 @@ func TestVerifyNoFalseAlarm(t *testing.T) {
 						return
 					}
 					cfg := realrun.Config{Seed: uint64(100 + i), Duration: 5 * time.Second, TTL: b.ttl, Faults: kinds}
-					res, cr, err := realrun.RunAndCheck(context.Background(), tg, cfg, time.Minute)
+					res, cr, err := serverstest.RunAndCheck(context.Background(), tg, cfg, time.Minute)
 					if err != nil {
 						t.Errorf("run %d: %v", i, err)
 						return

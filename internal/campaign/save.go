@@ -51,10 +51,10 @@ type Saved struct {
 	// fault kinds and the properties it must violate, Expect).
 	Scenario string
 	// History is the history (format v1, with fault records when the run
-	// has them); Page its lease timeline (WritePage), Porcupine porcupine's
-	// view of the linearization, linked from it; Story a Markdown account;
-	// Trace the simulator's trace (empty for a real run).
-	History, Page, Porcupine, Story, Trace string
+	// has them); Page its one HTML page (WritePage: the lease timeline,
+	// then porcupine's view of the linearization); Story a Markdown
+	// account; Trace the simulator's trace (empty for a real run).
+	History, Page, Story, Trace string
 	// Outcome is the saved scenario's outcome; From the generated one's
 	// size when it was shrunk (nil: saved as generated); Shrink what the
 	// shrinking did (nil: not shrunk).
@@ -65,7 +65,7 @@ type Saved struct {
 
 // Files lists the saved files.
 func (s *Saved) Files() []string {
-	fs := []string{s.Scenario, s.History, s.Page, s.Porcupine, s.Story}
+	fs := []string{s.Scenario, s.History, s.Page, s.Story}
 	if s.Trace != "" {
 		fs = append(fs, s.Trace)
 	}
@@ -74,8 +74,7 @@ func (s *Saved) Files() []string {
 
 // SaveFailure shrinks o (unless opts.NoShrink), keeping exactly the
 // properties it violates, and saves it under opts.Dir as name.scenario.json,
-// name.history.jsonl, name.html (the timeline), name.porcupine.html, name.md
-// and name.trace.txt.
+// name.history.jsonl, name.html (the page), name.md and name.trace.txt.
 func SaveFailure(ctx context.Context, t Target, o *Outcome, name string, opts SaveOptions) (*Saved, error) {
 	small := o
 	var from *Size
@@ -131,7 +130,7 @@ func FileName(s string) string {
 
 // WriteFailure saves outcome o under dir (created if need be) as name.*:
 // the scenario with Implementation, FaultKinds and Expect filled in, the
-// history, the timeline page (WritePage) and porcupine's, the story
+// history, the page (WritePage), the story
 // (WriteStory) and the trace. from is the size before shrinking (nil: not
 // shrunk); replay, when set, is the command that replays the scenario file
 // (nil: "leasecheck repro FILE").
@@ -146,18 +145,17 @@ func WriteFailure(dir, name string, o *Outcome, from *Size, replay func(scenario
 	}
 	base := filepath.Join(dir, name)
 	s := &Saved{Scenario: base + ".scenario.json", History: base + ".history.jsonl", Page: base + ".html",
-		Porcupine: base + ".porcupine.html", Story: base + ".md", Outcome: o, From: from}
+		Story: base + ".md", Outcome: o, From: from}
 	if replay == nil {
 		replay = func(f string) string { return "leasecheck repro " + f }
 	}
 	sc := Expecting(o)
-	page := PageInfo{Title: name, Replay: replay(s.Scenario), Secondary: filepath.Base(s.Porcupine)}
+	page := PageInfo{Title: name, Replay: replay(s.Scenario)}
 	info := StoryInfo{Title: name, ScenarioFile: s.Scenario, From: from, Replay: replay(s.Scenario)}
 	files := []NewFile{
 		{s.Scenario, func(w io.Writer) error { _, err := w.Write(sc.Marshal()); return err }},
 		{s.History, func(w io.Writer) error { return model.WriteHistory(w, o.History) }},
 		{s.Page, func(w io.Writer) error { return WritePage(w, o, page) }},
-		{s.Porcupine, func(w io.Writer) error { return checker.WriteHTML(w, o.History, o.Check) }},
 		{s.Story, func(w io.Writer) error { WriteStory(w, o, info); return nil }},
 	}
 	if o.Sim != nil {
@@ -250,18 +248,25 @@ type PageInfo struct {
 	Title string
 	// Replay is the command that replays the failure.
 	Replay string
-	// Secondary links another view of the same history (a relative URL).
-	Secondary string
 }
 
 // WritePage writes the HTML page of a failure: the lease timeline
 // (report.WriteTimeline) with the checker's violations, the run
 // properties' findings, and the holders' beliefs from the simulator's
-// trace (or, for a real run, those its runner recorded: Execution.Beliefs).
-// It is the one place that chooses the page of a saved failure.
+// trace (or, for a real run, those its runner recorded: Execution.Beliefs);
+// below it, porcupine's view of the linearization (checker.WriteHTML),
+// embedded in the same file so that a failure is one page to open, mail
+// or attach. It is the one place that chooses the page of a saved failure.
 func WritePage(w io.Writer, o *Outcome, info PageInfo) error {
-	in := report.Input{Title: info.Title, History: o.History, Check: o.Check, Replay: info.Replay, Secondary: info.Secondary,
+	in := report.Input{Title: info.Title, History: o.History, Check: o.Check, Replay: info.Replay,
 		Beliefs: o.Beliefs, Parameters: Parameters(o)}
+	if o.Check != nil {
+		var porc bytes.Buffer
+		if err := checker.WriteHTML(&porc, o.History, o.Check); err != nil {
+			return err
+		}
+		in.Porcupine = porc.Bytes()
+	}
 	if o.Sim != nil {
 		trace := make([]report.TraceLine, len(o.Sim.Trace))
 		for i, e := range o.Sim.Trace {

@@ -39,6 +39,13 @@ func TestSavedFailureReplays(t *testing.T) {
 					t.Errorf("%s: %v", p, err)
 				}
 			}
+			// One page per failure: the timeline with porcupine's view in it.
+			if page, err := os.ReadFile(s.Page); err != nil || !bytes.Contains(page, []byte(`<section id="porcupine">`)) {
+				t.Errorf("%s: %v, or no porcupine section", s.Page, err)
+			}
+			if others, _ := filepath.Glob(filepath.Join(dir, "*.html")); len(others) != 1 {
+				t.Errorf("HTML files saved: %q, want the one page", others)
+			}
 			if s.From == nil || !SizeOf(s.Outcome).Less(*s.From) {
 				t.Errorf("not shrunk: %v from %v", SizeOf(s.Outcome), s.From)
 			}
@@ -70,10 +77,16 @@ func TestSavedFailureReplays(t *testing.T) {
 				}
 			}
 			story, _ := os.ReadFile(s.Story)
-			for _, want := range []string{"leasecheck repro " + s.Scenario, "## What happened", "## Keep it as a regression test", "testdata/regressions", "`" + sc.Expect[0] + "`"} {
+			for _, want := range []string{"leasecheck repro " + s.Scenario, "## What happened", "## Keep it as a regression test", "testdata/regressions", "`" + sc.Expect[0] + "`",
+				"leasecheck repro --json " + s.Scenario} {
 				if !strings.Contains(string(story), want) {
 					t.Errorf("story lacks %q:\n%s", want, story)
 				}
+			}
+			// A user cannot import leasecheck's internal packages: the story
+			// keeps the failure with a command.
+			if strings.Contains(string(story), "scenario.Load") {
+				t.Errorf("the story tells the user to call scenario.Load:\n%s", story)
 			}
 		})
 	}

@@ -22,7 +22,8 @@ type StoryInfo struct {
 	// GoTest, when set, is a `go test` command that replays it too.
 	GoTest string
 	// Replay, when set, is the command that replays it (default:
-	// "leasecheck repro ScenarioFile").
+	// "leasecheck repro ScenarioFile"; for a real backend, "leasecheck
+	// verify --backend SPEC --scenario ScenarioFile").
 	Replay string
 }
 
@@ -196,7 +197,10 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 	}
 
 	replay := info.Replay
-	if replay == "" {
+	switch {
+	case strings.HasPrefix(impl, backendPrefix):
+		replay = realReplay(info)
+	case replay == "":
 		replay = "leasecheck repro " + info.ScenarioFile
 	}
 	fmt.Fprintf(w, "\n## Replay\n\n```sh\n%s\n```\n\n", replay)
@@ -215,8 +219,12 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 		fmt.Fprintf(w, "Also: `%s`.\n", info.GoTest)
 	}
 	fmt.Fprintf(w, "\n## Keep it as a regression test\n\n")
-	fmt.Fprintf(w, "Copy the scenario into `testdata/regressions/`: `go test ./campaign -run TestRegressions` replays every scenario there and fails unless exactly the properties of its `expect` are violated. In a test of your own:\n\n")
-	fmt.Fprintf(w, "```go\nsc, err := scenario.Load(%q)\nif err != nil {\n\tt.Fatal(err)\n}\no, err := campaign.Replay(context.Background(), sc, campaign.JudgeOptions{})\nif err != nil {\n\tt.Fatal(err)\n}\nif err := campaign.CheckExpect(o); err != nil {\n\tt.Error(err)\n}\n```\n", info.ScenarioFile)
+	fmt.Fprintf(w, "Copy the scenario into `testdata/regressions/`: `go test ./campaign -run TestRegressions` replays every scenario there and fails unless exactly the properties of its `expect` are violated.\n\n")
+	// The replay command, not a Go snippet: the packages that load and
+	// replay a scenario are internal to leasecheck, and the command is what
+	// a user's CI can run against a saved file.
+	fmt.Fprintf(w, "Anywhere else (a CI step, a script), the replay says `as saved` when exactly the properties of its `expect` are violated and `NOT AS SAVED` with the difference when not; with `--json` its report's `as_expected` says the same. It exits 1 while a property is violated, as saved, so test the report rather than the exit status:\n\n")
+	fmt.Fprintf(w, "```sh\nleasecheck repro --json %s > replay.json || true\ngrep -q '\"as_expected\": true' replay.json\n```\n", info.ScenarioFile)
 }
 
 // writeRealReplay ends the story of a real backend's failure: what the
@@ -228,8 +236,21 @@ func writeRealReplay(w io.Writer, failed []string, impl string, info StoryInfo) 
 		fmt.Fprintf(w, "Also: `%s`.\n", info.GoTest)
 	}
 	fmt.Fprintf(w, "\n## Keep it as a regression test\n\n")
-	fmt.Fprintf(w, "Keep the scenario beside your backend's tests and replay it from a test of your own, against a server the test starts:\n\n")
-	fmt.Fprintf(w, "```go\nsc, err := scenario.Load(%q)\nif err != nil {\n\tt.Fatal(err)\n}\nres, err := realrun.RunScenario(ctx, target, sc, realrun.Options{TTL: ttl}) // ttl: the replay line's --ttl (0: chosen for the backend)\nif err != nil {\n\tt.Fatal(err)\n}\ncr, err := checker.Check(ctx, res.History, checker.Options{})\nif err != nil {\n\tt.Fatal(err)\n}\nif !cr.OK() {\n\tt.Errorf(\"%%d violations: the bug is still there\", len(cr.Violations))\n}\n```\n", info.ScenarioFile)
+	// The replay command, not a Go snippet: the runner that replays a
+	// scenario against a backend is internal to leasecheck, and verify's
+	// command (leasecheck's, or a user's own verify.Main) is what runs it.
+	fmt.Fprintf(w, "Keep the scenario beside your backend's tests and replay it, against a server your CI starts, with the replay command: it exits 0 when no replay violates a property (the bug is fixed) and 1 while one does. A real run does not repeat its interleaving, so give it several replays:\n\n")
+	fmt.Fprintf(w, "```sh\n%s --seeds 20\n```\n", realReplay(info))
+}
+
+// realReplay is the command that replays a real backend's scenario: the
+// story's replay line (verify's, which knows the backend and the TTL),
+// else leasecheck verify's with the backend left to fill in.
+func realReplay(info StoryInfo) string {
+	if info.Replay != "" {
+		return info.Replay
+	}
+	return "leasecheck verify --backend SPEC --scenario " + info.ScenarioFile
 }
 
 func code(xs []string) string {

@@ -34,7 +34,7 @@ type Layer struct {
 // own layer and of the layers its layer's MayImport names; nothing else.
 var Map = []Layer{
 	{Name: "base", What: "helpers that know nothing of leases",
-		Packages: []string{"internal/ports", "internal/rapidtest"}},
+		Packages: []string{"internal/ports", "internal/rapidtest", "internal/tcpproxy"}},
 	{Name: "specification", What: "the history format, the fault vocabulary, the protocol's machine contract, the backend contract",
 		Packages:  []string{"model", "faults", "machine", "impl/backend"},
 		MayImport: []string{"base"}},
@@ -95,7 +95,6 @@ var KnownWrongWay = map[Edge]string{
 	{"internal/explore", "internal/timed"}:         "the per-state monitor steps the timed model",
 	{"internal/explore", "internal/runprop"}:       "the explorer judges the run properties of a path itself",
 	{"internal/explore", "internal/campaign"}:      "internal/explore/judge.go builds a campaign.Outcome by hand, and sharding reuses campaign.Shard",
-	{"internal/realrun", "checker"}:                "realrun.RunAndCheck checks the history it recorded instead of leaving it to the judge",
 	{"vclient", "internal/campaign"}:               "vclient.Target is a campaign.Target and a run is judged and told through internal/campaign",
 }
 

@@ -94,7 +94,7 @@
 //   - renew-death, overrun, double-release: through the machine's optional
 //     interfaces (machine.RenewKiller, Overrunner, DoubleReleaser); a
 //     machine without one gets the fault recorded as not applied.
-//   - delay, partition: through the holder's TCP proxy (Proxy: every chunk
+//   - delay, partition: through the holder's TCP proxy (tcpproxy: every chunk
 //     delayed; blackholed, then its connections reset). They need
 //     Target.Addr. A partition from the resource cuts the whole connection.
 //   - crash, owner-reuse: the incarnation vanishes without releasing (its
@@ -147,9 +147,11 @@
 //
 // Index: run.go (Target, Config, Result, Run, Applicable), workload.go
 // (Workload), replay.go (Options, RunScenario, AutoTTL, the server faults),
-// proc.go (the driver of one process), recorder.go, proxy.go (Proxy),
+// proc.go (the driver of one process), recorder.go, proxygroup.go (a
+// client's proxies: internal/tcpproxy, one per address of the target),
 // server.go (Server, Restarter: what a controlled server offers), cluster.go
-// (Cluster, the cluster faults, the leader records), check.go
-// (RunAndCheck). testdata/ holds the clock scenarios that bite;
+// (Cluster, the cluster faults, the leader records). It records and does
+// not judge: campaign's judge, verify and serverstest.RunAndCheck check
+// what it recorded. testdata/ holds the clock scenarios that bite;
 // internal/servers starts real servers for verify and the tests.
 package realrun

@@ -39,8 +39,15 @@ type Input struct {
 	// delays), one line each, shown above the timeline.
 	Parameters []string
 	// Secondary, when set, is a link (a URL relative to the page) to
-	// another view of the same history, such as porcupine's page.
+	// another view of the same history, such as porcupine's page written
+	// beside it.
 	Secondary string
+	// Porcupine, when set, is porcupine's page of the same history
+	// (checker.WriteHTML). It is embedded whole below the timeline, in a
+	// sandboxed frame of its own, so that one self-contained file carries
+	// both views; the header then links down to it unless Secondary says
+	// otherwise.
+	Porcupine []byte
 }
 
 // Finding is a violated run property: a property the runner judges from
@@ -102,14 +109,36 @@ func WriteTimeline(w io.Writer, in Input, opts Options) error {
 	b.WriteString("<style>\n" + pageCSS + "</style>\n</head>\n<body>\n")
 	b.WriteString("<noscript>This page draws the timeline with JavaScript.</noscript>\n")
 	b.WriteString(pageBody)
-	b.WriteString("<script id=\"data\" type=\"application/json\">\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if len(in.Porcupine) > 0 {
+		if err := writePorcupine(w, in.Porcupine); err != nil {
+			return err
+		}
+	}
+	if _, err := io.WriteString(w, "<script id=\"data\" type=\"application/json\">\n"); err != nil {
 		return err
 	}
 	if _, err := w.Write(p.data(title)); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, "</script>\n<script>\n"+pageJS+"</script>\n</body>\n</html>\n")
+	return err
+}
+
+// porcupineID is the id of the section that embeds porcupine's page, the
+// header's link to it.
+const porcupineID = "porcupine"
+
+// writePorcupine writes the section that embeds porcupine's page: as the
+// srcdoc of an iframe, escaped for a quoted attribute, so its scripts and
+// styles stay its own (a sandbox without allow-same-origin: it cannot
+// reach the timeline's page) and the file still needs no network.
+func writePorcupine(w io.Writer, page []byte) error {
+	_, err := io.WriteString(w, "<section id=\""+porcupineID+"\">\n<h2>Porcupine’s view of the linearization</h2>\n"+
+		"<iframe title=\"porcupine’s view of the linearization\" sandbox=\"allow-scripts\" srcdoc=\""+
+		html.EscapeString(string(page))+"\"></iframe>\n</section>\n")
 	return err
 }
 
@@ -668,7 +697,11 @@ func (p *page) data(title string) []byte {
 		j.raw("]")
 	}
 	nl("secondary", false)
-	j.str(safeLink(p.in.Secondary))
+	secondary := p.in.Secondary
+	if secondary == "" && len(p.in.Porcupine) > 0 {
+		secondary = "#" + porcupineID
+	}
+	j.str(safeLink(secondary))
 	nl("unit", false)
 	unit := h.Header.TimeUnit
 	if unit == "" {

@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/leasecheck/leasecheck/internal/realrun"
+	"github.com/leasecheck/leasecheck/internal/tcpproxy"
 )
 
 // EtcdMember is one member of an EtcdCluster: its server process (Addr is
@@ -32,7 +33,7 @@ type EtcdMember struct {
 	*Process
 	Member string // m1, m2, ...: how fault records name it
 	ID     uint64 // etcd's member ID (from its advertised peer URL)
-	Peer   *realrun.Proxy
+	Peer   *tcpproxy.Proxy
 }
 
 // EtcdCluster is an etcd cluster of EtcdProgram processes started here, every
@@ -118,7 +119,7 @@ func startEtcdClusterOf(ctx context.Context, prog EtcdProgram, n int) (*EtcdClus
 		if ps[i].peer, err = FreePort(); err != nil {
 			return fail(err)
 		}
-		px, err := realrun.NewLabeledProxy(hostPort(ps[i].peer), c.peerLabel)
+		px, err := tcpproxy.NewLabeled(hostPort(ps[i].peer), c.peerLabel)
 		if err != nil {
 			return fail(err)
 		}
@@ -203,7 +204,7 @@ func startEtcdClusterOf(ctx context.Context, prog EtcdProgram, n int) (*EtcdClus
 
 func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
-var serverFrom = realrun.HTTPHeader("X-Server-From")
+var serverFrom = tcpproxy.HTTPHeader("X-Server-From")
 
 // peerLabel labels a connection to a member's peer proxy with the hex ID
 // of the member that dialled it: rafthttp's X-Server-From header, else the

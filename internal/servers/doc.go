@@ -12,7 +12,7 @@
 //
 // Clusters (docs/design.md §12): StartEtcdCluster starts several etcd members
 // whose peer links all pass through leasecheck's labelled proxies
-// (realrun.NewLabeledProxy), so links between members can be cut, one pair
+// (tcpproxy.NewLabeled), so links between members can be cut, one pair
 // at a time or a member from all, and delayed; each member is a *Process,
 // stopped, killed and restarted as a single server is. StartEtcdClusterOf
 // takes the member program (EtcdProgram): the installed etcd 3.4, or the
@@ -22,7 +22,7 @@
 // zoo.cfg names every other server at proxies of its own, so each pair's
 // link is cut at its proxies. Both satisfy realrun.Cluster (the cluster
 // faults, the leader from the servers' own status: etcd's Status, srvr).
-// A cut between members is a partition that refuses (realrun.Proxy's
+// A cut between members is a partition that refuses (tcpproxy.Proxy's
 // Reject): open connections are reset at once and new ones as they
 // arrive, so both sides see it as TCP sees a route that went away.
 // (Blackholing instead — accept, then pass nothing — left a ZooKeeper

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/internal/realrun"
+	"github.com/leasecheck/leasecheck/internal/tcpproxy"
 )
 
 // ZooKeeperEnsemble is a ZooKeeper ensemble of servers started here
@@ -32,7 +33,7 @@ type ZooKeeperEnsemble struct {
 	dir     string
 
 	mu    sync.Mutex
-	links [][][]*realrun.Proxy // links[i][j]: server i's proxies to j (quorum, election)
+	links [][][]*tcpproxy.Proxy // links[i][j]: server i's proxies to j (quorum, election)
 	cut   map[[2]int]bool
 }
 
@@ -88,23 +89,23 @@ func startZooKeeperEnsemble(ctx context.Context, n int) (*ZooKeeperEnsemble, err
 			}
 		}
 	}
-	e.links = make([][][]*realrun.Proxy, n)
+	e.links = make([][][]*tcpproxy.Proxy, n)
 	for i := range e.links {
-		e.links[i] = make([][]*realrun.Proxy, n)
+		e.links[i] = make([][]*tcpproxy.Proxy, n)
 		for j := range e.links[i] {
 			if i == j {
 				continue
 			}
-			q, err := realrun.NewProxy(hostPort(ps[j].quorum))
+			q, err := tcpproxy.New(hostPort(ps[j].quorum))
 			if err != nil {
 				return fail(err)
 			}
-			el, err := realrun.NewProxy(hostPort(ps[j].election))
+			el, err := tcpproxy.New(hostPort(ps[j].election))
 			if err != nil {
 				q.Close()
 				return fail(err)
 			}
-			e.links[i][j] = []*realrun.Proxy{q, el}
+			e.links[i][j] = []*tcpproxy.Proxy{q, el}
 		}
 	}
 	for i := range ps {
@@ -282,7 +283,7 @@ func (e *ZooKeeperEnsemble) link(i, j int, on bool) {
 	// once and the majority elects among itself (a blackhole that accepts
 	// and passes nothing left FastLeaderElection sending into connections
 	// that looked alive, for more than 30 s).
-	for _, p := range append(append([]*realrun.Proxy(nil), e.links[i][j]...), e.links[j][i]...) {
+	for _, p := range append(append([]*tcpproxy.Proxy(nil), e.links[i][j]...), e.links[j][i]...) {
 		p.Reject(on)
 	}
 }
@@ -340,7 +341,7 @@ func (e *ZooKeeperEnsemble) DelayPeers(name string, d time.Duration) error {
 		if j == i {
 			continue
 		}
-		for _, p := range append(append([]*realrun.Proxy(nil), e.links[i][j]...), e.links[j][i]...) {
+		for _, p := range append(append([]*tcpproxy.Proxy(nil), e.links[i][j]...), e.links[j][i]...) {
 			p.SetDelay(d)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasecheck/leasecheck/internal/realrun"
+	"github.com/leasecheck/leasecheck/internal/tcpproxy"
 )
 
 // HoldingProxy forwards TCP to a server and holds every every-th chunk a
@@ -12,11 +12,11 @@ import (
 // passing it on, as a slow network or server would: the client times out
 // and closes its connection, the write is delivered late all the same
 // (bytes in flight are not taken back). It is the real runner's proxy
-// (realrun.Proxy.HoldMatching), started for a test.
+// (tcpproxy.Proxy.HoldMatching), started for a test.
 type HoldingProxy struct {
 	// Addr is where clients connect.
 	Addr string
-	p    *realrun.Proxy
+	p    *tcpproxy.Proxy
 }
 
 // Held is how many chunks were held so far.
@@ -24,7 +24,7 @@ func (p *HoldingProxy) Held() int64 { return p.p.Held() }
 
 // NewHoldingProxy starts a HoldingProxy to target; it stops with the test.
 func NewHoldingProxy(t testing.TB, target string, match []byte, every int64, hold time.Duration) *HoldingProxy {
-	p, err := realrun.NewProxy(target)
+	p, err := tcpproxy.New(target)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -91,14 +92,35 @@ func PostgresControlled(t testing.TB) (string, realrun.Server) {
 	return Postgres(t)
 }
 
-// Check runs cfg against tg and checks the history; it returns the checker's
+// RunAndCheck runs cfg against tg (realrun.Run) and checks the history it
+// recorded (linearizability search budget: budget, 0 meaning 30s). The
+// real runner only records, as the simulator does; judging is its
+// callers' (campaign's judge, verify, and here a test's). When the run
+// fails, the result may still hold the partial history (a backend that
+// stopped answering).
+func RunAndCheck(ctx context.Context, tg realrun.Target, cfg realrun.Config, budget time.Duration) (*realrun.Result, *checker.Result, error) {
+	res, err := realrun.Run(ctx, tg, cfg)
+	if err != nil {
+		return res, nil, err // res: the partial history, when there is one
+	}
+	if budget == 0 {
+		budget = 30 * time.Second
+	}
+	cr, err := checker.Check(ctx, res.History, checker.Options{Timeout: budget})
+	if err != nil {
+		return res, nil, fmt.Errorf("the recorded history is malformed: %w", err)
+	}
+	return res, cr, nil
+}
+
+// Check runs cfg against tg and checks the history (RunAndCheck); it returns the checker's
 // result. When the test fails, the history is saved and its path logged.
 func Check(t testing.TB, tg realrun.Target, cfg realrun.Config) (*realrun.Result, *checker.Result) {
 	t.Helper()
 	if cfg.Log == nil {
 		cfg.Log = t.Logf
 	}
-	res, cr, err := realrun.RunAndCheck(context.Background(), tg, cfg, 60*time.Second)
+	res, cr, err := RunAndCheck(context.Background(), tg, cfg, 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

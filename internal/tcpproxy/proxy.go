@@ -1,4 +1,10 @@
-package realrun
+// Package tcpproxy is a TCP proxy in front of a server that injects real
+// network faults: latency, a paused process, partitions that drop or
+// refuse, held requests; per connection label for the links of a cluster.
+// It knows nothing of leases: the real runner puts one in front of each
+// holder's server, internal/servers one on each link between members, and
+// tests one in front of a data store.
+package tcpproxy
 
 import (
 	"bytes"
@@ -19,7 +25,7 @@ import (
 // connection is reset at once, both ends, and every new one as soon as it
 // arrives, until it heals — what a route that went away looks like to TCP).
 //
-// A labelled proxy (NewLabeledProxy) also knows who is on the other end of
+// A labelled proxy (NewLabeled) also knows who is on the other end of
 // each connection, from the request that opens it, and can cut or delay
 // the connections of one label only: the per-pair links of a cluster,
 // where every member dials one proxy in front of each other member.
@@ -58,16 +64,16 @@ type proxyConn struct {
 	cut            bool // saw a blackhole: reset on heal
 }
 
-// NewProxy listens on 127.0.0.1 on a free port and forwards to target.
-func NewProxy(target string) (*Proxy, error) { return NewLabeledProxy(target, nil) }
+// New listens on 127.0.0.1 on a free port and forwards to target.
+func New(target string) (*Proxy, error) { return NewLabeled(target, nil) }
 
-// NewLabeledProxy is NewProxy whose connections are labelled: label gets
+// NewLabeled is New whose connections are labelled: label gets
 // the accepted connection (for its addresses) and the bytes the dialler
 // sent so far, and names the far end, with true once it has seen enough (it is asked again as more
 // arrive, up to 16 KiB or 10 s of silence, then must answer; "" when it
 // cannot tell). BlackholeFrom and SetDelayFrom then act on one label's
 // connections. HTTPHeader is a labeller for HTTP requests.
-func NewLabeledProxy(target string, label func(c net.Conn, head []byte) (string, bool)) (*Proxy, error) {
+func NewLabeled(target string, label func(c net.Conn, head []byte) (string, bool)) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -382,7 +388,7 @@ func readHead(c net.Conn, label func(net.Conn, []byte) (string, bool)) ([]byte, 
 	return buf, l
 }
 
-// HTTPHeader is a labeller (NewLabeledProxy) that labels a connection by
+// HTTPHeader is a labeller (NewLabeled) that labels a connection by
 // the value of header name in the first HTTP request on it, once the
 // request's header is complete ("" when it has none).
 func HTTPHeader(name string) func(c net.Conn, head []byte) (string, bool) {
@@ -445,58 +451,4 @@ func (p *Proxy) pipe(pc *proxyConn, dst io.Writer, src io.Reader, up bool) {
 			return
 		}
 	}
-}
-
-// proxyGroup is one client's proxies: one in front of each address of the
-// target (a cluster's members, Target.Addr "a,b,c"), acting as one for the
-// faults on the client (a partition cuts it from every member); member i's
-// alone for a partition from one member.
-type proxyGroup []*Proxy
-
-// newProxyGroup starts a proxy in front of each comma-separated address.
-func newProxyGroup(addrs string) (proxyGroup, error) {
-	var g proxyGroup
-	for _, a := range strings.Split(addrs, ",") {
-		p, err := NewProxy(strings.TrimSpace(a))
-		if err != nil {
-			g.Close()
-			return nil, err
-		}
-		g = append(g, p)
-	}
-	return g, nil
-}
-
-// Addr is the proxies' addresses, comma-separated, in the target's order.
-func (g proxyGroup) Addr() string {
-	s := make([]string, len(g))
-	for i, p := range g {
-		s[i] = p.Addr()
-	}
-	return strings.Join(s, ",")
-}
-
-func (g proxyGroup) SetDelay(d time.Duration) {
-	for _, p := range g {
-		p.SetDelay(d)
-	}
-}
-
-func (g proxyGroup) Freeze(on bool) {
-	for _, p := range g {
-		p.Freeze(on)
-	}
-}
-
-func (g proxyGroup) Blackhole(on bool) {
-	for _, p := range g {
-		p.Blackhole(on)
-	}
-}
-
-func (g proxyGroup) Close() error {
-	for _, p := range g {
-		p.Close()
-	}
-	return nil
 }

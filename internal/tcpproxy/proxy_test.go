@@ -1,4 +1,4 @@
-package realrun
+package tcpproxy
 
 import (
 	"bufio"
@@ -48,7 +48,7 @@ func roundTrip(c net.Conn, timeout time.Duration) (time.Duration, error) {
 }
 
 func TestProxy(t *testing.T) {
-	p, err := NewProxy(echo(t))
+	p, err := New(echo(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestProxy(t *testing.T) {
 // connections and leaves the others alone; a connection made during its
 // label's cut waits, and one cut is reset on heal.
 func TestLabeledProxy(t *testing.T) {
-	p, err := NewLabeledProxy(echo(t), func(_ net.Conn, head []byte) (string, bool) {
+	p, err := NewLabeled(echo(t), func(_ net.Conn, head []byte) (string, bool) {
 		l, _, ok := strings.Cut(string(head), "\n")
 		return l, ok
 	})
@@ -183,7 +183,7 @@ func TestHTTPHeaderLabel(t *testing.T) {
 // new one as soon as it arrives; healed, new connections pass again; and
 // RejectFrom resets one label's connections only.
 func TestProxyReject(t *testing.T) {
-	p, err := NewProxy(echo(t))
+	p, err := New(echo(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestProxyReject(t *testing.T) {
 	}
 
 	// Labelled: the label is the first line the dialler sends.
-	lp, err := NewLabeledProxy(echo(t), func(_ net.Conn, head []byte) (string, bool) {
+	lp, err := NewLabeled(echo(t), func(_ net.Conn, head []byte) (string, bool) {
 		i := strings.IndexByte(string(head), '\n')
 		if i < 0 {
 			return "", false
@@ -284,7 +284,7 @@ func TestProxyHoldMatching(t *testing.T) {
 			}()
 		}
 	}()
-	p, err := NewProxy(ln.Addr().String())
+	p, err := New(ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
