@@ -149,6 +149,10 @@ func shrinkCandidates(s *Scenario) []*Scenario {
 	for i := range s.Faults {
 		edit(func(c *Scenario) bool { c.Faults = slices.Delete(c.Faults, i, i+1); return true })
 	}
+	// An explored space's choices (explore.go): a fault kind fewer, a fault,
+	// an adversarial request or a network deviation fewer on a path. A
+	// seeded scenario has no Space, and none of these.
+	spaceCandidates(s, edit)
 	edit(func(c *Scenario) bool { ok := c.ReadEvery > 0; c.ReadEvery = 0; return ok })
 	// Adversarial clients and their requests.
 	if s.Schedule == nil { // a schedule is one path of this very world: leave its clients
@@ -520,6 +524,23 @@ func previousEvent(s *Scenario, i int) (int64, bool) {
 		}
 	}
 	return best, ok && best > 0 // moving to 0 is zeroing, a candidate already
+}
+
+// spaceCandidates offers, through edit, s's Space with one choice fewer:
+// a fault kind that may strike, then one fault, adversarial request or
+// deviation fewer on a path. They are the explored counterpart of dropping
+// a fault or a client's request: a smaller space whose search still finds
+// the failure finds it among fewer moves.
+func spaceCandidates(s *Scenario, edit func(func(c *Scenario) bool)) {
+	if s.Space == nil {
+		return
+	}
+	for i := range s.Space.Faults {
+		edit(func(c *Scenario) bool { c.Space.Faults = slices.Delete(c.Space.Faults, i, i+1); return true })
+	}
+	edit(func(c *Scenario) bool { return lower(&c.Space.MaxFaults) })
+	edit(func(c *Scenario) bool { return lower(&c.Space.Adversary) })
+	edit(func(c *Scenario) bool { return lower(&c.Space.Deviations) })
 }
 
 // dropHolders offers, through edit, s without each one of its holders and
