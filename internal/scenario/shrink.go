@@ -562,15 +562,19 @@ func dropHolders(s *Scenario, edit func(func(c *Scenario) bool)) {
 
 // laterCandidates start a holder later: nearly all the way, then less and
 // less of it, to the latest start that still leaves its program (and a
-// quarter of a TTL to be granted) time before the horizon. A holder that starts while another holds the lease asks again
-// and again until it is free; starting nearer the handoff, it asks once.
+// quarter of a TTL to be granted) time before the horizon. A holder that
+// starts while another holds the lease asks again and again until it is
+// free; starting nearer the handoff, it asks once. The smallest moves (a
+// sixteenth, a thirty-second of the room: about a third of a TTL in an
+// explored world of ten TTLs) are for a handoff early in the run, which
+// every bigger move overshoots.
 // Strict: starting later does not make a scenario smaller by itself, only
 // the operations it saves do.
 func laterCandidates(s *Scenario) []*Scenario {
 	var out []*Scenario
 	for i := range s.Holders {
 		room := s.Horizon - totalWork(s.Holders[i]) - s.TTL/4 - s.Holders[i].Start
-		for _, d := range []int64{room * 15 / 16, room * 7 / 8, room * 3 / 4, room / 2, room / 4, room / 8} {
+		for _, d := range []int64{room * 15 / 16, room * 7 / 8, room * 3 / 4, room / 2, room / 4, room / 8, room / 16, room / 32} {
 			if d < 1 {
 				continue
 			}
