@@ -9,13 +9,24 @@ import (
 
 // Minimization: a breadth-first counterexample is minimal in steps within
 // its space, but the space's world is fixed (its holders and their
-// programs). Minimize shrinks the world instead, as scenario.Shrink shrinks a
-// seeded scenario: it explores smaller spaces — a holder fewer, a write or
-// a piece of work fewer, a fault kind, a fault, a deviation or an
-// adversarial request fewer — and keeps each one in which a violation is
-// still found with fewer operations (or as many in fewer steps). Greedy and
-// deterministic; each space is searched breadth-first, so the final
-// counterexample is minimal in steps within the smallest space found.
+// programs). Minimize shrinks the world instead, with scenario.Shrink: the
+// candidates and the greedy fixed-point loop a seeded failure is shrunk
+// with (a holder, a write, a piece of work fewer; a fault kind, a fault, a
+// deviation or an adversarial request fewer; starting earlier or later,
+// backing off longer), so that a reduction added there serves both. The
+// explorer's own part is the test: a candidate world is searched
+// breadth-first, and it still fails when a violation is found there. Each
+// space is searched breadth-first, so the final counterexample is minimal
+// in steps within the smallest space found.
+//
+// The test keeps a candidate only when it is strictly smaller (cxSize):
+// fewer operations, else fewer faults struck, else a smaller world. As
+// small is not enough: most of the shrinker's candidates (the horizon, the
+// TTL, a piece of work shaved by an eighth) leave an explored
+// counterexample as it was, and keeping each would spend a search apiece
+// walking sideways, the whole budget before the cuts that count. Steps
+// are not in the size: a shorter delay saves steps but no operation, and
+// taking it first leads away from a later start that saves one.
 //
 // A smaller space counts only when its counterexample violates exactly the
 // properties the search's did: a smaller world often fails something else
@@ -25,6 +36,14 @@ import (
 
 // MinimizeBudget bounds the smaller spaces Minimize explores.
 const MinimizeBudget = 120
+
+// MinimizeStates bounds the distinct states Minimize's searches explore
+// together. Most candidates that fail to shrink do so by searching their
+// whole space without a violation, each up to its own cap; without a total,
+// a counterexample in a wide space spends minutes proving that smaller
+// spaces hold. Five million keeps every built-in mutant's counterexample
+// at or below what the explorer's own list of smaller worlds reached.
+const MinimizeStates = 5_000_000
 
 // Minimized says what Minimize did.
 type Minimized struct {
@@ -52,141 +71,70 @@ func Minimize(sc *scenario.Scenario, o Options, rep *Report) *Report {
 		o.Timeout = 20 * time.Second
 	}
 	best := rep.Counterexample
-	cur := sc
 	m := &Minimized{FromOps: best.Ops, FromStep: best.Steps}
-	want := rep.Counterexample.Properties
-	better := func(c *Counterexample) bool {
-		if !slices.Equal(c.Properties, want) {
-			return false
+	want := best.Properties
+	cur := cxSize(best, sc)
+	first := true
+	left := int64(MinimizeStates)
+	test := func(c *scenario.Scenario) (bool, int) {
+		if first {
+			// The shrinker sizes (its copy of) sc first: rep is its search.
+			first = false
+			return true, cur
 		}
-		return c.Ops < best.Ops || c.Ops == best.Ops && c.Steps <= best.Steps
-	}
-	for progress := true; progress && m.Tried < MinimizeBudget; {
-		progress = false
-		for _, cand := range smaller(cur) {
-			if m.Tried >= MinimizeBudget {
-				break
-			}
-			if cand.Validate() != nil {
-				continue
-			}
-			m.Tried++
-			r, err := Explore(cand, o)
-			if err != nil || r.Counterexample == nil || !better(r.Counterexample) {
-				continue
-			}
-			best, cur, progress = r.Counterexample, cand, true
-			break
+		if left <= 0 {
+			return false, 0
 		}
+		m.Tried++
+		co := o
+		co.MaxStates = min(o.MaxStates, left)
+		r, err := Explore(c, co)
+		if r != nil {
+			left -= int64(r.DistinctStates)
+		}
+		if err != nil || r.Counterexample == nil || !slices.Equal(r.Counterexample.Properties, want) {
+			return false, 0
+		}
+		n := cxSize(r.Counterexample, c)
+		if n >= cur {
+			return false, 0
+		}
+		// Smaller than the current space: the shrinker keeps c.
+		best, cur = r.Counterexample, n
+		return true, n
 	}
-	m.ToOps, m.ToSteps, m.Holders = best.Ops, best.Steps, len(cur.Holders)
+	small := scenario.Shrink(sc, test, MinimizeBudget)
+	m.ToOps, m.ToSteps, m.Holders = best.Ops, best.Steps, len(small.Holders)
 	out := *rep
 	out.Counterexample = best
 	out.Minimized = m
 	return &out
 }
 
-// smaller lists the one-step smaller spaces of sc, biggest cuts first.
-func smaller(sc *scenario.Scenario) []*scenario.Scenario {
-	var out []*scenario.Scenario
-	edit := func(f func(c *scenario.Scenario) bool) {
-		c := sc.Clone()
-		c.Space = cloneSpace(sc.Space)
-		if f(c) {
-			out = append(out, c)
-		}
+// cxSize orders counterexamples for the shrinker: fewer operations, then
+// fewer faults struck, then a smaller world (worldSize).
+func cxSize(c *Counterexample, s *scenario.Scenario) int {
+	struck := 0
+	if c.Run != nil {
+		struck = len(c.Run.Plan)
 	}
-	for i := range sc.Holders {
-		if len(sc.Holders) == 1 {
-			break
-		}
-		edit(func(c *scenario.Scenario) bool {
-			c.Holders = slices.Delete(c.Holders, i, i+1)
-			return true
-		})
-	}
-	for i := range sc.Space.Faults {
-		edit(func(c *scenario.Scenario) bool {
-			c.Space.Faults = slices.Delete(c.Space.Faults, i, i+1)
-			return true
-		})
-	}
-	edit(func(c *scenario.Scenario) bool { return dec(&c.Space.MaxFaults) })
-	edit(func(c *scenario.Scenario) bool { return dec(&c.Space.Adversary) })
-	edit(func(c *scenario.Scenario) bool { return dec(&c.Space.Deviations) })
-	for i := range sc.Holders {
-		for j := range sc.Holders[i].Work {
-			edit(func(c *scenario.Scenario) bool {
-				w := &c.Holders[i].Work[j]
-				if w.Writes == 0 {
-					return false
-				}
-				w.Writes--
-				return true
-			})
-			edit(func(c *scenario.Scenario) bool {
-				w := &c.Holders[i].Work[j]
-				if w.Work == 0 {
-					return false
-				}
-				w.Work = 0
-				return true
-			})
-			edit(func(c *scenario.Scenario) bool {
-				w := &c.Holders[i].Work[j]
-				if w.Work < 2 {
-					return false
-				}
-				w.Work /= 2
-				return true
-			})
-		}
-		edit(func(c *scenario.Scenario) bool {
-			if c.Holders[i].Start == 0 {
-				return false
-			}
-			c.Holders[i].Start = 0
-			return true
-		})
-		// Fewer operations may also come from asking later or less often:
-		// a holder that starts when its predecessor's lease is about to
-		// end, or backs off longer, retries less.
-		for _, step := range []int64{c0(sc.TTL / 3), c0(sc.TTL / 10)} {
-			edit(func(c *scenario.Scenario) bool {
-				if i == 0 || c.Holders[i].Start+step > c.Horizon/2 {
-					return false
-				}
-				c.Holders[i].Start += step
-				return true
-			})
-		}
-		edit(func(c *scenario.Scenario) bool {
-			p := &c.Holders[i]
-			if p.RetryMax >= c.TTL {
-				return false
-			}
-			p.RetryMax = c.TTL
-			return true
-		})
-	}
-	edit(func(c *scenario.Scenario) bool { return dec64(&c.Network.MinDelay) })
-	return out
+	return c.Ops<<16 | min(struck, 1<<6-1)<<10 | min(worldSize(s), 1<<10-1)
 }
 
-func c0(v int64) int64 { return max(v, 1) }
-
-func dec64(v *int64) bool {
-	if *v == 0 {
-		return false
+// worldSize counts what a space's world holds: its holders, their work
+// items, writes and pieces of work, and the space's fault kinds and bounds.
+func worldSize(s *scenario.Scenario) int {
+	n := len(s.Holders) + len(s.Space.Faults) + s.Space.MaxFaults + s.Space.Adversary + s.Space.Deviations
+	for _, p := range s.Holders {
+		if p.RetryMax < s.TTL {
+			n++ // asks again sooner than a TTL: more refused acquires
+		}
+		for _, it := range p.Work {
+			n += 1 + it.Writes
+			if it.Work > 0 {
+				n++
+			}
+		}
 	}
-	*v--
-	return true
-}
-
-func dec(v *int) bool {
-	if *v == 0 {
-		return false
-	}
-	*v--
-	return true
+	return n
 }

@@ -149,6 +149,10 @@ func shrinkCandidates(s *Scenario) []*Scenario {
 	for i := range s.Faults {
 		edit(func(c *Scenario) bool { c.Faults = slices.Delete(c.Faults, i, i+1); return true })
 	}
+	// An explored space's choices (explore.go): a fault kind fewer, a fault,
+	// an adversarial request or a network deviation fewer on a path. A
+	// seeded scenario has no Space, and none of these.
+	spaceCandidates(s, edit)
 	edit(func(c *Scenario) bool { ok := c.ReadEvery > 0; c.ReadEvery = 0; return ok })
 	// Adversarial clients and their requests.
 	if s.Schedule == nil { // a schedule is one path of this very world: leave its clients
@@ -522,6 +526,23 @@ func previousEvent(s *Scenario, i int) (int64, bool) {
 	return best, ok && best > 0 // moving to 0 is zeroing, a candidate already
 }
 
+// spaceCandidates offers, through edit, s's Space with one choice fewer:
+// a fault kind that may strike, then one fault, adversarial request or
+// deviation fewer on a path. They are the explored counterpart of dropping
+// a fault or a client's request: a smaller space whose search still finds
+// the failure finds it among fewer moves.
+func spaceCandidates(s *Scenario, edit func(func(c *Scenario) bool)) {
+	if s.Space == nil {
+		return
+	}
+	for i := range s.Space.Faults {
+		edit(func(c *Scenario) bool { c.Space.Faults = slices.Delete(c.Space.Faults, i, i+1); return true })
+	}
+	edit(func(c *Scenario) bool { return lower(&c.Space.MaxFaults) })
+	edit(func(c *Scenario) bool { return lower(&c.Space.Adversary) })
+	edit(func(c *Scenario) bool { return lower(&c.Space.Deviations) })
+}
+
 // dropHolders offers, through edit, s without each one of its holders and
 // the faults aimed at it (never the last holder): the biggest chunks a
 // shrink can cut, first in both Shrink and ShrinkCoarse.
@@ -541,15 +562,19 @@ func dropHolders(s *Scenario, edit func(func(c *Scenario) bool)) {
 
 // laterCandidates start a holder later: nearly all the way, then less and
 // less of it, to the latest start that still leaves its program (and a
-// quarter of a TTL to be granted) time before the horizon. A holder that starts while another holds the lease asks again
-// and again until it is free; starting nearer the handoff, it asks once.
+// quarter of a TTL to be granted) time before the horizon. A holder that
+// starts while another holds the lease asks again and again until it is
+// free; starting nearer the handoff, it asks once. The smallest moves (a
+// sixteenth, a thirty-second of the room: about a third of a TTL in an
+// explored world of ten TTLs) are for a handoff early in the run, which
+// every bigger move overshoots.
 // Strict: starting later does not make a scenario smaller by itself, only
 // the operations it saves do.
 func laterCandidates(s *Scenario) []*Scenario {
 	var out []*Scenario
 	for i := range s.Holders {
 		room := s.Horizon - totalWork(s.Holders[i]) - s.TTL/4 - s.Holders[i].Start
-		for _, d := range []int64{room * 15 / 16, room * 7 / 8, room * 3 / 4, room / 2, room / 4, room / 8} {
+		for _, d := range []int64{room * 15 / 16, room * 7 / 8, room * 3 / 4, room / 2, room / 4, room / 8, room / 16, room / 32} {
 			if d < 1 {
 				continue
 			}

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/leasecheck/leasecheck/faults"
@@ -68,5 +69,31 @@ func TestShrinkRespectsBudgetAndSize(t *testing.T) {
 	grow := func(c *Scenario) (bool, int) { return true, 1000 - len(c.Faults) }
 	if m := Shrink(s, grow, 1000); len(m.Faults) != len(s.Faults) {
 		t.Errorf("a larger candidate was kept: %d faults, had %d", len(m.Faults), len(s.Faults))
+	}
+}
+
+// TestShrinkNarrowsASpace: an explored space's choices are shrinkable too
+// (package explore minimizes its counterexamples with Shrink): a fault
+// kind the failure does not need goes, and each bound comes down to what
+// it needs.
+func TestShrinkNarrowsASpace(t *testing.T) {
+	s := &Scenario{Version: Version, Seed: 1, Semantics: "seed", Key: "k", TTL: 30, Horizon: 300,
+		Network: Network{MinDelay: 1, MaxDelay: 2},
+		Holders: []Process{{Name: "h1"}},
+		Space:   &Space{Faults: []faults.Kind{faults.Pause, faults.Crash}, MaxFaults: 2, Adversary: 2, Deviations: 3}}
+	needsCrash := func(c *Scenario) (bool, int) {
+		sp := c.Space
+		if !slices.Contains(sp.Faults, faults.Crash) || sp.MaxFaults < 1 || sp.Deviations < 1 {
+			return false, 0
+		}
+		return true, len(sp.Faults) + sp.MaxFaults + sp.Adversary + sp.Deviations
+	}
+	m := Shrink(s, needsCrash, 1000)
+	want := Space{Faults: []faults.Kind{faults.Crash}, MaxFaults: 1, Deviations: 1}
+	if !reflect.DeepEqual(*m.Space, want) {
+		t.Errorf("shrunk space %+v, want %+v", *m.Space, want)
+	}
+	if len(s.Space.Faults) != 2 || s.Space.MaxFaults != 2 {
+		t.Errorf("Shrink modified its input's space: %+v", *s.Space)
 	}
 }
