@@ -137,7 +137,7 @@ func TestReleaseClearsNewLeader(t *testing.T) {
 		}
 	}
 	var story strings.Builder
-	WriteStory(&story, o)
+	campaign.WriteStory(&story, o, campaign.StoryInfo{Title: "release", ScenarioFile: releaseScenario})
 	for _, w := range []string{"`tryRelease`", "`IsLeader()`", "`observedRecord`", "`Lock.Get`", "`resourceVersion`", "`holderIdentity` empty", ReleaseFencedPatched} {
 		if !strings.Contains(story.String(), w) {
 			t.Errorf("the story lacks %q:\n%s", w, story.String())

@@ -56,7 +56,14 @@ const (
 var patchedElector func(leaderelection.LeaderElectionConfig) (LeaderElector, error)
 
 // Releases reports whether impl releases its Lease on cancel.
-func Releases(impl string) bool {
+//
+// Deprecated: Releases names leasecheck's own sweeps' implementations, not
+// a sweep of yours (SweepConfig.Shutdowns says yours releases), and leaves
+// the package after v0.13.0.
+func Releases(impl string) bool { return releases(impl) }
+
+// releases reports whether impl releases its Lease on cancel.
+func releases(impl string) bool {
 	switch impl {
 	case Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched:
 		return true
@@ -65,7 +72,14 @@ func Releases(impl string) bool {
 }
 
 // IsFenced reports whether impl's writes carry a token the store checks.
-func IsFenced(impl string) bool {
+//
+// Deprecated: IsFenced names leasecheck's own sweeps' implementations, not
+// a sweep of yours (SweepConfig.Fenced says yours is), and leaves the
+// package after v0.13.0.
+func IsFenced(impl string) bool { return isFenced(impl) }
+
+// isFenced reports whether impl's writes carry a token the store checks.
+func isFenced(impl string) bool {
 	switch impl {
 	case Fenced, FencedHeld, FencedTransitions, ReleaseFenced, ReleaseFencedPatched:
 		return true
@@ -105,7 +119,7 @@ func Target(t *testing.T, impl string) (*vclient.Target, error) {
 		tg.Client = &Elector{WriteWithTermContext: true}
 		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true, Server: func() vclient.Server { return NewServer() }}
 	case Fenced, FencedHeld, FencedTransitions, Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched:
-		e := &Elector{Fenced: IsFenced(impl), ReleaseOnCancel: Releases(impl)}
+		e := &Elector{Fenced: isFenced(impl), ReleaseOnCancel: releases(impl)}
 		if impl == ReleasePatched || impl == ReleaseFencedPatched {
 			if patchedElector == nil {
 				return nil, fmt.Errorf("implementation %q: the patched copy of client-go's leaderelection is built into this package's tests only", impl)
@@ -264,7 +278,7 @@ func (p Profile) Kinds() []faults.Kind {
 // KindsFor returns the fault kinds a sweep of impl under p draws: the
 // profile's, and a shutdown where impl releases on cancel (Generator).
 func (p Profile) KindsFor(impl string) []faults.Kind {
-	if Releases(impl) {
+	if releases(impl) {
 		return append(p.Kinds(), faults.Shutdown)
 	}
 	return p.Kinds()
@@ -279,8 +293,8 @@ const MaxReplicas = 7
 // items, and the profile's faults, all drawn from the seed alone. Where
 // impl releases on cancel, every profile adds a step-down (StepDowns).
 func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *vclient.Scenario {
-	g := generator(genOptions{impl: impl, fenced: IsFenced(impl), profile: p, timings: timings})
-	if Releases(impl) {
+	g := generator(genOptions{impl: impl, fenced: isFenced(impl), profile: p, timings: timings})
+	if releases(impl) {
 		return StepDowns(g)
 	}
 	return g

@@ -100,9 +100,13 @@ type SweepConfig struct {
 	Shutdowns bool
 	// Want is what the sweep must show (default WantClean).
 	Want Want
-	// Story writes the Kubernetes account appended to each saved
-	// failure's story (nil: one told from what ran — your timing, your
-	// implementation, the regression command for your package).
+	// Story writes an account of your own appended to each saved
+	// failure's story, in place of the one the story tells from what ran
+	// (your timing, your implementation, the regression command for your
+	// package).
+	//
+	// Deprecated: the saved story tells the Kubernetes account itself, in
+	// its own sections; Story leaves SweepConfig after v0.13.0.
 	Story func(w io.Writer, o *Outcome)
 	// Replay is the command that replays a saved file (nil: go test -run
 	// '^TestName$' -count=1 -scenario FILE, in your package's directory).
@@ -113,6 +117,11 @@ type SweepConfig struct {
 	// Configure, when set, tunes the campaign before it runs (save
 	// limits, fail-fast, an OnOutcome of your own).
 	Configure func(*CampaignConfig)
+
+	// notes is the Kubernetes account of a run the story tells (nil: one
+	// told from what ran, userNotes); leasecheck's own sweeps tell of
+	// their Elector (electorNotes).
+	notes func(*Outcome) *campaign.DomainNotes
 }
 
 // SweepResult is what a sweep ran and found.
@@ -163,6 +172,44 @@ func (c *SweepConfig) Target(t *testing.T) (SweepTarget, error) {
 		return tg, nil
 	}
 	return &fixedTiming{tg, *c.Timing}, nil
+}
+
+// tellingNotes is the Kubernetes account a sweep's saved stories tell: the
+// configuration's own, or one told from what ran; none when Story appends
+// an account of the caller's.
+func (c *SweepConfig) tellingNotes(t *testing.T) func(*Outcome) *campaign.DomainNotes {
+	switch {
+	case c.Story != nil:
+		return nil
+	case c.notes != nil:
+		return c.notes
+	}
+	cfg := *c
+	return func(o *Outcome) *campaign.DomainNotes { return userNotes(o, &cfg, t) }
+}
+
+// told is a target whose executions carry the Kubernetes account of the
+// run (campaign.Execution.Notes), which the saved story tells in its own
+// sections.
+type told struct {
+	SweepTarget
+	notes func(*Outcome) *campaign.DomainNotes
+}
+
+// telling returns tg with its runs told by notes (nil: tg as it is).
+func telling(tg SweepTarget, notes func(*Outcome) *campaign.DomainNotes) SweepTarget {
+	if notes == nil {
+		return tg
+	}
+	return &told{tg, notes}
+}
+
+func (t *told) Run(ctx context.Context, sc *vclient.Scenario) (*campaign.Execution, error) {
+	e, err := t.SweepTarget.Run(ctx, sc)
+	if e != nil {
+		e.Notes = t.notes
+	}
+	return e, err
 }
 
 // fixedTiming is a target whose client reads none of the scenario's timing
@@ -306,14 +353,13 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 	}
 	out := &SweepResult{Profile: p}
 	story := cfg.Story
-	if story == nil {
-		story = func(w io.Writer, o *campaign.Outcome) { writeUserStory(w, o, &cfg, t) }
-	}
 	c := campaign.Config{Target: tg, Scenario: cfg.Generator(t, p), Kinds: cfg.kinds(p), Seeds: SeedCount(cfg.Seeds), First: 1, Workers: 2,
 		Save: campaign.SaveOptions{Dir: SaveDir(t), Replay: cfg.replay(t), Shrink: campaign.ShrinkOptions{Budget: 300}}}
 	if cfg.Configure != nil {
 		cfg.Configure(&c)
 	}
+	// Wrapped after Configure, which may tune the target it was given.
+	c.Target = telling(c.Target, cfg.tellingNotes(t))
 	onOutcome, onFailure := c.OnOutcome, c.OnFailure
 	c.OnOutcome = func(seed uint64, o *campaign.Outcome) error {
 		if len(o.Warnings) > 0 && !o.Violated() {
@@ -330,7 +376,7 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 		return nil
 	}
 	c.OnFailure = func(f *campaign.Failure) {
-		if f.Saved != nil && f.Saved.Story != "" {
+		if story != nil && f.Saved != nil && f.Saved.Story != "" {
 			if err := appendStory(f.Saved, story); err != nil {
 				t.Errorf("story: %v", err)
 			}
