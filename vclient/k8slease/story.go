@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -83,32 +84,12 @@ func FindZombieWrite(o *Outcome) *ZombieWrite {
 
 // StoreZombieWrite returns the first write a stores' log
 // (campaign.Execution.Store, campaign.Outcome.Store) shows accepted from
-// an owner after the Lease was granted to another (a later grant than the
-// writer's own, and no release in between), or nil: what the world did,
-// whatever the client saw of it.
-func StoreZombieWrite(h *model.History) *model.Op {
-	if h == nil {
-		return nil
-	}
-	holder := ""
-	for i := range h.Ops {
-		op := &h.Ops[i]
-		if !op.OK {
-			continue
-		}
-		switch op.Kind {
-		case model.Acquire:
-			holder = op.Owner
-		case model.Release:
-			holder = ""
-		case model.Write:
-			if holder != "" && op.Owner != holder {
-				return op
-			}
-		}
-	}
-	return nil
-}
+// an owner after the Lease was granted to another, or nil.
+//
+// Deprecated: StoreZombieWrite serves leasecheck's own sweeps, and leaves
+// the package after v0.13.0: a sweep judges the stores' log on every
+// property and its story tells the zombie write.
+func StoreZombieWrite(h *model.History) *model.Op { return k8ssweep.StoreZombieWrite(h) }
 
 func sortByAt(ops []*model.Op) {
 	for i := 1; i < len(ops); i++ { // insertion sort: stable, and histories are nearly sorted
