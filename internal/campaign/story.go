@@ -33,8 +33,9 @@ const storyLines = 200
 // WriteStory writes a person's account of a failing outcome in Markdown:
 // what ran (for a planted bug, the article's sentence it breaks), what
 // happened in plain words with the lines involved, the history and the
-// trace, the command that replays it and how to keep it as a regression
-// test. It is the story `run` saves beside every failure, and the one of
+// trace, the account of the driver in its users' terms when it gave one
+// (Execution.Notes: DomainNotes), the command that replays it and how to
+// keep it as a regression test. It is the story `run` saves beside every failure, and the one of
 // the mutants' counterexamples (testdata/scenarios/mutants/).
 func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 	sc := o.Scenario
@@ -173,6 +174,11 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 	if m != nil {
 		fmt.Fprintf(w, "The reference coordinator, resource and holder pass this same scenario.\n\n")
 	}
+	dn := notes(o)
+	if dn != nil {
+		writeNotes(w, dn)
+		fmt.Fprintln(w)
+	}
 
 	fmt.Fprintf(w, "## History\n\n```\n")
 	for i := range o.History.Ops {
@@ -212,11 +218,16 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 		// A virtual-time client replays as a go test of its own package,
 		// which keeps its regressions itself (package vclient's stories).
 		fmt.Fprintf(w, "The test passes when the replay violates exactly %s and fails otherwise: the scenario records its implementation (`%s`), its fault kinds and the properties it must violate (`expect`).\n", code(failed), impl)
+		writeKeep(w, dn)
 		return
 	}
 	fmt.Fprintf(w, "It exits 1 and reports %s violated: the scenario records its implementation (`%s`), its fault kinds and the properties it must violate (`expect`).\n", code(failed), impl)
 	if info.GoTest != "" {
 		fmt.Fprintf(w, "Also: `%s`.\n", info.GoTest)
+	}
+	if dn != nil && dn.Keep != "" {
+		writeKeep(w, dn)
+		return
 	}
 	fmt.Fprintf(w, "\n## Keep it as a regression test\n\n")
 	fmt.Fprintf(w, "Copy the scenario into `testdata/regressions/`: `go test ./campaign -run TestRegressions` replays every scenario there and fails unless exactly the properties of its `expect` are violated.\n\n")
@@ -372,4 +383,12 @@ func firstParagraph(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// writeKeep tells how to keep the scenario in the driver's words, when its
+// notes say.
+func writeKeep(w io.Writer, n *DomainNotes) {
+	if n != nil && n.Keep != "" {
+		fmt.Fprintf(w, "\n## Keep it as a regression test\n\n%s\n", strings.TrimSpace(n.Keep))
+	}
 }

@@ -61,6 +61,10 @@ type Execution struct {
 	// exercised nothing gives it as the cause (Summary.Unexercised); ""
 	// lets the history's first refused op stand for it.
 	FirstError string
+	// Notes, when the driver sets it, gives its account of the run in its
+	// users' terms (DomainNotes), for the story of a failure: a function,
+	// so that only an outcome that is told pays for it.
+	Notes func(*Outcome) *DomainNotes
 }
 
 // firstError is r's FirstError, or else its history's first op refused

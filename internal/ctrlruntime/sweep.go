@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient"
@@ -46,7 +47,14 @@ func Target(t *testing.T, impl string) (*vclient.Target, error) {
 // from timings, nil: all of k8slease.Timings; the profile's faults), the
 // fenced one in fenced-storage semantics.
 func Generator(impl string, p k8slease.Profile, timings []k8slease.Timing) func(seed uint64) *scenario.Scenario {
-	gen := k8slease.Generator(impl, p, timings)
+	if len(timings) == 0 {
+		timings = k8slease.Timings
+	}
+	house := make([]k8ssweep.Timing, len(timings))
+	for i, t := range timings {
+		house[i] = k8ssweep.Timing(t)
+	}
+	gen := k8ssweep.Generator(impl, k8ssweep.Profile(p), house)
 	return func(seed uint64) *scenario.Scenario {
 		sc := gen(seed)
 		if impl == Fenced {

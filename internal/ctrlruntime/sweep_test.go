@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/vclient/k8slease"
@@ -20,7 +21,7 @@ func replayCommand(file string) string {
 	return "go test ./internal/ctrlruntime -run 'TestReplay$' -count=1 -scenario " + file
 }
 
-func seeds(short int) int { return k8slease.SeedCount(short) }
+func seeds(short int) int { return k8ssweep.SeedCount(short) }
 
 type sweepResult struct {
 	sum      *campaign.Summary
@@ -94,7 +95,7 @@ func TestZombieWrite(t *testing.T) {
 		// The race detector stops the test there; make test runs it.
 		t.Skip("controller-runtime's own data race on gracefulShutdownTimeout when a leader is lost while stopping")
 	}
-	dir := k8slease.SaveDir(t)
+	dir := k8ssweep.SaveDir(t)
 	r := sweep(t, Unfenced, k8slease.Pauses, k8slease.Timings[:1], seeds(200), func(c *campaign.Config) {
 		c.FailFast = true
 		c.Save.Dir = dir
@@ -210,7 +211,7 @@ func TestPauseSweep(t *testing.T) {
 	cfg := config(t, impl, k8slease.Pauses, k8slease.Timings[:1], seeds(0), func(c *campaign.Config) {
 		c.Save.Max = 1
 		c.OnOutcome = func(seed uint64, o *campaign.Outcome) error {
-			if w := k8slease.StoreZombieWrite(o.Store); w != nil {
+			if w := k8ssweep.StoreZombieWrite(o.Store); w != nil {
 				zombies++
 				if impl == Unfenced && !o.Violated() {
 					missed++

@@ -60,7 +60,7 @@ var Map = []Layer{
 		Packages:  []string{"internal/campaign", "internal/report"},
 		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "drivers"}},
 	{Name: "user-facing", What: "the suites, verify, the Kubernetes clients, the command, the benchmarks, the examples, the deprecated campaign aliases",
-		Packages: []string{"leasetest", "verify", "vclient/k8slease/...", "internal/ctrlruntime", "cmd/...", "examples/...", "campaign",
+		Packages: []string{"leasetest", "verify", "vclient/k8slease/...", "internal/k8ssweep", "internal/ctrlruntime", "cmd/...", "examples/...", "campaign",
 			"internal/classgen", "internal/classbench/...", "internal/servers/serverstest", "internal/layers/...", "deploy", "docs"},
 		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "adapters", "drivers", "campaign and report"}},
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/vclient"
 )
@@ -18,7 +19,7 @@ func election(seed uint64, horizon int64) *scenario.Scenario {
 	sc := &scenario.Scenario{Version: scenario.Version, Seed: seed, Semantics: "seed", Key: "lease", TTL: 15000, Horizon: horizon,
 		Network: scenario.Network{MaxDelay: 2}, Implementation: Unfenced}
 	for _, n := range []string{"h1", "h2", "h3"} {
-		sc.Holders = append(sc.Holders, scenario.Process{Name: n, Timeout: 10000, RenewEvery: 2000, RetryMax: retryBound(2000, 2),
+		sc.Holders = append(sc.Holders, scenario.Process{Name: n, Timeout: 10000, RenewEvery: 2000, RetryMax: k8ssweep.RetryBound(2000, 2),
 			Work: []holder.Item{{Work: 1000, Writes: 1}}})
 	}
 	return sc

@@ -16,7 +16,7 @@
 // store, each write guarded by IsLeader(). Unfenced (Unfenced), a leader
 // paused between that check and its write writes after the Lease moved
 // on — the zombie write client-go's documentation warns of; the sweep
-// finds it, shrinks and saves it, and WriteStory tells it in
+// finds it, shrinks and saves it, and the saved story tells it in
 // LeaseDuration / RenewDeadline / OnStoppedLeading terms. Fenced
 // (Fenced), every write carries the resourceVersion of the Lease update
 // that made its writer leader, and the store refuses a lower one: clean
@@ -49,7 +49,7 @@
 // then clears a new leader's Lease: tryRelease's Lock.Get refreshes the
 // resourceVersion the Update sends while IsLeader() reads the stale
 // observedRecord (docs/findings/client-go-release-clears-new-leader.md).
-// FindForeignRelease finds it, WriteStory tells it; the patched variants
+// The saved story tells it; the patched variants
 // (ReleasePatched, ReleaseFencedPatched) run a copy of the package with
 // that one check fixed, linked into this package's tests only
 // (internal/clientgopatched, patched_test.go).
@@ -76,8 +76,8 @@
 // tokentransport.go (TokenTransport, the fenced token read at a client's
 // transport), jitter.go (UseJitter: client-go's jitter pointed at the run's
 // seeded source), sweep.go (Target, Timings, Profiles, Generator),
-// story.go (FindZombieWrite, StoreZombieWrite, FindForeignRelease,
-// WriteStory, AppendStory), user.go (Sweep, SweepConfig, Regressions,
+// story.go (FindZombieWrite, and the account of a failure in Kubernetes
+// terms that the saved story tells: electorNotes, userNotes), user.go (Sweep, SweepConfig, Regressions,
 // ReplayFile, the go test flags), names.go (Outcome, SweepTarget,
 // CampaignConfig: internal/campaign's types a sweep of your own names).
 package k8slease

@@ -24,7 +24,11 @@ var updateFlag = flag.Bool("update", false, "TestRegressions: rewrite each regre
 // that they follow the story writers; read the diff.
 func TestRegressions(t *testing.T) {
 	replayDir(t, filepath.Join("testdata", "regressions"), func(t *testing.T, sc *scenario.Scenario) (campaign.Target, error) {
-		return Target(t, sc.Implementation)
+		tg, err := Target(t, sc.Implementation)
+		if err != nil {
+			return nil, err
+		}
+		return telling(tg, electorNotes), nil
 	}, func(t *testing.T, f string, o *campaign.Outcome) {
 		if o.History.Header.Fences == model.NoFences {
 			for i, l := range o.TraceLines() {
@@ -37,7 +41,6 @@ func TestRegressions(t *testing.T) {
 			base := strings.TrimSuffix(f, ".scenario.json")
 			var story, trace bytes.Buffer
 			campaign.WriteStory(&story, o, campaign.StoryInfo{Title: filepath.Base(base), ScenarioFile: f, Replay: replayCommand(f), From: shrunkFrom(base + ".md")})
-			WriteStory(&story, o)
 			for _, l := range o.TraceLines() {
 				trace.WriteString(l + "\n")
 			}
@@ -115,5 +118,47 @@ func TestFencedRefusesTheZombieWrite(t *testing.T) {
 	}
 	if !refused {
 		t.Errorf("fenced: no write of %s's refused after %s's grant at t=%d", z.Write.Owner, z.Grant.Owner, z.Grant.At)
+	}
+}
+
+// TestNotesCiteTheHistory: every event of the Kubernetes account of a
+// saved regression that names a history line names the op the store
+// applied at that event's time, and the deprecated WriteStory still writes
+// the account as the story's section.
+func TestNotesCiteTheHistory(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "regressions", "*.scenario.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no regressions: %v", err)
+	}
+	for _, f := range files {
+		o, err := Replay(t, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := electorNotes(o)
+		cited := 0
+		for _, e := range n.Events {
+			if e.Line == 0 {
+				continue
+			}
+			cited++
+			var op *model.Op
+			for i := range o.History.Ops {
+				if o.History.Ops[i].Line == e.Line {
+					op = &o.History.Ops[i]
+				}
+			}
+			if op == nil || !op.HasAt || op.At != e.T {
+				t.Errorf("%s: event %q cites line %d at t=%d, the history's line is %+v", f, e.What, e.Line, e.T, op)
+			}
+		}
+		if cited < 3 {
+			t.Errorf("%s: %d events cite a history line, want the renewal, the takeover and the write or release", f, cited)
+		}
+		var b strings.Builder
+		WriteStory(&b, o)
+		if !strings.HasPrefix(b.String(), "\n## In Kubernetes terms\n\n") || !strings.Contains(b.String(), n.Keep) {
+			t.Errorf("%s: WriteStory wrote %q", f, b.String())
+		}
 	}
 }

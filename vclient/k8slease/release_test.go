@@ -13,6 +13,7 @@ import (
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -77,8 +78,8 @@ func TestStepDownClean(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%s", strings.TrimPrefix(rw.impl, "vclient:"), p), func(t *testing.T) {
 				began := time.Now()
 				r := sweep(t, rw.impl, p, safeTimings(), n, func(c *campaign.Config) {
-					c.Scenario = StepDowns(generator(genOptions{impl: rw.impl, fenced: IsFenced(rw.impl), profile: p, timings: safeTimings()}))
-					c.Kinds = p.KindsFor(rw.impl)
+					c.Scenario = k8ssweep.StepDowns(k8ssweep.NewGenerator(k8ssweep.GenOptions{Impl: rw.impl, Fenced: isFenced(rw.impl), Profile: k8ssweep.Profile(p), Timings: houseTimings(safeTimings())}))
+					c.Kinds = k8ssweep.Profile(p).KindsFor(rw.impl)
 					if !slices.Contains(c.Kinds, "shutdown") {
 						c.Kinds = append(c.Kinds, "shutdown")
 					}
@@ -137,7 +138,7 @@ func TestReleaseClearsNewLeader(t *testing.T) {
 		}
 	}
 	var story strings.Builder
-	WriteStory(&story, o)
+	campaign.WriteStory(&story, o, campaign.StoryInfo{Title: "release", ScenarioFile: releaseScenario})
 	for _, w := range []string{"`tryRelease`", "`IsLeader()`", "`observedRecord`", "`Lock.Get`", "`resourceVersion`", "`holderIdentity` empty", ReleaseFencedPatched} {
 		if !strings.Contains(story.String(), w) {
 			t.Errorf("the story lacks %q:\n%s", w, story.String())

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -83,32 +84,12 @@ func FindZombieWrite(o *Outcome) *ZombieWrite {
 
 // StoreZombieWrite returns the first write a stores' log
 // (campaign.Execution.Store, campaign.Outcome.Store) shows accepted from
-// an owner after the Lease was granted to another (a later grant than the
-// writer's own, and no release in between), or nil: what the world did,
-// whatever the client saw of it.
-func StoreZombieWrite(h *model.History) *model.Op {
-	if h == nil {
-		return nil
-	}
-	holder := ""
-	for i := range h.Ops {
-		op := &h.Ops[i]
-		if !op.OK {
-			continue
-		}
-		switch op.Kind {
-		case model.Acquire:
-			holder = op.Owner
-		case model.Release:
-			holder = ""
-		case model.Write:
-			if holder != "" && op.Owner != holder {
-				return op
-			}
-		}
-	}
-	return nil
-}
+// an owner after the Lease was granted to another, or nil.
+//
+// Deprecated: StoreZombieWrite serves leasecheck's own sweeps, and leaves
+// the package after v0.13.0: a sweep judges the stores' log on every
+// property and its story tells the zombie write.
+func StoreZombieWrite(h *model.History) *model.Op { return k8ssweep.StoreZombieWrite(h) }
 
 func sortByAt(ops []*model.Op) {
 	for i := 1; i < len(ops); i++ { // insertion sort: stable, and histories are nearly sorted
@@ -127,14 +108,21 @@ func secs(ms int64) string {
 
 // WriteStory writes a saved failure's account in the terms a Kubernetes
 // user knows: LeaseDuration, RenewDeadline, RetryPeriod, IsLeader,
-// OnStoppedLeading, leaseTransitions. It is appended to the story campaign
-// saves (AppendStory). It tells of this package's own Elector; a sweep of
-// a client of your own (Sweep) tells of what ran instead.
+// OnStoppedLeading, leaseTransitions. It is the section campaign's story
+// tells of this package's own Elector (electorNotes), alone.
 //
 // Deprecated: WriteStory tells of this package's own Elector, for
 // leasecheck's own sweeps, and leaves the package after v0.13.0. A sweep
-// of your own tells its story from what ran: leave SweepConfig.Story nil.
+// of your own tells its story from what ran, in the story it saves: leave
+// SweepConfig.Story nil.
 func WriteStory(w io.Writer, o *Outcome) {
+	campaign.WriteDomainNotes(w, electorNotes(o))
+}
+
+// electorNotes is the account of a failure of this package's own Elector
+// (Target's implementations) in Kubernetes terms: what ran, the zombie
+// write or the release of another's Lease it finds, and what closes it.
+func electorNotes(o *Outcome) *campaign.DomainNotes {
 	sc := o.Scenario
 	rd, rp := storyTiming(o)
 	v := voice{
@@ -145,27 +133,26 @@ func WriteStory(w io.Writer, o *Outcome) {
 		stopped: "`OnStoppedLeading`",
 		fix: fmt.Sprintf("The same elector with every write carrying the `resourceVersion` "+
 			"of the update that made its writer leader (implementation `%s`) has the store refuse this write.", Fenced),
-		keep: "put it in `vclient/k8slease/testdata/regressions/`, where `go test ./vclient/k8slease -run TestRegressions` replays every scenario " +
+		keep: "A virtual-time scenario is not the simulator's, so campaign's `testdata/regressions/` cannot replay it: " +
+			"put it in `vclient/k8slease/testdata/regressions/`, where `go test ./vclient/k8slease -run TestRegressions` replays every scenario " +
 			"and fails unless exactly its `expect` is violated and its saved history is recorded again.",
 	}
 	if sc.Implementation == Fenced {
 		v.intro += " and carrying the `resourceVersion` of the Lease update that made the writer leader, checked by the store"
 	}
-	if IsFenced(sc.Implementation) {
+	if isFenced(sc.Implementation) {
 		v.fix = "Its writes were fenced already: see the violations above for what the fence did not cover."
 	}
-	if Releases(sc.Implementation) {
+	if releases(sc.Implementation) {
 		v.intro += "; `ReleaseOnCancel: true`"
 	}
 	v.intro += fmt.Sprintf(". Implementation `%s`.", sc.Implementation)
-	if Releases(sc.Implementation) {
+	if releases(sc.Implementation) {
 		if fr := FindForeignRelease(o); fr != nil {
-			fmt.Fprintf(w, "\n## In Kubernetes terms\n\n%s\n\n", v.intro)
-			writeReleaseStory(w, o, fr)
-			return
+			return releaseNotes(o, fr, v)
 		}
 	}
-	writeStory(w, o, v)
+	return zombieNotes(o, v)
 }
 
 // storyTiming is the RenewDeadline and RetryPeriod the candidates ran with
@@ -183,9 +170,9 @@ func storyTiming(o *campaign.Outcome) (rd, rp int64) {
 	return rd, rp
 }
 
-// voice is what a story says of the program that ran: who it is (intro),
-// whether its writes are guarded by IsLeader(), what would have refused
-// the zombie write (fix), how to keep the scenario (keep).
+// voice is what an account says of the program that ran: who it is
+// (intro), whether its writes are guarded by IsLeader(), what would have
+// refused the zombie write (fix), how to keep the scenario (keep).
 type voice struct {
 	intro     string
 	guarded   bool
@@ -194,11 +181,11 @@ type voice struct {
 	stopped string
 }
 
-// writeUserStory is the account of a failure of a client of your own
-// (Sweep): told from what ran — its implementation, the timing it ran with,
-// whether its writes were fenced — with the replay and regression
-// commands of your package.
-func writeUserStory(w io.Writer, o *campaign.Outcome, cfg *SweepConfig, t *testing.T) {
+// userNotes is the account of a failure of a client of your own (Sweep):
+// told from what ran — its implementation, the timing it ran with, whether
+// its writes were fenced — with the replay and regression commands of
+// your package.
+func userNotes(o *campaign.Outcome, cfg *SweepConfig, t *testing.T) *campaign.DomainNotes {
 	sc := o.Scenario
 	rd, rp := storyTiming(o)
 	timing := "the scenario's"
@@ -216,54 +203,56 @@ func writeUserStory(w io.Writer, o *campaign.Outcome, cfg *SweepConfig, t *testi
 			"(`TokenAcquired`), or `leaseTransitions + 1` (`TokenTransitions`) — and fence the resource (`SweepConfig.Fenced`): the store then refuses this write."
 	}
 	v.intro += "."
-	v.keep = fmt.Sprintf("copy its `.scenario.json` and `.history.jsonl` into `%s/` in your package, where a test calling `k8slease.Regressions` "+
+	v.keep = fmt.Sprintf("A virtual-time scenario is not the simulator's, so campaign's `testdata/regressions/` cannot replay it: "+
+		"copy its `.scenario.json` and `.history.jsonl` into `%s/` in your package, where a test calling `k8slease.Regressions` "+
 		"with this sweep's configuration replays every scenario and fails unless exactly its `expect` is violated and its history is recorded again "+
 		"(`%s` replays one).", cfg.regressions(), cfg.replay(t)("FILE"))
-	writeStory(w, o, v)
+	return zombieNotes(o, v)
 }
 
-// writeStory tells a zombie write (FindZombieWrite) in v's voice.
-func writeStory(w io.Writer, o *campaign.Outcome, v voice) {
+// zombieNotes tells a zombie write (FindZombieWrite) in v's voice.
+func zombieNotes(o *campaign.Outcome, v voice) *campaign.DomainNotes {
 	sc := o.Scenario
-	fmt.Fprintf(w, "\n## In Kubernetes terms\n\n%s\n\n", v.intro)
+	n := &campaign.DomainNotes{Heading: "Kubernetes", Setup: v.intro, Keep: v.keep}
 	z := FindZombieWrite(o)
 	if z == nil {
-		fmt.Fprintf(w, "No write reached the store from a leader the Lease had moved on from; see the violations above.\n")
-		return
+		n.Cause = []string{"No write reached the store from a leader the Lease had moved on from; see the violations above."}
+		return n
 	}
 	who := z.Write.Owner
 	if z.LastRenew != nil {
-		fmt.Fprintf(w, "%s last renewed its Lease at t=%dms (the API server applied the update then; line %d). ", who, z.LastRenew.At, z.LastRenew.Line)
+		n.Events = append(n.Events, campaign.NoteEvent{T: z.LastRenew.At, Line: z.LastRenew.Line,
+			What: fmt.Sprintf("%s last renewed its Lease (the API server applied the update then).", who)})
 	}
 	if z.Paused != nil {
 		// A pause at a write strikes half a millisecond after the work
-		// loop's leadership check (elector.go's between), so the story
+		// loop's leadership check (elector.go's between), so the account
 		// gives the pause's instant, not the check's.
 		check := "checked `IsLeader()` — true — and"
 		if !v.guarded {
 			check = "was about to write and"
 		}
-		fmt.Fprintf(w, "%s %s at t=%dms, before its write went out, was paused for %s "+
+		n.Events = append(n.Events, campaign.NoteEvent{T: z.Paused.Start, What: fmt.Sprintf("%s %s, before its write went out, was paused for %s "+
 			"(a stop-the-world GC pause, a CPU-throttled or frozen container). Nothing of client-go's could run for it meanwhile: "+
-			"`RenewDeadline` bounds how long the elector keeps retrying a renewal, not how long a process goes without looking. ",
-			who, check, z.Paused.Start, secs(z.Paused.End-z.Paused.Start))
+			"`RenewDeadline` bounds how long the elector keeps retrying a renewal, not how long a process goes without looking.",
+			who, check, secs(z.Paused.End-z.Paused.Start))})
 	}
-	fmt.Fprintf(w, "The other candidates saw the Lease stop changing and, `LeaseDuration` (%s) later, %s took it over at t=%dms "+
-		"(`holderIdentity` %s, `leaseTransitions` + 1; line %d). ", secs(sc.TTL), z.Grant.Owner, z.Grant.At, z.Grant.Owner, z.Grant.Line)
-	fmt.Fprintf(w, "%s's write %q reached the store at t=%dms and was accepted (line %d): a write from a leader the Lease had moved on from, "+
-		"after the Lease was granted to %s — a zombie write. ", who, z.Write.Value, z.Write.At, z.Write.Line, z.Grant.Owner)
+	n.Events = append(n.Events, campaign.NoteEvent{T: z.Grant.At, Line: z.Grant.Line, What: fmt.Sprintf("The other candidates saw the Lease stop changing and, "+
+		"`LeaseDuration` (%s) later, %s took it over (`holderIdentity` %s, `leaseTransitions` + 1).", secs(sc.TTL), z.Grant.Owner, z.Grant.Owner)})
+	n.Events = append(n.Events, campaign.NoteEvent{T: z.Write.At, Line: z.Write.Line, What: fmt.Sprintf("%s's write %q reached the store and was accepted: "+
+		"a write from a leader the Lease had moved on from, after the Lease was granted to %s — a zombie write.", who, z.Write.Value, z.Grant.Owner)})
 	switch {
 	case z.Stopped >= 0 && z.Stopped <= z.Write.Call:
-		fmt.Fprintf(w, "%s's %s came at t=%dms, as it resumed and the write went out: too late to stop it.", who, v.stopped, z.Stopped)
+		n.Events = append(n.Events, campaign.NoteEvent{T: z.Stopped, What: fmt.Sprintf("%s's %s came, as it resumed and the write went out: too late to stop it.", who, v.stopped)})
 	case z.Stopped >= 0:
-		fmt.Fprintf(w, "%s's %s came only at t=%dms, after the write.", who, v.stopped, z.Stopped)
+		n.Events = append(n.Events, campaign.NoteEvent{T: z.Stopped, What: fmt.Sprintf("%s's %s came only then, after the write.", who, v.stopped)})
 	default:
-		fmt.Fprintf(w, "%s's %s never came before the run ended.", who, v.stopped)
+		n.Events = append(n.Events, campaign.NoteEvent{T: -1, What: fmt.Sprintf("%s's %s never came before the run ended.", who, v.stopped)})
 	}
-	fmt.Fprintf(w, "\n\nclient-go's own documentation says it: leader election does not fence. Neither a shorter `RenewDeadline` nor a "+
-		"longer `LeaseDuration` closes this window — a pause longer than `LeaseDuration` minus the time since the last renewal "+
-		"always opens it. What does: a token the store checks. %s\n", v.fix)
-	fmt.Fprintf(w, "\nTo keep it: a virtual-time scenario is not the simulator's, so campaign's `testdata/regressions/` cannot replay it; %s\n", v.keep)
+	n.Cause = []string{"client-go's own documentation says it: leader election does not fence. Neither a shorter `RenewDeadline` nor a " +
+		"longer `LeaseDuration` closes this window — a pause longer than `LeaseDuration` minus the time since the last renewal " +
+		"always opens it. What does: a token the store checks. " + v.fix}
+	return n
 }
 
 // AppendStory appends WriteStory to a saved failure's Markdown story.
@@ -372,27 +361,27 @@ func FindForeignRelease(o *Outcome) *ForeignRelease {
 	return fr
 }
 
-// writeReleaseStory tells a release of another's Lease in client-go's
-// terms, from the history (what the store applied) and the releaser's own
+// releaseNotes tells a release of another's Lease in client-go's terms,
+// from the history (what the store applied) and the releaser's own
 // account in the trace (what its Lock.Get read, what IsLeader() said).
-func writeReleaseStory(w io.Writer, o *campaign.Outcome, fr *ForeignRelease) {
+func releaseNotes(o *campaign.Outcome, fr *ForeignRelease, v voice) *campaign.DomainNotes {
 	sc := o.Scenario
+	n := &campaign.DomainNotes{Heading: "Kubernetes", Setup: v.intro, Keep: v.keep}
 	who := fr.Release.Owner
+	if fr.LastRenew != nil {
+		n.Events = append(n.Events, campaign.NoteEvent{T: fr.LastRenew.At, Line: fr.LastRenew.Line,
+			What: fmt.Sprintf("%s last renewed its Lease: from then on its `observedRecord` named %s as the holder.", who, who)})
+	}
 	if fr.Victim == nil {
-		writeFreedStory(w, o, fr)
-		return
+		return freedNotes(o, fr, n)
 	}
 	victim := fr.Victim.Owner
-	if fr.LastRenew != nil {
-		fmt.Fprintf(w, "%s last renewed its Lease at t=%dms (line %d): from then on its `observedRecord` named %s as the holder. ",
-			who, fr.LastRenew.At, fr.LastRenew.Line, who)
-	}
 	if fr.Paused != nil {
-		fmt.Fprintf(w, "At t=%dms it was paused for %s (a stop-the-world GC pause, a throttled or frozen container); nothing of client-go's ran for it meanwhile. ",
-			fr.Paused.Start, secs(fr.Paused.End-fr.Paused.Start))
+		n.Events = append(n.Events, campaign.NoteEvent{T: fr.Paused.Start, What: fmt.Sprintf("%s was paused for %s (a stop-the-world GC pause, a throttled or frozen container); "+
+			"nothing of client-go's ran for it meanwhile.", who, secs(fr.Paused.End-fr.Paused.Start))})
 	}
-	fmt.Fprintf(w, "The others saw the Lease stop changing and, `LeaseDuration` (%s) later, %s took it over at t=%dms (line %d). ",
-		secs(sc.TTL), victim, fr.Victim.At, fr.Victim.Line)
+	n.Events = append(n.Events, campaign.NoteEvent{T: fr.Victim.At, Line: fr.Victim.Line, What: fmt.Sprintf("The others saw the Lease stop changing and, "+
+		"`LeaseDuration` (%s) later, %s took it over.", secs(sc.TTL), victim)})
 	stepDown := int64(-1)
 	if o.Sim != nil {
 		for _, e := range o.Sim.Trace {
@@ -403,79 +392,78 @@ func writeReleaseStory(w io.Writer, o *campaign.Outcome, fr *ForeignRelease) {
 	}
 	switch {
 	case stepDown >= 0:
-		fmt.Fprintf(w, "%s was shut down at t=%dms (its context cancelled, a graceful step-down) before it had read the Lease since: `renew()` ended and, with `ReleaseOnCancel`, called `release()` → `tryRelease`. ",
-			who, stepDown)
+		n.Events = append(n.Events, campaign.NoteEvent{T: stepDown, What: fmt.Sprintf("%s was shut down (its context cancelled, a graceful step-down) before it had read the Lease since: "+
+			"`renew()` ended and, with `ReleaseOnCancel`, called `release()` → `tryRelease`.", who)})
 	case fr.Paused != nil:
-		fmt.Fprintf(w, "%s resumed at t=%dms with its renewal past `RenewDeadline`: `renew()` gave up without having read the Lease since, and with `ReleaseOnCancel` called `release()` → `tryRelease`. ",
-			who, fr.Paused.End)
+		n.Events = append(n.Events, campaign.NoteEvent{T: fr.Paused.End, What: fmt.Sprintf("%s resumed with its renewal past `RenewDeadline`: `renew()` gave up without having read the Lease since, "+
+			"and with `ReleaseOnCancel` called `release()` → `tryRelease`.", who)})
 	default:
-		fmt.Fprintf(w, "%s's renewals had not been answered within `RenewDeadline`: `renew()` gave up without having read the Lease since, and with `ReleaseOnCancel` called `release()` → `tryRelease`. ", who)
+		n.Events = append(n.Events, campaign.NoteEvent{T: -1, What: fmt.Sprintf("%s's renewals had not been answered within `RenewDeadline`: `renew()` gave up without having read the Lease since, "+
+			"and with `ReleaseOnCancel` called `release()` → `tryRelease`.", who)})
 	}
-	if fr.Read != "" {
-		fmt.Fprintf(w, "What %s's client saw as it released (trace): %s. ", who, fr.Read)
-	}
-	fmt.Fprintf(w, "That is `tryRelease`: its `Lock.Get` refreshed the `LeaseLock`'s cached Lease, so the `Update` carried the fresh `resourceVersion` — the one %s's takeover wrote; "+
-		"`IsLeader()` compared the stale `observedRecord`, not the `holderIdentity` it had just read; the Update passed optimistic concurrency and the API server applied it at t=%dms (line %d): "+
-		"the Lease cleared (`holderIdentity` empty, `leaseDurationSeconds` 1) while %s held it. ", victim, fr.Release.At, fr.Release.Line, victim)
+	n.Events = append(n.Events, campaign.NoteEvent{T: fr.Release.At, Line: fr.Release.Line, What: read(fr) + fmt.Sprintf("That is `tryRelease`: its `Lock.Get` refreshed the `LeaseLock`'s cached Lease, "+
+		"so the `Update` carried the fresh `resourceVersion` — the one %s's takeover wrote; `IsLeader()` compared the stale `observedRecord`, not the `holderIdentity` it had just read; "+
+		"the Update passed optimistic concurrency and the API server applied it: the Lease cleared (`holderIdentity` empty, `leaseDurationSeconds` 1) while %s held it.", victim, victim)})
 	if fr.Next != nil {
 		if fr.Next.Owner == victim {
-			fmt.Fprintf(w, "%s took the cleared Lease back at t=%dms (line %d). ", victim, fr.Next.At, fr.Next.Line)
+			n.Events = append(n.Events, campaign.NoteEvent{T: fr.Next.At, Line: fr.Next.Line, What: fmt.Sprintf("%s took the cleared Lease back.", victim)})
 		} else {
-			fmt.Fprintf(w, "%s acquired the cleared Lease at t=%dms (line %d), while %s's elector still believed it led: its own `observedRecord` named itself until its next renewal met the new `resourceVersion`. ",
-				fr.Next.Owner, fr.Next.At, fr.Next.Line, victim)
-			switch n := len(fr.VictimWrites); {
-			case n > 0:
-				fmt.Fprintf(w, "%s's write %q reached the store at t=%dms and was accepted (line %d): two leaders writing. ",
-					victim, fr.VictimWrites[0].Value, fr.VictimWrites[0].At, fr.VictimWrites[0].Line)
-			default:
-				fmt.Fprintf(w, "Two electors led at once. ")
+			n.Events = append(n.Events, campaign.NoteEvent{T: fr.Next.At, Line: fr.Next.Line, What: fmt.Sprintf("%s acquired the cleared Lease, while %s's elector still believed it led: "+
+				"its own `observedRecord` named itself until its next renewal met the new `resourceVersion`.", fr.Next.Owner, victim)})
+			if len(fr.VictimWrites) > 0 {
+				w := fr.VictimWrites[0]
+				n.Events = append(n.Events, campaign.NoteEvent{T: w.At, Line: w.Line, What: fmt.Sprintf("%s's write %q reached the store and was accepted: two leaders writing.", victim, w.Value)})
+			} else {
+				n.Events = append(n.Events, campaign.NoteEvent{T: -1, What: "Two electors led at once."})
 			}
 			if o.Sim != nil {
 				for _, e := range o.Sim.Trace {
 					if e.Node == fr.Victim.Process && e.T >= fr.Next.At && e.What == "served" && strings.HasPrefix(e.Detail, "409 update") {
-						fmt.Fprintf(w, "%s learnt it only at t=%dms, when its renewal was refused (%s). ", victim, e.T, e.Detail)
+						n.Events = append(n.Events, campaign.NoteEvent{T: e.T, What: fmt.Sprintf("%s learnt it only then, when its renewal was refused (%s).", victim, e.Detail)})
 						break
 					}
 				}
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n\nNo fault of the harness's or the API server's made this: the API server did what it must with a current `resourceVersion`. "+
+	n.Cause = []string{fmt.Sprintf("No fault of the harness's or the API server's made this: the API server did what it must with a current `resourceVersion`. "+
 		"Neither timing nor fencing the writes closes it (a fenced store refuses the stale writes, not the Lease's clearing). "+
 		"What does: `tryRelease` checking that the record it just read names this identity before it updates "+
 		"(implementation `%s` runs that one-line change on this scenario's sweep; client-go v0.38.0-beta.0 makes the same check). "+
-		"Until then, a controller using `ReleaseOnCancel` (controller-runtime's `LeaderElectionReleaseOnCancel`) can clear a live leader's Lease after any pause or outage longer than `LeaseDuration`.\n", patchedName(sc.Implementation))
-	fmt.Fprintf(w, "\nTo keep it: put it in `vclient/k8slease/testdata/regressions/`, where `go test ./vclient/k8slease -run TestRegressions` replays every scenario "+
-		"and fails unless exactly its `expect` is violated and its saved history is recorded again.\n")
+		"Until then, a controller using `ReleaseOnCancel` (controller-runtime's `LeaderElectionReleaseOnCancel`) can clear a live leader's Lease after any pause or outage longer than `LeaseDuration`.",
+		patchedName(sc.Implementation))}
+	return n
+}
+
+// read is the releaser's own account of its release, from its trace line,
+// as the start of the release's event ("" when it left none).
+func read(fr *ForeignRelease) string {
+	if fr.Read == "" {
+		return ""
+	}
+	return fmt.Sprintf("What %s's client saw as it released (trace): %s. ", fr.Release.Owner, fr.Read)
 }
 
 // patchedName is the patched variant of a ReleaseOnCancel implementation.
 func patchedName(impl string) string {
-	if IsFenced(impl) {
+	if isFenced(impl) {
 		return ReleaseFencedPatched
 	}
 	return ReleasePatched
 }
 
-// writeFreedStory tells a release written over a Lease already free: the
-// same stale check, harmless this time only because nobody held it.
-func writeFreedStory(w io.Writer, o *campaign.Outcome, fr *ForeignRelease) {
+// freedNotes tells a release written over a Lease already free: the same
+// stale check, harmless this time only because nobody held it.
+func freedNotes(o *campaign.Outcome, fr *ForeignRelease, n *campaign.DomainNotes) *campaign.DomainNotes {
 	who := fr.Release.Owner
-	if fr.LastRenew != nil {
-		fmt.Fprintf(w, "%s last renewed its Lease at t=%dms (line %d): from then on its `observedRecord` named %s as the holder. ",
-			who, fr.LastRenew.At, fr.LastRenew.Line, who)
-	}
 	if fr.Paused != nil {
-		fmt.Fprintf(w, "At t=%dms it was paused for %s; nothing of client-go's ran for it meanwhile. ", fr.Paused.Start, secs(fr.Paused.End-fr.Paused.Start))
+		n.Events = append(n.Events, campaign.NoteEvent{T: fr.Paused.Start, What: fmt.Sprintf("%s was paused for %s; nothing of client-go's ran for it meanwhile.", who, secs(fr.Paused.End-fr.Paused.Start))})
 	}
-	fmt.Fprintf(w, "The Lease moved on without it, and %s released it at t=%dms (line %d): nobody held it. ", fr.Freed.Owner, fr.Freed.At, fr.Freed.Line)
-	if fr.Read != "" {
-		fmt.Fprintf(w, "What %s's client saw as it released (trace): %s. ", who, fr.Read)
-	}
-	fmt.Fprintf(w, "`tryRelease`'s `Lock.Get` had read the free Lease and refreshed the cached `resourceVersion`; `IsLeader()` compared the stale `observedRecord`, "+
-		"not the `holderIdentity` it had just read; the Update passed optimistic concurrency and the API server applied it at t=%dms (line %d): "+
-		"a release from a candidate that did not hold the Lease, harmless here only because nobody held it — the same check clears a live holder's Lease when one does.\n\n",
-		fr.Release.At, fr.Release.Line)
-	fmt.Fprintf(w, "What closes it: `tryRelease` checking that the record it just read names this identity before it updates (implementation `%s`; client-go v0.38.0-beta.0 makes the same check).\n",
-		patchedName(o.Scenario.Implementation))
+	n.Events = append(n.Events, campaign.NoteEvent{T: fr.Freed.At, Line: fr.Freed.Line, What: fmt.Sprintf("The Lease moved on without %s, and %s released it: nobody held it.", who, fr.Freed.Owner)})
+	n.Events = append(n.Events, campaign.NoteEvent{T: fr.Release.At, Line: fr.Release.Line, What: read(fr) + "`tryRelease`'s `Lock.Get` had read the free Lease and refreshed the cached `resourceVersion`; " +
+		"`IsLeader()` compared the stale `observedRecord`, not the `holderIdentity` it had just read; the Update passed optimistic concurrency and the API server applied it: " +
+		"a release from a candidate that did not hold the Lease, harmless here only because nobody held it — the same check clears a live holder's Lease when one does."})
+	n.Cause = []string{fmt.Sprintf("What closes it: `tryRelease` checking that the record it just read names this identity before it updates (implementation `%s`; client-go v0.38.0-beta.0 makes the same check).",
+		patchedName(o.Scenario.Implementation))}
+	return n
 }

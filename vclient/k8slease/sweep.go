@@ -2,53 +2,34 @@ package k8slease
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/client-go/tools/leaderelection"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient"
 )
 
-// Implementations, as a scenario records them.
+// Implementations of this package's own Elector, as a scenario records
+// them (internal/k8ssweep's, where each is told).
+//
+// Deprecated: these name leasecheck's own sweeps of its Elector, not a
+// sweep of yours (SweepConfig.Name names it), and leave the package after
+// v0.13.0.
 const (
-	// Unfenced: client-go's LeaderElector, the writes guarded by IsLeader().
-	Unfenced = "vclient:k8slease"
-	// Fenced: the same, every write carrying the Lease's resourceVersion
-	// as a token the resource checks.
-	Fenced = "vclient:k8slease-fenced"
-	// Naive: Unfenced, the writes made under the context OnStartedLeading
-	// was given (Elector.WriteWithTermContext).
-	Naive = "vclient:k8slease-naive"
-	// AcceptStale: Unfenced against a Lease store with the planted bug of
-	// client-go's fake clientset: an update with a stale resourceVersion
-	// is applied.
-	AcceptStale = "vclient:k8slease+accept-stale"
-	// FencedHeld: Fenced, every write carrying the resourceVersion of the
-	// Lease read while this candidate holds it (TokenHeld), a token of the
-	// holder's own ("tokens":"ordered").
-	FencedHeld = "vclient:k8slease-fenced-rv-held"
-	// FencedTransitions: Fenced, every write carrying leaseTransitions + 1
-	// (TokenTransitions), a token of the holder's own.
-	FencedTransitions = "vclient:k8slease-fenced-transitions"
-	// Release: Unfenced with ReleaseOnCancel — when its renew loop ends
-	// (a graceful shutdown, a failed renewal) the elector clears the
-	// Lease's holderIdentity. Its sweeps add step-downs (StepDowns).
-	Release = "vclient:k8slease-release"
-	// ReleaseFenced: Fenced with ReleaseOnCancel.
-	ReleaseFenced = "vclient:k8slease-release-fenced"
-	// ReleasePatched and ReleaseFencedPatched: Release and ReleaseFenced
-	// built on a copy of client-go's leaderelection whose tryRelease
-	// checks the Lease it just read names this elector. The copy is linked
-	// into this package's tests only (patched_test.go): outside them these
-	// names are refused.
-	ReleasePatched       = "vclient:k8slease-release-patched"
-	ReleaseFencedPatched = "vclient:k8slease-release-fenced-patched"
+	Unfenced             = k8ssweep.Unfenced
+	Fenced               = k8ssweep.Fenced
+	Naive                = k8ssweep.Naive
+	AcceptStale          = k8ssweep.AcceptStale
+	FencedHeld           = k8ssweep.FencedHeld
+	FencedTransitions    = k8ssweep.FencedTransitions
+	Release              = k8ssweep.Release
+	ReleaseFenced        = k8ssweep.ReleaseFenced
+	ReleasePatched       = k8ssweep.ReleasePatched
+	ReleaseFencedPatched = k8ssweep.ReleaseFencedPatched
 )
 
 // patchedElector builds an elector from the patched copy of client-go's
@@ -56,22 +37,22 @@ const (
 var patchedElector func(leaderelection.LeaderElectionConfig) (LeaderElector, error)
 
 // Releases reports whether impl releases its Lease on cancel.
-func Releases(impl string) bool {
-	switch impl {
-	case Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched:
-		return true
-	}
-	return false
-}
+//
+// Deprecated: Releases names leasecheck's own sweeps' implementations, not
+// a sweep of yours (SweepConfig.Shutdowns says yours releases), and leaves
+// the package after v0.13.0.
+func Releases(impl string) bool { return releases(impl) }
+
+func releases(impl string) bool { return k8ssweep.Releases(impl) }
 
 // IsFenced reports whether impl's writes carry a token the store checks.
-func IsFenced(impl string) bool {
-	switch impl {
-	case Fenced, FencedHeld, FencedTransitions, ReleaseFenced, ReleaseFencedPatched:
-		return true
-	}
-	return false
-}
+//
+// Deprecated: IsFenced names leasecheck's own sweeps' implementations, not
+// a sweep of yours (SweepConfig.Fenced says yours is), and leaves the
+// package after v0.13.0.
+func IsFenced(impl string) bool { return isFenced(impl) }
+
+func isFenced(impl string) bool { return k8ssweep.IsFenced(impl) }
 
 // fencedToken is the token a fenced implementation's writes carry; ok is
 // false for an unfenced one.
@@ -93,7 +74,14 @@ func fencedToken(impl string) (k TokenKind, ok bool) {
 // documentation promises no end of IsLeader before the Lease can move, so
 // where the writes are fenced an overlap the fence kept harmless is a
 // warning; unfenced, it is a violation.
-func Target(t *testing.T, impl string) (*vclient.Target, error) {
+//
+// Deprecated: Target runs leasecheck's own sweeps of this package's
+// Elector; a sweep of yours is SweepConfig.Target. It leaves the package
+// after v0.13.0.
+func Target(t *testing.T, impl string) (*vclient.Target, error) { return target(t, impl) }
+
+// target is Target.
+func target(t *testing.T, impl string) (*vclient.Target, error) {
 	tg := &vclient.Target{T: t, Name: impl}
 	switch impl {
 	case Unfenced, AcceptStale:
@@ -105,7 +93,7 @@ func Target(t *testing.T, impl string) (*vclient.Target, error) {
 		tg.Client = &Elector{WriteWithTermContext: true}
 		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true, Server: func() vclient.Server { return NewServer() }}
 	case Fenced, FencedHeld, FencedTransitions, Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched:
-		e := &Elector{Fenced: IsFenced(impl), ReleaseOnCancel: Releases(impl)}
+		e := &Elector{Fenced: isFenced(impl), ReleaseOnCancel: releases(impl)}
 		if impl == ReleasePatched || impl == ReleaseFencedPatched {
 			if patchedElector == nil {
 				return nil, fmt.Errorf("implementation %q: the patched copy of client-go's leaderelection is built into this package's tests only", impl)
@@ -222,7 +210,10 @@ var Profiles = []Profile{NoFaults, Latency, Pauses, Contention, Clock, All, Paus
 
 // FastClockPPM is how fast the Clock profile's fast clock runs: twice
 // true speed, client-go's own example of a skew to configure for.
-const FastClockPPM = 1_000_000
+//
+// Deprecated: FastClockPPM tunes leasecheck's own generator and leaves
+// the package after v0.13.0; the Clock profile draws it.
+const FastClockPPM = k8ssweep.FastClockPPM
 
 // ParseProfile reads a profile name.
 func ParseProfile(s string) (Profile, error) {
@@ -239,198 +230,55 @@ func ParseProfile(s string) (Profile, error) {
 }
 
 // Kinds returns the fault kinds a profile draws.
-func (p Profile) Kinds() []faults.Kind {
-	switch p {
-	case Latency:
-		return []faults.Kind{faults.Delay}
-	case Pauses:
-		return []faults.Kind{faults.Pause}
-	case Contention:
-		return []faults.Kind{faults.Delay, faults.Crash}
-	case Clock:
-		return []faults.Kind{faults.ClockDrift, faults.Partition}
-	case All:
-		return []faults.Kind{faults.Pause, faults.Delay, faults.Partition, faults.CoordinatorCrash, faults.Crash, faults.OwnerReuse}
-	case PauseAnywhere:
-		return []faults.Kind{faults.Pause}
-	case Partitions:
-		return []faults.Kind{faults.Partition}
-	case Conflicts:
-		return []faults.Kind{faults.Conflict, faults.Pause}
-	}
-	return []faults.Kind{}
-}
+func (p Profile) Kinds() []faults.Kind { return k8ssweep.Profile(p).Kinds() }
 
 // KindsFor returns the fault kinds a sweep of impl under p draws: the
 // profile's, and a shutdown where impl releases on cancel (Generator).
-func (p Profile) KindsFor(impl string) []faults.Kind {
-	if Releases(impl) {
-		return append(p.Kinds(), faults.Shutdown)
-	}
-	return p.Kinds()
-}
+//
+// Deprecated: KindsFor serves leasecheck's own sweeps and leaves the
+// package after v0.13.0; a sweep of yours draws Kinds, and a shutdown
+// with SweepConfig.Shutdowns.
+func (p Profile) KindsFor(impl string) []faults.Kind { return k8ssweep.Profile(p).KindsFor(impl) }
 
 // MaxReplicas is the most candidates a sweep draws (SweepConfig).
-const MaxReplicas = 7
+//
+// Deprecated: MaxReplicas leaves the package after v0.13.0;
+// SweepConfig.MaxReplicas says the bound.
+const MaxReplicas = k8ssweep.MaxReplicas
 
 // Generator returns the scenario of each seed of a sweep against impl
 // under profile p: two to four candidates with the timing drawn from
 // timings (nil: all of Timings), each with a work program of one or two
 // items, and the profile's faults, all drawn from the seed alone. Where
 // impl releases on cancel, every profile adds a step-down (StepDowns).
+//
+// Deprecated: Generator draws leasecheck's own sweeps of its Elector, and
+// leaves the package after v0.13.0; a sweep of yours draws its scenarios
+// itself (Sweep).
 func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *vclient.Scenario {
-	g := generator(genOptions{impl: impl, fenced: IsFenced(impl), profile: p, timings: timings})
-	if Releases(impl) {
-		return StepDowns(g)
-	}
-	return g
+	return k8ssweep.Generator(impl, k8ssweep.Profile(p), houseTimings(timings))
 }
 
 // StepDowns adds to each scenario of gen one graceful shutdown
 // (faults.Shutdown) of a candidate drawn from the seed, at a time in
 // [LeaseDuration/2, 4·LeaseDuration), left down or (one seed in two)
-// restarted under its identity up to two LeaseDurations later. Its draws
-// come from a source of their own, so the rest of the scenario is gen's,
-// seed for seed.
+// restarted under its identity up to two LeaseDurations later.
+//
+// Deprecated: StepDowns leaves the package after v0.13.0; a sweep of
+// yours adds them with SweepConfig.Shutdowns.
 func StepDowns(gen func(seed uint64) *vclient.Scenario) func(seed uint64) *vclient.Scenario {
-	return func(seed uint64) *vclient.Scenario {
-		sc := gen(seed)
-		r := rand.New(rand.NewPCG(seed, 0x73746570646f776e))
-		ld := sc.TTL
-		names := sc.Names()
-		f := faults.Fault{Kind: faults.Shutdown, Target: names[r.IntN(len(names))], At: ld/2 + r.Int64N(4*ld-ld/2)}
-		if r.IntN(2) == 0 {
-			f.Duration = 1 + r.Int64N(2*ld)
-		}
-		sc.Faults = append(sc.Faults, f).Sorted()
-		if !slices.Contains(sc.FaultKinds, faults.Shutdown) {
-			sc.FaultKinds = append(slices.Clone(sc.FaultKinds), faults.Shutdown)
-		}
-		return sc
-	}
+	return k8ssweep.StepDowns(gen)
 }
 
-// genOptions say what a sweep's scenarios are of: the implementation
-// recorded, whether its resource is fenced, the profile, the timings drawn
-// from (nil: Timings) and the bounds of the candidates drawn (0: 2 and 4).
-type genOptions struct {
-	impl     string
-	fenced   bool
-	profile  Profile
-	timings  []Timing
-	min, max int
-}
-
-func generator(o genOptions) func(seed uint64) *vclient.Scenario {
-	impl, p, timings := o.impl, o.profile, o.timings
+// houseTimings converts timings for internal/k8ssweep's generator (nil:
+// all of Timings).
+func houseTimings(timings []Timing) []k8ssweep.Timing {
 	if len(timings) == 0 {
 		timings = Timings
 	}
-	lo, hi := o.min, o.max
-	if lo <= 0 {
-		lo = 2
+	out := make([]k8ssweep.Timing, len(timings))
+	for i, t := range timings {
+		out[i] = k8ssweep.Timing(t)
 	}
-	if hi <= 0 {
-		hi = max(lo, 4)
-	}
-	hi = min(max(hi, lo), MaxReplicas)
-	lo = min(lo, hi)
-	return func(seed uint64) *vclient.Scenario {
-		r := rand.New(rand.NewPCG(seed, 0x6b38736c65617365))
-		tm := timings[r.IntN(len(timings))]
-		ld := tm.LeaseDuration
-		sc := &vclient.Scenario{Version: scenario.Version, Seed: seed, Semantics: "seed", Key: "lease", TTL: ld,
-			Network: vclient.Network{MinDelay: 0, MaxDelay: 1 + r.Int64N(5)}, Implementation: impl, FaultKinds: p.Kinds()}
-		if o.fenced {
-			sc.Semantics = "fenced-storage"
-		}
-		n := lo + r.IntN(hi-lo+1)
-		for i := range n {
-			proc := vclient.Process{Name: fmt.Sprintf("h%d", i+1), Timeout: tm.RenewDeadline, RenewEvery: tm.RetryPeriod,
-				RetryMax: retryBound(tm.RetryPeriod, sc.Network.MaxDelay)}
-			if r.IntN(3) == 0 {
-				proc.Start = r.Int64N(ld)
-			}
-			for range 1 + r.IntN(2) {
-				proc.Work = append(proc.Work, vclient.WorkItem{Work: 1 + r.Int64N(max(tm.RetryPeriod, 1000)), Writes: 1 + r.IntN(2)})
-			}
-			sc.Holders = append(sc.Holders, proc)
-		}
-		span := 4 * ld // faults strike in [LeaseDuration/2, 4·LeaseDuration)
-		sc.Horizon = span + 3*ld
-		names := sc.Names()
-		pick := func() string { return names[r.IntN(len(names))] }
-		at := func() int64 { return ld/2 + r.Int64N(span-ld/2) }
-		rtt := 2 * sc.Network.MaxDelay
-		switch p {
-		case Latency, Contention:
-			for _, h := range names {
-				budget := tm.RenewDeadline - rtt - 2 // the round trip stays inside RenewDeadline
-				sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Delay, Target: h, At: at(), Duration: 1 + r.Int64N(2*ld), Amount: r.Int64N(budget + 1)})
-			}
-		}
-		switch p {
-		case Contention:
-			sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Crash, Target: pick(), At: at(), Duration: 1 + r.Int64N(ld)})
-		case Clock:
-			fast := r.IntN(len(names))
-			cut := (fast + 1 + r.IntN(len(names)-1)) % len(names)
-			sc.RhoPPM = FastClockPPM
-			sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.ClockDrift, Target: names[fast], Amount: FastClockPPM},
-				faults.Fault{Kind: faults.Partition, Target: names[cut], Peer: faults.Coordinator, At: at(), Duration: ld/2 + r.Int64N(3*ld/2)})
-		case Pauses:
-			for range 1 + r.IntN(2) {
-				sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Pause, Target: pick(), At: at(), Duration: ld/4 + r.Int64N(2*ld)})
-			}
-		case PauseAnywhere:
-			for range 1 + r.IntN(2) {
-				f := faults.Fault{Kind: faults.Pause, Target: pick(), At: at(), Duration: ld/4 + r.Int64N(2*ld)}
-				if r.IntN(2) == 0 {
-					f.Peer = faults.Coordinator
-				}
-				sc.Faults = append(sc.Faults, f)
-			}
-		case Partitions:
-			for range 1 + r.IntN(2) {
-				sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Partition, Target: pick(), Peer: faults.Coordinator, At: at(), Duration: 1 + r.Int64N(2*ld)})
-			}
-		case Conflicts:
-			for range 1 + r.IntN(2) {
-				sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Conflict, Target: pick(), At: at(), Duration: 1 + r.Int64N(2*ld)})
-			}
-			sc.Faults = append(sc.Faults, faults.Fault{Kind: faults.Pause, Target: pick(), At: at(), Duration: ld/4 + r.Int64N(2*ld)})
-		case All:
-			for range 1 + r.IntN(4) {
-				f := faults.Fault{Target: pick(), At: at()}
-				switch r.IntN(6) {
-				case 0:
-					f.Kind, f.Duration = faults.Pause, ld/4+r.Int64N(2*ld)
-				case 1:
-					f.Kind, f.Duration, f.Amount = faults.Delay, 1+r.Int64N(2*ld), r.Int64N(2*tm.RenewDeadline)
-				case 2:
-					f.Kind, f.Duration, f.Peer = faults.Partition, 1+r.Int64N(2*ld), faults.Coordinator
-				case 3:
-					f.Kind, f.Target, f.Duration = faults.CoordinatorCrash, faults.Coordinator, 1+r.Int64N(2*ld)
-				case 4:
-					f.Kind = faults.Crash
-					if r.IntN(2) == 0 {
-						f.Duration = 1 + r.Int64N(ld)
-					}
-				case 5:
-					f.Kind, f.Duration = faults.OwnerReuse, 1+r.Int64N(ld)
-				}
-				sc.Faults = append(sc.Faults, f)
-			}
-		}
-		sc.Faults = sc.Faults.Sorted()
-		return sc
-	}
-}
-
-// retryBound is the scenario's retry interval for the liveness bound: a
-// follower notices a silent leader's last renewal within one jittered
-// retry (RetryPeriod·(1+JitterFactor)) and a round trip, and tries again
-// within another after LeaseDuration ran out from then.
-func retryBound(rp, maxDelay int64) int64 {
-	return (rp*44+9)/10 + 4*maxDelay + 4
+	return out
 }

@@ -28,7 +28,7 @@ type sweepResult struct {
 
 // sweep runs a campaign of n seeds against impl under profile p: the
 // exported entry (Sweep) over this package's own target, its story the
-// Elector's (WriteStory), failures saved only with -save.
+// Elector's (electorNotes), failures saved only with -save.
 func sweep(t *testing.T, impl string, p Profile, timings []Timing, n int, cfg func(*campaign.Config)) sweepResult {
 	t.Helper()
 	tg, err := Target(t, impl)
@@ -42,7 +42,7 @@ func sweep(t *testing.T, impl string, p Profile, timings []Timing, n int, cfg fu
 // ownConfig is the sweep configuration of one of this package's targets.
 func ownConfig(tg *vclient.Target, p Profile, timings []Timing, n int, cfg func(*campaign.Config)) SweepConfig {
 	return SweepConfig{Name: tg.Name, Client: tg.Client, Options: &tg.Options, Profile: p, Timings: timings, Shutdowns: Releases(tg.Name),
-		Want: WantResult, Story: WriteStory, Replay: replayCommand,
+		Want: WantResult, notes: electorNotes, Replay: replayCommand,
 		Configure: func(c *campaign.Config) {
 			c.Seeds = n
 			c.Save.Dir = *saveFlag
@@ -217,5 +217,5 @@ func Replay(t *testing.T, file string) (*campaign.Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	return ReplayFile(tg, file)
+	return ReplayFile(telling(tg, electorNotes), file)
 }

@@ -3,7 +3,6 @@ package k8slease
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,13 +12,15 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient"
 )
 
-// The go test flags of every sweep (Sweep): a test binary that imports
-// this package has them, so a user's module runs
+// The go test flags of every sweep (Sweep), registered by
+// internal/k8ssweep when a test binary imports this package, so a user's
+// module runs
 //
 //	go test -run TestMyElection -seeds 10000 -profile pause -save DIR
 //	go test -run TestMyElection -scenario DIR/seed-N.scenario.json
@@ -28,10 +29,9 @@ import (
 // library's are: a test of the same binary that defines -seeds, -profile,
 // -save or -scenario itself clashes with them.
 var (
-	seedsFlag    = flag.Int("seeds", 0, "k8slease sweeps: seeds per sweep (0: each sweep's default, a fifth of it with -short)")
-	profileFlag  = flag.String("profile", "", "k8slease sweeps: the fault profile of a sweep whose SweepConfig names none (none, latency, pause, pause-any, partition, conflict, contention, clock, all)")
-	saveFlag     = flag.String("save", "", "k8slease sweeps: where failures are saved, shrunk, with their stories (default: the test's temporary directory)")
-	scenarioFlag = flag.String("scenario", "", "k8slease sweeps: replay this saved scenario file instead of sweeping")
+	profileFlag  = k8ssweep.ProfileFlag
+	saveFlag     = k8ssweep.SaveFlag
+	scenarioFlag = k8ssweep.ScenarioFlag
 )
 
 // Want is what a sweep must show for its test to pass.
@@ -100,9 +100,13 @@ type SweepConfig struct {
 	Shutdowns bool
 	// Want is what the sweep must show (default WantClean).
 	Want Want
-	// Story writes the Kubernetes account appended to each saved
-	// failure's story (nil: one told from what ran — your timing, your
-	// implementation, the regression command for your package).
+	// Story writes an account of your own appended to each saved
+	// failure's story, in place of the one the story tells from what ran
+	// (your timing, your implementation, the regression command for your
+	// package).
+	//
+	// Deprecated: the saved story tells the Kubernetes account itself, in
+	// its own sections; Story leaves SweepConfig after v0.13.0.
 	Story func(w io.Writer, o *Outcome)
 	// Replay is the command that replays a saved file (nil: go test -run
 	// '^TestName$' -count=1 -scenario FILE, in your package's directory).
@@ -113,6 +117,11 @@ type SweepConfig struct {
 	// Configure, when set, tunes the campaign before it runs (save
 	// limits, fail-fast, an OnOutcome of your own).
 	Configure func(*CampaignConfig)
+
+	// notes is the Kubernetes account of a run the story tells (nil: one
+	// told from what ran, userNotes); leasecheck's own sweeps tell of
+	// their Elector (electorNotes).
+	notes func(*Outcome) *campaign.DomainNotes
 }
 
 // SweepResult is what a sweep ran and found.
@@ -165,6 +174,44 @@ func (c *SweepConfig) Target(t *testing.T) (SweepTarget, error) {
 	return &fixedTiming{tg, *c.Timing}, nil
 }
 
+// tellingNotes is the Kubernetes account a sweep's saved stories tell: the
+// configuration's own, or one told from what ran; none when Story appends
+// an account of the caller's.
+func (c *SweepConfig) tellingNotes(t *testing.T) func(*Outcome) *campaign.DomainNotes {
+	switch {
+	case c.Story != nil:
+		return nil
+	case c.notes != nil:
+		return c.notes
+	}
+	cfg := *c
+	return func(o *Outcome) *campaign.DomainNotes { return userNotes(o, &cfg, t) }
+}
+
+// told is a target whose executions carry the Kubernetes account of the
+// run (campaign.Execution.Notes), which the saved story tells in its own
+// sections.
+type told struct {
+	SweepTarget
+	notes func(*Outcome) *campaign.DomainNotes
+}
+
+// telling returns tg with its runs told by notes (nil: tg as it is).
+func telling(tg SweepTarget, notes func(*Outcome) *campaign.DomainNotes) SweepTarget {
+	if notes == nil {
+		return tg
+	}
+	return &told{tg, notes}
+}
+
+func (t *told) Run(ctx context.Context, sc *vclient.Scenario) (*campaign.Execution, error) {
+	e, err := t.SweepTarget.Run(ctx, sc)
+	if e != nil {
+		e.Notes = t.notes
+	}
+	return e, err
+}
+
 // fixedTiming is a target whose client reads none of the scenario's timing
 // parameters: a scenario with others is refused, so that neither a
 // shrinker's edit nor a file of another client is judged as if the client
@@ -197,14 +244,22 @@ func (tm Timing) check(sc *vclient.Scenario) error {
 
 // Generator returns the scenario of each seed of the sweep the
 // configuration stands for, under profile p.
+//
+// Deprecated: Generator is the sweep's own draw, which Sweep makes; it
+// leaves SweepConfig after v0.13.0.
 func (c *SweepConfig) Generator(t *testing.T, p Profile) func(seed uint64) *vclient.Scenario {
+	return c.generator(t, p)
+}
+
+func (c *SweepConfig) generator(t *testing.T, p Profile) func(seed uint64) *vclient.Scenario {
 	timings := c.Timings
 	if c.Timing != nil {
 		timings = []Timing{*c.Timing}
 	}
-	g := generator(genOptions{impl: c.name(t), fenced: c.fencedStore(), profile: p, timings: timings, min: c.MinReplicas, max: c.MaxReplicas})
+	g := k8ssweep.NewGenerator(k8ssweep.GenOptions{Impl: c.name(t), Fenced: c.fencedStore(), Profile: k8ssweep.Profile(p), Timings: houseTimings(timings),
+		Min: c.MinReplicas, Max: c.MaxReplicas})
 	if c.Shutdowns {
-		return StepDowns(g)
+		return k8ssweep.StepDowns(g)
 	}
 	return g
 }
@@ -241,29 +296,18 @@ func (c *SweepConfig) regressions() string {
 }
 
 // SeedCount is the number of seeds a sweep whose default is n runs: -seeds
-// when given, a fifth of n with -short (a race run looks for data races,
-// not for rare seeds), n otherwise.
-func SeedCount(n int) int {
-	if *seedsFlag > 0 {
-		return *seedsFlag
-	}
-	if n <= 0 {
-		n = 100
-	}
-	if testing.Short() {
-		return max(n/5, 1)
-	}
-	return n
-}
+// when given, a fifth of n with -short, n otherwise.
+//
+// Deprecated: SeedCount serves leasecheck's own sweeps (Sweep applies it
+// to SweepConfig.Seeds) and leaves the package after v0.13.0.
+func SeedCount(n int) int { return k8ssweep.SeedCount(n) }
 
 // SaveDir is where a sweep of t saves its failures: -save, or t's
 // temporary directory.
-func SaveDir(t *testing.T) string {
-	if *saveFlag != "" {
-		return *saveFlag
-	}
-	return t.TempDir()
-}
+//
+// Deprecated: SaveDir serves leasecheck's own sweeps (Sweep saves there)
+// and leaves the package after v0.13.0.
+func SaveDir(t *testing.T) string { return k8ssweep.SaveDir(t) }
 
 // Sweep runs a sweep of seeds over your client (cfg) under a fault profile,
 // judges every seed on both records (the clients' view and the stores'
@@ -306,14 +350,13 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 	}
 	out := &SweepResult{Profile: p}
 	story := cfg.Story
-	if story == nil {
-		story = func(w io.Writer, o *campaign.Outcome) { writeUserStory(w, o, &cfg, t) }
-	}
-	c := campaign.Config{Target: tg, Scenario: cfg.Generator(t, p), Kinds: cfg.kinds(p), Seeds: SeedCount(cfg.Seeds), First: 1, Workers: 2,
-		Save: campaign.SaveOptions{Dir: SaveDir(t), Replay: cfg.replay(t), Shrink: campaign.ShrinkOptions{Budget: 300}}}
+	c := campaign.Config{Target: tg, Scenario: cfg.generator(t, p), Kinds: cfg.kinds(p), Seeds: k8ssweep.SeedCount(cfg.Seeds), First: 1, Workers: 2,
+		Save: campaign.SaveOptions{Dir: k8ssweep.SaveDir(t), Replay: cfg.replay(t), Shrink: campaign.ShrinkOptions{Budget: 300}}}
 	if cfg.Configure != nil {
 		cfg.Configure(&c)
 	}
+	// Wrapped after Configure, which may tune the target it was given.
+	c.Target = telling(c.Target, cfg.tellingNotes(t))
 	onOutcome, onFailure := c.OnOutcome, c.OnFailure
 	c.OnOutcome = func(seed uint64, o *campaign.Outcome) error {
 		if len(o.Warnings) > 0 && !o.Violated() {
@@ -330,7 +373,7 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 		return nil
 	}
 	c.OnFailure = func(f *campaign.Failure) {
-		if f.Saved != nil && f.Saved.Story != "" {
+		if story != nil && f.Saved != nil && f.Saved.Story != "" {
 			if err := appendStory(f.Saved, story); err != nil {
 				t.Errorf("story: %v", err)
 			}

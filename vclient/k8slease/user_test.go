@@ -144,6 +144,15 @@ func TestMyControllerUnfenced(t *testing.T) {
 	if k8slease.FindZombieWrite(s.Outcome) == nil {
 		t.Errorf("the saved failure shows no zombie write")
 	}
+	story, err := os.ReadFile(s.Story)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## In Kubernetes terms", "with its own timing", "— a zombie write.", "`k8slease.Regressions`", "-scenario FILE"} {
+		if !strings.Contains(string(story), want) {
+			t.Errorf("the saved story lacks %q:\n%s", want, story)
+		}
+	}
 }
 
 // TestMyControllerRegressions replays the failures kept in
