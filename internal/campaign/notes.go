@@ -1,8 +1,10 @@
 package campaign
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -17,7 +19,9 @@ type DomainNotes struct {
 	Heading string
 	// Setup says what ran, in those terms.
 	Setup string
-	// Events are what happened, in the order the account tells it.
+	// Events are what happened. The story tells them in time order (those
+	// at no one instant last, each group in the order given), so a driver
+	// that gathers them by cause cannot tell a reader an effect before it.
 	Events []NoteEvent
 	// Cause are paragraphs saying why no setting closes it and what does.
 	Cause []string
@@ -64,7 +68,14 @@ func writeNotes(w io.Writer, n *DomainNotes) {
 	if n.Setup != "" {
 		fmt.Fprintf(w, "%s\n\n", strings.TrimSpace(n.Setup))
 	}
-	for _, e := range n.Events {
+	events := slices.Clone(n.Events)
+	slices.SortStableFunc(events, func(a, b NoteEvent) int {
+		if a.T < 0 || b.T < 0 {
+			return cmp.Compare(untimed(a), untimed(b))
+		}
+		return cmp.Compare(a.T, b.T)
+	})
+	for _, e := range events {
 		var at []string
 		if e.T >= 0 {
 			at = append(at, fmt.Sprintf("t=%dms", e.T))
@@ -87,4 +98,12 @@ func writeNotes(w io.Writer, n *DomainNotes) {
 		}
 		fmt.Fprintf(w, "%s\n", strings.TrimSpace(p))
 	}
+}
+
+// untimed is 1 for an event at no one instant, which the story tells last.
+func untimed(e NoteEvent) int {
+	if e.T < 0 {
+		return 1
+	}
+	return 0
 }

@@ -26,7 +26,7 @@ func TestStoryTellsDomainNotes(t *testing.T) {
 			t.Errorf("notes asked of another outcome")
 		}
 		return &DomainNotes{Heading: "Widget", Setup: "Two widgets ran.", Keep: "Keep it in widgets/testdata.",
-			Events: []NoteEvent{{T: 12, Line: 3, What: "w1 spun."}, {T: -1, What: "w2 never stopped."}, {T: 40, What: "w1 stopped."}},
+			Events: []NoteEvent{{T: 40, What: "w1 stopped."}, {T: -1, What: "w2 never stopped."}, {T: 12, Line: 3, What: "w1 spun."}},
 			Cause:  []string{"Widgets do not fence.", "A token would."}}
 	}
 	var b bytes.Buffer
@@ -35,7 +35,7 @@ func TestStoryTellsDomainNotes(t *testing.T) {
 	if calls != 1 {
 		t.Errorf("notes asked %d times, want once", calls)
 	}
-	want := "## In Widget terms\n\nTwo widgets ran.\n\n- t=12ms, line 3: w1 spun.\n- w2 never stopped.\n- t=40ms: w1 stopped.\n\nWidgets do not fence.\n\nA token would.\n\n## History"
+	want := "## In Widget terms\n\nTwo widgets ran.\n\n- t=12ms, line 3: w1 spun.\n- t=40ms: w1 stopped.\n- w2 never stopped.\n\nWidgets do not fence.\n\nA token would.\n\n## History"
 	if !strings.Contains(s, want) {
 		t.Errorf("the story lacks the notes' section %q:\n%s", want, s)
 	}
