@@ -14,6 +14,9 @@
 //   - generate.go: Chooser, Env and Generate.
 //   - candidates.go: Candidates, the fixed-parameter faults the explorer
 //     may strike with at any step (docs/design.md §7).
+//   - applies.go: where each kind can strike (the simulator, a real
+//     backend, a client in virtual time) and what a target must offer: one
+//     table every driver reads (Kind.Needs, KindsFor).
 //
 // The package only describes faults; package sim injects them.
 package faults

@@ -83,10 +83,10 @@ type Options struct {
 	FenceUnchecked bool
 }
 
-// Kinds are the fault kinds the harness injects (package doc); a scenario
-// with another is refused, never run as if the fault had struck.
-var Kinds = []faults.Kind{faults.Pause, faults.Delay, faults.Partition, faults.CoordinatorCrash, faults.Crash, faults.OwnerReuse, faults.Shutdown,
-	faults.ClockOffset, faults.ClockDrift, faults.Conflict}
+// Kinds are the fault kinds the harness injects (package doc; faults'
+// table, faults.KindsFor(faults.VirtualTime)); a scenario with another is
+// refused, never run as if the fault had struck.
+var Kinds = faults.KindsFor(faults.VirtualTime)
 
 // runs serializes runs whose client draws from a process-wide source.
 var runs sync.Mutex
@@ -230,7 +230,7 @@ func run(t *testing.T, sc *Scenario, client Client, opts Options) (*Record, erro
 		if err := refuseClock(i, f); err != nil {
 			return nil, err
 		}
-		if !slices.Contains(Kinds, f.Kind) {
+		if f.Kind.Needs(faults.VirtualTime) == faults.Never {
 			return nil, fmt.Errorf("vclient: fault %d (%s): %s is not injected in virtual time (these are: %v)", i, f, f.Kind, Kinds)
 		}
 	}

@@ -168,30 +168,29 @@ func Run(ctx context.Context, t Target, cfg Config) (*Result, error) {
 	return RunScenario(ctx, t, sc, Options{TTL: cfg.TTL, Retarget: true, OpTimeout: cfg.OpTimeout, NewHolder: cfg.NewHolder, Log: cfg.Log, Extra: cfg.Extra})
 }
 
-// Applicable reports whether fault kind k can be injected into t for real.
-// Clock faults always apply (to a holder); delay and partition need a proxy
-// (Target.Addr); coordinator-crash a server the harness controls.
+// Applicable reports whether fault kind k can be injected into t for real:
+// what the kind needs of a real backend (faults' one table, Kind.Needs)
+// against what t offers (a proxy needs Target.Addr, coordinator-crash a
+// server the harness controls, a cluster fault a cluster it started).
 func Applicable(t Target, k faults.Kind) bool { return NotApplicable(t, k) == "" }
 
 // NotApplicable says why fault kind k cannot be injected into t for real,
 // or "" when it can.
 func NotApplicable(t Target, k faults.Kind) string {
-	switch k {
-	case faults.Pause, faults.Overrun, faults.ClockOffset, faults.ClockDrift, faults.ClockStep, faults.Freeze,
-		faults.DropHeartbeats, faults.RenewDeath, faults.Crash, faults.DoubleRelease, faults.OwnerReuse:
+	switch k.Needs(faults.RealBackend) {
+	case faults.Always:
 		return ""
-	case faults.Delay, faults.Partition:
+	case faults.NeedsProxy:
 		if t.Addr == "" {
 			return "it needs the server's address, to put a proxy between the clients and the server (Target.Addr), and the target gives none"
 		}
 		return ""
-	case faults.CoordinatorCrash:
+	case faults.NeedsOwnServer:
 		if t.Server == nil {
 			return "it needs a server the harness starts, kills and restarts itself (Target.Server); a server of your own is not one leasecheck may crash"
 		}
 		return ""
-	}
-	if k.IsCluster() {
+	case faults.NeedsCluster:
 		if t.Cluster == nil {
 			return "it strikes between the servers of a cluster, and the target is not one leasecheck started (a cluster backend such as etcd-cluster or zookeeper-ensemble)"
 		}

@@ -86,25 +86,19 @@ func (w *World) fault(i int) {
 		w.record(w.nodeByName(f.Target), f, 0, 0, "")
 		return
 	}
-	if f.Kind.IsCluster() {
-		// Between the servers of a cluster: the simulator has one
-		// coordinator. Reported, not counted.
-		w.counts[1][kindIndex(f.Kind)]++
-		w.faultRecs = append(w.faultRecs, model.FaultRecord{Kind: string(f.Kind), Target: f.Target, Start: w.now, Partial: true,
-			Detail: "not applied: a fault between the servers of a cluster; the simulator has one coordinator"})
-		if w.tracing() {
-			w.trace1(f.Target, "fault-not-applied", f.String()+" (a cluster fault: the simulator has one coordinator)")
+	if f.Kind.Needs(faults.Simulator) == faults.Never {
+		// Reported, not counted: a fault between the servers of a cluster
+		// (the simulator has one coordinator), or one of a client's own
+		// code path (its context, its release on the way out), which the
+		// simulator's holders do not have.
+		detail, note := "not applied: a fault of a client's own code, injected in virtual time only (package vclient)", "a client fault: injected in virtual time only"
+		if f.Kind.IsCluster() {
+			detail, note = "not applied: a fault between the servers of a cluster; the simulator has one coordinator", "a cluster fault: the simulator has one coordinator"
 		}
-		return
-	}
-	if f.Kind.IsClient() {
-		// A client's own code path (its context, its release on the way
-		// out): the simulator's holders have none to strike.
 		w.counts[1][kindIndex(f.Kind)]++
-		w.faultRecs = append(w.faultRecs, model.FaultRecord{Kind: string(f.Kind), Target: f.Target, Start: w.now, Partial: true,
-			Detail: "not applied: a fault of a client's own code, injected in virtual time only (package vclient)"})
+		w.faultRecs = append(w.faultRecs, model.FaultRecord{Kind: string(f.Kind), Target: f.Target, Start: w.now, Partial: true, Detail: detail})
 		if w.tracing() {
-			w.trace1(f.Target, "fault-not-applied", f.String()+" (a client fault: injected in virtual time only)")
+			w.trace1(f.Target, "fault-not-applied", f.String()+" ("+note+")")
 		}
 		return
 	}

@@ -1,0 +1,63 @@
+package faults
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestEveryKindHasItsRow: the table has a row for every kind of the
+// vocabulary and none for a name outside it, so a kind added without
+// saying where it strikes fails here rather than being refused everywhere.
+func TestEveryKindHasItsRow(t *testing.T) {
+	var all []Kind
+	for _, list := range [][]Kind{AllKinds, ClusterKinds, ClientKinds} {
+		all = append(all, list...)
+	}
+	for _, k := range all {
+		if _, ok := applies[k]; !ok {
+			t.Errorf("%s has no row in the applicability table", k)
+		}
+	}
+	for k := range applies {
+		if !slices.Contains(all, k) {
+			t.Errorf("the table has a row for %q, which is no kind", k)
+		}
+	}
+	if n := Kind("no-such-kind").Needs(Simulator); n != Never {
+		t.Errorf("an unknown kind needs %d of the simulator, want Never", n)
+	}
+	if n := Pause.Needs(Driver(0)); n != Never {
+		t.Errorf("pause needs %d of no driver, want Never", n)
+	}
+}
+
+// TestKindsFor: the simulator injects exactly "all" (one coordinator, no
+// client code of its own); a real backend every kind but a client's; a
+// client in virtual time the client faults and none of a cluster's.
+func TestKindsFor(t *testing.T) {
+	if got := KindsFor(Simulator); !slices.Equal(got, AllKinds) {
+		t.Errorf("simulator: %v, want %v", got, AllKinds)
+	}
+	real := KindsFor(RealBackend)
+	for _, k := range ClientKinds {
+		if slices.Contains(real, k) {
+			t.Errorf("a real backend takes the client fault %s", k)
+		}
+	}
+	for _, k := range ClusterKinds {
+		if k.Needs(RealBackend) != NeedsCluster {
+			t.Errorf("%s needs %d of a real backend, want a cluster", k, k.Needs(RealBackend))
+		}
+	}
+	vt := KindsFor(VirtualTime)
+	for _, k := range ClientKinds {
+		if !slices.Contains(vt, k) {
+			t.Errorf("virtual time does not take the client fault %s", k)
+		}
+	}
+	for _, k := range ClusterKinds {
+		if slices.Contains(vt, k) {
+			t.Errorf("virtual time takes the cluster fault %s", k)
+		}
+	}
+}
