@@ -14,9 +14,7 @@
 //   - generate.go: Chooser, Env and Generate.
 //   - candidates.go: Candidates, the fixed-parameter faults the explorer
 //     may strike with at any step (docs/design.md §7).
-//   - applies.go: where each kind can strike (the simulator, a real
-//     backend, a client in virtual time) and what a target must offer: one
-//     table every driver reads (Kind.Needs, KindsFor).
 //
-// The package only describes faults; package sim injects them.
+// The package only describes faults; the drivers inject them, and
+// internal/faultsupport's one table says which driver takes which kind.
 package faults

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -83,10 +84,10 @@ type Options struct {
 	FenceUnchecked bool
 }
 
-// Kinds are the fault kinds the harness injects (package doc; faults'
-// table, faults.KindsFor(faults.VirtualTime)); a scenario with another is
+// Kinds are the fault kinds the harness injects (package doc; the
+// virtual-time column of internal/faultsupport's table); a scenario with another is
 // refused, never run as if the fault had struck.
-var Kinds = faults.KindsFor(faults.VirtualTime)
+var Kinds = faultsupport.Kinds(faultsupport.VirtualTime)
 
 // runs serializes runs whose client draws from a process-wide source.
 var runs sync.Mutex
@@ -230,7 +231,7 @@ func run(t *testing.T, sc *Scenario, client Client, opts Options) (*Record, erro
 		if err := refuseClock(i, f); err != nil {
 			return nil, err
 		}
-		if f.Kind.Needs(faults.VirtualTime) == faults.Never {
+		if faultsupport.Needs(f.Kind, faultsupport.VirtualTime) == faultsupport.Never {
 			return nil, fmt.Errorf("vclient: fault %d (%s): %s is not injected in virtual time (these are: %v)", i, f, f.Kind, Kinds)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/machine"
@@ -169,7 +170,7 @@ func Run(ctx context.Context, t Target, cfg Config) (*Result, error) {
 }
 
 // Applicable reports whether fault kind k can be injected into t for real:
-// what the kind needs of a real backend (faults' one table, Kind.Needs)
+// what the kind needs of a real backend (internal/faultsupport's one table)
 // against what t offers (a proxy needs Target.Addr, coordinator-crash a
 // server the harness controls, a cluster fault a cluster it started).
 func Applicable(t Target, k faults.Kind) bool { return NotApplicable(t, k) == "" }
@@ -177,20 +178,20 @@ func Applicable(t Target, k faults.Kind) bool { return NotApplicable(t, k) == ""
 // NotApplicable says why fault kind k cannot be injected into t for real,
 // or "" when it can.
 func NotApplicable(t Target, k faults.Kind) string {
-	switch k.Needs(faults.RealBackend) {
-	case faults.Always:
+	switch faultsupport.Needs(k, faultsupport.RealBackend) {
+	case faultsupport.Always:
 		return ""
-	case faults.NeedsProxy:
+	case faultsupport.NeedsProxy:
 		if t.Addr == "" {
 			return "it needs the server's address, to put a proxy between the clients and the server (Target.Addr), and the target gives none"
 		}
 		return ""
-	case faults.NeedsOwnServer:
+	case faultsupport.NeedsOwnServer:
 		if t.Server == nil {
 			return "it needs a server the harness starts, kills and restarts itself (Target.Server); a server of your own is not one leasecheck may crash"
 		}
 		return ""
-	case faults.NeedsCluster:
+	case faultsupport.NeedsCluster:
 		if t.Cluster == nil {
 			return "it strikes between the servers of a cluster, and the target is not one leasecheck started (a cluster backend such as etcd-cluster or zookeeper-ensemble)"
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -86,7 +87,7 @@ func (w *World) fault(i int) {
 		w.record(w.nodeByName(f.Target), f, 0, 0, "")
 		return
 	}
-	if f.Kind.Needs(faults.Simulator) == faults.Never {
+	if faultsupport.Needs(f.Kind, faultsupport.Simulator) == faultsupport.Never {
 		// Reported, not counted: a fault between the servers of a cluster
 		// (the simulator has one coordinator), or one of a client's own
 		// code path (its context, its release on the way out), which the

@@ -1,16 +1,18 @@
-package faults
+package faultsupport
 
 import (
 	"slices"
 	"testing"
+
+	"github.com/leasecheck/leasecheck/faults"
 )
 
 // TestEveryKindHasItsRow: the table has a row for every kind of the
 // vocabulary and none for a name outside it, so a kind added without
 // saying where it strikes fails here rather than being refused everywhere.
 func TestEveryKindHasItsRow(t *testing.T) {
-	var all []Kind
-	for _, list := range [][]Kind{AllKinds, ClusterKinds, ClientKinds} {
+	var all []faults.Kind
+	for _, list := range [][]faults.Kind{faults.AllKinds, faults.ClusterKinds, faults.ClientKinds} {
 		all = append(all, list...)
 	}
 	for _, k := range all {
@@ -23,10 +25,10 @@ func TestEveryKindHasItsRow(t *testing.T) {
 			t.Errorf("the table has a row for %q, which is no kind", k)
 		}
 	}
-	if n := Kind("no-such-kind").Needs(Simulator); n != Never {
+	if n := Needs(faults.Kind("no-such-kind"), Simulator); n != Never {
 		t.Errorf("an unknown kind needs %d of the simulator, want Never", n)
 	}
-	if n := Pause.Needs(Driver(0)); n != Never {
+	if n := Needs(faults.Pause, Driver(0)); n != Never {
 		t.Errorf("pause needs %d of no driver, want Never", n)
 	}
 }
@@ -34,28 +36,28 @@ func TestEveryKindHasItsRow(t *testing.T) {
 // TestKindsFor: the simulator injects exactly "all" (one coordinator, no
 // client code of its own); a real backend every kind but a client's; a
 // client in virtual time the client faults and none of a cluster's.
-func TestKindsFor(t *testing.T) {
-	if got := KindsFor(Simulator); !slices.Equal(got, AllKinds) {
-		t.Errorf("simulator: %v, want %v", got, AllKinds)
+func TestKinds(t *testing.T) {
+	if got := Kinds(Simulator); !slices.Equal(got, faults.AllKinds) {
+		t.Errorf("simulator: %v, want %v", got, faults.AllKinds)
 	}
-	real := KindsFor(RealBackend)
-	for _, k := range ClientKinds {
+	real := Kinds(RealBackend)
+	for _, k := range faults.ClientKinds {
 		if slices.Contains(real, k) {
 			t.Errorf("a real backend takes the client fault %s", k)
 		}
 	}
-	for _, k := range ClusterKinds {
-		if k.Needs(RealBackend) != NeedsCluster {
-			t.Errorf("%s needs %d of a real backend, want a cluster", k, k.Needs(RealBackend))
+	for _, k := range faults.ClusterKinds {
+		if Needs(k, RealBackend) != NeedsCluster {
+			t.Errorf("%s needs %d of a real backend, want a cluster", k, Needs(k, RealBackend))
 		}
 	}
-	vt := KindsFor(VirtualTime)
-	for _, k := range ClientKinds {
+	vt := Kinds(VirtualTime)
+	for _, k := range faults.ClientKinds {
 		if !slices.Contains(vt, k) {
 			t.Errorf("virtual time does not take the client fault %s", k)
 		}
 	}
-	for _, k := range ClusterKinds {
+	for _, k := range faults.ClusterKinds {
 		if slices.Contains(vt, k) {
 			t.Errorf("virtual time takes the cluster fault %s", k)
 		}
