@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 
@@ -37,151 +38,15 @@ const (
 )
 
 func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	holders := fs.Int("holders", 2, "how many holders contend for the lease")
-	depth := fs.Int("depth", 200, "the most moves on one path")
-	faultList := fs.String("faults", defaultExploreFaults, "fault kinds that may strike at any step, \"all\" or \"none\" (with --mutant: its own kinds unless given)")
-	maxFaults := fs.Int("max-faults", defaultMaxFaults, "at most this many faults on one path")
-	adversary := fs.Int("adversary", 0, "at most this many adversarial requests on one path (with --mutant: the mutant's own unless given)")
-	deviations := fs.Int("deviations", defaultDeviations, "at most this many messages on one path off the shortest delay")
-	loss := fs.Bool("loss", false, "a deviation may also lose a message")
-	semantics := fs.String("semantics", "", "seed or fenced-storage (default seed; a --mutant's own)")
-	strategy := fs.String("strategy", "auto", "auto (depth-first to decide; a violation found is searched again breadth-first for the shortest), bfs (minimal counterexamples; parallel on --workers), dfs, or pct (randomized, with its guarantee)")
-	mutantName := fs.String("mutant", "", "explore planted-bug mutant `NAME` instead of the reference (see leasecheck mutants)")
-	out := fs.String("out", "leasecheck-failures", "where a counterexample is saved as a scenario leasecheck repro replays")
-	timeout := fs.Duration("timeout", 0, "wall-time budget (0: none); past it the result is incomplete (exit 3)")
-	maxMem := &sizeFlag{n: defaultExploreMemory}
-	fs.Var(maxMem, "max-memory", "memory budget of the search's states (`SIZE`: 512MiB, 2GiB, none); past it the result is incomplete (exit 3)")
-	maxStates := fs.Int64("max-states", 0, "budget of distinct states (0: none; the memory budget bounds them)")
-	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "breadth-first search (bfs, and auto's search for the shortest violation): expand states on this many goroutines (the counts and the counterexample are the same for any number)")
-	progress := fs.Bool("progress", true, "show a progress line (states, distinct, depth, rate, memory) when stderr is a terminal")
-	runs := fs.Int("runs", 1000, "pct: how many random runs")
-	pctDepth := fs.Int("pct-depth", 3, "pct: the bug depth d (d-1 priority change points)")
-	seed := fs.Uint64("seed", 1, "pct: the seed of the runs")
-	noHash := fs.Bool("no-hash", false, "do not skip states seen before (for measurements)")
-	noPOR := fs.Bool("no-por", false, "do not skip orders of commuting steps (for measurements)")
-	symmetry := fs.Bool("symmetry", false, "digest states up to permutations of holders with identical programs and start times, where the space is symmetric in them (sleep sets go off with it; the report says whether it applied)")
-	stagger := fs.Int64("stagger", 2, "ms between the holders' start times (0: they start together, so holders with one program are interchangeable)")
-	asJSON := fs.Bool("json", false, "print the report as one JSON object")
-	noMin := fs.Bool("no-minimize", false, "keep the counterexample of the space as given (default: shorten it by exploring smaller worlds)")
-	shardFlag := fs.String("shard", "", "explore only the `I/N`-th of N disjoint parts of the space (bfs; 1 <= I <= N), write it to --part, and combine the N parts with leasecheck merge")
-	partFile := fs.String("part", "", "with --shard: the part file to write (`FILE`; default explore-part-I-of-N.json)")
-	coverDir := fs.String("coverage", "", "also measure which lines of internal/impl/holder and internal/impl/memstore the exploration ran: re-run it in a build of leasecheck with Go's coverage under `DIR` (needs the go command and the module's source) and report per-package percentages and the code never run")
-	planFlag := fs.String("plan", "default", "the spaces searched one after another when no flag shapes one space: \"default\" (explore.DefaultPlan) or a plan `FILE` (a JSON array of spaces; --print-plan writes the default one to start from)")
-	printPlan := fs.Bool("print-plan", false, "print the plan --plan names, as a plan file, and exit")
-	shardWidth := fs.Int("shard-width", explore.DefaultShardWidth, "with --shard: split the space at the first depth after a level of at least this many states per part (every part must use the same)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: leasecheck explore [--holders N] [--faults LIST] [--max-faults K] [--adversary A] [--semantics S] [--depth D] [--strategy auto|bfs|dfs|pct] [--mutant NAME] [--out DIR] [--timeout D] [--max-memory SIZE] [--coverage DIR] [--shard I/N --part FILE] [--json]")
-		fmt.Fprintln(stderr, "\nExplores every run of the simulator's machines within the bounds: every order of\nthe events due at one instant, where each fault strikes, the adversarial client's\nrequests, the messages' delays. With no flag that shapes the space (--holders,\n--faults, --max-faults, --adversary, --deviations, --loss, --semantics, --mutant)\nit explores the default plan, seven spaces one after another: every fault once\n(seed semantics); the adversarial client (seed); the adversary under fenced\nstorage; the adversary after an owner reuse under fenced storage; several\nwrites per grant with a reader and one fault; late answers (a delay past the\nrequest timeout); a handoff on the exact tick (no delay, no margin, clocks at\nopposite drift bounds).\n\nExit status: 0 no violation found (the report's \"complete\" says whether that is\na proof of the bounded space; PCT never is), 1 a violation (its shortest path\nsaved under --out; replay it with leasecheck repro FILE), 2 bad usage or a bug in\nleasecheck (the explorer's monitor and its full judges disagreed on a path), 3 a\nbudget (--timeout, --max-memory, --max-states) ran out first.")
-		fs.PrintDefaults()
-	}
+	fs, f := exploreFlagSet(stderr)
 	if code, ok := parseFlagsOnly(fs, args, stderr); !ok {
 		return code
 	}
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	kinds, err := faults.ParseKinds(*faultList)
-	if err != nil {
-		fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
-		return exitUsage
-	}
-	if *stagger < 0 {
-		fmt.Fprintln(stderr, "leasecheck explore: --stagger must be >= 0")
-		return exitUsage
-	}
-	if *holders < 1 || *depth < 1 || *maxFaults < 0 || *deviations < 0 || *maxStates < 0 || *runs < 1 || *pctDepth < 1 {
-		fmt.Fprintln(stderr, "leasecheck explore: --holders, --depth, --runs and --pct-depth must be >= 1; --max-faults, --deviations and --max-states >= 0")
-		return exitUsage
-	}
-	st := explore.Strategy(*strategy)
-	if !slices.Contains([]explore.Strategy{explore.Auto, explore.BFS, explore.DFS, explore.PCT}, st) {
-		fmt.Fprintf(stderr, "leasecheck explore: unknown strategy %q (auto, bfs, dfs, pct)\n", *strategy)
-		return exitUsage
-	}
-	b := explore.Bounds{Holders: *holders, Faults: kinds, MaxFaults: *maxFaults, Deviations: *deviations, Loss: *loss, Semantics: *semantics, Stagger: *stagger}
-	if *stagger == 0 {
-		b.Stagger = -1 // Bounds' "together"; its 0 is the default
-	}
-	o := explore.Options{Strategy: st, MaxDepth: *depth, MaxStates: *maxStates, Timeout: *timeout, NoHash: *noHash, NoPOR: *noPOR,
-		Runs: *runs, Depth: *pctDepth, Seed: *seed, Workers: *workers, Symmetry: *symmetry}
-	if *workers < 1 {
-		fmt.Fprintln(stderr, "leasecheck explore: --workers must be >= 1")
-		return exitUsage
-	}
-	if maxMem.n > 0 {
-		o.MaxMemory = maxMem.n
-	}
-	// The plan (--plan: explore.DefaultPlan unless it names a file) unless
-	// a flag shapes one space.
-	plan := *mutantName == "" && !set["holders"] && !set["faults"] && !set["max-faults"] && !set["adversary"] &&
-		!set["deviations"] && !set["loss"] && !set["semantics"] && !set["stagger"]
-	if set["plan"] && !plan {
-		fmt.Fprintln(stderr, "leasecheck explore: --plan searches its own spaces: drop --mutant, --holders, --faults, --max-faults, --adversary, --deviations, --loss, --semantics and --stagger, or --plan")
-		return exitUsage
-	}
-	spacesOfPlan := explore.DefaultPlan()
-	if *planFlag != "default" {
-		if spacesOfPlan, err = explore.LoadPlan(*planFlag); err != nil {
-			fmt.Fprintf(stderr, "leasecheck explore: --plan %v\n", err)
-			return exitUsage
-		}
-	}
-	if *printPlan {
-		if err := explore.WritePlan(stdout, spacesOfPlan); err != nil {
-			fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
-			return exitUsage
-		}
-		return exitOK
-	}
-	var mut *mutants.Mutant
-	if *mutantName != "" {
-		if mut = mutants.ByName(*mutantName); mut == nil {
-			fmt.Fprintf(stderr, "leasecheck explore: unknown mutant %q (known: %s)\n", *mutantName, strings.Join(mutants.Names(), ", "))
-			return exitUsage
-		}
-		// The mutant's own bounds, but for what the command line says.
-		mb := explore.MutantBounds(mut)
-		if set["holders"] || mb.Holders == 0 {
-			mb.Holders = b.Holders
-		}
-		if set["faults"] {
-			mb.Faults = b.Faults
-		}
-		if set["max-faults"] {
-			mb.MaxFaults = b.MaxFaults
-		}
-		if set["deviations"] {
-			mb.Deviations = b.Deviations
-		}
-		if set["loss"] {
-			mb.Loss = b.Loss
-		}
-		if set["semantics"] {
-			mb.Semantics = b.Semantics
-		}
-		if set["stagger"] {
-			mb.Stagger = b.Stagger
-		}
-		if !set["adversary"] {
-			*adversary = mb.Adversary
-		}
-		b = mb
-		o.Sim = mut.Options()
-		o.Implementation = mut.Implementation()
-	}
-	if *adversary < 0 {
-		fmt.Fprintln(stderr, "leasecheck explore: --adversary must be >= 0")
-		return exitUsage
-	}
-	b.Adversary = *adversary
-	if b.Semantics != "" && b.Semantics != "seed" && b.Semantics != "fenced-storage" {
-		fmt.Fprintf(stderr, "leasecheck explore: unknown semantics %q (seed, fenced-storage)\n", b.Semantics)
-		return exitUsage
-	}
-	sc := explore.Space(b)
-	if mut != nil {
-		mut.AdaptSpace(sc)
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	j, code, ok := f.job(set, stdout, stderr)
+	if !ok {
+		return code
 	}
 	// The search keeps many states alive at once: collecting garbage less
 	// often trades memory for speed, up to the memory budget (the limit set
@@ -190,85 +55,37 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// little more memory (docs/exploration.md, "Measured choices in the
 	// code").
 	debug.SetGCPercent(800)
-	if o.MaxMemory > 0 {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(o.MaxMemory))
+	if j.o.MaxMemory > 0 {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(j.o.MaxMemory))
 	}
-	if f, ok := stderr.(*os.File); ok && *progress && term.IsTerminal(int(f.Fd())) {
-		o.Progress = func(p explore.Progress) {
+	if fd, ok := stderr.(*os.File); ok && f.progress && term.IsTerminal(int(fd.Fd())) {
+		j.o.Progress = func(p explore.Progress) {
 			fmt.Fprintf(stderr, "\r\033[K%s states, %s distinct, depth %d, %.0f distinct/s, heap %dMiB, %.0fs",
 				thousands(p.States), thousands(p.Distinct), p.Depth, float64(p.Distinct)/max(p.Elapsed.Seconds(), 1e-9), p.HeapBytes>>20, p.Elapsed.Seconds())
 		}
 	}
-	if *shardFlag != "" {
-		if !set["strategy"] {
-			o.Strategy = explore.BFS // a part is breadth-first (explore.ExploreShard)
-		}
-		if *coverDir != "" {
-			fmt.Fprintln(stderr, "leasecheck explore: --coverage measures a whole exploration, not a part (--shard): run it unsharded")
-			return exitUsage
-		}
-		sh, err := campaign.ParseShard(*shardFlag)
-		if err != nil || sh.N < 1 {
-			fmt.Fprintf(stderr, "leasecheck explore: --shard %q: want I/N with 1 <= I <= N\n", *shardFlag)
-			return exitUsage
-		}
-		spaces := []*scenario.Scenario{sc}
-		if plan {
-			spaces = spaces[:0]
-			for _, b := range spacesOfPlan {
-				spaces = append(spaces, explore.Space(b))
-			}
-		}
-		file := *partFile
-		if file == "" {
-			file = fmt.Sprintf("explore-part-%d-of-%d.json", sh.I, sh.N)
-		}
-		return runExploreShard(spaces, o, sh, *shardWidth, file, stdout, stderr)
+	if f.shard != "" {
+		return f.runShard(j, set, stdout, stderr)
 	}
-	var rep *explore.Report
-	if plan {
-		rep, sc, err = explore.ExplorePlan(spacesOfPlan, o)
-	} else {
-		rep, err = explore.Explore(sc, o)
-	}
-	if o.Progress != nil {
+	rep, err := j.search(f.noMin, f.out)
+	if j.o.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
 		return exitUsage
 	}
-	// The verdict is the search's, before Minimize replaces the
-	// counterexample by one of a smaller world: what a sharded
-	// exploration's merge reproduces.
-	rep.Verdict = explore.VerdictOf(rep)
-	if rep.Counterexample != nil && !*noMin {
-		rep = explore.Minimize(sc, o, rep)
-	}
-	if cx := rep.Counterexample; cx != nil {
-		mname := ""
-		if mut != nil {
-			mname = mut.Name
-		}
-		file, err := saveCounterexample(*out, counterexampleName(foundBy(rep), mname, cx.Property), cx.Scenario, cx.Property)
-		if err != nil {
-			fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
-			return exitUsage
-		}
-		cx.File = file
-	}
-	rep.Reductions = rep.ReductionsOn()
-	if *coverDir != "" {
+	if f.coverDir != "" {
 		want := rep.Verdict
 		if rep.Counterexample == nil && !rep.Complete {
 			want = nil // a budget ended this run: the re-run may end elsewhere
 		}
-		if rep.Coverage, err = measureCoverage(*coverDir, withoutFlag(args, "coverage"), want); err != nil {
+		if rep.Coverage, err = measureCoverage(f.coverDir, withoutFlag(args, "coverage"), want); err != nil {
 			fmt.Fprintf(stderr, "leasecheck explore: --coverage: %v\n", err)
 			return exitUsage
 		}
 	}
-	if *asJSON {
+	if f.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(rep); err != nil {
@@ -276,8 +93,249 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	} else {
-		printExplore(stdout, rep, mut)
+		printExplore(stdout, rep, j.mut)
 	}
+	return exploreExit(rep, j.o, stderr)
+}
+
+// exploreFlags are explore's command line.
+type exploreFlags struct {
+	holders, depth, maxFaults, adversary, deviations, workers, runs, pctDepth, shardWidth int
+	faultList, semantics, strategy, mutantName, out, shard, partFile, coverDir, plan      string
+	loss, progress, noHash, noPOR, symmetry, asJSON, noMin, printPlan                     bool
+	timeout                                                                               time.Duration
+	maxMem                                                                                sizeFlag
+	maxStates, stagger                                                                    int64
+	seed                                                                                  uint64
+}
+
+// exploreFlagSet declares explore's flags and its usage.
+func exploreFlagSet(stderr io.Writer) (*flag.FlagSet, *exploreFlags) {
+	f := &exploreFlags{maxMem: sizeFlag{n: defaultExploreMemory}}
+	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&f.holders, "holders", 2, "how many holders contend for the lease")
+	fs.IntVar(&f.depth, "depth", 200, "the most moves on one path")
+	fs.StringVar(&f.faultList, "faults", defaultExploreFaults, "fault kinds that may strike at any step, \"all\" or \"none\" (with --mutant: its own kinds unless given)")
+	fs.IntVar(&f.maxFaults, "max-faults", defaultMaxFaults, "at most this many faults on one path")
+	fs.IntVar(&f.adversary, "adversary", 0, "at most this many adversarial requests on one path (with --mutant: the mutant's own unless given)")
+	fs.IntVar(&f.deviations, "deviations", defaultDeviations, "at most this many messages on one path off the shortest delay")
+	fs.BoolVar(&f.loss, "loss", false, "a deviation may also lose a message")
+	fs.StringVar(&f.semantics, "semantics", "", "seed or fenced-storage (default seed; a --mutant's own)")
+	fs.StringVar(&f.strategy, "strategy", "auto", "auto (depth-first to decide; a violation found is searched again breadth-first for the shortest), bfs (minimal counterexamples; parallel on --workers), dfs, or pct (randomized, with its guarantee)")
+	fs.StringVar(&f.mutantName, "mutant", "", "explore planted-bug mutant `NAME` instead of the reference (see leasecheck mutants)")
+	fs.StringVar(&f.out, "out", "leasecheck-failures", "where a counterexample is saved as a scenario leasecheck repro replays")
+	fs.DurationVar(&f.timeout, "timeout", 0, "wall-time budget (0: none); past it the result is incomplete (exit 3)")
+	fs.Var(&f.maxMem, "max-memory", "memory budget of the search's states (`SIZE`: 512MiB, 2GiB, none); past it the result is incomplete (exit 3)")
+	fs.Int64Var(&f.maxStates, "max-states", 0, "budget of distinct states (0: none; the memory budget bounds them)")
+	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "breadth-first search (bfs, and auto's search for the shortest violation): expand states on this many goroutines (the counts and the counterexample are the same for any number)")
+	fs.BoolVar(&f.progress, "progress", true, "show a progress line (states, distinct, depth, rate, memory) when stderr is a terminal")
+	fs.IntVar(&f.runs, "runs", 1000, "pct: how many random runs")
+	fs.IntVar(&f.pctDepth, "pct-depth", 3, "pct: the bug depth d (d-1 priority change points)")
+	fs.Uint64Var(&f.seed, "seed", 1, "pct: the seed of the runs")
+	fs.BoolVar(&f.noHash, "no-hash", false, "do not skip states seen before (for measurements)")
+	fs.BoolVar(&f.noPOR, "no-por", false, "do not skip orders of commuting steps (for measurements)")
+	fs.BoolVar(&f.symmetry, "symmetry", false, "digest states up to permutations of holders with identical programs and start times, where the space is symmetric in them (sleep sets go off with it; the report says whether it applied)")
+	fs.Int64Var(&f.stagger, "stagger", 2, "ms between the holders' start times (0: they start together, so holders with one program are interchangeable)")
+	fs.BoolVar(&f.asJSON, "json", false, "print the report as one JSON object")
+	fs.BoolVar(&f.noMin, "no-minimize", false, "keep the counterexample of the space as given (default: shorten it by exploring smaller worlds)")
+	fs.StringVar(&f.shard, "shard", "", "explore only the `I/N`-th of N disjoint parts of the space (bfs; 1 <= I <= N), write it to --part, and combine the N parts with leasecheck merge")
+	fs.StringVar(&f.partFile, "part", "", "with --shard: the part file to write (`FILE`; default explore-part-I-of-N.json)")
+	fs.StringVar(&f.coverDir, "coverage", "", "also measure which lines of internal/impl/holder and internal/impl/memstore the exploration ran: re-run it in a build of leasecheck with Go's coverage under `DIR` (needs the go command and the module's source) and report per-package percentages and the code never run")
+	fs.StringVar(&f.plan, "plan", "default", "the spaces searched one after another when no flag shapes one space: \"default\" (explore.DefaultPlan) or a plan `FILE` (a JSON array of spaces; --print-plan writes the default one to start from)")
+	fs.BoolVar(&f.printPlan, "print-plan", false, "print the plan --plan names, as a plan file, and exit")
+	fs.IntVar(&f.shardWidth, "shard-width", explore.DefaultShardWidth, "with --shard: split the space at the first depth after a level of at least this many states per part (every part must use the same)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: leasecheck explore [--holders N] [--faults LIST] [--max-faults K] [--adversary A] [--semantics S] [--depth D] [--strategy auto|bfs|dfs|pct] [--mutant NAME] [--out DIR] [--timeout D] [--max-memory SIZE] [--coverage DIR] [--shard I/N --part FILE] [--json]")
+		fmt.Fprintln(stderr, "\nExplores every run of the simulator's machines within the bounds: every order of\nthe events due at one instant, where each fault strikes, the adversarial client's\nrequests, the messages' delays. With no flag that shapes the space (--holders,\n--faults, --max-faults, --adversary, --deviations, --loss, --semantics, --mutant)\nit explores the default plan, seven spaces one after another: every fault once\n(seed semantics); the adversarial client (seed); the adversary under fenced\nstorage; the adversary after an owner reuse under fenced storage; several\nwrites per grant with a reader and one fault; late answers (a delay past the\nrequest timeout); a handoff on the exact tick (no delay, no margin, clocks at\nopposite drift bounds).\n\nExit status: 0 no violation found (the report's \"complete\" says whether that is\na proof of the bounded space; PCT never is), 1 a violation (its shortest path\nsaved under --out; replay it with leasecheck repro FILE), 2 bad usage or a bug in\nleasecheck (the explorer's monitor and its full judges disagreed on a path), 3 a\nbudget (--timeout, --max-memory, --max-states) ran out first.")
+		fs.PrintDefaults()
+	}
+	return fs, f
+}
+
+// exploreJob is what the command line asks to search: one space (sc, for a
+// mutant adapted to it) or a plan of spaces, with the search's options.
+type exploreJob struct {
+	sc     *scenario.Scenario
+	o      explore.Options
+	mut    *mutants.Mutant
+	plan   bool // search planSpaces, not sc
+	spaces []explore.Bounds
+}
+
+// job checks the flags and builds the search they ask for; ok is false
+// when it printed why not (or printed the plan) and the command exits
+// with code.
+func (f *exploreFlags) job(set map[string]bool, stdout, stderr io.Writer) (j *exploreJob, code int, ok bool) {
+	usage := func(format string, a ...any) (*exploreJob, int, bool) {
+		fmt.Fprintf(stderr, "leasecheck explore: "+format+"\n", a...)
+		return nil, exitUsage, false
+	}
+	kinds, err := faults.ParseKinds(f.faultList)
+	if err != nil {
+		return usage("%v", err)
+	}
+	if f.stagger < 0 {
+		return usage("--stagger must be >= 0")
+	}
+	if f.holders < 1 || f.depth < 1 || f.maxFaults < 0 || f.deviations < 0 || f.maxStates < 0 || f.runs < 1 || f.pctDepth < 1 {
+		return usage("--holders, --depth, --runs and --pct-depth must be >= 1; --max-faults, --deviations and --max-states >= 0")
+	}
+	st := explore.Strategy(f.strategy)
+	if !slices.Contains([]explore.Strategy{explore.Auto, explore.BFS, explore.DFS, explore.PCT}, st) {
+		return usage("unknown strategy %q (auto, bfs, dfs, pct)", f.strategy)
+	}
+	b := explore.Bounds{Holders: f.holders, Faults: kinds, MaxFaults: f.maxFaults, Deviations: f.deviations, Loss: f.loss, Semantics: f.semantics, Stagger: f.stagger}
+	if f.stagger == 0 {
+		b.Stagger = -1 // Bounds' "together"; its 0 is the default
+	}
+	j = &exploreJob{o: explore.Options{Strategy: st, MaxDepth: f.depth, MaxStates: f.maxStates, Timeout: f.timeout, NoHash: f.noHash, NoPOR: f.noPOR,
+		Runs: f.runs, Depth: f.pctDepth, Seed: f.seed, Workers: f.workers, Symmetry: f.symmetry}}
+	if f.workers < 1 {
+		return usage("--workers must be >= 1")
+	}
+	if f.maxMem.n > 0 {
+		j.o.MaxMemory = f.maxMem.n
+	}
+	// The plan (--plan: explore.DefaultPlan unless it names a file) unless
+	// a flag shapes one space.
+	j.plan = f.mutantName == "" && !set["holders"] && !set["faults"] && !set["max-faults"] && !set["adversary"] &&
+		!set["deviations"] && !set["loss"] && !set["semantics"] && !set["stagger"]
+	if set["plan"] && !j.plan {
+		return usage("--plan searches its own spaces: drop --mutant, --holders, --faults, --max-faults, --adversary, --deviations, --loss, --semantics and --stagger, or --plan")
+	}
+	j.spaces = explore.DefaultPlan()
+	if f.plan != "default" {
+		if j.spaces, err = explore.LoadPlan(f.plan); err != nil {
+			return usage("--plan %v", err)
+		}
+	}
+	if f.printPlan {
+		if err := explore.WritePlan(stdout, j.spaces); err != nil {
+			return usage("%v", err)
+		}
+		return nil, exitOK, false
+	}
+	adversary := f.adversary
+	if f.mutantName != "" {
+		if j.mut = mutants.ByName(f.mutantName); j.mut == nil {
+			return usage("unknown mutant %q (known: %s)", f.mutantName, strings.Join(mutants.Names(), ", "))
+		}
+		b, adversary = mutantBounds(j.mut, b, adversary, set)
+		j.o.Sim = j.mut.Options()
+		j.o.Implementation = j.mut.Implementation()
+	}
+	if adversary < 0 {
+		return usage("--adversary must be >= 0")
+	}
+	b.Adversary = adversary
+	if b.Semantics != "" && b.Semantics != "seed" && b.Semantics != "fenced-storage" {
+		return usage("unknown semantics %q (seed, fenced-storage)", b.Semantics)
+	}
+	j.sc = explore.Space(b)
+	if j.mut != nil {
+		j.mut.AdaptSpace(j.sc)
+	}
+	return j, 0, true
+}
+
+// mutantBounds are the mutant's own bounds, but for what the command line
+// set (b, adversary).
+func mutantBounds(mut *mutants.Mutant, b explore.Bounds, adversary int, set map[string]bool) (explore.Bounds, int) {
+	mb := explore.MutantBounds(mut)
+	if set["holders"] || mb.Holders == 0 {
+		mb.Holders = b.Holders
+	}
+	if set["faults"] {
+		mb.Faults = b.Faults
+	}
+	if set["max-faults"] {
+		mb.MaxFaults = b.MaxFaults
+	}
+	if set["deviations"] {
+		mb.Deviations = b.Deviations
+	}
+	if set["loss"] {
+		mb.Loss = b.Loss
+	}
+	if set["semantics"] {
+		mb.Semantics = b.Semantics
+	}
+	if set["stagger"] {
+		mb.Stagger = b.Stagger
+	}
+	if !set["adversary"] {
+		adversary = mb.Adversary
+	}
+	return mb, adversary
+}
+
+// runShard explores one part (--shard) of the job's space or plan.
+func (f *exploreFlags) runShard(j *exploreJob, set map[string]bool, stdout, stderr io.Writer) int {
+	if !set["strategy"] {
+		j.o.Strategy = explore.BFS // a part is breadth-first (explore.ExploreShard)
+	}
+	if f.coverDir != "" {
+		fmt.Fprintln(stderr, "leasecheck explore: --coverage measures a whole exploration, not a part (--shard): run it unsharded")
+		return exitUsage
+	}
+	sh, err := campaign.ParseShard(f.shard)
+	if err != nil || sh.N < 1 {
+		fmt.Fprintf(stderr, "leasecheck explore: --shard %q: want I/N with 1 <= I <= N\n", f.shard)
+		return exitUsage
+	}
+	spaces := []*scenario.Scenario{j.sc}
+	if j.plan {
+		spaces = spaces[:0]
+		for _, b := range j.spaces {
+			spaces = append(spaces, explore.Space(b))
+		}
+	}
+	file := f.partFile
+	if file == "" {
+		file = fmt.Sprintf("explore-part-%d-of-%d.json", sh.I, sh.N)
+	}
+	return runExploreShard(spaces, j.o, sh, f.shardWidth, file, stdout, stderr)
+}
+
+// search runs the job, minimizes a counterexample (unless noMin) and saves
+// it under dir.
+func (j *exploreJob) search(noMin bool, dir string) (*explore.Report, error) {
+	var rep *explore.Report
+	var err error
+	sc := j.sc
+	if j.plan {
+		rep, sc, err = explore.ExplorePlan(j.spaces, j.o)
+	} else {
+		rep, err = explore.Explore(sc, j.o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The verdict is the search's, before Minimize replaces the
+	// counterexample by one of a smaller world: what a sharded
+	// exploration's merge reproduces.
+	rep.Verdict = explore.VerdictOf(rep)
+	if rep.Counterexample != nil && !noMin {
+		rep = explore.Minimize(sc, j.o, rep)
+	}
+	if cx := rep.Counterexample; cx != nil {
+		mname := ""
+		if j.mut != nil {
+			mname = j.mut.Name
+		}
+		file, err := saveCounterexample(dir, counterexampleName(foundBy(rep), mname, cx.Property), cx.Scenario, cx.Property)
+		if err != nil {
+			return nil, err
+		}
+		cx.File = file
+	}
+	rep.Reductions = rep.ReductionsOn()
+	return rep, nil
+}
+
+// exploreExit says how the search ended and returns its exit status.
+func exploreExit(rep *explore.Report, o explore.Options, stderr io.Writer) int {
 	switch {
 	case rep.Disagreement != "":
 		fmt.Fprintf(stderr, "leasecheck explore: %s\n", rep.Disagreement)
