@@ -11,10 +11,9 @@ import (
 
 // TestRegressions replays testdata/regressions/ through this package's
 // deprecated names, as internal/campaign's TestRegressions does through
-// its own. A saved failure's story still prints `go test ./campaign -run
-// TestRegressions` (the command's output is unchanged in v0.13.0), so the
-// command keeps doing what it says while the old path lives; it also shows
-// the wrappers hand through what they wrap.
+// its own: stories saved before v0.13.0 print `go test ./campaign -run
+// TestRegressions`, so that command keeps doing what it says while the old
+// path lives; it also shows the wrappers hand through what they wrap.
 func TestRegressions(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "regressions", "*.scenario.json"))
 	if err != nil || len(files) == 0 {

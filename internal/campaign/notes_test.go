@@ -15,7 +15,7 @@ func TestStoryTellsDomainNotes(t *testing.T) {
 	o := replayed(t, "../../testdata/scenarios/mutants/drift-ignored.scenario.json")
 	var plain bytes.Buffer
 	WriteStory(&plain, o, StoryInfo{Title: "plain", ScenarioFile: "x.scenario.json"})
-	if s := plain.String(); strings.Contains(s, " terms\n") || !strings.Contains(s, "`go test ./campaign -run TestRegressions`") {
+	if s := plain.String(); strings.Contains(s, " terms\n") || !strings.Contains(s, "`go test ./internal/campaign -run TestRegressions`") {
 		t.Errorf("a story without notes has a notes section or lacks the simulator's regressions:\n%s", s)
 	}
 
@@ -39,7 +39,7 @@ func TestStoryTellsDomainNotes(t *testing.T) {
 	if !strings.Contains(s, want) {
 		t.Errorf("the story lacks the notes' section %q:\n%s", want, s)
 	}
-	if !strings.Contains(s, "## Keep it as a regression test\n\nKeep it in widgets/testdata.\n") || strings.Contains(s, "go test ./campaign -run TestRegressions") {
+	if !strings.Contains(s, "## Keep it as a regression test\n\nKeep it in widgets/testdata.\n") || strings.Contains(s, "go test ./internal/campaign -run TestRegressions") {
 		t.Errorf("the story does not keep it the notes' way:\n%s", s)
 	}
 	if i, j := strings.Index(s, "## What happened"), strings.Index(s, "## In Widget terms"); i < 0 || j < i {

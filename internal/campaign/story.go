@@ -230,7 +230,7 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 		return
 	}
 	fmt.Fprintf(w, "\n## Keep it as a regression test\n\n")
-	fmt.Fprintf(w, "Copy the scenario into `testdata/regressions/`: `go test ./campaign -run TestRegressions` replays every scenario there and fails unless exactly the properties of its `expect` are violated.\n\n")
+	fmt.Fprintf(w, "Copy the scenario into `testdata/regressions/`: `go test ./internal/campaign -run TestRegressions` replays every scenario there and fails unless exactly the properties of its `expect` are violated.\n\n")
 	// The replay command, not a Go snippet: the packages that load and
 	// replay a scenario are internal to leasecheck, and the command is what
 	// a user's CI can run against a saved file.
