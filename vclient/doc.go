@@ -80,7 +80,8 @@
 //
 // Index: world.go (Run, RunRecord, Record, Server, Client, Options, the
 // harness loop and the faults), candidate.go (Candidate: Transport, Write, Leading, Stopped),
-// record.go (the history, the stores' log and the result), target.go (Target). Kinds lists
+// record.go (the history, the stores' log, the result, and the feed of
+// internal/liveness's recovery and handoff measurements), target.go (Target). Kinds lists
 // the fault kinds injected; a scenario with another is refused. The
 // harness's own tests (harness_test.go) drive a tiny HTTP lease client and
 // server of their own (toy_test.go), independent of client-go: ordering,

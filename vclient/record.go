@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/liveness"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -29,18 +30,18 @@ type recorder struct {
 	struckWhy  map[int]string
 	beliefs    []Belief
 	stops      []Stop
-	crashes    []crash
+	// meter follows the lease as the lease server applied it and measures
+	// recovery and handoff (internal/liveness, the simulator's definition);
+	// its owners are incarnations, so that a new elector under a crashed
+	// one's identity is another holder. waiting is the world's
+	// someoneWaiting.
+	meter   liveness.Meter
+	waiting func(except string) bool
 	// store is the stores' log, built with the result (storeLog).
 	store *model.History
 	// The lease server's first error answer, and its first other than the
 	// NotFound and Conflict a lease protocol expects (Record.FirstError).
 	firstErr, firstOdd string
-}
-
-// crash is one incarnation crashed, for the recovery measurement.
-type crash struct {
-	at   int64
-	proc string // the incarnation that crashed
 }
 
 func (r *recorder) init(sc *Scenario, opts Options) {
@@ -59,9 +60,6 @@ func (r *recorder) struck(fault int, t int64, proc, why string) {
 		return
 	}
 	r.struckAt[fault], r.struckProc[fault], r.struckWhy[fault] = t, proc, why
-	if k := r.sc.Faults[fault].Kind; k == faults.Crash || k == faults.OwnerReuse {
-		r.crashes = append(r.crashes, crash{at: t, proc: proc})
-	}
 }
 
 // op records an op a store applied at t, sent by c; it returns its index.
@@ -81,6 +79,9 @@ func (r *recorder) op(c *call, op *model.Op, t int64) int {
 	o.At, o.HasAt = t, true
 	r.ops = append(r.ops, o)
 	r.seqs = append(r.seqs, c.seq)
+	if o.OK {
+		r.observe(&o, t)
+	}
 	if o.Kind == model.Acquire && o.OK {
 		r.grants++
 		r.granted[o.Owner] = o.Fence
@@ -203,7 +204,10 @@ func (r *recorder) result(w *world) *Result {
 			res.Stats.Faults[r.sc.Faults[i].Kind]++
 		}
 	}
-	r.recoveries(res)
+	lm := r.meter.Measures()
+	res.Stats.Recoveries, res.Stats.RecoveryAt = lm.Recoveries, lm.RecoveryAt
+	res.Stats.Unrecovered, res.Stats.UnrecoveredSince = lm.Unrecovered, lm.UnrecoveredSince
+	res.Stats.Handoffs, res.Stats.HandoffAt = lm.Handoffs, lm.HandoffAt
 	return res
 }
 
@@ -291,92 +295,27 @@ func (r *recorder) faultRecords() []model.FaultRecord {
 	return out
 }
 
-// recoveries measures, for each crash of the lease's holder while another
-// candidate was alive and stayed alive, how long until the next grant to
-// anyone (a grant that comes only after every waiter died too measures
-// nothing of the lease).
-func (r *recorder) recoveries(res *Result) {
-	for _, c := range r.crashes {
-		holder := r.holderAt(c.at)
-		if holder == "" || holder != c.proc {
-			continue // it did not hold the lease: nobody waits for it
-		}
-		waiters := r.aliveAt(c.at, holder)
-		if len(waiters) == 0 {
-			continue
-		}
-		got := false
-		for _, op := range res.History.Ops {
-			if op.OK && op.At > c.at && (op.Kind == model.Acquire || op.Kind == model.Renew && op.Process != holder) {
-				if r.anySurvives(waiters, c.at, op.At) {
-					res.Stats.Recoveries = append(res.Stats.Recoveries, op.At-c.at)
-					res.Stats.RecoveryAt = append(res.Stats.RecoveryAt, c.at)
-				}
-				got = true
-				break
-			}
-		}
-		if !got && r.anySurvives(waiters, c.at, r.sc.Horizon) {
-			if res.Stats.Unrecovered == 0 {
-				res.Stats.UnrecoveredSince = c.at
-			}
-			res.Stats.Unrecovered++
-		}
+// observe feeds an op the lease server applied, ok, at t to the meter. A
+// renewal by an incarnation other than the lease's holder is a grant to
+// it: a new elector under a crashed one's identity takes the lease over by
+// renewing the record that names it.
+func (r *recorder) observe(o *model.Op, t int64) {
+	ttl := o.TTL
+	if ttl <= 0 {
+		ttl = r.sc.TTL
 	}
-}
-
-// holderAt returns the process whose grant or renewal was the latest
-// applied before t, unless a release came after it.
-func (r *recorder) holderAt(t int64) string {
-	holder, at := "", int64(-1)
-	for _, op := range r.ops {
-		if !op.OK || op.At >= t || op.At < at {
-			continue
+	switch o.Kind {
+	case model.Acquire:
+		r.meter.Granted(t, o.Process, t+ttl)
+	case model.Renew:
+		if o.Process != r.meter.Owner() {
+			r.meter.Granted(t, o.Process, t+ttl)
+		} else {
+			r.meter.Renewed(t + ttl)
 		}
-		switch op.Kind {
-		case model.Acquire, model.Renew:
-			holder, at = op.Process, op.At
-		case model.Release:
-			holder, at = "", op.At
-		}
+	case model.Release:
+		r.meter.Released(t, o.Process, r.waiting)
 	}
-	return holder
-}
-
-// aliveAt lists the incarnations other than except running at t.
-func (r *recorder) aliveAt(t int64, except string) []string {
-	var out []string
-	for _, e := range r.trace {
-		if e.T > t {
-			break
-		}
-		switch e.What {
-		case "started":
-			if e.Node != except {
-				out = append(out, e.Node)
-			}
-		case "crashed":
-			out = slices.DeleteFunc(out, func(n string) bool { return n == e.Node })
-		}
-	}
-	return out
-}
-
-// anySurvives reports whether one of procs did not crash in (from, to].
-func (r *recorder) anySurvives(procs []string, from, to int64) bool {
-	for _, p := range procs {
-		dead := false
-		for _, e := range r.trace {
-			if e.What == "crashed" && e.Node == p && e.T > from && e.T <= to {
-				dead = true
-				break
-			}
-		}
-		if !dead {
-			return true
-		}
-	}
-	return false
 }
 
 func cmp64(a, b int64) int {

@@ -249,6 +249,7 @@ func run(t *testing.T, sc *Scenario, client Client, opts Options) (*Record, erro
 			arrive: make(chan struct{}, 1), exited: make(chan struct{}, 1),
 			outstanding: map[*call]struct{}{}}
 		w.rec.init(sc, opts)
+		w.rec.waiting = w.someoneWaiting
 		if serial {
 			undo := ru.Use(rand.New(rand.NewPCG(sc.Seed, 0x6a6974746572)))
 			defer undo()
@@ -603,8 +604,11 @@ func (w *world) launch(n *node, name, identity string) {
 			n.stopping = nil
 			if n.cur == c && !w.closing {
 				w.endBelief(n, w.nowMs(), "stopped", "its Start returned")
-				w.rec.traceLocked(w.nowMs(), c.Name, "exited", "after its shutdown")
+				t := w.nowMs()
+				w.rec.traceLocked(t, c.Name, "exited", "after its shutdown")
 				n.cur = nil
+				w.rec.meter.Finished(t, c.Name, t, w.someoneWaiting)
+				w.noteNobodyWaits()
 			}
 		}
 		w.mu.Unlock()
@@ -628,6 +632,8 @@ func (w *world) crash(n *node, fault int) {
 	w.rec.traceLocked(t, c.Name, "crashed", "")
 	w.rec.struck(fault, t, c.Name, "")
 	n.cur = nil
+	w.rec.meter.Crashed(t, c.Name, t, w.someoneWaiting)
+	w.noteNobodyWaits()
 	if n.stopping == c {
 		n.stopping = nil
 	}
@@ -635,6 +641,26 @@ func (w *world) crash(n *node, fault int) {
 	if n.resume != nil {
 		close(n.resume)
 		n.resume, n.pausedUntil = nil, 0
+	}
+}
+
+// someoneWaiting reports whether an incarnation other than except is up
+// to take the lease over: every running one not shut down (an elector
+// campaigns for as long as it runs).
+func (w *world) someoneWaiting(except string) bool {
+	for _, n := range w.nodes {
+		if c := n.cur; c != nil && n.stopping != c && c.Name != except {
+			return true
+		}
+	}
+	return false
+}
+
+// noteNobodyWaits drops the pending liveness measurements once nobody is
+// left to take the lease over: the next grant would time a restart.
+func (w *world) noteNobodyWaits() {
+	if !w.someoneWaiting("") {
+		w.rec.meter.NobodyWaits()
 	}
 }
 

@@ -257,7 +257,7 @@ func (w *World) resolve(id int32, r scenario.ClientRequest) (req machine.Request
 	case "":
 		req.Owner = n.owner
 	case "live":
-		if req.Owner = w.leaseOwner; req.Owner == "" {
+		if req.Owner = w.meter.Owner(); req.Owner == "" {
 			return req, false
 		}
 	case "last":

@@ -126,10 +126,7 @@ func (w *World) ResultSoFar(ops []model.Op) *Result {
 	// Handed over as they are: w only appends to them, past the Result's
 	// lengths, so the Result's views never change.
 	c.trace = slices.Clip(w.trace)
-	c.stats.Recoveries = slices.Clip(w.stats.Recoveries)
-	c.stats.Handoffs = slices.Clip(w.stats.Handoffs)
-	c.stats.RecoveryAt = slices.Clip(w.stats.RecoveryAt)
-	c.stats.HandoffAt = slices.Clip(w.stats.HandoffAt)
+	c.meter = w.meter.Clip()
 	c.plan = slices.Clip(w.plan)
 	return c.ResultInto(ops)
 }
@@ -150,10 +147,10 @@ func (w *World) ResultInto(ops []model.Op) *Result {
 	w.end()
 	w.endBeliefs()
 	sc := w.sc
-	w.stats.Unrecovered = len(w.pendCrash)
-	if len(w.pendCrash) > 0 {
-		w.stats.UnrecoveredSince = w.pendCrash[0]
-	}
+	lm := w.meter.Measures()
+	w.stats.Recoveries, w.stats.RecoveryAt = lm.Recoveries, lm.RecoveryAt
+	w.stats.Unrecovered, w.stats.UnrecoveredSince = lm.Unrecovered, lm.UnrecoveredSince
+	w.stats.Handoffs, w.stats.HandoffAt = lm.Handoffs, lm.HandoffAt
 	w.stats.Ops = w.ops.len()
 	w.stats.Faults, w.stats.NotApplied = nil, nil
 	if !w.opts.NoFaultCounts {

@@ -135,20 +135,12 @@ func (w *World) Believers() (believers int, olderStopped bool, version int) {
 	return w.believers, olderStopped, w.beliefChanges
 }
 
-// observe follows the coordinator's lease for the liveness measurements.
+// observe feeds the coordinator's applied requests to the liveness meter
+// (internal/liveness), which follows its lease.
 func (w *World) observe(r *machine.Request, rep *machine.Reply, at int64) {
 	switch r.Kind {
 	case model.Acquire:
-		w.leaseOwner, w.leaseExpiry = r.Owner, at+grantedTTL(r, rep)
-		for _, t := range w.pendCrash {
-			w.stats.Recoveries = append(w.stats.Recoveries, w.now-t)
-			w.stats.RecoveryAt = append(w.stats.RecoveryAt, t)
-		}
-		for _, t := range w.pendRelease {
-			w.stats.Handoffs = append(w.stats.Handoffs, w.now-t)
-			w.stats.HandoffAt = append(w.stats.HandoffAt, t)
-		}
-		w.pendCrash, w.pendRelease = w.pendCrash[:0], w.pendRelease[:0]
+		w.meter.Granted(w.now, r.Owner, at+grantedTTL(r, rep))
 		if w.tracing() {
 			w.trace1(faults.Coordinator, "granted", r.Owner+" fence="+strconv.FormatInt(rep.Fence, 10))
 		}
@@ -156,19 +148,18 @@ func (w *World) observe(r *machine.Request, rep *machine.Reply, at int64) {
 			w.clientsSee("grant")
 		}
 	case model.Renew:
-		w.leaseExpiry = at + grantedTTL(r, rep)
+		w.meter.Renewed(at + grantedTTL(r, rep))
 	case model.Release:
-		w.leaseOwner = ""
+		w.meter.Released(w.now, r.Owner, w.someoneWaiting)
 		w.trace1(faults.Coordinator, "released", r.Owner)
-		if w.someoneWaiting(r.Owner) {
-			w.pendRelease = append(w.pendRelease, w.now)
-		}
 		if w.hasClients {
 			w.clientsSee("release")
 		}
 	}
 }
 
+// someoneWaiting reports whether a live holder other than except's waits
+// for the lease.
 func (w *World) someoneWaiting(except string) bool {
 	for i := range w.nodes {
 		n := &w.nodes[i]
@@ -187,38 +178,30 @@ func (w *World) endBeliefs() {
 	}
 }
 
-// noteCrash starts a recovery measurement when the crashing holder id held
-// a live lease while another holder waited.
+// noteCrash tells the meter holder id crashed: a recovery is timed when it
+// held a live lease at the coordinator while another holder waited.
 func (w *World) noteCrash(id int32) {
-	n := &w.nodes[id]
-	if n.owner == w.leaseOwner && w.nodes[coordID].clock.Mono(w.now) < w.leaseExpiry && w.someoneWaiting(n.owner) {
-		w.pendCrash = append(w.pendCrash, w.now)
-	}
+	w.meter.Crashed(w.now, w.nodes[id].owner, w.nodes[coordID].clock.Mono(w.now), w.someoneWaiting)
 }
 
 // noteNobodyWaits drops the pending measurements once nobody is left to take
 // the lease over: they would time a restart, not a handoff.
 func (w *World) noteNobodyWaits() {
 	if !w.someoneWaiting("") {
-		w.pendCrash, w.pendRelease = w.pendCrash[:0], w.pendRelease[:0]
+		w.meter.NobodyWaits()
 	}
 }
 
 // Measured returns how many recoveries and how many handoffs have been
 // timed so far (the explorer judges the one whose count grows).
-func (w *World) Measured() (recoveries, handoffs int) {
-	return len(w.stats.Recoveries), len(w.stats.Handoffs)
-}
+func (w *World) Measured() (recoveries, handoffs int) { return w.meter.Measured() }
 
-// noteDone starts a handoff measurement when holder id finishes its program
-// still holding a live lease at the coordinator while another waits: it
-// never released (the article: "不释放会把每次优雅交接拖成完整存活时间的等待",
+// noteDone tells the meter holder id finished its program: a handoff is
+// timed when it still held a live lease at the coordinator while another
+// waited, since it never released (the article: "不释放会把每次优雅交接拖成完整存活时间的等待",
 // not releasing makes every graceful handoff wait a whole TTL).
 func (w *World) noteDone(id int32) {
-	n := &w.nodes[id]
-	if n.owner == w.leaseOwner && w.nodes[coordID].clock.Mono(w.now) < w.leaseExpiry && w.someoneWaiting(n.owner) {
-		w.pendRelease = append(w.pendRelease, w.now)
-	}
+	w.meter.Finished(w.now, w.nodes[id].owner, w.nodes[coordID].clock.Mono(w.now), w.someoneWaiting)
 }
 
 // grantedTTL is the TTL the coordinator applied: its reply's when it said.

@@ -196,12 +196,7 @@ func (w *World) CloneInto(spare *World) *World {
 	}
 	c.faultRecs = append(old.faultRecs[:0], w.faultRecs...)
 	c.trace = append(old.trace[:0], w.trace...)
-	c.stats.Recoveries = append(old.stats.Recoveries[:0], w.stats.Recoveries...)
-	c.stats.Handoffs = append(old.stats.Handoffs[:0], w.stats.Handoffs...)
-	c.stats.RecoveryAt = append(old.stats.RecoveryAt[:0], w.stats.RecoveryAt...)
-	c.stats.HandoffAt = append(old.stats.HandoffAt[:0], w.stats.HandoffAt...)
-	c.pendCrash = append(old.pendCrash[:0], w.pendCrash...)
-	c.pendRelease = append(old.pendRelease[:0], w.pendRelease...)
+	c.meter = w.meter.CopyInto(old.meter)
 	c.beliefs = append(old.beliefs[:0], w.beliefs...)
 	c.stops = append(old.stops[:0], w.stops...)
 	if w.replay != nil {
@@ -275,20 +270,22 @@ func (w *World) stateHash(r *renaming) uint64 {
 		}
 		d = d.Uint(s)
 	}
-	d = d.Int(int64(w.restarts)).Str(r.str(w.leaseOwner)).Int(w.leaseExpiry).Int(int64(w.believers))
+	d = d.Int(int64(w.restarts)).Str(r.str(w.meter.Owner())).Int(w.meter.Expiry()).Int(int64(w.believers))
 	if w.believers >= 2 {
 		d = d.Int(w.dblSince)
 	}
 	d = d.Int(w.stats.DoubleBelief)
-	for _, t := range w.pendCrash {
+	crashes, releases := w.meter.Pending()
+	for _, t := range crashes {
 		d = d.Int(t)
 	}
 	d = d.Int(-1)
-	for _, t := range w.pendRelease {
+	for _, t := range releases {
 		d = d.Int(t)
 	}
 	d = d.Int(-1)
-	d = d.Uint(sumInts(w.stats.Recoveries)).Uint(sumInts(w.stats.Handoffs)).Int(w.granted).Int(w.resHighest)
+	recs, hands := w.meter.Timed()
+	d = d.Uint(sumInts(recs)).Uint(sumInts(hands)).Int(w.granted).Int(w.resHighest)
 	// The belief and stop spans: their digests' sum, kept as spans open
 	// and close while hashing (liveness.go), or summed afresh.
 	sp := w.spanSum

@@ -13,6 +13,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/liveness"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
@@ -166,18 +167,15 @@ type World struct {
 	restarts  int // restarts pending
 	maxEv     int64
 
-	// coordinator-side view of the lease, for liveness measurements and the
-	// adversarial clients
-	leaseOwner  string
-	leaseExpiry int64 // lease clock
-	believers   int
-	dblSince    int64
-	pendCrash   []int64
-	pendRelease []int64
-	granted     int64 // the highest fence the coordinator granted
-	resHighest  int64 // the highest fence the resource accepted
-	beliefs     []Belief
-	stops       []Stop
+	// meter follows the coordinator's lease (its owner, for the
+	// adversarial clients too) and measures recovery and handoff
+	meter      liveness.Meter
+	believers  int
+	dblSince   int64
+	granted    int64 // the highest fence the coordinator granted
+	resHighest int64 // the highest fence the resource accepted
+	beliefs    []Belief
+	stops      []Stop
 	// beliefChanges counts the belief changes so far (Believers' version)
 	beliefChanges int
 
