@@ -45,7 +45,7 @@
 // the report states them). A waiting state keeps its own world while the
 // heap is under a quarter of MaxMemory; past that it keeps its path and
 // shares an ancestor's world, and past half only the root's, re-running its
-// path when its turn comes (search.go). Re-running is exact, so how states
+// path when its turn comes (budget.go). Re-running is exact, so how states
 // wait changes the memory and the time, never the counts.
 //
 // Budgets: Options.Timeout, MaxMemory (the Go heap, read every 256
@@ -58,8 +58,11 @@
 // exactly — shard.go argues why, and which counts are order-dependent.
 //
 // Index: explore.go (Bounds, Space, Options, Report, Explore), plan.go
-// (DefaultPlan, ExplorePlan), search.go (BFS, DFS, sleep sets, state
-// caching, waiting states, budgets), visited.go (the visited set), pct.go,
+// (DefaultPlan, ExplorePlan), search.go (transitions, sleep sets,
+// expanding a state: what every strategy shares), bfs.go and dfs.go (the
+// two exhaustive strategies), pct.go, paths.go (a state's path, re-running
+// it, the chooser that enumerates choice values), budget.go (waiting
+// states' worlds and the budgets), visited.go (the visited set),
 // monitor.go, judge.go, minimize.go, shard.go (ExploreShard, Part,
 // Verdict, the counterexample rule), merge.go (ReadPart, MergeParts),
 // coverage.go (Coverage of the explored machines' code, the reductions a
