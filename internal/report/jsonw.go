@@ -30,6 +30,25 @@ func (j *jsonBuf) key(name string, first bool) {
 	j.b = append(j.b, ':')
 }
 
+// field writes `"name":` on a line of its own, after a comma unless first:
+// the page's top-level fields go one a line.
+func (j *jsonBuf) field(name string, first bool) {
+	if !first {
+		j.b = append(j.b, ',', '\n')
+	}
+	j.str(name)
+	j.b = append(j.b, ':')
+}
+
+// strPair writes the array [a, b].
+func (j *jsonBuf) strPair(a, b string) {
+	j.b = append(j.b, '[')
+	j.str(a)
+	j.b = append(j.b, ',')
+	j.str(b)
+	j.b = append(j.b, ']')
+}
+
 func (j *jsonBuf) ints(ns []int64) {
 	j.b = append(j.b, '[')
 	for i, n := range ns {

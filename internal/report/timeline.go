@@ -665,125 +665,135 @@ const (
 )
 
 // data renders the page's JSON: one field per line, so that a golden diff
-// reads; the op columns are delta-coded integers.
+// reads; the op columns are delta-coded integers. The sections are written
+// in this order because the strings are interned as they are written: the
+// ops', then the terms' owners.
 func (p *page) data(title string) []byte {
-	h := p.h
 	j := &jsonBuf{b: make([]byte, 0, 64*1024+32*len(p.drawn))}
-	nl := func(name string, first bool) {
-		if !first {
-			j.raw(",\n")
-		}
-		j.str(name)
-		j.raw(":")
-	}
 	j.raw("{")
-	nl("version", true)
+	p.writeHeader(j, title)
+	p.writeProperties(j)
+	p.writeRows(j)
+	p.writeOps(j)
+	p.writeLin(j)
+	omittedTerms := p.writeTerms(j)
+	omittedBeliefs := p.writeBeliefs(j)
+	p.writeFaults(j)
+	p.writeViolations(j)
+	p.writeOmitted(j, omittedTerms, omittedBeliefs)
+
+	// Strings last: every column above has interned into it.
+	j.field("strs", false)
+	j.strs(p.strs)
+	j.raw("}\n")
+	return j.b
+}
+
+// writeHeader writes the page's first fields: what the history is, how to
+// replay it and the header's time unit, clock uncertainty and semantics.
+func (p *page) writeHeader(j *jsonBuf, title string) {
+	h := p.h
+	j.field("version", true)
 	j.int(1)
-	nl("title", false)
+	j.field("title", false)
 	j.str(title)
-	nl("name", false)
+	j.field("name", false)
 	j.str(h.Name)
-	nl("replay", false)
+	j.field("replay", false)
 	j.str(p.in.Replay)
 	if len(p.in.Parameters) > 0 {
-		nl("params", false)
-		j.raw("[")
-		for i, l := range p.in.Parameters {
-			if i > 0 {
-				j.raw(",")
-			}
-			j.str(l)
-		}
-		j.raw("]")
+		j.field("params", false)
+		j.strs(p.in.Parameters)
 	}
-	nl("secondary", false)
+	j.field("secondary", false)
 	secondary := p.in.Secondary
 	if secondary == "" && len(p.in.Porcupine) > 0 {
 		secondary = "#" + porcupineID
 	}
 	j.str(safeLink(secondary))
-	nl("unit", false)
+	j.field("unit", false)
 	unit := h.Header.TimeUnit
 	if unit == "" {
 		unit = "ms"
 	}
 	j.str(unit)
-	nl("uncertainty", false)
+	j.field("uncertainty", false)
 	j.int(h.Header.ClockUncertainty)
-	nl("semantics", false)
+	j.field("semantics", false)
 	j.str(h.Header.Semantics.String())
-	nl("fences", false)
+	j.field("fences", false)
 	j.str(h.Header.Fences.String())
-	nl("base", false)
+	j.field("base", false)
 	j.str(strconv.FormatInt(p.base, 10))
-	nl("total", false)
+	j.field("total", false)
 	j.int(int64(len(h.Ops)))
+}
 
-	nl("properties", false)
+// writeProperties writes the checker's verdict per property: [name, verdict].
+func (p *page) writeProperties(j *jsonBuf) {
+	j.field("properties", false)
 	j.raw("[")
 	if r := p.in.Check; r != nil {
 		for i, pr := range r.Properties {
 			if i > 0 {
 				j.raw(",")
 			}
-			j.raw("[")
-			j.str(pr.Name)
-			j.raw(",")
-			j.str(pr.Verdict.String())
-			j.raw("]")
+			j.strPair(pr.Name, pr.Verdict.String())
 		}
 	}
 	j.raw("]")
+}
 
-	nl("procs", false)
+// writeRows writes the timeline's rows: the processes ([name, owner]), the
+// keys and the fault lanes.
+func (p *page) writeRows(j *jsonBuf) {
+	j.field("procs", false)
 	j.raw("[")
 	for i, name := range p.procs {
 		if i > 0 {
 			j.raw(",")
 		}
-		j.raw("[")
-		j.str(name)
-		j.raw(",")
-		j.str(p.procOwner[i])
-		j.raw("]")
+		j.strPair(name, p.procOwner[i])
 	}
 	j.raw("]")
-	nl("keys", false)
+	j.field("keys", false)
 	j.strs(p.keys)
-	nl("lanes", false)
+	j.field("lanes", false)
 	j.strs(p.lanes)
+}
 
+// appliedOps is the set of h.Ops indices that some linearization applied.
+func (p *page) appliedOps() map[int]bool {
 	applied := map[int]bool{}
-	var lin [][]int64 // per key: drawn slots of the steps
-	var linVerdict []string
-	var linOmitted []int64
 	if r := p.in.Check; r != nil {
 		for _, kl := range r.Linearizations {
-			var steps []int64
-			var omitted int64
 			for _, s := range kl.Steps {
 				if s.Applied {
 					applied[s.Op] = true
 				}
-				if sl := p.slotOf(s.Op); sl >= 0 {
-					steps = append(steps, sl)
-				} else {
-					omitted++
-				}
 			}
-			lin = append(lin, steps)
-			linVerdict = append(linVerdict, kl.Key)
-			linOmitted = append(linOmitted, omitted)
 		}
 	}
+	return applied
+}
 
-	// The op columns.
+// opCols are the drawn ops' columns, one value per drawn op.
+type opCols struct {
+	line, proc, key, kind, call, ret, at, fence, ttl, flags, val, err, owner []int64
+	// ownersDiffer is whether some op's owner is not its process row's.
+	ownersDiffer bool
+}
+
+// opColumns computes the op columns, interning the ops' values, errors and
+// owners in that order.
+func (p *page) opColumns() *opCols {
+	h := p.h
+	applied := p.appliedOps()
 	n := len(p.drawn)
-	cols := struct{ line, proc, key, kind, call, ret, at, fence, ttl, flags, val, err, owner []int64 }{}
+	cols := &opCols{}
 	for _, c := range []*[]int64{&cols.line, &cols.proc, &cols.key, &cols.kind, &cols.call, &cols.ret, &cols.at, &cols.fence, &cols.ttl, &cols.flags, &cols.val, &cols.err, &cols.owner} {
 		*c = make([]int64, n)
 	}
-	ownersDiffer := false
 	var prevLine, prevCall int64
 	prevCall = p.base
 	for s, i := range p.drawn {
@@ -823,76 +833,104 @@ func (p *page) data(title string) []byte {
 		}
 		cols.owner[s] = p.str(op.Owner)
 		if op.Owner != p.procOwner[pi] {
-			ownersDiffer = true
+			cols.ownersDiffer = true
 		}
 	}
-	nl("ops", false)
+	return cols
+}
+
+// writeOps writes the op columns.
+func (p *page) writeOps(j *jsonBuf) {
+	cols := p.opColumns()
+	j.field("ops", false)
 	j.raw("{\"n\":")
-	j.int(int64(n))
-	col := func(name string, c []int64) {
-		if !slices.ContainsFunc(c, func(v int64) bool { return v != 0 }) && name != "line" && name != "proc" && name != "kind" && name != "call" && name != "flags" {
-			return // all zero: the script's default (an interval-mode history has no at)
-		}
-		j.raw(",\n ")
-		j.str(name)
-		j.raw(":")
-		j.ints(c)
-	}
-	col("line", cols.line)
-	col("proc", cols.proc)
+	j.int(int64(len(p.drawn)))
+	j.opCol("line", cols.line)
+	j.opCol("proc", cols.proc)
 	if len(p.keys) > 1 {
-		col("key", cols.key)
+		j.opCol("key", cols.key)
 	}
-	col("kind", cols.kind)
-	col("call", cols.call)
-	col("ret", cols.ret)
-	col("at", cols.at)
-	col("fence", cols.fence)
-	col("ttl", cols.ttl)
-	col("flags", cols.flags)
-	col("val", cols.val)
-	col("err", cols.err)
-	if ownersDiffer {
-		col("owner", cols.owner)
+	j.opCol("kind", cols.kind)
+	j.opCol("call", cols.call)
+	j.opCol("ret", cols.ret)
+	j.opCol("at", cols.at)
+	j.opCol("fence", cols.fence)
+	j.opCol("ttl", cols.ttl)
+	j.opCol("flags", cols.flags)
+	j.opCol("val", cols.val)
+	j.opCol("err", cols.err)
+	if cols.ownersDiffer {
+		j.opCol("owner", cols.owner)
 	}
 	j.raw("}")
+}
 
-	nl("lin", false)
+// opCol writes one op column on a line of its own, unless it is all zero
+// and may be left out.
+func (j *jsonBuf) opCol(name string, c []int64) {
+	if !slices.ContainsFunc(c, func(v int64) bool { return v != 0 }) && name != "line" && name != "proc" && name != "kind" && name != "call" && name != "flags" {
+		return // all zero: the script's default (an interval-mode history has no at)
+	}
+	j.raw(",\n ")
+	j.str(name)
+	j.raw(":")
+	j.ints(c)
+}
+
+// writeLin writes the linearizations, one per key: the drawn slots of its
+// steps and how many steps fall on ops that are not drawn.
+func (p *page) writeLin(j *jsonBuf) {
+	j.field("lin", false)
 	j.raw("[")
-	for k, steps := range lin {
-		if k > 0 {
-			j.raw(",")
+	if r := p.in.Check; r != nil {
+		for k, kl := range r.Linearizations {
+			var steps []int64
+			var omitted int64
+			for _, s := range kl.Steps {
+				if sl := p.slotOf(s.Op); sl >= 0 {
+					steps = append(steps, sl)
+				} else {
+					omitted++
+				}
+			}
+			if k > 0 {
+				j.raw(",")
+			}
+			j.raw("\n {\"key\":")
+			j.int(int64(p.keyIdx[kl.Key]))
+			j.raw(",\"verdict\":")
+			j.str(kl.Verdict.String())
+			j.raw(",\"omitted\":")
+			j.int(omitted)
+			j.raw(",\"steps\":")
+			// delta-coded: linearizations mostly follow file order
+			prev := int64(0)
+			delta := make([]int64, len(steps))
+			for i, s := range steps {
+				delta[i], prev = s-prev, s
+			}
+			j.ints(delta)
+			j.raw("}")
 		}
-		j.raw("\n {\"key\":")
-		j.int(int64(p.keyIdx[linVerdict[k]]))
-		j.raw(",\"verdict\":")
-		j.str(p.in.Check.Linearizations[k].Verdict.String())
-		j.raw(",\"omitted\":")
-		j.int(linOmitted[k])
-		j.raw(",\"steps\":")
-		// delta-coded: linearizations mostly follow file order
-		prev := int64(0)
-		delta := make([]int64, len(steps))
-		for i, s := range steps {
-			delta[i], prev = s-prev, s
-		}
-		j.ints(delta)
-		j.raw("}")
 	}
 	j.raw("]")
+}
 
-	// Terms: [key, owner, fence, start lo, hi, granted lo, hi, end lo, hi,
-	// cause, linearized, grant op, release op, renewals, last renewal op].
-	// The start's lo is the change from the previous term's; every other
-	// time is relative to it.
-	nl("terms", false)
+// writeTerms writes the terms drawn and returns how many it left out,
+// being outside the drawn windows.
+//
+// Terms: [key, owner, fence, start lo, hi, granted lo, hi, end lo, hi,
+// cause, linearized, grant op, release op, renewals, last renewal op].
+// The start's lo is the change from the previous term's; every other
+// time is relative to it.
+func (p *page) writeTerms(j *jsonBuf) (omitted int) {
+	j.field("terms", false)
 	j.raw("[")
 	first := true
-	omittedTerms := 0
 	prevStart := p.base
 	for _, t := range p.terms {
 		if !p.inWindows(t.Start.Lo, max(t.End.Hi, t.Granted.Hi)) {
-			omittedTerms++
+			omitted++
 			continue
 		}
 		if !first {
@@ -916,15 +954,20 @@ func (p *page) data(title string) []byte {
 		j.raw("]")
 	}
 	j.raw("]")
+	return omitted
+}
 
-	// Beliefs: [process row, fence, from, to, open].
-	nl("beliefs", false)
+// writeBeliefs writes the beliefs drawn and returns how many it left out,
+// being outside the drawn windows.
+//
+// Beliefs: [process row, fence, from, to, open].
+func (p *page) writeBeliefs(j *jsonBuf) (omitted int) {
+	j.field("beliefs", false)
 	j.raw("[")
-	first = true
-	omittedBeliefs := 0
+	first := true
 	for _, bl := range p.in.Beliefs {
 		if !p.inWindows(bl.From, bl.To) {
-			omittedBeliefs++
+			omitted++
 			continue
 		}
 		if !first {
@@ -940,8 +983,13 @@ func (p *page) data(title string) []byte {
 		j.raw("]")
 	}
 	j.raw("]")
+	return omitted
+}
 
-	nl("faults", false)
+// writeFaults writes the fault records, each with the lane or the process
+// rows it is drawn on.
+func (p *page) writeFaults(j *jsonBuf) {
+	j.field("faults", false)
 	j.raw("[")
 	for i, f := range p.faults {
 		if i > 0 {
@@ -989,8 +1037,12 @@ func (p *page) data(title string) []byte {
 		j.raw("}")
 	}
 	j.raw("]")
+}
 
-	nl("violations", false)
+// writeViolations writes the checker's violations and the run's findings,
+// their ops as drawn slots (ops not drawn are left out).
+func (p *page) writeViolations(j *jsonBuf) {
+	j.field("violations", false)
 	j.raw("[")
 	for i, v := range p.viols {
 		if i > 0 {
@@ -1028,33 +1080,31 @@ func (p *page) data(title string) []byte {
 		j.raw("}")
 	}
 	j.raw("]")
+}
 
-	nl("omitted", false)
+// writeOmitted writes what the page left out: null when it drew the whole
+// history, else the words and the windows it drew.
+func (p *page) writeOmitted(j *jsonBuf, omittedTerms, omittedBeliefs int) {
+	j.field("omitted", false)
 	if p.omit == "" {
 		j.raw("null")
-	} else {
-		j.raw("{\"text\":")
-		text := p.omit
-		if omittedTerms+omittedBeliefs > 0 {
-			text += fmt.Sprintf(" Terms and beliefs outside those times are not drawn either (%s terms, %s beliefs).", group(int64(omittedTerms)), group(int64(omittedBeliefs)))
-		}
-		j.str(text)
-		j.raw(",\"windows\":[")
-		for k, w := range p.wins {
-			if k > 0 {
-				j.raw(",")
-			}
-			j.b = appendInts(append(j.b, '['), w.Lo-p.base, w.Hi-p.base)
-			j.raw("]")
-		}
-		j.raw("]}")
+		return
 	}
-
-	// Strings last: every column above has interned into it.
-	nl("strs", false)
-	j.strs(p.strs)
-	j.raw("}\n")
-	return j.b
+	j.raw("{\"text\":")
+	text := p.omit
+	if omittedTerms+omittedBeliefs > 0 {
+		text += fmt.Sprintf(" Terms and beliefs outside those times are not drawn either (%s terms, %s beliefs).", group(int64(omittedTerms)), group(int64(omittedBeliefs)))
+	}
+	j.str(text)
+	j.raw(",\"windows\":[")
+	for k, w := range p.wins {
+		if k > 0 {
+			j.raw(",")
+		}
+		j.b = appendInts(append(j.b, '['), w.Lo-p.base, w.Hi-p.base)
+		j.raw("]")
+	}
+	j.raw("]}")
 }
 
 // safeLink keeps a link that is relative or http(s)/file; anything else (a
