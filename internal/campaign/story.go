@@ -38,19 +38,55 @@ const storyLines = 200
 // keep it as a regression test. It is the story `run` saves beside every failure, and the one of
 // the mutants' counterexamples (testdata/scenarios/mutants/).
 func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
-	sc := o.Scenario
-	var m *mutants.Mutant
-	if t, err := ParseTarget(sc.Implementation); err == nil {
-		m = t.Mutant()
+	s := &story{w: w, o: o, info: info, impl: o.Scenario.Implementation}
+	if t, err := ParseTarget(s.impl); err == nil {
+		s.m = t.Mutant()
 	}
-	failed := o.Failed()
-	impl := sc.Implementation
-	if impl == "" {
-		impl = ImplReference
+	s.failed = o.Failed()
+	if s.impl == "" {
+		s.impl = ImplReference
 	}
+	s.facts()
+	s.glance()
+	s.scenario()
+	s.trace = o.TraceLines()
+	s.happened()
+	s.dn = notes(o)
+	if s.dn != nil {
+		writeNotes(w, s.dn)
+		fmt.Fprintln(w)
+	}
+	s.history()
+	s.traceSection()
+	s.replay()
+}
+
+// story is what WriteStory's sections share: the outcome and what is
+// worked out from it once.
+type story struct {
+	w    io.Writer
+	o    *Outcome
+	info StoryInfo
+	// impl is the scenario's implementation, the reference when unnamed.
+	impl string
+	// m is the planted bug (nil: not a mutant).
+	m *mutants.Mutant
+	// failed is the properties violated, the run's first violation first.
+	failed []string
+	// trace is the run's trace as text lines (nil for a real run).
+	trace []string
+	// dn is the driver's notes (nil: it gave none).
+	dn *DomainNotes
+}
+
+// facts writes the title and the facts under it: the implementation, the
+// properties violated (for a planted bug, the article's sentence it
+// breaks) and the fault kinds drawn from.
+func (s *story) facts() {
+	w, sc, m, failed := s.w, s.o.Scenario, s.m, s.failed
 	if m != nil {
-		fmt.Fprintf(w, "# %s: %s\n\n", info.Title, m.Failure)
-		fmt.Fprintf(w, "- implementation: `%s` (a planted bug in the %s; the rest is the reference)\n", impl, m.Component)
+		fmt.Fprintf(w, "# %s: %s\n\n", s.info.Title, m.Failure)
+		fmt.Fprintf(w, "- implementation: `%s` (a planted bug in the %s; the rest is the reference)\n", s.impl, m.Component)
 		// The run's own first violation leads, as it does in every other
 		// record of the failure (the file's name, explore's report); the
 		// property the bug was planted for is named beside it.
@@ -73,8 +109,8 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 		}
 		fmt.Fprintf(w, "\n- article: %s\n  (%s)\n", m.Article, m.English)
 	} else {
-		fmt.Fprintf(w, "# %s: %s violated\n\n", info.Title, orNone(failed))
-		fmt.Fprintf(w, "- implementation: `%s`\n", impl)
+		fmt.Fprintf(w, "# %s: %s violated\n\n", s.info.Title, orNone(failed))
+		fmt.Fprintf(w, "- implementation: `%s`\n", s.impl)
 		fmt.Fprintf(w, "- violated: %s\n", code(failed))
 	}
 	if len(sc.FaultKinds) > 0 {
@@ -84,18 +120,27 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 		}
 		fmt.Fprintf(w, "- fault kinds drawn from: %s\n", strings.Join(kinds, ", "))
 	}
+}
 
-	real := strings.HasPrefix(impl, backendPrefix)
-	fmt.Fprintf(w, "\n## At a glance\n\n")
-	if m != nil {
-		fmt.Fprintf(w, "%s\n", m.Story)
-	} else if vs := o.ByCause(); len(vs) > 0 {
-		fmt.Fprintf(w, "%s\n", glance(vs))
+// glance writes the failure in a sentence: the planted bug's story, else
+// the findings'.
+func (s *story) glance() {
+	fmt.Fprintf(s.w, "\n## At a glance\n\n")
+	if s.m != nil {
+		fmt.Fprintf(s.w, "%s\n", s.m.Story)
+	} else if vs := s.o.ByCause(); len(vs) > 0 {
+		fmt.Fprintf(s.w, "%s\n", glance(vs))
 	}
+}
 
+// scenario writes what ran: its size, times and network, each holder's
+// work, the reader, the parameters and the faults.
+func (s *story) scenario() {
+	w, o, sc := s.w, s.o, s.o.Scenario
+	real := strings.HasPrefix(s.impl, backendPrefix)
 	fmt.Fprintf(w, "\n## The scenario\n\n")
-	if info.From != nil && *info.From != SizeOf(o) {
-		fmt.Fprintf(w, "Shrunk from %s to %s; ", info.From, SizeOf(o))
+	if s.info.From != nil && *s.info.From != SizeOf(o) {
+		fmt.Fprintf(w, "Shrunk from %s to %s; ", s.info.From, SizeOf(o))
 	} else {
 		fmt.Fprintf(w, "%s; ", SizeOf(o))
 	}
@@ -132,9 +177,13 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 	if len(sc.Faults) == 0 {
 		fmt.Fprintf(w, "- no faults\n")
 	}
+}
 
+// happened writes each finding in plain words with the lines involved
+// (its deadlines, the trace lines it cites), then the warnings.
+func (s *story) happened() {
+	w, o := s.w, s.o
 	fmt.Fprintf(w, "\n## What happened\n\n")
-	trace := o.TraceLines()
 	for _, v := range o.ByCause() {
 		var where []string
 		if v.Kind == RunProperty {
@@ -161,8 +210,8 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 		if len(v.TraceLines) > 0 {
 			fmt.Fprintf(w, "```\n")
 			for _, n := range v.TraceLines {
-				if n >= 1 && n <= len(trace) {
-					fmt.Fprintln(w, trace[n-1])
+				if n >= 1 && n <= len(s.trace) {
+					fmt.Fprintln(w, s.trace[n-1])
 				}
 			}
 			fmt.Fprintf(w, "```\n\n")
@@ -171,37 +220,48 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 	for _, f := range o.Warnings {
 		fmt.Fprintf(w, "Warning, `%s` (run property, violating nothing): %s\n\n", f.Property, strings.TrimSpace(f.Explanation))
 	}
-	if m != nil {
+	if s.m != nil {
 		fmt.Fprintf(w, "The reference coordinator, resource and holder pass this same scenario.\n\n")
 	}
-	dn := notes(o)
-	if dn != nil {
-		writeNotes(w, dn)
-		fmt.Fprintln(w)
-	}
+}
 
+// history quotes the history's operations, at most storyLines of them.
+func (s *story) history() {
+	w, h := s.w, s.o.History
 	fmt.Fprintf(w, "## History\n\n```\n")
-	for i := range o.History.Ops {
+	for i := range h.Ops {
 		if i == storyLines {
-			fmt.Fprintf(w, "... %d more operations (see the history file)\n", len(o.History.Ops)-i)
+			fmt.Fprintf(w, "... %d more operations (see the history file)\n", len(h.Ops)-i)
 			break
 		}
-		op := &o.History.Ops[i]
-		fmt.Fprintf(w, "%3d %s\n", op.Line, OpString(op, model.TimesOf(o.History.Header)))
+		op := &h.Ops[i]
+		fmt.Fprintf(w, "%3d %s\n", op.Line, OpString(op, model.TimesOf(h.Header)))
 	}
 	fmt.Fprintf(w, "```\n")
-	if len(trace) > 0 {
-		fmt.Fprintf(w, "\n## Trace\n\n```\n")
-		for i, l := range trace {
-			if i == storyLines {
-				fmt.Fprintf(w, "... %d more trace lines (see the trace file)\n", len(trace)-i)
-				break
-			}
-			fmt.Fprintln(w, l)
-		}
-		fmt.Fprintf(w, "```\n")
-	}
+}
 
+// traceSection quotes the trace, at most storyLines of it; a real run has
+// none.
+func (s *story) traceSection() {
+	if len(s.trace) == 0 {
+		return
+	}
+	fmt.Fprintf(s.w, "\n## Trace\n\n```\n")
+	for i, l := range s.trace {
+		if i == storyLines {
+			fmt.Fprintf(s.w, "... %d more trace lines (see the trace file)\n", len(s.trace)-i)
+			break
+		}
+		fmt.Fprintln(s.w, l)
+	}
+	fmt.Fprintf(s.w, "```\n")
+}
+
+// replay writes the command that replays the scenario, what it does and
+// how to keep it as a regression test: a real backend's, a virtual-time
+// client's, the driver's own (its notes' Keep) or leasecheck's.
+func (s *story) replay() {
+	w, impl, failed, dn, info := s.w, s.impl, s.failed, s.dn, s.info
 	replay := info.Replay
 	switch {
 	case strings.HasPrefix(impl, backendPrefix):
