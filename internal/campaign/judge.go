@@ -46,6 +46,11 @@ type JudgeOptions struct {
 	// undecided. It is per history, so a campaign on N workers holds at most
 	// N times it, and a verdict does not depend on the number of workers.
 	MaxMemory int64
+	// RunOnly judges a simulated run's run properties alone and leaves its
+	// history unchecked (Outcome.Check empty, Judged the run properties):
+	// for a driver whose own monitor vouches for the history properties,
+	// the explorer's, so that its outcomes are still this judge's.
+	RunOnly bool
 }
 
 // DefaultMaxMemory is the memory budget of checking one history when
@@ -101,6 +106,14 @@ func Judge(ctx context.Context, t Target, sc *Scenario, opts JudgeOptions) (*Out
 // properties on the simulator's result when there is one. This is the one
 // place where every property is judged.
 func JudgeExecution(ctx context.Context, r *Execution, opts JudgeOptions) (*Outcome, error) {
+	if opts.RunOnly {
+		if r.Sim == nil {
+			return nil, fmt.Errorf("judging the run properties alone needs a simulated run, and this execution has none")
+		}
+		o := &Outcome{Execution: r, Check: &checker.Result{}, Judged: runprop.Properties()}
+		o.Findings, o.Warnings = runprop.JudgeWarned(r.Sim)
+		return o, nil
+	}
 	res, err := check(ctx, r, opts)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/internal/scenario"
@@ -42,21 +41,17 @@ func (x *explorer) judgePure(r *sim.Result, withChecker bool) (verdict, error) {
 		// The run properties alone: most states judged this way violate
 		// nothing, and their verdict needs no outcome (record reads it only
 		// of a violation).
-		findings := runprop.Judge(r)
-		if len(findings) == 0 {
+		if len(runprop.Judge(r)) == 0 {
 			return v, nil
 		}
-		ex := &campaign.Execution{Scenario: r.Scenario, History: r.History, Sim: r, Faults: r.Stats.Faults}
-		v.out = &campaign.Outcome{Execution: ex, Check: &checker.Result{}, Findings: findings, Judged: runprop.Properties()}
-	} else {
-		ex := &campaign.Execution{Scenario: r.Scenario, History: r.History, Sim: r, Faults: r.Stats.Faults}
-		out, err := campaign.JudgeExecution(context.Background(), ex, campaign.JudgeOptions{Budget: x.o.CheckBudget})
-		if err != nil {
-			return v, err
-		}
-		v.out = out
-		v.undecided = out.Undecided()
 	}
+	ex := &campaign.Execution{Scenario: r.Scenario, History: r.History, Sim: r, Faults: r.Stats.Faults}
+	out, err := campaign.JudgeExecution(context.Background(), ex, campaign.JudgeOptions{Budget: x.o.CheckBudget, RunOnly: !withChecker})
+	if err != nil {
+		return v, err
+	}
+	v.out = out
+	v.undecided = out.Undecided()
 	v.failed = v.out.Failed()
 	return v, nil
 }

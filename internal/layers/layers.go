@@ -94,7 +94,7 @@ var KnownWrongWay = map[Edge]string{
 	{"internal/explore", "checker"}:                "the explorer judges a path's history itself instead of handing an execution to one judge",
 	{"internal/explore", "internal/timed"}:         "the per-state monitor steps the timed model",
 	{"internal/explore", "internal/runprop"}:       "the explorer judges the run properties of a path itself",
-	{"internal/explore", "internal/campaign"}:      "internal/explore/judge.go builds a campaign.Outcome by hand, and sharding reuses campaign.Shard",
+	{"internal/explore", "internal/campaign"}:      "the explorer judges a state through campaign.JudgeExecution (the run properties alone where its monitor vouches for the history), and sharding reuses campaign.Shard",
 	{"vclient", "internal/campaign"}:               "vclient.Target is a campaign.Target and a run is judged and told through internal/campaign",
 }
 
