@@ -22,6 +22,8 @@
 // states), and decides nothing by map order.
 package liveness
 
+import "slices"
+
 // A Meter follows the store's lease and times recoveries and handoffs.
 // The zero value is ready: no owner, nothing measured.
 type Meter struct {
@@ -138,11 +140,14 @@ func (m *Meter) Measures() Measures {
 	return out
 }
 
-// Clip returns a copy of m that shares its slices, clipped: m and the copy
-// may both go on appending without either seeing the other's.
+// Clip returns a copy of m that shares its measurements, clipped, and has
+// its own pending lists: m and the copy may both go on without either
+// seeing the other's. The measurements are only ever appended to; the
+// pending lists are emptied in place at each grant (their room reused),
+// so sharing them would let one overwrite what the other still holds.
 func (m *Meter) Clip() Meter {
 	c := *m
-	c.crashes, c.releases = clip(c.crashes), clip(c.releases)
+	c.crashes, c.releases = slices.Clone(m.crashes), slices.Clone(m.releases)
 	c.m.Recoveries, c.m.RecoveryAt = clip(c.m.Recoveries), clip(c.m.RecoveryAt)
 	c.m.Handoffs, c.m.HandoffAt = clip(c.m.Handoffs), clip(c.m.HandoffAt)
 	return c

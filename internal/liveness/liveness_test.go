@@ -171,3 +171,22 @@ func TestCopies(t *testing.T) {
 		t.Errorf("the original after Clip: %v, want %v", got, want)
 	}
 }
+
+// TestClipKeepsItsPending: a crash pending when the meter is clipped stays
+// the copy's, whatever the original does after: its grant empties its
+// pending list in place, and its next crash fills that room again.
+func TestClipKeepsItsPending(t *testing.T) {
+	var m Meter
+	m.Granted(0, "a", 100)
+	m.Crashed(10, "a", 10, waits("a", "b"))
+	k := m.Clip()
+	m.Granted(20, "b", 120)
+	m.Crashed(30, "b", 30, waits("b", "c"))
+	if got := k.Measures(); got.Unrecovered != 1 || got.UnrecoveredSince != 10 {
+		t.Errorf("the clipped copy's pending crash: %d since %d, want 1 since 10", got.Unrecovered, got.UnrecoveredSince)
+	}
+	k.Granted(50, "c", 150)
+	if got := m.Measures(); got.Unrecovered != 1 || got.UnrecoveredSince != 30 || !slices.Equal(got.Recoveries, []int64{10}) {
+		t.Errorf("the original after the copy's grant: %+v", got)
+	}
+}
