@@ -48,8 +48,8 @@
 // (`leasecheck verify --backend SPEC --ttl T --scenario FILE`).
 //
 // A backend that stops answering mid-round ends the run within seconds
-// (realrun.DeadAfter, five seconds more on a cluster the harness started)
-// with exit 2, and the partial history is saved
+// (realrun.DeadAfter, five seconds more after a fault between a cluster's
+// members) with exit 2, and the partial history is saved
 // beside the failures (RunError). Credentials are never printed: specs
 // are shown with Redact, errors with Scrub.
 //

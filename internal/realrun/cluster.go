@@ -291,9 +291,11 @@ func (r *runner) clusterFault(ctx context.Context, f faults.Fault) {
 	}
 	r.ended(i, r.now())
 	// The clients of the member hit hear nothing until a leader is elected
-	// after the fault too (a member back from isolation with a stale term
-	// forces an election): the watchdog's DeadAfter starts from then.
+	// after the fault too, and the cluster may depose it again as the
+	// member hit catches up (clusterRecovery): the watchdog's DeadAfter
+	// starts from then.
 	after := r.awaitLeader(ctx, 5*time.Second)
+	r.excuse(r.now() + clusterRecovery.Microseconds())
 	r.cutOff(false)
 	r.annotate(i, fmt.Sprintf("; %s led before, %s after", orNone(before), orNone(after)))
 	r.logf("%11s %-17s %s ended: %s led before, %s after", logTime(r.now()), f.Kind, member, orNone(before), orNone(after))

@@ -84,12 +84,13 @@ var ErrStopped = errors.New("the backend stopped answering")
 // reader send something every TTL/12 to TTL/3.
 func DeadAfter(ttl time.Duration) time.Duration { return max(5*time.Second, ttl) }
 
-// clusterRecovery is how much longer the clients of a cluster the harness
-// started may go unanswered: a member back from isolation deposes the
-// leader by its higher term where pre-vote is off (etcd 3.4), and the
-// election and the members' catching up (their disks shared with the rest
-// of a busy machine) have left every client without an answer for over
-// DeadAfter after a cluster fault had ended, on a live cluster.
+// clusterRecovery is how much longer than DeadAfter the clients of a
+// cluster may go unanswered after a cluster fault ended (cluster.go): a
+// member back from isolation deposes the leader by its higher term where
+// pre-vote is off (etcd 3.4), and the election and the members' catching
+// up (their disks shared with the rest of a busy machine) have left every
+// client without an answer for over DeadAfter after the fault, on a live
+// cluster.
 const clusterRecovery = 5 * time.Second
 
 // RunScenario runs sc against t: its holders (the machines of internal/impl/holder,
@@ -271,9 +272,6 @@ func (r *runner) result(h *model.History, ttl time.Duration) *Result {
 // within seconds instead of a history of unknowns.
 func (r *runner) watch(ctx context.Context, stop context.CancelFunc) {
 	limit := DeadAfter(time.Duration(r.ttl) * time.Microsecond)
-	if r.t.Cluster != nil {
-		limit += clusterRecovery
-	}
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
