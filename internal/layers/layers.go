@@ -59,25 +59,23 @@ var Map = []Layer{
 	{Name: "campaign and report", What: "seeds, shards, judging in one place, shrinking, saving; the timeline and the stories",
 		Packages:  []string{"internal/campaign", "internal/report"},
 		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "drivers"}},
-	{Name: "user-facing", What: "the suites, verify, the Kubernetes clients, the command, the benchmarks, the examples, the deprecated campaign aliases",
-		Packages: []string{"leasetest", "verify", "vclient/k8slease/...", "internal/k8ssweep", "internal/ctrlruntime", "cmd/...", "examples/...", "campaign",
+	{Name: "user-facing", What: "the suites, verify, the Kubernetes clients, the command, the benchmarks, the examples",
+		Packages: []string{"leasetest", "verify", "vclient/k8slease/...", "internal/k8ssweep", "internal/ctrlruntime", "cmd/...", "examples/...",
 			"internal/classgen", "internal/classbench/...", "internal/servers/serverstest", "internal/layers/...", "deploy", "docs"},
 		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "adapters", "drivers", "campaign and report"}},
 }
 
 // Doors are the packages a user imports (docs/design.md §13): their API is
 // what leasecheck promises to keep. Everything else is the house, under
-// internal/ but for cmd/..., examples/..., deploy and campaign. faults is
-// the fault vocabulary every door's options name. campaign, at its old
-// path, is not a door: it is the deprecated aliases of internal/campaign,
-// kept for one release so that a v0.12 user's build does not break on
-// the move, and then deleted; nothing of the project imports it.
+// internal/ but for cmd/..., examples/... and deploy. faults is the fault
+// vocabulary every door's options name.
 var Doors = []string{"model", "checker", "machine", "faults", "impl/backend", "leasetest", "verify", "vclient", "vclient/k8slease"}
 
 // Deprecated are the packages kept at an old path for one release, for
 // users only: no package of the module imports one (Check finds one that
-// does), so that deleting it next release breaks nothing here.
-var Deprecated = []string{"campaign"}
+// does), so that deleting it next release breaks nothing here. None today:
+// campaign's old path, kept for v0.13.0, is gone.
+var Deprecated []string
 
 // An Edge is one package importing another.
 type Edge struct{ From, To string }

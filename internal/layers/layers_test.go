@@ -45,15 +45,17 @@ func TestCheckJudgesTheMap(t *testing.T) {
 		"internal/runprop":    {"internal/sim"},
 		"newpkg":              {"model"},
 		"examples/foo/bar":    {"internal/campaign", "internal/sim"},
-		"examples/old":        {"campaign"},
-		"campaign":            {"internal/campaign"},
+		"examples/old":        {"examples/oldpath"},
+		"examples/oldpath":    {"internal/campaign"},
 	}
+	defer func(was []string) { Deprecated = was }(Deprecated)
+	Deprecated = []string{"examples/oldpath"}
 	f := Check(g)
 	if len(f.WrongWay) != 1 || f.WrongWay[0] != (Edge{"internal/impl/redis", "internal/sim"}) {
 		t.Errorf("wrong-way imports %v, want only internal/impl/redis -> internal/sim", f.WrongWay)
 	}
-	if len(f.Deprecated) != 1 || f.Deprecated[0] != (Edge{"examples/old", "campaign"}) {
-		t.Errorf("imports of a deprecated package %v, want only examples/old -> campaign", f.Deprecated)
+	if len(f.Deprecated) != 1 || f.Deprecated[0] != (Edge{"examples/old", "examples/oldpath"}) {
+		t.Errorf("imports of a deprecated package %v, want only examples/old -> examples/oldpath", f.Deprecated)
 	}
 	if len(f.Unassigned) != 1 || f.Unassigned[0] != "newpkg" {
 		t.Errorf("unassigned %v, want newpkg", f.Unassigned)

@@ -17,7 +17,7 @@ import (
 // the leader writing once a second, for horizon ms of virtual time.
 func election(seed uint64, horizon int64) *scenario.Scenario {
 	sc := &scenario.Scenario{Version: scenario.Version, Seed: seed, Semantics: "seed", Key: "lease", TTL: 15000, Horizon: horizon,
-		Network: scenario.Network{MaxDelay: 2}, Implementation: Unfenced}
+		Network: scenario.Network{MaxDelay: 2}, Implementation: k8ssweep.Unfenced}
 	for _, n := range []string{"h1", "h2", "h3"} {
 		sc.Holders = append(sc.Holders, scenario.Process{Name: n, Timeout: 10000, RenewEvery: 2000, RetryMax: k8ssweep.RetryBound(2000, 2),
 			Work: []holder.Item{{Work: 1000, Writes: 1}}})
@@ -31,7 +31,7 @@ func election(seed uint64, horizon int64) *scenario.Scenario {
 // a test of its own (testing.RunTests), inside the benchmark.
 func BenchmarkElection(b *testing.B) {
 	const horizon = 600_000 // ten minutes of leases per run
-	tg, err := Target(nil, Unfenced)
+	tg, err := target(nil, k8ssweep.Unfenced)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func BenchmarkElectionJudged(b *testing.B) {
 	for i := range b.N {
 		sc := election(uint64(i+1), horizon)
 		ok := testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{Name: "election", F: func(t *testing.T) {
-			tg, err := Target(t, Unfenced)
+			tg, err := target(t, k8ssweep.Unfenced)
 			if err != nil {
 				t.Fatal(err)
 			}

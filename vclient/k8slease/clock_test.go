@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 )
 
 func timingNamed(t *testing.T, name string) Timing {
@@ -29,15 +30,15 @@ func timingNamed(t *testing.T, name string) Timing {
 // clock, not the partition, is what the sweep found.
 func TestClockFastTakeoverFound(t *testing.T) {
 	tm := timingNamed(t, "default")
-	if tm.SafeAt(FastClockPPM) || !tm.Safe() {
+	if tm.SafeAt(k8ssweep.FastClockPPM) || !tm.Safe() {
 		t.Fatalf("default timing: want safe at one rate and unsafe at 2x")
 	}
-	r := sweep(t, Unfenced, Clock, []Timing{tm}, seeds(60), nil)
+	r := sweep(t, k8ssweep.Unfenced, Clock, []Timing{tm}, seeds(60), nil)
 	if len(r.failures) == 0 {
 		t.Fatalf("a fast clock at an unsafe timing: no seed failed in %d", r.sum.Seeds)
 	}
 	t.Logf("%d of %d seeds failed", len(r.failures), r.sum.Seeds)
-	gen := Generator(Unfenced, Clock, []Timing{tm})
+	gen := testGenerator(k8ssweep.Unfenced, Clock, []Timing{tm})
 	var seedsFailed []uint64
 	props := map[string]int{}
 	for _, f := range r.failures {
@@ -47,7 +48,7 @@ func TestClockFastTakeoverFound(t *testing.T) {
 		}
 	}
 	t.Logf("properties violated (seeds): %v", props)
-	tg, err := Target(t, Unfenced)
+	tg, err := target(t, k8ssweep.Unfenced)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,12 +71,12 @@ func TestClockFastTakeoverFound(t *testing.T) {
 func TestClockSafeTimingClean(t *testing.T) {
 	var safe []Timing
 	for _, tm := range Timings {
-		if tm.SafeAt(FastClockPPM) {
+		if tm.SafeAt(k8ssweep.FastClockPPM) {
 			safe = append(safe, tm)
 		}
 	}
 	if len(safe) == 0 {
 		t.Fatal("no timing is safe at 2x")
 	}
-	sweep(t, Unfenced, Clock, safe, seeds(60), nil).clean(t, "a fast clock at a timing safe for it")
+	sweep(t, k8ssweep.Unfenced, Clock, safe, seeds(60), nil).clean(t, "a fast clock at a timing safe for it")
 }

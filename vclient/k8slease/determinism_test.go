@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient"
@@ -31,13 +32,13 @@ func digest(t *testing.T, r *sim.Result) []byte {
 // releases — over 40 seeds each (-seeds N for more): the harness's
 // ordering, not the goroutines', decides.
 func TestDeterministic(t *testing.T) {
-	for _, impl := range []string{Unfenced, Fenced, Release} {
+	for _, impl := range []string{k8ssweep.Unfenced, k8ssweep.Fenced, k8ssweep.Release} {
 		for _, p := range Profiles {
-			tg, err := Target(t, impl)
+			tg, err := target(t, impl)
 			if err != nil {
 				t.Fatal(err)
 			}
-			gen := Generator(impl, p, nil)
+			gen := testGenerator(impl, p, nil)
 			for seed := uint64(1); seed <= uint64(seeds(40)); seed++ {
 				sc := gen(seed)
 				var first []byte

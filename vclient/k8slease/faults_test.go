@@ -6,6 +6,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
@@ -34,7 +35,7 @@ func (s *struck) count(c *campaign.Config) {
 // requests, not only at writes.
 func TestPauseAnywhere(t *testing.T) {
 	t.Run("unfenced", func(t *testing.T) {
-		tg, err := Target(t, Unfenced)
+		tg, err := target(t, k8ssweep.Unfenced)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +64,7 @@ func TestPauseAnywhere(t *testing.T) {
 		}
 	})
 	t.Run("fenced", func(t *testing.T) {
-		tg, err := Target(t, Fenced)
+		tg, err := target(t, k8ssweep.Fenced)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +86,7 @@ func TestPauseAnywhere(t *testing.T) {
 // the fenced one violates nothing.
 func TestPartitionsProfile(t *testing.T) {
 	t.Run("unsafe-timing", func(t *testing.T) {
-		tg, err := Target(t, Unfenced)
+		tg, err := target(t, k8ssweep.Unfenced)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func TestPartitionsProfile(t *testing.T) {
 		Sweep(t, cfg)
 	})
 	t.Run("fenced", func(t *testing.T) {
-		tg, err := Target(t, Fenced)
+		tg, err := target(t, k8ssweep.Fenced)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +116,7 @@ func TestPartitionsProfile(t *testing.T) {
 // zombie write is still found among them.
 func TestConflictsProfile(t *testing.T) {
 	t.Run("fenced", func(t *testing.T) {
-		tg, err := Target(t, Fenced)
+		tg, err := target(t, k8ssweep.Fenced)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +130,7 @@ func TestConflictsProfile(t *testing.T) {
 		t.Logf("%d conflict faults refused updates", refused.n)
 	})
 	t.Run("unfenced", func(t *testing.T) {
-		tg, err := Target(t, Unfenced)
+		tg, err := target(t, k8ssweep.Unfenced)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,9 +144,9 @@ func TestConflictsProfile(t *testing.T) {
 // candidates (up to seven); with seven, the fenced elector is clean under
 // pauses and the unfenced one's zombie write is found.
 func TestReplicas(t *testing.T) {
-	cfg := SweepConfig{Name: Unfenced, Client: &Elector{}, MinReplicas: 2, MaxReplicas: 7}
+	cfg := SweepConfig{Name: k8ssweep.Unfenced, Client: &Elector{}, MinReplicas: 2, MaxReplicas: 7}
 	seen := map[int]bool{}
-	gen := cfg.Generator(t, Pauses)
+	gen := cfg.generator(t, Pauses)
 	for seed := uint64(1); seed <= 200; seed++ {
 		n := len(gen(seed).Holders)
 		if n < 2 || n > 7 {
@@ -156,14 +157,14 @@ func TestReplicas(t *testing.T) {
 	if len(seen) != 6 {
 		t.Errorf("200 seeds drew %d distinct candidate counts, want all of 2..7", len(seen))
 	}
-	for _, impl := range []string{Fenced, Unfenced} {
+	for _, impl := range []string{k8ssweep.Fenced, k8ssweep.Unfenced} {
 		t.Run(impl, func(t *testing.T) {
-			tg, err := Target(t, impl)
+			tg, err := target(t, impl)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cfg := ownConfig(tg, Pauses, Timings[:1], seeds(50), func(c *campaign.Config) {
-				c.FailFast = impl == Unfenced
+				c.FailFast = impl == k8ssweep.Unfenced
 				inner := c.Scenario
 				c.Scenario = func(seed uint64) *scenario.Scenario {
 					sc := inner(seed)
@@ -175,7 +176,7 @@ func TestReplicas(t *testing.T) {
 			})
 			cfg.MinReplicas, cfg.MaxReplicas = 5, 7
 			cfg.Want = WantClean
-			if impl == Unfenced {
+			if impl == k8ssweep.Unfenced {
 				cfg.Want = WantViolation
 			}
 			Sweep(t, cfg)

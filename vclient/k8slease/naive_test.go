@@ -6,6 +6,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 )
 
 // TestNaiveWriteCaught: a controller that writes under the context
@@ -19,7 +20,7 @@ import (
 // alone would have passed (-seeds 1000 for the figures).
 func TestNaiveWriteCaught(t *testing.T) {
 	var stale, caught, clientOnly, missedByClient int
-	r := sweep(t, Naive, Pauses, Timings[:1], seeds(100), func(c *campaign.Config) {
+	r := sweep(t, k8ssweep.Naive, Pauses, Timings[:1], seeds(100), func(c *campaign.Config) {
 		c.Save = campaign.SaveOptions{}
 		c.OnOutcome = func(seed uint64, o *campaign.Outcome) error {
 			if o.Store == nil {
@@ -32,7 +33,7 @@ func TestNaiveWriteCaught(t *testing.T) {
 			if o.Violated() {
 				caught++
 			}
-			if w := StoreZombieWrite(o.Store); w != nil {
+			if w := k8ssweep.StoreZombieWrite(o.Store); w != nil {
 				stale++
 				if !client {
 					missedByClient++

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -24,7 +25,7 @@ var updateFlag = flag.Bool("update", false, "TestRegressions: rewrite each regre
 // that they follow the story writers; read the diff.
 func TestRegressions(t *testing.T) {
 	replayDir(t, filepath.Join("testdata", "regressions"), func(t *testing.T, sc *scenario.Scenario) (campaign.Target, error) {
-		tg, err := Target(t, sc.Implementation)
+		tg, err := target(t, sc.Implementation)
 		if err != nil {
 			return nil, err
 		}
@@ -88,7 +89,7 @@ func TestFencedRefusesTheZombieWrite(t *testing.T) {
 	if z == nil {
 		t.Fatal("the saved scenario shows no zombie write")
 	}
-	sc.Implementation, sc.Semantics, sc.Expect = Fenced, "fenced-storage", nil
+	sc.Implementation, sc.Semantics, sc.Expect = k8ssweep.Fenced, "fenced-storage", nil
 	// A fenced store learns of the new term from the new leader's first
 	// write: give the candidate that takes over work to do.
 	for i := range sc.Holders {
@@ -156,9 +157,9 @@ func TestNotesCiteTheHistory(t *testing.T) {
 			t.Errorf("%s: %d events cite a history line, want the renewal, the takeover and the write or release", f, cited)
 		}
 		var b strings.Builder
-		WriteStory(&b, o)
+		campaign.WriteDomainNotes(&b, n)
 		if !strings.HasPrefix(b.String(), "\n## In Kubernetes terms\n\n") || !strings.Contains(b.String(), n.Keep) {
-			t.Errorf("%s: WriteStory wrote %q", f, b.String())
+			t.Errorf("%s: the notes render as %q", f, b.String())
 		}
 	}
 }

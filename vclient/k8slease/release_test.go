@@ -28,28 +28,28 @@ import (
 func TestReleaseSweep(t *testing.T) {
 	n := seeds(100)
 	began := time.Now()
-	r := sweep(t, ReleaseFenced, Pauses, safeTimings(), n, func(c *campaign.Config) {
+	r := sweep(t, k8ssweep.ReleaseFenced, Pauses, safeTimings(), n, func(c *campaign.Config) {
 		if *saveFlag != "" { // -save DIR: the first failure, shrunk, with its page and story
 			c.Save.Dir, c.Save.Max = *saveFlag, 1
 		}
 	})
 	unpatched := time.Since(began)
 	if len(r.failures) == 0 {
-		t.Fatalf("%s: no failure in %d seeds of pauses", ReleaseFenced, n)
+		t.Fatalf("%s: no failure in %d seeds of pauses", k8ssweep.ReleaseFenced, n)
 	}
 	for _, f := range r.failures {
-		fr := FindForeignRelease(f.Outcome)
+		fr := findForeignRelease(f.Outcome)
 		if fr == nil || !f.Outcome.Fails(checker.Linearizable) {
 			var w strings.Builder
 			campaign.WriteOutcome(&w, f.Outcome)
 			t.Errorf("seed %d fails %v without a release of another's Lease:\n%s", f.Seed, f.Outcome.Failed(), w.String())
 		}
 	}
-	t.Logf("%s, pause profile, %d seeds: %d failing, each a release of another's Lease (%v)", ReleaseFenced, n, len(r.failures), unpatched.Round(time.Second))
+	t.Logf("%s, pause profile, %d seeds: %d failing, each a release of another's Lease (%v)", k8ssweep.ReleaseFenced, n, len(r.failures), unpatched.Round(time.Second))
 	began = time.Now()
-	p := sweep(t, ReleaseFencedPatched, Pauses, safeTimings(), n, nil)
-	p.clean(t, ReleaseFencedPatched+", pause profile")
-	t.Logf("%s, pause profile, %d seeds: %d failing (%v)", ReleaseFencedPatched, n, len(p.failures), time.Since(began).Round(time.Second))
+	p := sweep(t, k8ssweep.ReleaseFencedPatched, Pauses, safeTimings(), n, nil)
+	p.clean(t, k8ssweep.ReleaseFencedPatched+", pause profile")
+	t.Logf("%s, pause profile, %d seeds: %d failing (%v)", k8ssweep.ReleaseFencedPatched, n, len(p.failures), time.Since(began).Round(time.Second))
 }
 
 // TestStepDownClean: the step-down path (faults.Shutdown) raises no false
@@ -66,11 +66,11 @@ func TestStepDownClean(t *testing.T) {
 		profiles []Profile
 	}
 	rows := []row{
-		{Fenced, Profiles},
-		{Unfenced, []Profile{NoFaults, Latency}},
-		{Release, []Profile{NoFaults, Latency}},
-		{ReleaseFenced, []Profile{NoFaults, Latency}},
-		{ReleaseFencedPatched, Profiles},
+		{k8ssweep.Fenced, Profiles},
+		{k8ssweep.Unfenced, []Profile{NoFaults, Latency}},
+		{k8ssweep.Release, []Profile{NoFaults, Latency}},
+		{k8ssweep.ReleaseFenced, []Profile{NoFaults, Latency}},
+		{k8ssweep.ReleaseFencedPatched, Profiles},
 	}
 	n := seeds(40)
 	for _, rw := range rows {
@@ -124,7 +124,7 @@ func TestReleaseClearsNewLeader(t *testing.T) {
 	if !bytes.Equal(got.Bytes(), want) {
 		t.Errorf("the replay recorded a different history:\n%s", firstDiff(want, got.Bytes()))
 	}
-	fr := FindForeignRelease(o)
+	fr := findForeignRelease(o)
 	if fr == nil {
 		t.Fatal("no release of another's Lease in the replay")
 	}
@@ -139,7 +139,7 @@ func TestReleaseClearsNewLeader(t *testing.T) {
 	}
 	var story strings.Builder
 	campaign.WriteStory(&story, o, campaign.StoryInfo{Title: "release", ScenarioFile: releaseScenario})
-	for _, w := range []string{"`tryRelease`", "`IsLeader()`", "`observedRecord`", "`Lock.Get`", "`resourceVersion`", "`holderIdentity` empty", ReleaseFencedPatched} {
+	for _, w := range []string{"`tryRelease`", "`IsLeader()`", "`observedRecord`", "`Lock.Get`", "`resourceVersion`", "`holderIdentity` empty", k8ssweep.ReleaseFencedPatched} {
 		if !strings.Contains(story.String(), w) {
 			t.Errorf("the story lacks %q:\n%s", w, story.String())
 		}
@@ -150,7 +150,7 @@ func TestReleaseClearsNewLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc.Implementation, sc.Expect = ReleaseFencedPatched, nil
+	sc.Implementation, sc.Expect = k8ssweep.ReleaseFencedPatched, nil
 	file := filepath.Join(t.TempDir(), "patched.scenario.json")
 	if err := sc.Save(file); err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestReleaseClearsNewLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Violated() || FindForeignRelease(p) != nil {
+	if p.Violated() || findForeignRelease(p) != nil {
 		var b strings.Builder
 		campaign.WriteOutcome(&b, p)
 		t.Fatalf("patched: %v\n%s", p.Failed(), b.String())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -29,7 +30,7 @@ func TestReplayRate(t *testing.T) {
 	}
 	for _, p := range []Profile{Pauses, All} {
 		dir := t.TempDir()
-		r := sweep(t, Unfenced, p, nil, 50*n, func(c *campaign.Config) {
+		r := sweep(t, k8ssweep.Unfenced, p, nil, 50*n, func(c *campaign.Config) {
 			c.Save.Dir, c.Save.Max = dir, n
 			c.Save.Shrink.Budget = 60
 			c.OnOutcome = nil

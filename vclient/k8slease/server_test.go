@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient"
@@ -101,11 +102,11 @@ func TestServerRefusesStaleUpdate(t *testing.T) {
 		case !stale && !apierrors.IsConflict(err):
 			t.Errorf("Update with stale resourceVersion %s (current %s): err = %v, want Conflict", got.ResourceVersion, renewed.ResourceVersion, err)
 		case stale && err != nil:
-			t.Errorf("AcceptStale: Update with a stale resourceVersion: err = %v, want it applied (the planted bug)", err)
+			t.Errorf("k8ssweep.AcceptStale: Update with a stale resourceVersion: err = %v, want it applied (the planted bug)", err)
 		}
 		after, _ := l.Get(ctx, "l", metav1.GetOptions{})
 		if want := map[bool]string{false: "a", true: "b"}[stale]; *after.Spec.HolderIdentity != want {
-			t.Errorf("AcceptStale=%v: holder after the stale update = %s, want %s", stale, *after.Spec.HolderIdentity, want)
+			t.Errorf("k8ssweep.AcceptStale=%v: holder after the stale update = %s, want %s", stale, *after.Spec.HolderIdentity, want)
 		}
 	}
 }
@@ -117,7 +118,7 @@ func TestServerRefusesStaleUpdate(t *testing.T) {
 // correct store on the same seeds: no violation.
 func TestAcceptStaleCaughtAsDoubleLeader(t *testing.T) {
 	n := seeds(300)
-	bug := sweep(t, AcceptStale, Contention, safeTimings(), n, func(c *campaign.Config) { c.FailFast = true })
+	bug := sweep(t, k8ssweep.AcceptStale, Contention, safeTimings(), n, func(c *campaign.Config) { c.FailFast = true })
 	if len(bug.failures) == 0 {
 		t.Fatalf("the planted bug (stale updates accepted) was not caught in %d seeds", n)
 	}
@@ -131,5 +132,5 @@ func TestAcceptStaleCaughtAsDoubleLeader(t *testing.T) {
 	campaign.WriteOutcome(&b, f.Outcome)
 	t.Logf("caught at seed %d:\n%s", f.Seed, b.String())
 	// The correct store on the same seeds: clean.
-	sweep(t, Unfenced, Contention, safeTimings(), n, nil).clean(t, "the correct store, same seeds")
+	sweep(t, k8ssweep.Unfenced, Contention, safeTimings(), n, nil).clean(t, "the correct store, same seeds")
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient"
 )
@@ -23,7 +24,7 @@ func TestNothingSilentlyGreen(t *testing.T) {
 		tg := &vclient.Target{T: t, Name: "vclient:k8slease-protobuf", Client: &Elector{ContentType: runtime.ContentTypeProtobuf},
 			Options: vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
 				Server: func() vclient.Server { s := NewServer(); s.JSONOnly = jsonOnly; return s }}}
-		sum, err := campaign.Run(context.Background(), campaign.Config{Target: tg, Scenario: Generator(Unfenced, NoFaults, Timings[:1]),
+		sum, err := campaign.Run(context.Background(), campaign.Config{Target: tg, Scenario: testGenerator(k8ssweep.Unfenced, NoFaults, Timings[:1]),
 			Kinds: NoFaults.Kinds(), Seeds: seeds(10), First: 1, Workers: 2})
 		if err != nil {
 			t.Fatal(err)

@@ -2,8 +2,6 @@ package k8slease
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"testing"
 
@@ -82,15 +80,6 @@ func FindZombieWrite(o *Outcome) *ZombieWrite {
 	return nil
 }
 
-// StoreZombieWrite returns the first write a stores' log
-// (campaign.Execution.Store, campaign.Outcome.Store) shows accepted from
-// an owner after the Lease was granted to another, or nil.
-//
-// Deprecated: StoreZombieWrite serves leasecheck's own sweeps, and leaves
-// the package after v0.13.0: a sweep judges the stores' log on every
-// property and its story tells the zombie write.
-func StoreZombieWrite(h *model.History) *model.Op { return k8ssweep.StoreZombieWrite(h) }
-
 func sortByAt(ops []*model.Op) {
 	for i := 1; i < len(ops); i++ { // insertion sort: stable, and histories are nearly sorted
 		for j := i; j > 0 && ops[j].At < ops[j-1].At; j-- {
@@ -106,19 +95,6 @@ func secs(ms int64) string {
 	return fmt.Sprintf("%gs", float64(ms)/1000)
 }
 
-// WriteStory writes a saved failure's account in the terms a Kubernetes
-// user knows: LeaseDuration, RenewDeadline, RetryPeriod, IsLeader,
-// OnStoppedLeading, leaseTransitions. It is the section campaign's story
-// tells of this package's own Elector (electorNotes), alone.
-//
-// Deprecated: WriteStory tells of this package's own Elector, for
-// leasecheck's own sweeps, and leaves the package after v0.13.0. A sweep
-// of your own tells its story from what ran, in the story it saves: leave
-// SweepConfig.Story nil.
-func WriteStory(w io.Writer, o *Outcome) {
-	campaign.WriteDomainNotes(w, electorNotes(o))
-}
-
 // electorNotes is the account of a failure of this package's own Elector
 // (Target's implementations) in Kubernetes terms: what ran, the zombie
 // write or the release of another's Lease it finds, and what closes it.
@@ -132,12 +108,12 @@ func electorNotes(o *Outcome) *campaign.DomainNotes {
 		guarded: true,
 		stopped: "`OnStoppedLeading`",
 		fix: fmt.Sprintf("The same elector with every write carrying the `resourceVersion` "+
-			"of the update that made its writer leader (implementation `%s`) has the store refuse this write.", Fenced),
+			"of the update that made its writer leader (implementation `%s`) has the store refuse this write.", k8ssweep.Fenced),
 		keep: "A virtual-time scenario is not the simulator's, so campaign's `testdata/regressions/` cannot replay it: " +
 			"put it in `vclient/k8slease/testdata/regressions/`, where `go test ./vclient/k8slease -run TestRegressions` replays every scenario " +
 			"and fails unless exactly its `expect` is violated and its saved history is recorded again.",
 	}
-	if sc.Implementation == Fenced {
+	if sc.Implementation == k8ssweep.Fenced {
 		v.intro += " and carrying the `resourceVersion` of the Lease update that made the writer leader, checked by the store"
 	}
 	if isFenced(sc.Implementation) {
@@ -148,7 +124,7 @@ func electorNotes(o *Outcome) *campaign.DomainNotes {
 	}
 	v.intro += fmt.Sprintf(". Implementation `%s`.", sc.Implementation)
 	if releases(sc.Implementation) {
-		if fr := FindForeignRelease(o); fr != nil {
+		if fr := findForeignRelease(o); fr != nil {
 			return releaseNotes(o, fr, v)
 		}
 	}
@@ -255,31 +231,10 @@ func zombieNotes(o *campaign.Outcome, v voice) *campaign.DomainNotes {
 	return n
 }
 
-// AppendStory appends WriteStory to a saved failure's Markdown story.
-//
-// Deprecated: AppendStory appends the story of this package's own Elector,
-// for leasecheck's own sweeps, and leaves the package after v0.13.0. A
-// sweep appends its story to every failure it saves itself
-// (SweepConfig.Story).
-func AppendStory(s *campaign.Saved) error {
-	if s == nil || s.Story == "" {
-		return nil
-	}
-	f, err := os.OpenFile(s.Story, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	WriteStory(f, s.Outcome)
-	return f.Close()
-}
-
-// ForeignRelease is a release the Lease store applied from a candidate
+// foreignRelease is a release the Lease store applied from a candidate
 // that did not hold the Lease: it cleared another's holderIdentity, or
 // wrote a release over a Lease already free.
-//
-// Deprecated: ForeignRelease is what FindForeignRelease returns, and
-// leaves the package with it after v0.13.0.
-type ForeignRelease struct {
+type foreignRelease struct {
 	// Release is the release; Victim the grant of the holder it cleared
 	// (nil: nobody held it, Freed is the release that had freed it);
 	// LastRenew the releaser's last successful renewal or acquire before
@@ -296,15 +251,10 @@ type ForeignRelease struct {
 	Read string
 }
 
-// FindForeignRelease returns the first release in a history from a
+// findForeignRelease returns the first release in a history from a
 // candidate that did not hold the Lease, or nil: the ops in the order the
 // store applied them.
-//
-// Deprecated: FindForeignRelease finds the release bug of client-go's
-// elector for leasecheck's own sweeps and stories (TestReleaseClearsNewLeader),
-// and leaves the package after v0.13.0; a sweep of your own judges every
-// seed on every property whichever story tells it.
-func FindForeignRelease(o *Outcome) *ForeignRelease {
+func findForeignRelease(o *Outcome) *foreignRelease {
 	h := o.History
 	var byAt []*model.Op
 	for i := range h.Ops {
@@ -315,7 +265,7 @@ func FindForeignRelease(o *Outcome) *ForeignRelease {
 	sortByAt(byAt)
 	var holder, freed *model.Op
 	last := map[string]*model.Op{}
-	var fr *ForeignRelease
+	var fr *foreignRelease
 	for _, op := range byAt {
 		if fr != nil {
 			switch {
@@ -336,7 +286,7 @@ func FindForeignRelease(o *Outcome) *ForeignRelease {
 			last[op.Owner] = op
 		case model.Release:
 			if holder == nil && freed != nil || holder != nil && holder.Owner != op.Owner {
-				fr = &ForeignRelease{Release: op, Victim: holder, LastRenew: last[op.Owner]}
+				fr = &foreignRelease{Release: op, Victim: holder, LastRenew: last[op.Owner]}
 				moved := holder // what the releaser missed
 				if holder == nil {
 					fr.Freed, moved = freed, freed
@@ -364,7 +314,7 @@ func FindForeignRelease(o *Outcome) *ForeignRelease {
 // releaseNotes tells a release of another's Lease in client-go's terms,
 // from the history (what the store applied) and the releaser's own
 // account in the trace (what its Lock.Get read, what IsLeader() said).
-func releaseNotes(o *campaign.Outcome, fr *ForeignRelease, v voice) *campaign.DomainNotes {
+func releaseNotes(o *campaign.Outcome, fr *foreignRelease, v voice) *campaign.DomainNotes {
 	sc := o.Scenario
 	n := &campaign.DomainNotes{Heading: "Kubernetes", Setup: v.intro, Keep: v.keep}
 	who := fr.Release.Owner
@@ -437,7 +387,7 @@ func releaseNotes(o *campaign.Outcome, fr *ForeignRelease, v voice) *campaign.Do
 
 // read is the releaser's own account of its release, from its trace line,
 // as the start of the release's event ("" when it left none).
-func read(fr *ForeignRelease) string {
+func read(fr *foreignRelease) string {
 	if fr.Read == "" {
 		return ""
 	}
@@ -447,14 +397,14 @@ func read(fr *ForeignRelease) string {
 // patchedName is the patched variant of a ReleaseOnCancel implementation.
 func patchedName(impl string) string {
 	if isFenced(impl) {
-		return ReleaseFencedPatched
+		return k8ssweep.ReleaseFencedPatched
 	}
-	return ReleasePatched
+	return k8ssweep.ReleasePatched
 }
 
 // freedNotes tells a release written over a Lease already free: the same
 // stale check, harmless this time only because nobody held it.
-func freedNotes(o *campaign.Outcome, fr *ForeignRelease, n *campaign.DomainNotes) *campaign.DomainNotes {
+func freedNotes(o *campaign.Outcome, fr *foreignRelease, n *campaign.DomainNotes) *campaign.DomainNotes {
 	who := fr.Release.Owner
 	if fr.Paused != nil {
 		n.Events = append(n.Events, campaign.NoteEvent{T: fr.Paused.Start, What: fmt.Sprintf("%s was paused for %s; nothing of client-go's ran for it meanwhile.", who, secs(fr.Paused.End-fr.Paused.Start))})

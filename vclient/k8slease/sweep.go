@@ -13,44 +13,11 @@ import (
 	"github.com/leasecheck/leasecheck/vclient"
 )
 
-// Implementations of this package's own Elector, as a scenario records
-// them (internal/k8ssweep's, where each is told).
-//
-// Deprecated: these name leasecheck's own sweeps of its Elector, not a
-// sweep of yours (SweepConfig.Name names it), and leave the package after
-// v0.13.0.
-const (
-	Unfenced             = k8ssweep.Unfenced
-	Fenced               = k8ssweep.Fenced
-	Naive                = k8ssweep.Naive
-	AcceptStale          = k8ssweep.AcceptStale
-	FencedHeld           = k8ssweep.FencedHeld
-	FencedTransitions    = k8ssweep.FencedTransitions
-	Release              = k8ssweep.Release
-	ReleaseFenced        = k8ssweep.ReleaseFenced
-	ReleasePatched       = k8ssweep.ReleasePatched
-	ReleaseFencedPatched = k8ssweep.ReleaseFencedPatched
-)
-
 // patchedElector builds an elector from the patched copy of client-go's
 // package; set by this package's tests.
 var patchedElector func(leaderelection.LeaderElectionConfig) (LeaderElector, error)
 
-// Releases reports whether impl releases its Lease on cancel.
-//
-// Deprecated: Releases names leasecheck's own sweeps' implementations, not
-// a sweep of yours (SweepConfig.Shutdowns says yours releases), and leaves
-// the package after v0.13.0.
-func Releases(impl string) bool { return releases(impl) }
-
 func releases(impl string) bool { return k8ssweep.Releases(impl) }
-
-// IsFenced reports whether impl's writes carry a token the store checks.
-//
-// Deprecated: IsFenced names leasecheck's own sweeps' implementations, not
-// a sweep of yours (SweepConfig.Fenced says yours is), and leaves the
-// package after v0.13.0.
-func IsFenced(impl string) bool { return isFenced(impl) }
 
 func isFenced(impl string) bool { return k8ssweep.IsFenced(impl) }
 
@@ -58,43 +25,37 @@ func isFenced(impl string) bool { return k8ssweep.IsFenced(impl) }
 // false for an unfenced one.
 func fencedToken(impl string) (k TokenKind, ok bool) {
 	switch impl {
-	case Fenced, ReleaseFenced, ReleaseFencedPatched:
+	case k8ssweep.Fenced, k8ssweep.ReleaseFenced, k8ssweep.ReleaseFencedPatched:
 		return TokenAcquired, true
-	case FencedHeld:
+	case k8ssweep.FencedHeld:
 		return TokenHeld, true
-	case FencedTransitions:
+	case k8ssweep.FencedTransitions:
 		return TokenTransitions, true
 	}
 	return 0, false
 }
 
-// Target returns the campaign target an implementation name stands for,
+// target returns the campaign target an implementation name of
+// leasecheck's own sweeps of this package's Elector stands for,
 // its runs bubbles of t; an unknown name is an error naming the known ones.
 // Every one declares client-go's belief advisory (vclient.Options): its
 // documentation promises no end of IsLeader before the Lease can move, so
 // where the writes are fenced an overlap the fence kept harmless is a
 // warning; unfenced, it is a violation.
-//
-// Deprecated: Target runs leasecheck's own sweeps of this package's
-// Elector; a sweep of yours is SweepConfig.Target. It leaves the package
-// after v0.13.0.
-func Target(t *testing.T, impl string) (*vclient.Target, error) { return target(t, impl) }
-
-// target is Target.
 func target(t *testing.T, impl string) (*vclient.Target, error) {
 	tg := &vclient.Target{T: t, Name: impl}
 	switch impl {
-	case Unfenced, AcceptStale:
-		stale := impl == AcceptStale
+	case k8ssweep.Unfenced, k8ssweep.AcceptStale:
+		stale := impl == k8ssweep.AcceptStale
 		tg.Client = &Elector{}
 		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
 			Server: func() vclient.Server { s := NewServer(); s.AcceptStale = stale; return s }}
-	case Naive:
+	case k8ssweep.Naive:
 		tg.Client = &Elector{WriteWithTermContext: true}
 		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true, Server: func() vclient.Server { return NewServer() }}
-	case Fenced, FencedHeld, FencedTransitions, Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched:
+	case k8ssweep.Fenced, k8ssweep.FencedHeld, k8ssweep.FencedTransitions, k8ssweep.Release, k8ssweep.ReleaseFenced, k8ssweep.ReleasePatched, k8ssweep.ReleaseFencedPatched:
 		e := &Elector{Fenced: isFenced(impl), ReleaseOnCancel: releases(impl)}
-		if impl == ReleasePatched || impl == ReleaseFencedPatched {
+		if impl == k8ssweep.ReleasePatched || impl == k8ssweep.ReleaseFencedPatched {
 			if patchedElector == nil {
 				return nil, fmt.Errorf("implementation %q: the patched copy of client-go's leaderelection is built into this package's tests only", impl)
 			}
@@ -115,7 +76,7 @@ func target(t *testing.T, impl string) (*vclient.Target, error) {
 				Server: func() vclient.Server { return NewServer() }}
 		}
 	default:
-		return nil, fmt.Errorf("implementation %q: want %s", impl, strings.Join([]string{Unfenced, Naive, Fenced, FencedHeld, FencedTransitions, AcceptStale, Release, ReleaseFenced, ReleasePatched, ReleaseFencedPatched}, ", "))
+		return nil, fmt.Errorf("implementation %q: want %s", impl, strings.Join([]string{k8ssweep.Unfenced, k8ssweep.Naive, k8ssweep.Fenced, k8ssweep.FencedHeld, k8ssweep.FencedTransitions, k8ssweep.AcceptStale, k8ssweep.Release, k8ssweep.ReleaseFenced, k8ssweep.ReleasePatched, k8ssweep.ReleaseFencedPatched}, ", "))
 	}
 	return tg, nil
 }
@@ -208,13 +169,6 @@ const (
 // Profiles lists them.
 var Profiles = []Profile{NoFaults, Latency, Pauses, Contention, Clock, All, PauseAnywhere, Partitions, Conflicts}
 
-// FastClockPPM is how fast the Clock profile's fast clock runs: twice
-// true speed, client-go's own example of a skew to configure for.
-//
-// Deprecated: FastClockPPM tunes leasecheck's own generator and leaves
-// the package after v0.13.0; the Clock profile draws it.
-const FastClockPPM = k8ssweep.FastClockPPM
-
 // ParseProfile reads a profile name.
 func ParseProfile(s string) (Profile, error) {
 	for _, p := range Profiles {
@@ -231,44 +185,6 @@ func ParseProfile(s string) (Profile, error) {
 
 // Kinds returns the fault kinds a profile draws.
 func (p Profile) Kinds() []faults.Kind { return k8ssweep.Profile(p).Kinds() }
-
-// KindsFor returns the fault kinds a sweep of impl under p draws: the
-// profile's, and a shutdown where impl releases on cancel (Generator).
-//
-// Deprecated: KindsFor serves leasecheck's own sweeps and leaves the
-// package after v0.13.0; a sweep of yours draws Kinds, and a shutdown
-// with SweepConfig.Shutdowns.
-func (p Profile) KindsFor(impl string) []faults.Kind { return k8ssweep.Profile(p).KindsFor(impl) }
-
-// MaxReplicas is the most candidates a sweep draws (SweepConfig).
-//
-// Deprecated: MaxReplicas leaves the package after v0.13.0;
-// SweepConfig.MaxReplicas says the bound.
-const MaxReplicas = k8ssweep.MaxReplicas
-
-// Generator returns the scenario of each seed of a sweep against impl
-// under profile p: two to four candidates with the timing drawn from
-// timings (nil: all of Timings), each with a work program of one or two
-// items, and the profile's faults, all drawn from the seed alone. Where
-// impl releases on cancel, every profile adds a step-down (StepDowns).
-//
-// Deprecated: Generator draws leasecheck's own sweeps of its Elector, and
-// leaves the package after v0.13.0; a sweep of yours draws its scenarios
-// itself (Sweep).
-func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *vclient.Scenario {
-	return k8ssweep.Generator(impl, k8ssweep.Profile(p), houseTimings(timings))
-}
-
-// StepDowns adds to each scenario of gen one graceful shutdown
-// (faults.Shutdown) of a candidate drawn from the seed, at a time in
-// [LeaseDuration/2, 4·LeaseDuration), left down or (one seed in two)
-// restarted under its identity up to two LeaseDurations later.
-//
-// Deprecated: StepDowns leaves the package after v0.13.0; a sweep of
-// yours adds them with SweepConfig.Shutdowns.
-func StepDowns(gen func(seed uint64) *vclient.Scenario) func(seed uint64) *vclient.Scenario {
-	return k8ssweep.StepDowns(gen)
-}
 
 // houseTimings converts timings for internal/k8ssweep's generator (nil:
 // all of Timings).

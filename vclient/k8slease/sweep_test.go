@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
@@ -19,7 +20,7 @@ func replayCommand(file string) string {
 }
 
 // seeds is the seed count of a sweep whose default is short (SeedCount).
-func seeds(short int) int { return SeedCount(short) }
+func seeds(short int) int { return k8ssweep.SeedCount(short) }
 
 type sweepResult struct {
 	sum      *campaign.Summary
@@ -31,7 +32,7 @@ type sweepResult struct {
 // Elector's (electorNotes), failures saved only with -save.
 func sweep(t *testing.T, impl string, p Profile, timings []Timing, n int, cfg func(*campaign.Config)) sweepResult {
 	t.Helper()
-	tg, err := Target(t, impl)
+	tg, err := target(t, impl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func sweep(t *testing.T, impl string, p Profile, timings []Timing, n int, cfg fu
 
 // ownConfig is the sweep configuration of one of this package's targets.
 func ownConfig(tg *vclient.Target, p Profile, timings []Timing, n int, cfg func(*campaign.Config)) SweepConfig {
-	return SweepConfig{Name: tg.Name, Client: tg.Client, Options: &tg.Options, Profile: p, Timings: timings, Shutdowns: Releases(tg.Name),
+	return SweepConfig{Name: tg.Name, Client: tg.Client, Options: &tg.Options, Profile: p, Timings: timings, Shutdowns: releases(tg.Name),
 		Want: WantResult, notes: electorNotes, Replay: replayCommand,
 		Configure: func(c *campaign.Config) {
 			c.Seeds = n
@@ -85,14 +86,14 @@ func safeTimings() []Timing {
 // at a time, on every timing (the issue: zero violations over 10^4 seeds,
 // go test ./vclient/k8slease -run TestNoFaultsClean -seeds 10000).
 func TestNoFaultsClean(t *testing.T) {
-	sweep(t, Unfenced, NoFaults, nil, seeds(100), nil).clean(t, "no faults")
+	sweep(t, k8ssweep.Unfenced, NoFaults, nil, seeds(100), nil).clean(t, "no faults")
 }
 
 // TestLatencyClean: API latency within RenewDeadline, on every timing
 // whose RetryPeriod + RenewDeadline fits in LeaseDuration, causes no
 // violation (-seeds 10000 for the issue's claim).
 func TestLatencyClean(t *testing.T) {
-	sweep(t, Unfenced, Latency, safeTimings(), seeds(100), nil).clean(t, "latency within RenewDeadline")
+	sweep(t, k8ssweep.Unfenced, Latency, safeTimings(), seeds(100), nil).clean(t, "latency within RenewDeadline")
 }
 
 // TestLatencyUnsafeTiming: the same latency on a timing client-go accepts
@@ -104,7 +105,7 @@ func TestLatencyUnsafeTiming(t *testing.T) {
 	if edge[0].Safe() {
 		t.Fatalf("%+v is safe", edge[0])
 	}
-	r := sweep(t, Unfenced, Latency, edge, seeds(200), func(c *campaign.Config) { c.FailFast = true })
+	r := sweep(t, k8ssweep.Unfenced, Latency, edge, seeds(200), func(c *campaign.Config) { c.FailFast = true })
 	if len(r.failures) == 0 {
 		t.Fatalf("no violation in %d seeds of latency within RenewDeadline at %+v", r.sum.Seeds, edge[0])
 	}
@@ -124,7 +125,7 @@ func TestLatencyUnsafeTiming(t *testing.T) {
 // a warning (runprop): each one must be of that kind, and is counted.
 func TestFencedClean(t *testing.T) {
 	var warned []*campaign.Outcome
-	r := sweep(t, Fenced, All, safeTimings(), seeds(100), func(c *campaign.Config) {
+	r := sweep(t, k8ssweep.Fenced, All, safeTimings(), seeds(100), func(c *campaign.Config) {
 		c.OnOutcome = func(_ uint64, o *campaign.Outcome) error {
 			if len(o.Warnings) > 0 {
 				warned = append(warned, o)
@@ -199,7 +200,7 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := Target(t, sc.Implementation)
+	tg, err := target(t, sc.Implementation)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,9 +214,15 @@ func Replay(t *testing.T, file string) (*campaign.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	tg, err := Target(t, sc.Implementation)
+	tg, err := target(t, sc.Implementation)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return ReplayFile(telling(tg, electorNotes), file)
+}
+
+// testGenerator is the scenario of each seed of leasecheck's own sweep of
+// impl under p (nil timings: all of Timings).
+func testGenerator(impl string, p Profile, timings []Timing) func(seed uint64) *vclient.Scenario {
+	return k8ssweep.Generator(impl, k8ssweep.Profile(p), houseTimings(timings))
 }

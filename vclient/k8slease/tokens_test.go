@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/vclient"
 )
 
@@ -87,8 +88,8 @@ func TestTokensFromLeases(t *testing.T) {
 
 // tokenSchemes are the fenced variants whose tokens are the holder's own.
 var tokenSchemes = []struct{ name, impl string }{
-	{"rv-held", FencedHeld},
-	{"transitions", FencedTransitions},
+	{"rv-held", k8ssweep.FencedHeld},
+	{"transitions", k8ssweep.FencedTransitions},
 }
 
 // TestTokenSchemesClean: the writes carrying a token a Kubernetes author

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,14 +99,6 @@ type SweepConfig struct {
 	Shutdowns bool
 	// Want is what the sweep must show (default WantClean).
 	Want Want
-	// Story writes an account of your own appended to each saved
-	// failure's story, in place of the one the story tells from what ran
-	// (your timing, your implementation, the regression command for your
-	// package).
-	//
-	// Deprecated: the saved story tells the Kubernetes account itself, in
-	// its own sections; Story leaves SweepConfig after v0.13.0.
-	Story func(w io.Writer, o *Outcome)
 	// Replay is the command that replays a saved file (nil: go test -run
 	// '^TestName$' -count=1 -scenario FILE, in your package's directory).
 	Replay func(file string) string
@@ -175,13 +166,9 @@ func (c *SweepConfig) Target(t *testing.T) (SweepTarget, error) {
 }
 
 // tellingNotes is the Kubernetes account a sweep's saved stories tell: the
-// configuration's own, or one told from what ran; none when Story appends
-// an account of the caller's.
+// configuration's own, or one told from what ran.
 func (c *SweepConfig) tellingNotes(t *testing.T) func(*Outcome) *campaign.DomainNotes {
-	switch {
-	case c.Story != nil:
-		return nil
-	case c.notes != nil:
+	if c.notes != nil {
 		return c.notes
 	}
 	cfg := *c
@@ -242,15 +229,6 @@ func (tm Timing) check(sc *vclient.Scenario) error {
 	return nil
 }
 
-// Generator returns the scenario of each seed of the sweep the
-// configuration stands for, under profile p.
-//
-// Deprecated: Generator is the sweep's own draw, which Sweep makes; it
-// leaves SweepConfig after v0.13.0.
-func (c *SweepConfig) Generator(t *testing.T, p Profile) func(seed uint64) *vclient.Scenario {
-	return c.generator(t, p)
-}
-
 func (c *SweepConfig) generator(t *testing.T, p Profile) func(seed uint64) *vclient.Scenario {
 	timings := c.Timings
 	if c.Timing != nil {
@@ -295,20 +273,6 @@ func (c *SweepConfig) regressions() string {
 	return filepath.Join("testdata", "regressions")
 }
 
-// SeedCount is the number of seeds a sweep whose default is n runs: -seeds
-// when given, a fifth of n with -short, n otherwise.
-//
-// Deprecated: SeedCount serves leasecheck's own sweeps (Sweep applies it
-// to SweepConfig.Seeds) and leaves the package after v0.13.0.
-func SeedCount(n int) int { return k8ssweep.SeedCount(n) }
-
-// SaveDir is where a sweep of t saves its failures: -save, or t's
-// temporary directory.
-//
-// Deprecated: SaveDir serves leasecheck's own sweeps (Sweep saves there)
-// and leaves the package after v0.13.0.
-func SaveDir(t *testing.T) string { return k8ssweep.SaveDir(t) }
-
 // Sweep runs a sweep of seeds over your client (cfg) under a fault profile,
 // judges every seed on both records (the clients' view and the stores'
 // log) and the run properties, shrinks and saves the failures with their
@@ -349,7 +313,6 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 		}
 	}
 	out := &SweepResult{Profile: p}
-	story := cfg.Story
 	c := campaign.Config{Target: tg, Scenario: cfg.generator(t, p), Kinds: cfg.kinds(p), Seeds: k8ssweep.SeedCount(cfg.Seeds), First: 1, Workers: 2,
 		Save: campaign.SaveOptions{Dir: k8ssweep.SaveDir(t), Replay: cfg.replay(t), Shrink: campaign.ShrinkOptions{Budget: 300}}}
 	if cfg.Configure != nil {
@@ -373,11 +336,6 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 		return nil
 	}
 	c.OnFailure = func(f *campaign.Failure) {
-		if story != nil && f.Saved != nil && f.Saved.Story != "" {
-			if err := appendStory(f.Saved, story); err != nil {
-				t.Errorf("story: %v", err)
-			}
-		}
 		out.Failures = append(out.Failures, f)
 		if onFailure != nil {
 			onFailure(f)
@@ -520,16 +478,6 @@ func replayDir(t *testing.T, dir string, target func(*testing.T, *vclient.Scenar
 			}
 		})
 	}
-}
-
-// appendStory appends story's account to a saved failure's Markdown story.
-func appendStory(s *campaign.Saved, story func(io.Writer, *campaign.Outcome)) error {
-	f, err := os.OpenFile(s.Story, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	story(f, s.Outcome)
-	return f.Close()
 }
 
 // firstDiff shows the first line where two histories differ.

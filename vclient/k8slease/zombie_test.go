@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 )
 
 // TestZombieWrite: client-go's elector, unmodified, under pauses: the
@@ -17,8 +18,8 @@ import (
 // LeaseDuration / RenewDeadline / OnStoppedLeading terms, and the saved
 // file replays to the same violations.
 func TestZombieWrite(t *testing.T) {
-	dir := SaveDir(t)
-	r := sweep(t, Unfenced, Pauses, Timings[:1], seeds(200), func(c *campaign.Config) {
+	dir := k8ssweep.SaveDir(t)
+	r := sweep(t, k8ssweep.Unfenced, Pauses, Timings[:1], seeds(200), func(c *campaign.Config) {
 		c.FailFast = true
 		c.Save.Dir = dir
 		c.Save.Max = 1
