@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/internal/contract"
 	"github.com/leasecheck/leasecheck/leasetest"
 )
 
 // The suite is tested against broken backends written as a user would
 // (userLock, one bug each): every rule of the adapter contract
-// (impl/backend.Contract()) is broken by at least one of them, and each is
+// (impl/contract.Contract()) is broken by at least one of them, and each is
 // caught by the property named here. The correct userLock, in every
 // configuration of fences and writes, and the reference (internal/impl/memstore
 // through InProcess) are never flagged.
@@ -105,7 +106,7 @@ func userOpts(cfg lockConfig, name string) leasetest.Options {
 func TestContractCovered(t *testing.T) {
 	covered := map[string]bool{}
 	for _, c := range brokenCases {
-		if _, ok := backend.RuleByID(c.rule); !ok {
+		if _, ok := contract.RuleByID(c.rule); !ok {
 			t.Errorf("%s: no contract rule %q", c.bug, c.rule)
 		}
 		if !slices.Contains(leasetest.Properties(), c.caughtBy) {
@@ -113,7 +114,7 @@ func TestContractCovered(t *testing.T) {
 		}
 		covered[c.rule] = true
 	}
-	for _, r := range backend.Contract() {
+	for _, r := range contract.Contract() {
 		if !covered[r.ID] {
 			t.Errorf("contract rule %s has no broken backend", r.ID)
 		}

@@ -51,25 +51,3 @@ func TestUndeclaredInfoRefused(t *testing.T) {
 		t.Fatalf("InProcessInfo: %v", err)
 	}
 }
-
-// An adapter that still spells the declaration FencedWrites runs the
-// write checks it asked for: WriteAfterExpiry is run, not skipped.
-func TestDeprecatedFencedWritesRuns(t *testing.T) {
-	factory := func() (backend.Backend, func(), error) {
-		return backend.InProcess(memstore.New(), time.Millisecond, nil), nil, nil
-	}
-	info := backend.InProcessInfo("memstore")
-	info.Writes = backend.WritesUndeclared
-	info.FencedWrites = true //lint:ignore SA1019 the old spelling is what this test compiles
-	var skip []string
-	for _, p := range leasetest.Properties() {
-		if p != "WriteAfterExpiry" {
-			skip = append(skip, p)
-		}
-	}
-	opts := leasetest.Options{Info: info, TTL: 200 * time.Millisecond, Skip: skip}
-	rs := leasetest.Evaluate(context.Background(), factory, opts)
-	if len(rs) != 1 || rs[0].Skipped != "" || rs[0].History == nil || rs[0].Failed() {
-		t.Fatalf("WriteAfterExpiry under FencedWrites: true: %+v, want run and passed", rs)
-	}
-}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/internal/contract"
 	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -57,7 +58,7 @@ func runProperty(ctx context.Context, f Factory, opts Options, name, dir string)
 		return res
 	}
 	e := &env{ctx: ctx, opts: opts, info: opts.Info, b: b, rec: rec, key: opts.Key + "/" + name, res: res,
-		fences: opts.Info.Fences != backend.NoFences, fenced: opts.Info.ChecksWrites(), resumes: map[string]func(){}}
+		fences: opts.Info.Fences != backend.NoFences, fenced: opts.Info.Writes == backend.CheckedWrites, resumes: map[string]func(){}}
 	if h, ok := backend.As[backend.Holding](b); ok {
 		e.holding = h
 		h.Observe(rec.RecordRenewal) // its own renewals, into the history
@@ -244,7 +245,7 @@ func (e *env) read() reply {
 // rule names a contract rule in a failure line, so that a reader can look
 // it up in impl/backend's table.
 func rule(id string) string {
-	if _, ok := backend.RuleByID(id); !ok {
+	if _, ok := contract.RuleByID(id); !ok {
 		panic("leasetest: no contract rule " + id)
 	}
 	return " [" + id + "]"

@@ -140,7 +140,7 @@ func applies(name string, info backend.Info) string {
 	switch {
 	case p.needsFences && info.Fences == backend.NoFences:
 		return whyNoFences
-	case p.needsFencedWrites && !info.ChecksWrites():
+	case p.needsFencedWrites && info.Writes != backend.CheckedWrites:
 		return whyUnfencedWrites
 	}
 	return ""

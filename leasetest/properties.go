@@ -8,7 +8,7 @@ import (
 )
 
 // The scripted properties. Each walks one key through the states of the
-// adapter contract (impl/backend.Contract()) with requests a well-behaved
+// adapter contract (impl/backend/README.md) with requests a well-behaved
 // holder sends and requests it never would — by non-holders, with no
 // fence, a stale, the current and a future fence, repeated — and checks
 // every answer against the contract row it exercises (named in brackets in

@@ -14,7 +14,7 @@ import (
 // mutex, a map of rows, time.Now, a Do with a switch. It is not the
 // reference (internal/impl/memstore) and shares no code with it, so the suite is
 // tested against an implementation it has never seen. bug plants one
-// mistake, each a rule of impl/backend.Contract() broken the way real code
+// mistake, each a rule of the adapter contract in impl/backend/README.md broken the way real code
 // breaks it; "" is the correct service.
 type userLock struct {
 	cfg lockConfig

@@ -96,7 +96,7 @@ func (s *Summary) WriteText(w io.Writer, shown string, info backend.Info, wall t
 	}
 	row("backend", "%s", shown)
 	row("fences", "%s", declared(info.Fences.String(), info.FenceSource))
-	if info.ChecksWrites() {
+	if info.Writes == backend.CheckedWrites {
 		row("fenced writes", "%s", declared("yes", info.FencedWrite))
 	} else {
 		row("fenced writes", "%s (a holder paused past its TTL can write after the lease moved on)", declared("no", strings.TrimPrefix(info.FencedWrite, "none: ")))

@@ -18,6 +18,7 @@ import (
 	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/verify"
 )
@@ -87,7 +88,7 @@ func (s *shared) ServerNow(ctx context.Context) (time.Time, error) {
 func memBackend(name string) verify.Backend {
 	return verify.Backend{Name: name, Schemes: []string{name}, Open: func(ctx context.Context, spec, prefix string) (*verify.Opened, error) {
 		clk := &realrun.SteppableClock{}
-		var c backend.Clocked = memstore.New()
+		var c machine.Clocked = memstore.New()
 		if name == "mem-unfenced" {
 			c = &unfenced{Store: memstore.New(), data: map[string]string{}}
 		}

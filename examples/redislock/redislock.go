@@ -47,7 +47,7 @@ func Info() backend.Info {
 // longer holds (ErrLockNotHeld): the lease expired, and either nobody took
 // it since (the release would be ok: the owner check is all a release
 // does) or someone did (it would be refused). The adapter cannot tell, so
-// it says so rather than guess (impl/backend.Contract(),
+// it says so rather than guess (the adapter contract in impl/backend/README.md,
 // release-mine-expired).
 var ErrGone = errors.New("redislock: the lock is not held any more (expired, perhaps taken since): outcome unknown")
 
@@ -79,7 +79,7 @@ func Open(ctx context.Context, url, addr, prefix string) (*Backend, error) {
 	if addr != "" {
 		opts.Addr = addr
 	}
-	// The client settings that matter (impl/backend.Contract()): no silent
+	// The client settings that matter (the adapter contract in impl/backend/README.md): no silent
 	// retries (a retried SET NX could take a lock the caller was told it
 	// did not get), and every call bounded by the context's deadline.
 	opts.MaxRetries = -1

@@ -79,17 +79,9 @@ type Info struct {
 	// past its TTL can write after the lease moved on; the suite reports
 	// exactly that, once (leasetest's Zombie), and skips the properties
 	// about refused writes, saying so. Required.
-	Writes Writes
-	// FencedWrites is the old spelling of Writes: true is CheckedWrites,
-	// when Writes is left undeclared. False says nothing (it was the zero
-	// value, so a forgotten field and "unchecked" look the same): an Info
-	// that sets neither is refused by Check, as one that declares nothing
-	// is, and one whose Writes contradicts it is refused too.
-	//
-	// Deprecated: use Writes (CheckedWrites or UncheckedWrites).
-	FencedWrites bool
-	FenceSource  string // display: where fences come from, e.g. "INCR on <prefix>fence:<key>"
-	FencedWrite  string // display: what the write is, e.g. "Lua: check holder, deadline, fence, then SET" or "none: a plain SET"
+	Writes      Writes
+	FenceSource string // display: where fences come from, e.g. "INCR on <prefix>fence:<key>"
+	FencedWrite string // display: what the write is, e.g. "Lua: check holder, deadline, fence, then SET" or "none: a plain SET"
 	// ServerTime: responses carry At, so the history is in exact mode once
 	// the server's clock is mapped onto the client's (see Clock).
 	ServerTime bool
@@ -136,20 +128,6 @@ type Info struct {
 	LossLateness time.Duration
 }
 
-// DeclaredWrites is what i declares about writes: Writes, or
-// CheckedWrites when only the deprecated FencedWrites says so.
-func (i Info) DeclaredWrites() Writes {
-	if i.Writes == WritesUndeclared && i.FencedWrites {
-		return CheckedWrites
-	}
-	return i.Writes
-}
-
-// ChecksWrites reports whether the service checks writes (DeclaredWrites
-// is CheckedWrites). It was the method FencedWrites until that name went
-// back to the field it had been.
-func (i Info) ChecksWrites() bool { return i.DeclaredWrites() == CheckedWrites }
-
 // Check returns an error naming every declaration of i that was left
 // undeclared, and what to declare; nil when there is none.
 func (i Info) Check() error {
@@ -159,10 +137,7 @@ func (i Info) Check() error {
 			"backend.SequentialFences if they are numbered 1, 2, 3, ..., or backend.IncreasingFences if they only grow, with gaps "+
 			"(it decides whether the fence properties are checked)")
 	}
-	if i.FencedWrites && i.Writes == UncheckedWrites {
-		missing = append(missing, "Writes is UncheckedWrites but the deprecated FencedWrites is true: drop FencedWrites and declare one of them in Writes")
-	}
-	if i.DeclaredWrites() == WritesUndeclared {
+	if i.Writes == WritesUndeclared {
 		missing = append(missing, "Writes is not declared: set backend.CheckedWrites if the service checks every write against the holder, "+
 			"its deadline and fence in the same atomic step and refuses the rest, or backend.UncheckedWrites if a write goes to the resource "+
 			"unchecked, as a plain SET after taking the lock does (it decides whether WriteAfterExpiry and the refused-write checks run)")

@@ -8,11 +8,11 @@
 //     connection reset after sending): the op is recorded without `return`
 //     and may or may not have taken effect. A definite refusal is a Response
 //     with OK false and a Reason.
-//   - Clocked is the in-process tier: a coordinator whose clock is injected
-//     as an integer `now` on every call, so it can run inside the
-//     deterministic simulator. internal/impl/memstore.Store is one. InProcess adapts a
-//     Clocked coordinator to Backend for the real runner and leasetest, with
-//     the coordinator's clock reported as the exact `at` of every op.
+//   - machine.Clocked is the in-process tier: a coordinator whose clock is
+//     injected as an integer `now` on every call, so it can run inside the
+//     deterministic simulator (leasecheck's reference coordinator is one).
+//     InProcess adapts one to Backend for the real runner and leasetest,
+//     with the coordinator's clock reported as the exact `at` of every op.
 //
 // Every Backend describes itself with an Info: what fences its grants carry
 // (none, as for most lock libraries, sequential or increasing), whether the
@@ -20,9 +20,11 @@
 // zero values are undeclared, and Info.Check refuses them), how far its
 // lease clock may stray from the client's timeline (the history's
 // clock_uncertainty in interval mode) and how late it may free an expired
-// lease (ExpiryLateness, the history's expiry_lateness). Contract is the adapter contract as a table — every op in
-// every lease state, what Do must answer, when an error (unknown outcome) is
-// right — rendered with the advice on adapting a library in README.md.
+// lease (ExpiryLateness, the history's expiry_lateness). README.md in this
+// directory is the adapter contract as a table — every op in every lease
+// state, what Do must answer, when an error (unknown outcome) is right —
+// with the advice on adapting a library; leasetest checks an adapter
+// against it and names the row each failure breaks.
 //
 // A library that holds while it says so — it renews in the background and
 // signals a loss through a context — gives its own signal and renewals
@@ -32,6 +34,5 @@
 // election, go-zookeeper's lock).
 //
 // Index: backend.go (Request, Response, Backend, Info, Fences, optional
-// capabilities), contract.go (Contract, Rule), inprocess.go (Clocked,
-// InProcess), holding.go (Holding, Renewal, Stopper, As), gate.go (Gate).
+// capabilities), inprocess.go (InProcess), holding.go (Holding, Renewal, Stopper, As), gate.go (Gate).
 package backend

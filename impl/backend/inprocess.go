@@ -9,11 +9,11 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// Clocked is the in-process tier: a coordinator whose clock is injected as
-// now (integer ticks; the caller chooses the unit) on every call. It is
-// machine.Clocked: internal/impl/memstore.Store's method set, so the reference and
-// its planted-bug switches fit as they are, and the same value runs in the
-// simulator (machine.ClockedCoordinator).
+// Clocked is machine.Clocked, the in-process tier: a coordinator whose
+// clock is injected as now on every call.
+//
+// Deprecated: name machine.Clocked; this alias leaves the package after
+// v0.14.0.
 type Clocked = machine.Clocked
 
 // InProcess adapts a Clocked coordinator to Backend: calls are serialized by

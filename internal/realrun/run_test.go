@@ -30,7 +30,7 @@ func (s shared) ServerNow(ctx context.Context) (time.Time, error) {
 	return s.Backend.(backend.Clock).ServerNow(ctx)
 }
 
-func inProcess(c backend.Clocked, clk *realrun.SteppableClock) realrun.Target {
+func inProcess(c machine.Clocked, clk *realrun.SteppableClock) realrun.Target {
 	var now func() time.Time
 	if clk != nil {
 		now = clk.Now
@@ -212,7 +212,7 @@ func TestClockFaultsBite(t *testing.T) {
 				out[i].err = err
 				return
 			}
-			var co backend.Clocked = memstore.New()
+			var co machine.Clocked = memstore.New()
 			if !c.fenced {
 				co = newUnfenced()
 			}

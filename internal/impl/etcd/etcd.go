@@ -8,7 +8,7 @@
 //     transaction: if CreateRevision(P/lock/K) == fence and its value is the
 //     writer then Put(P/data/K); release is the same compare, then Delete.
 //     A non-holder presenting the holder's current fence is refused: the
-//     fence alone is not the holder (impl/backend.Contract()).
+//     fence alone is not the holder (the adapter contract in impl/backend/README.md).
 //   - Mutex ("etcd-mutex"): concurrency.Mutex on a session lease (renewed
 //     explicitly, so a paused holder stops renewing, as a paused process
 //     does) and a plain, unguarded Put for the write: the configuration
@@ -159,7 +159,7 @@ func (c *common) remember(key string, fence int64, g grant) {
 // lookup finds owner's grant of fence on key (fence 0: owner's latest
 // grant on key). A grant is remembered by the client that made it, and
 // each owner acquires through its own client, so "none" is definite: the
-// owner does not hold that lease (impl/backend.Contract(), renew-not-holder
+// owner does not hold that lease (the adapter contract in impl/backend/README.md, renew-not-holder
 // and release-not-holder, whatever fence a stranger presents).
 func (c *common) lookup(key, owner string, fence int64) (grant, int64, bool) {
 	c.mu.Lock()

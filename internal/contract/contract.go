@@ -1,16 +1,18 @@
-package backend
+package contract
 
 import (
 	"slices"
 
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// Contract is the adapter contract: what Do must answer for every op in
-// every lease state (docs/specification.md §1's seed semantics, reference/lease.py;
-// docs/design.md §8). README.md in this directory renders the table (a test
-// keeps the two equal: go test ./impl/backend -update rewrites it) and says
-// how to adapt a lock or election library; leasetest is tested against a
+// Contract is the adapter contract of impl/backend: what a Backend's Do
+// must answer for every op in every lease state (docs/specification.md
+// §1's seed semantics; docs/design.md §8). impl/backend/README.md renders
+// the table for the users who adapt a service (a test keeps the two
+// equal: go test ./internal/contract -update rewrites it) and says how to
+// adapt a lock or election library; leasetest is tested against a
 // broken backend for every row, and names the row in each failure line.
 //
 // Above the table stand three rules:
@@ -34,11 +36,11 @@ func Contract() []Rule { return slices.Clone(contract) }
 var contract = []Rule{
 	{ID: "acquire-free", Op: model.Acquire, State: Free, Answer: OK,
 		Effect: "the requester holds the lease until now + TTL; a fresh fence larger than every earlier one on the key (sequential: the previous one + 1; none: 0)"},
-	{ID: "acquire-held", Op: model.Acquire, State: MineLive, Answer: Refused, Reason: ReasonHeld,
+	{ID: "acquire-held", Op: model.Acquire, State: MineLive, Answer: Refused, Reason: machine.ReasonHeld,
 		Effect: "nothing: the live holder's second acquire is not a renewal and grants no new fence"},
 	{ID: "acquire-mine-expired", Op: model.Acquire, State: MineExpired, Answer: OK,
 		Effect: "a new term for the same owner: a fresh fence, expiry now + TTL (not the old expiry + TTL)"},
-	{ID: "acquire-other-live", Op: model.Acquire, State: OtherLive, Answer: Refused, Reason: ReasonHeld,
+	{ID: "acquire-other-live", Op: model.Acquire, State: OtherLive, Answer: Refused, Reason: machine.ReasonHeld,
 		Effect: "nothing: the holder keeps its lease to its deadline"},
 	{ID: "acquire-other-expired", Op: model.Acquire, State: OtherExpired, Answer: OK,
 		Effect: "the requester holds it until now + TTL, with a fresh fence"},
@@ -47,33 +49,33 @@ var contract = []Rule{
 
 	{ID: "renew-mine-live", Op: model.Renew, State: MineLive, Fence: CurrentFence, Answer: OK,
 		Effect: "expiry = now + TTL: from the renewal, not from the grant and not from the old expiry"},
-	{ID: "renew-wrong-fence", Op: model.Renew, State: MineLive, Fence: StaleOrFutureFence, Answer: Refused, Reason: ReasonStaleFence,
+	{ID: "renew-wrong-fence", Op: model.Renew, State: MineLive, Fence: StaleOrFutureFence, Answer: Refused, Reason: machine.ReasonStaleFence,
 		Effect: "nothing: the fence of an earlier (or a never granted) term renews nothing"},
-	{ID: "renew-mine-expired", Op: model.Renew, State: MineExpired, Fence: CurrentFence, Answer: Refused, Reason: ReasonExpired,
+	{ID: "renew-mine-expired", Op: model.Renew, State: MineExpired, Fence: CurrentFence, Answer: Refused, Reason: machine.ReasonExpired,
 		Effect: "nothing: an expired lease is not brought back; the holder must acquire again"},
-	{ID: "renew-not-holder", Op: model.Renew, State: NotMine, Fence: AnyFence, Answer: Refused, Reason: ReasonNotHolder,
+	{ID: "renew-not-holder", Op: model.Renew, State: NotMine, Fence: AnyFence, Answer: Refused, Reason: machine.ReasonNotHolder,
 		Effect: "nothing, whatever fence it presents (even the holder's current one)"},
 
 	{ID: "release-mine-live", Op: model.Release, State: MineLive, Fence: CurrentFence, Answer: OK,
 		Effect: "the key is free at once"},
-	{ID: "release-wrong-fence", Op: model.Release, State: MineLive, Fence: StaleOrFutureFence, Answer: Refused, Reason: ReasonStaleFence,
+	{ID: "release-wrong-fence", Op: model.Release, State: MineLive, Fence: StaleOrFutureFence, Answer: Refused, Reason: machine.ReasonStaleFence,
 		Effect: "nothing: the holder keeps its lease"},
 	{ID: "release-mine-expired", Op: model.Release, State: MineExpired, Fence: CurrentFence, Answer: OKOrError,
 		Effect: "ok frees the key (the owner check is all reference/lease.py's release does); an error when the backend has forgotten the lease and cannot tell whether someone acquired since; never a refusal"},
-	{ID: "release-not-holder", Op: model.Release, State: NotMine, Fence: AnyFence, Answer: Refused, Reason: ReasonNotHolder,
+	{ID: "release-not-holder", Op: model.Release, State: NotMine, Fence: AnyFence, Answer: Refused, Reason: machine.ReasonNotHolder,
 		Effect: "nothing: the holder keeps its lease, whatever fence is presented"},
-	{ID: "release-earlier-term", Op: model.Release, State: EarlierTerm, Fence: AnyFence, Answer: RefusedOrError, Reason: ReasonNotHolder,
+	{ID: "release-earlier-term", Op: model.Release, State: EarlierTerm, Fence: AnyFence, Answer: RefusedOrError, Reason: machine.ReasonNotHolder,
 		Effect: "nothing: the new holder keeps its lease; an error when the backend has forgotten the old lease and cannot tell this from release-mine-expired"},
-	{ID: "release-twice", Op: model.Release, State: Released, Fence: CurrentFence, Answer: Refused, Reason: ReasonNotHolder,
+	{ID: "release-twice", Op: model.Release, State: Released, Fence: CurrentFence, Answer: Refused, Reason: machine.ReasonNotHolder,
 		Effect: "nothing: a second release frees nobody, in particular not the next holder's lease (the article's failure mode 5)"},
 
 	{ID: "write-mine-live", Op: model.Write, State: MineLive, Fence: CurrentFence, Answer: OK,
 		Effect: "the value is stored: every later read returns it until the next accepted write"},
-	{ID: "write-wrong-fence", Op: model.Write, State: MineLive, Fence: StaleOrFutureFence, Answer: Refused, Reason: ReasonStaleFence, Fenced: true,
+	{ID: "write-wrong-fence", Op: model.Write, State: MineLive, Fence: StaleOrFutureFence, Answer: Refused, Reason: machine.ReasonStaleFence, Fenced: true,
 		Effect: "nothing stored"},
-	{ID: "write-mine-expired", Op: model.Write, State: MineExpired, Fence: CurrentFence, Answer: Refused, Reason: ReasonExpired, Fenced: true,
+	{ID: "write-mine-expired", Op: model.Write, State: MineExpired, Fence: CurrentFence, Answer: Refused, Reason: machine.ReasonExpired, Fenced: true,
 		Effect: "nothing stored: the deadline is checked by the service, in the step that writes"},
-	{ID: "write-not-holder", Op: model.Write, State: NotMine, Fence: AnyFence, Answer: Refused, Reason: ReasonNotHolder, Fenced: true,
+	{ID: "write-not-holder", Op: model.Write, State: NotMine, Fence: AnyFence, Answer: Refused, Reason: machine.ReasonNotHolder, Fenced: true,
 		Effect: "nothing stored, whatever fence is presented; this is what stops a holder paused past its TTL (a zombie) after the lease moved on"},
 
 	{ID: "read", Op: model.Read, State: AnyState, Answer: OK,
