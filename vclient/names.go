@@ -32,9 +32,17 @@ type WorkItem = holder.Item
 // AdversaryClient is an adversarial client of a Scenario
 // (Scenario.Clients): a program of requests with any owner and any fence,
 // sent beside the candidates.
+//
+// Deprecated: vclient refuses to run a scenario that has one (they are
+// the simulator's and the explorer's); AdversaryClient leaves the package after
+// v0.14.0.
 type AdversaryClient = scenario.Client
 
 // ClientRequest is one request of an AdversaryClient's program.
+//
+// Deprecated: vclient refuses to run a scenario that has one (they are
+// the simulator's and the explorer's); ClientRequest leaves the package after
+// v0.14.0.
 type ClientRequest = scenario.ClientRequest
 
 // Network is a Scenario's ambient network: each message's delay range and
@@ -43,13 +51,25 @@ type Network = scenario.Network
 
 // Schedule is one explored path of a Scenario (Scenario.Schedule): the
 // value of every choice point in the order the run met them.
+//
+// Deprecated: vclient refuses to run a scenario that has one (they are
+// the simulator's and the explorer's); Schedule leaves the package after
+// v0.14.0.
 type Schedule = scenario.Schedule
 
 // Choice is one parsed entry of a Schedule.
+//
+// Deprecated: vclient refuses to run a scenario that has one (they are
+// the simulator's and the explorer's); Choice leaves the package after
+// v0.14.0.
 type Choice = scenario.Choice
 
 // Space makes a Scenario's run enumerable (Scenario.Space): every choice
 // a labelled choice point over a few alternatives.
+//
+// Deprecated: vclient refuses to run a scenario that has one (they are
+// the simulator's and the explorer's); Space leaves the package after
+// v0.14.0.
 type Space = scenario.Space
 
 // Result is what a run produced (Run, Record.Result): the scenario, the

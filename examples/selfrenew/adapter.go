@@ -20,13 +20,13 @@ func Info(ttl time.Duration) backend.Info {
 	return i
 }
 
-// Adapter is the library as a backend.Backend, with backend.Holding,
+// adapter is the library as a backend.Backend, with backend.Holding,
 // backend.Stopper and backend.Clock. Acquire is Obtain, renew is Refresh,
 // release is Release; writes and reads go to the service as they are.
-type Adapter struct {
+type adapter struct {
 	conn backend.Backend
-	// LossDelay is set on every client (a planted late loss signal).
-	LossDelay time.Duration
+	// lossDelay is set on every client (a planted late loss signal).
+	lossDelay time.Duration
 
 	mu        sync.Mutex
 	clients   map[string]*Client
@@ -35,44 +35,47 @@ type Adapter struct {
 }
 
 // NewAdapter returns the library over a fresh in-process reference
-// coordinator.
-func NewAdapter() *Adapter {
-	return NewAdapterOver(backend.InProcess(memstore.New(), time.Millisecond, nil))
+// coordinator, as a backend.Backend with backend.Holding, backend.Stopper
+// and backend.Clock. A lossDelay above zero plants a broken promise: every
+// client cancels a lost lock's context that long after it finds the lock
+// lost.
+func NewAdapter(lossDelay time.Duration) backend.Backend {
+	return NewAdapterOver(backend.InProcess(memstore.New(), time.Millisecond, nil), lossDelay)
 }
 
 // NewAdapterOver returns the library over conn, any lease service (a real
 // Redis through internal/impl/redis: verify.go).
-func NewAdapterOver(conn backend.Backend) *Adapter {
-	return &Adapter{conn: conn, clients: map[string]*Client{}, locks: map[[2]string]*Lock{}}
+func NewAdapterOver(conn backend.Backend, lossDelay time.Duration) backend.Backend {
+	return &adapter{conn: conn, lossDelay: lossDelay, clients: map[string]*Client{}, locks: map[[2]string]*Lock{}}
 }
 
 // Cleanup implements backend.Cleaner when the service does.
-func (a *Adapter) Cleanup(ctx context.Context) error {
+func (a *adapter) Cleanup(ctx context.Context) error {
 	if c, ok := a.conn.(backend.Cleaner); ok {
 		return c.Cleanup(ctx)
 	}
 	return nil
 }
 
-func (a *Adapter) client(owner string) *Client {
+func (a *adapter) client(owner string) *Client {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := a.clients[owner]
 	if c == nil {
 		c = New(a.conn, owner)
-		c.LossDelay = a.LossDelay
+		c.LossDelay = a.lossDelay
 		a.clients[owner] = c
 	}
 	return c
 }
 
-func (a *Adapter) lock(key, owner string) *Lock {
+func (a *adapter) lock(key, owner string) *Lock {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.locks[[2]string{key, owner}]
 }
 
-func (a *Adapter) renewed(r backend.Renewal) {
+func (a *adapter) renewed(r backend.Renewal) {
 	a.mu.Lock()
 	obs := append([]func(backend.Renewal){}, a.observers...)
 	a.mu.Unlock()
@@ -82,7 +85,7 @@ func (a *Adapter) renewed(r backend.Renewal) {
 }
 
 // Do implements backend.Backend.
-func (a *Adapter) Do(ctx context.Context, req backend.Request) (backend.Response, error) {
+func (a *adapter) Do(ctx context.Context, req backend.Request) (backend.Response, error) {
 	switch req.Kind {
 	case model.Acquire:
 		// The service decides (a live holder's second acquire is refused
@@ -131,7 +134,7 @@ func (a *Adapter) Do(ctx context.Context, req backend.Request) (backend.Response
 }
 
 // Signal implements backend.Holding: the lock's context.
-func (a *Adapter) Signal(key, owner string) <-chan struct{} {
+func (a *adapter) Signal(key, owner string) <-chan struct{} {
 	if l := a.lock(key, owner); l != nil {
 		return l.Context().Done()
 	}
@@ -139,22 +142,22 @@ func (a *Adapter) Signal(key, owner string) <-chan struct{} {
 }
 
 // Observe implements backend.Holding.
-func (a *Adapter) Observe(fn func(backend.Renewal)) {
+func (a *adapter) Observe(fn func(backend.Renewal)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.observers = append(a.observers, fn)
 }
 
 // StopClient implements backend.Stopper: the owner's whole client stops.
-func (a *Adapter) StopClient(owner string) func() { return a.client(owner).Stop() }
+func (a *adapter) StopClient(owner string) func() { return a.client(owner).Stop() }
 
 // ServerNow implements backend.Clock.
-func (a *Adapter) ServerNow(ctx context.Context) (time.Time, error) {
+func (a *adapter) ServerNow(ctx context.Context) (time.Time, error) {
 	return a.conn.(backend.Clock).ServerNow(ctx)
 }
 
 // Close ends every hold.
-func (a *Adapter) Close() error {
+func (a *adapter) Close() error {
 	a.mu.Lock()
 	locks := a.locks
 	a.locks = map[[2]string]*Lock{}

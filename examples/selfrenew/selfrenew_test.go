@@ -17,8 +17,7 @@ const ttl = 300 * time.Millisecond
 
 func factory(delay time.Duration) leasetest.Factory {
 	return func() (backend.Backend, func(), error) {
-		a := selfrenew.NewAdapter()
-		a.LossDelay = delay
+		a := selfrenew.NewAdapter(delay)
 		return a, func() { a.Close() }, nil
 	}
 }

@@ -58,8 +58,7 @@ func Verify() []verify.Backend {
 				if err != nil {
 					return nil, err
 				}
-				a := NewAdapterOver(conn)
-				a.LossDelay = delay
+				a := NewAdapterOver(conn, delay)
 				return a, nil
 			})
 			if started != nil {
