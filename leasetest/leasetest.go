@@ -25,9 +25,17 @@ import (
 // examples/redislock.TestCleanupAfterLateWrites holds writes to show it).
 type Factory func() (b backend.Backend, stop func(), err error)
 
-// OutEnv is the environment variable that, when Options.Out is empty,
+// outEnv is the environment variable that, when Options.Out is empty,
 // names the directory where every property's history and report are saved.
-const OutEnv = "LEASETEST_OUT"
+const outEnv = "LEASETEST_OUT"
+
+// OutEnv is LEASETEST_OUT, the environment variable that, when Options.Out
+// is empty, names the directory where every property's history and report
+// are saved.
+//
+// Deprecated: the variable stays, its name in Go leaves the package after
+// v0.14.0.
+const OutEnv = outEnv
 
 // Options configure the suite. The zero value means the defaults.
 type Options struct {
@@ -86,7 +94,7 @@ func (o *Options) defaults() {
 		o.Info.Name = "backend"
 	}
 	if o.Out == "" {
-		o.Out = os.Getenv(OutEnv)
+		o.Out = os.Getenv(outEnv)
 	}
 }
 

@@ -104,7 +104,7 @@ func (r *Result) Report() string {
 	case r.Failed() && r.Invalid == nil && r.History != nil:
 		var h bytes.Buffer
 		model.WriteHistory(&h, r.History)
-		line("the history (save it with Options.Out or %s=DIR, then leasecheck check FILE):", OutEnv)
+		line("the history (save it with Options.Out or %s=DIR, then leasecheck check FILE):", outEnv)
 		for _, l := range strings.Split(strings.TrimRight(h.String(), "\n"), "\n") {
 			line("  %s", l)
 		}

@@ -84,7 +84,7 @@ func TestOut(t *testing.T) {
 // test.
 func TestOutEnv(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(leasetest.OutEnv, dir)
+	t.Setenv("LEASETEST_OUT", dir)
 	t.Run("suite", func(t *testing.T) {
 		leasetest.Run(t, userFactory(seqExact, ""), only(userOpts(seqExact, "userlock"), "Acquire", "MutualExclusion"))
 	})

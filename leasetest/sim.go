@@ -77,10 +77,17 @@ func (o *SimOptions) defaults() {
 	}
 }
 
-// ReplayEnv names the environment variable that makes RunMachines replay
+// replayEnv names the environment variable that makes RunMachines replay
 // one saved scenario instead of searching: the replay command a failure
 // prints sets it.
-const ReplayEnv = "LEASETEST_REPLAY"
+const replayEnv = "LEASETEST_REPLAY"
+
+// ReplayEnv is LEASETEST_REPLAY, which makes RunMachines replay one saved
+// scenario.
+//
+// Deprecated: the variable stays, its name in Go leaves the package after
+// v0.14.0.
+const ReplayEnv = replayEnv
 
 // MachinesResult is what CheckMachines found: per part ("Sweep",
 // "Explore") the failures, each a story with its replay.
@@ -117,7 +124,7 @@ func (r *MachinesResult) OK() bool {
 // Both are deterministic: the same machines give the same verdict on any
 // machine, any GOMAXPROCS. A failure names the property, tells the story
 // with the history and trace lines, and prints the command that replays it
-// (ReplayEnv=FILE go test -run ...). The suite raises no false alarm on
+// (replayEnv=FILE go test -run ...). The suite raises no false alarm on
 // machines that keep the lease protocol (the reference passes it, under the
 // same bounds), and may miss bugs outside what it searched, which it says.
 func RunMachines(t *testing.T, m Machines, opts SimOptions) {
@@ -127,9 +134,9 @@ func RunMachines(t *testing.T, m Machines, opts SimOptions) {
 		opts.Dir = filepath.Join(os.TempDir(), "leasetest-"+strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
 	}
 	replayCmd := func(file, part string) string {
-		return fmt.Sprintf("replay: %s=%s go test -run '^%s$/%s'", ReplayEnv, file, strings.Split(t.Name(), "/")[0], part)
+		return fmt.Sprintf("replay: %s=%s go test -run '^%s$/%s'", replayEnv, file, strings.Split(t.Name(), "/")[0], part)
 	}
-	if file := os.Getenv(ReplayEnv); file != "" {
+	if file := os.Getenv(replayEnv); file != "" {
 		t.Run("Replay", func(t *testing.T) {
 			msgs, err := replayMachines(context.Background(), m, opts, file)
 			if err != nil {

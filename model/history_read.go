@@ -587,7 +587,7 @@ func parseHeader(raw *rawLine) (Header, string) {
 		return h, "header " + reason
 	}
 	if present {
-		order, ok := ParseFenceOrder(string(b))
+		order, ok := parseFenceOrder(string(b))
 		if !ok {
 			return h, fmt.Sprintf("header field \"fences\": want \"sequential\", \"increasing\" or \"none\", got %s", quoteShort(string(b)))
 		}
@@ -608,7 +608,7 @@ func parseHeader(raw *rawLine) (Header, string) {
 		return h, "header " + reason
 	}
 	if present {
-		tokens, ok := ParseWriteTokens(string(b))
+		tokens, ok := parseWriteTokens(string(b))
 		if !ok {
 			return h, fmt.Sprintf("header field \"tokens\": want \"grant\" or \"ordered\", got %s", quoteShort(string(b)))
 		}

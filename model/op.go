@@ -92,7 +92,13 @@ func (f FenceOrder) String() string {
 }
 
 // ParseFenceOrder maps the header's "fences" field to a FenceOrder.
-func ParseFenceOrder(s string) (FenceOrder, bool) {
+//
+// Deprecated: ReadHistory reads the header; ParseFenceOrder leaves the
+// package after v0.14.0.
+func ParseFenceOrder(s string) (FenceOrder, bool) { return parseFenceOrder(s) }
+
+// parseFenceOrder maps the header's "fences" field to a FenceOrder.
+func parseFenceOrder(s string) (FenceOrder, bool) {
 	switch s {
 	case "sequential":
 		return Sequential, true
@@ -130,7 +136,13 @@ func (t WriteTokens) String() string {
 }
 
 // ParseWriteTokens maps the header's "tokens" field to a WriteTokens.
-func ParseWriteTokens(s string) (WriteTokens, bool) {
+//
+// Deprecated: ReadHistory reads the header; ParseWriteTokens leaves the
+// package after v0.14.0.
+func ParseWriteTokens(s string) (WriteTokens, bool) { return parseWriteTokens(s) }
+
+// parseWriteTokens maps the header's "tokens" field to a WriteTokens.
+func parseWriteTokens(s string) (WriteTokens, bool) {
 	switch s {
 	case "grant":
 		return GrantTokens, true

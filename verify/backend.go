@@ -91,21 +91,21 @@ func lookup(backends []Backend, spec string) (*Backend, error) {
 	for i := range backends {
 		known = append(known, backends[i].usage())
 	}
-	return nil, fmt.Errorf("unknown backend %q; known: %s", Redact(spec), strings.Join(known, " | "))
+	return nil, fmt.Errorf("unknown backend %q; known: %s", redact(spec), strings.Join(known, " | "))
 }
 
-// NewPrefix returns a prefix unique to one verify run: "lc" and 12 hex
+// newPrefix returns a prefix unique to one verify run: "lc" and 12 hex
 // digits.
-func NewPrefix() string {
+func newPrefix() string {
 	b := make([]byte, 6)
 	rand.Read(b)
 	return "lc" + hex.EncodeToString(b)
 }
 
-// Redact is spec as verify prints it and records it (in a saved scenario's
+// redact is spec as verify prints it and records it (in a saved scenario's
 // implementation, in the replay line): the password of a URL replaced by
 // "xxxxx", the user name kept.
-func Redact(spec string) string {
+func redact(spec string) string {
 	u, err := url.Parse(spec)
 	if err != nil || u.Host == "" {
 		if i := strings.LastIndex(spec, "@"); i >= 0 {
@@ -119,9 +119,9 @@ func Redact(spec string) string {
 	return u.String()
 }
 
-// Scrub removes spec's password from a message (an error of the backend's
+// scrub removes spec's password from a message (an error of the backend's
 // client may quote the URL).
-func Scrub(msg, spec string) string {
+func scrub(msg, spec string) string {
 	if u, err := url.Parse(spec); err == nil {
 		if pw, has := u.User.Password(); has && pw != "" {
 			msg = strings.ReplaceAll(msg, pw, "xxxxx")
@@ -130,6 +130,24 @@ func Scrub(msg, spec string) string {
 	}
 	return msg
 }
+
+// NewPrefix returns a prefix unique to one verify run.
+//
+// Deprecated: verify draws its own; NewPrefix leaves the package after
+// v0.14.0.
+func NewPrefix() string { return newPrefix() }
+
+// Redact is spec with the password of a URL replaced by "xxxxx".
+//
+// Deprecated: verify redacts what it prints itself; Redact leaves the
+// package after v0.14.0.
+func Redact(spec string) string { return redact(spec) }
+
+// Scrub removes spec's password from a message.
+//
+// Deprecated: verify scrubs what it prints itself; Scrub leaves the
+// package after v0.14.0.
+func Scrub(msg, spec string) string { return scrub(msg, spec) }
 
 // checkReachable opens one client directly (no proxy) within 15s, so that
 // a backend that is down, hangs or answers garbage is reported before the

@@ -104,14 +104,14 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		return code
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "%s: %s\n", c.Name, Scrub(fmt.Sprintf(format, a...), cfg.spec))
+		fmt.Fprintf(stderr, "%s: %s\n", c.Name, scrub(fmt.Sprintf(format, a...), cfg.spec))
 		return ExitUsage
 	}
 	b, err := lookup(c.Backends, cfg.spec)
 	if err != nil {
 		return fail("%v", err)
 	}
-	prefix := NewPrefix()
+	prefix := newPrefix()
 	opened, err := b.Open(ctx, cfg.spec, prefix)
 	if err != nil {
 		return fail("%v", err)
@@ -122,7 +122,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	tg := opened.Target
 	shown := opened.Shown
 	if shown == "" {
-		shown = Redact(cfg.spec)
+		shown = redact(cfg.spec)
 	}
 	if err := tg.Info.Check(); err != nil {
 		return fail("backend %s: %v", shown, err)
@@ -156,7 +156,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 	}
 	v := &verifier{c: c, cfg: cfg, shown: shown, stderr: stderr, info: tg.Info, keys: &keys{used: map[string]int{}}}
-	v.impl = "backend:" + Redact(cfg.spec)
+	v.impl = "backend:" + redact(cfg.spec)
 	v.label = backendLabel(b.Name, cfg.spec)
 	return v.run(ctx, tg, stdout)
 }

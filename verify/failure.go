@@ -77,7 +77,7 @@ func (v *verifier) failure(ctx context.Context, f *campaign.Failure) {
 		fmt.Fprintf(w, "  %s: %s (.history.jsonl with the fault records, .html the timeline and porcupine's view, .md the story, beside it)\n", how, saved.Scenario)
 		fmt.Fprintf(w, "  replay: %s\n", v.replay(saved.Scenario))
 	case saveErr != nil:
-		fmt.Fprintf(w, "  not saved: %s\n  replay: %s\n", Scrub(saveErr.Error(), v.cfg.spec), v.replayRound(f.Seed))
+		fmt.Fprintf(w, "  not saved: %s\n  replay: %s\n", scrub(saveErr.Error(), v.cfg.spec), v.replayRound(f.Seed))
 	default:
 		fmt.Fprintf(w, "  not saved (beyond --save %d)\n  replay: %s\n", v.cfg.maxSaved, v.replayRound(f.Seed))
 	}
@@ -86,7 +86,7 @@ func (v *verifier) failure(ctx context.Context, f *campaign.Failure) {
 // replay is the line that replays a saved scenario file: the same backend
 // (its spec without the password), the same real TTL, the same holders.
 func (v *verifier) replay(file string) string {
-	s := v.c.Name + " --backend " + shellQuote(Redact(v.cfg.spec))
+	s := v.c.Name + " --backend " + shellQuote(redact(v.cfg.spec))
 	if v.cfg.sc == nil || v.cfg.ttlSet {
 		s += " --ttl " + v.cfg.ttl.String()
 	}
@@ -101,7 +101,7 @@ func (v *verifier) replayRound(seed uint64) string {
 	if v.cfg.sc != nil {
 		return v.replay(v.cfg.scenarioFile)
 	}
-	s := fmt.Sprintf("%s --backend %s --seeds 1 --first %d --duration %v --ttl %v --faults %s", v.c.Name, shellQuote(Redact(v.cfg.spec)),
+	s := fmt.Sprintf("%s --backend %s --seeds 1 --first %d --duration %v --ttl %v --faults %s", v.c.Name, shellQuote(redact(v.cfg.spec)),
 		seed, v.cfg.duration, v.cfg.ttl, kindList(v.cfg.kinds))
 	if v.cfg.mutant != "" {
 		s += " --mutant " + v.cfg.mutant
@@ -113,7 +113,7 @@ func (v *verifier) replayRound(seed uint64) string {
 // answering, a server did not come back — and saves its partial history,
 // the scenario as run and the history's timeline: exit 2.
 func (v *verifier) runError(err error) int {
-	fmt.Fprintf(v.stderr, "%s: %s\n", v.c.Name, Scrub(err.Error(), v.cfg.spec))
+	fmt.Fprintf(v.stderr, "%s: %s\n", v.c.Name, scrub(err.Error(), v.cfg.spec))
 	var re *RunError
 	if !errors.As(err, &re) {
 		return ExitUsage

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,7 +22,6 @@ import (
 	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 	"github.com/leasecheck/leasecheck/model"
-	lcverify "github.com/leasecheck/leasecheck/verify"
 )
 
 type verifyJSON struct {
@@ -323,7 +323,7 @@ func TestVerifyNoFalseAlarm(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					defer func() { <-sem }()
-					tg := mk(lcverify.NewPrefix())
+					tg := mk(fmt.Sprintf("lc%012x", rand.Uint64()>>16))
 					if tg.Open == nil {
 						return
 					}
