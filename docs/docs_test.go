@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/layers"
 	"github.com/leasecheck/leasecheck/internal/runprop"
 )
 
@@ -228,5 +230,53 @@ func TestCodeCommentsCiteNoIssues(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// design.md's count of the exported names outside internal/ is what `make
+// exported` counts now: the totals, the doors' share, every package the
+// sentence names and the deprecated names left out.
+func TestExportedCountsAgreeWithTheCode(t *testing.T) {
+	b, err := os.ReadFile("design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(b)), " ")
+	i := strings.Index(text, "At this writing: ")
+	if i < 0 {
+		t.Fatal(`design.md: no "At this writing: " count of exported names`)
+	}
+	sentence := text[i:]
+	if j := strings.Index(sentence, ". "); j >= 0 {
+		sentence = sentence[:j]
+	}
+	e, err := layers.CountExported("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, doors := e.Total()
+	old := 0
+	for _, names := range e.Deprecated {
+		old += len(names)
+	}
+	totals := regexp.MustCompile(`At this writing: ([\d,]+) in all, ([\d,]+) of them in the doors`).FindStringSubmatch(sentence)
+	if totals == nil {
+		t.Fatalf("design.md: %q does not say N in all, M of them in the doors", sentence)
+	}
+	num := func(s string) int { n, _ := strconv.Atoi(strings.ReplaceAll(s, ",", "")); return n }
+	if num(totals[1]) != all || num(totals[2]) != doors {
+		t.Errorf("design.md says %s in all, %s in the doors; make exported counts %d and %d", totals[1], totals[2], all, doors)
+	}
+	named := regexp.MustCompile("`([a-z/]+)` (\\d+)").FindAllStringSubmatch(sentence, -1)
+	if len(named) == 0 {
+		t.Errorf("design.md: %q names no package's count", sentence)
+	}
+	for _, m := range named {
+		if got := e.Counts[m[1]]; got != num(m[2]) {
+			t.Errorf("design.md says `%s` %s; make exported counts %d", m[1], m[2], got)
+		}
+	}
+	if m := regexp.MustCompile(`(\d+) more are deprecated`).FindStringSubmatch(sentence); m == nil || num(m[1]) != old {
+		t.Errorf("design.md: %q does not say the %d deprecated names (N more are deprecated)", sentence, old)
 	}
 }

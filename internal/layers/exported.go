@@ -1,0 +1,155 @@
+package layers
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Exported is what `make exported` counts in a module (docs/design.md
+// §13): for each package outside internal/, its exported names — top-level
+// functions, types, constants and variables, and the exported methods of
+// exported types, from non-test source, main packages left out — and,
+// apart, by name, those whose doc has a "Deprecated:" paragraph (a method
+// as Type.Method), which leave after one release and are not counted.
+type Exported struct {
+	Counts     map[string]int
+	Deprecated map[string][]string
+}
+
+// Total is the count over every package, and over the doors alone.
+func (e *Exported) Total() (all, doors int) {
+	for p, n := range e.Counts {
+		all += n
+		for _, d := range Doors {
+			if d == p {
+				doors += n
+			}
+		}
+	}
+	return all, doors
+}
+
+// CountExported counts the module rooted at root.
+func CountExported(root string) (*Exported, error) {
+	counts := map[string]int{}
+	deprecated := map[string][]string{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "internal" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution|parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		if f.Name.Name == "main" {
+			return nil
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(rel)
+		n, old := exported(f)
+		counts[pkg] += n
+		deprecated[pkg] = append(deprecated[pkg], old...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Exported{Counts: counts, Deprecated: deprecated}, nil
+}
+
+// exported counts f's exported top-level names and the exported methods of
+// its exported types, but for the deprecated ones, which it returns by
+// name (a method as Type.Method).
+func exported(f *ast.File) (n int, deprecated []string) {
+	count := func(name string, docs ...*ast.CommentGroup) {
+		if isDeprecated(docs...) {
+			deprecated = append(deprecated, name)
+		} else {
+			n++
+		}
+	}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if !d.Name.IsExported() {
+				continue
+			}
+			if d.Recv == nil {
+				count(d.Name.Name, d.Doc)
+			} else if recv, ok := exportedRecv(d.Recv.List[0].Type); ok {
+				count(recv+"."+d.Name.Name, d.Doc)
+			}
+		case *ast.GenDecl:
+			// An unparenthesized declaration's comment is the GenDecl's; a
+			// parenthesized one's names each have their own, and the group's
+			// comment speaks for them all.
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					if s.Name.IsExported() {
+						count(s.Name.Name, d.Doc, s.Doc)
+					}
+				case *ast.ValueSpec:
+					for _, name := range s.Names {
+						if name.IsExported() {
+							count(name.Name, d.Doc, s.Doc)
+						}
+					}
+				}
+			}
+		}
+	}
+	return n, deprecated
+}
+
+// isDeprecated reports whether any of docs has a paragraph that begins
+// "Deprecated: ", the convention go doc, gopls and staticcheck read.
+func isDeprecated(docs ...*ast.CommentGroup) bool {
+	for _, doc := range docs {
+		if doc == nil {
+			continue
+		}
+		for _, para := range strings.Split(doc.Text(), "\n\n") {
+			if strings.HasPrefix(para, "Deprecated: ") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// exportedRecv returns the name of a method's receiver type and whether it
+// is exported.
+func exportedRecv(t ast.Expr) (string, bool) {
+	for {
+		switch x := t.(type) {
+		case *ast.StarExpr:
+			t = x.X
+		case *ast.IndexExpr:
+			t = x.X
+		case *ast.IndexListExpr:
+			t = x.X
+		case *ast.Ident:
+			return x.Name, x.IsExported()
+		default:
+			return "", false
+		}
+	}
+}
