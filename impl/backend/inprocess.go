@@ -20,7 +20,7 @@ type Clocked = machine.Clocked
 // a mutex, now is the time since epoch in unit (e.g. time.Millisecond) read
 // from clock, and every Response carries At = epoch + now·unit exactly. A nil
 // clock means time.Now. Refusal reasons are machine.ClockedCoordinator's.
-func InProcess(c Clocked, unit time.Duration, clock func() time.Time) Backend {
+func InProcess(c machine.Clocked, unit time.Duration, clock func() time.Time) Backend {
 	return InProcessCoordinator(machine.ClockedCoordinator(c), unit, clock)
 }
 
