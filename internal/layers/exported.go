@@ -63,7 +63,7 @@ func CountExported(root string) (*Exported, error) {
 			return err
 		}
 		pkg := filepath.ToSlash(rel)
-		n, old := exported(f)
+		n, old := exported(f, func(path, name string) []string { return houseMethods(root, path, name) })
 		counts[pkg] += n
 		deprecated[pkg] = append(deprecated[pkg], old...)
 		return nil
@@ -76,8 +76,11 @@ func CountExported(root string) (*Exported, error) {
 
 // exported counts f's exported top-level names and the exported methods of
 // its exported types, but for the deprecated ones, which it returns by
-// name (a method as Type.Method).
-func exported(f *ast.File) (n int, deprecated []string) {
+// name (a method as Type.Method). An exported alias of a house type
+// (`type Result = sim.Result`) hands the type's exported methods to the
+// door's users, so they are the door's names too: methods lists them
+// (import path, type name).
+func exported(f *ast.File, methods func(path, name string) []string) (n int, deprecated []string) {
 	count := func(name string, docs ...*ast.CommentGroup) {
 		if isDeprecated(docs...) {
 			deprecated = append(deprecated, name)
@@ -103,8 +106,14 @@ func exported(f *ast.File) (n int, deprecated []string) {
 			for _, s := range d.Specs {
 				switch s := s.(type) {
 				case *ast.TypeSpec:
-					if s.Name.IsExported() {
-						count(s.Name.Name, d.Doc, s.Doc)
+					if !s.Name.IsExported() {
+						continue
+					}
+					count(s.Name.Name, d.Doc, s.Doc)
+					if path, name, ok := houseAlias(f, s); ok {
+						for _, m := range methods(path, name) {
+							count(s.Name.Name+"."+m, d.Doc, s.Doc)
+						}
 					}
 				case *ast.ValueSpec:
 					for _, name := range s.Names {
@@ -152,4 +161,64 @@ func exportedRecv(t ast.Expr) (string, bool) {
 			return "", false
 		}
 	}
+}
+
+// module is the import path the module's packages are under.
+const module = "github.com/leasecheck/leasecheck/"
+
+// houseAlias reports the import path and name of the house type s aliases,
+// if it aliases one (a type of a package under internal/).
+func houseAlias(f *ast.File, s *ast.TypeSpec) (path, name string, ok bool) {
+	if !s.Assign.IsValid() {
+		return "", "", false
+	}
+	sel, ok := s.Type.(*ast.SelectorExpr)
+	if !ok {
+		return "", "", false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return "", "", false
+	}
+	for _, imp := range f.Imports {
+		p := strings.Trim(imp.Path.Value, `"`)
+		local := p[strings.LastIndex(p, "/")+1:]
+		if imp.Name != nil {
+			local = imp.Name.Name
+		}
+		if local == x.Name {
+			return p, sel.Sel.Name, strings.HasPrefix(p, module) && strings.Contains(p, "/internal/")
+		}
+	}
+	return "", "", false
+}
+
+// houseMethods lists the exported methods declared on type name in the
+// module's package path (non-test source), none when it cannot be read.
+func houseMethods(root, path, name string) []string {
+	dir := filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(path, module)))
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, e.Name()), nil, parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv == nil || !fd.Name.IsExported() {
+				continue
+			}
+			if recv, _ := exportedRecv(fd.Recv.List[0].Type); recv == name {
+				out = append(out, fd.Name.Name)
+			}
+		}
+	}
+	return out
 }

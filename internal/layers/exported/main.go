@@ -1,8 +1,9 @@
 // Command exported counts the exported names of each package outside
 // internal/ (docs/design.md §13: the doors, and the house that should move
 // under internal/): top-level functions, types, constants and variables,
-// and the exported methods of exported types, from the packages' non-test
-// source. It is `make exported`; a door is marked as `make layers` marks it.
+// the exported methods of exported types, and those of a house type an
+// exported alias hands out, from the packages' non-test source
+// (internal/layers.CountExported). It is `make exported`; a door is marked as `make layers` marks it.
 //
 // A name whose doc comment has a "Deprecated:" paragraph is kept for one
 // release and then goes: it is listed apart, by name, and left out of each

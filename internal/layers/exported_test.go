@@ -1,0 +1,77 @@
+package layers
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// CountExported counts a door's own names, the methods of a house type it
+// aliases, and sets the deprecated apart; it counts nothing under
+// internal/, in tests or in a main package.
+func TestCountExported(t *testing.T) {
+	root := t.TempDir()
+	write := func(path, src string) {
+		t.Helper()
+		full := filepath.Join(root, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("internal/house/house.go", `package house
+type T struct{}
+func (T) Shown() {}
+func (*T) Too() {}
+func (T) hidden() {}
+func Exported() {}
+`)
+	write("door/door.go", `package door
+
+import h "github.com/leasecheck/leasecheck/internal/house"
+
+// A is the house's T.
+type A = h.T
+
+// Old was the house's T.
+//
+// Deprecated: gone next release.
+type Old = h.T
+
+const C, c = 1, 2
+
+type D int
+
+func (D) M() {}
+func (d D) m() {}
+func F() {}
+`)
+	write("door/door_test.go", `package door
+func TestNotCounted() {}
+`)
+	write("cmd/tool/main.go", `package main
+func Exported() {}
+`)
+	e, err := CountExported(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A, A.Shown, A.Too, C, D, D.M, F.
+	if e.Counts["door"] != 7 {
+		t.Errorf("door counts %d names, want 7 (A, A.Shown, A.Too, C, D, D.M, F)", e.Counts["door"])
+	}
+	if old := slices.Sorted(slices.Values(e.Deprecated["door"])); !slices.Equal(old, []string{"Old", "Old.Shown", "Old.Too"}) {
+		t.Errorf("deprecated %v, want Old and its methods", old)
+	}
+	for p := range e.Counts {
+		if p != "door" && e.Counts[p] != 0 {
+			t.Errorf("%s counted %d: only door is outside internal/ and not a main package", p, e.Counts[p])
+		}
+	}
+	if all, doors := e.Total(); all != 7 || doors != 0 {
+		t.Errorf("Total() = %d, %d; want 7 in all, none in a door (door is not one of Doors)", all, doors)
+	}
+}
