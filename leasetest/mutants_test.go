@@ -26,7 +26,7 @@ func TestProjectMutants(t *testing.T) {
 	}
 	var ms []*mutants.Mutant
 	for _, m := range mutants.All() {
-		if m.Component == mutants.Coordinator && m.Options().NewCoordinator != nil {
+		if m.Component == mutants.Coordinator && m.Machines().NewCoordinator != nil {
 			ms = append(ms, m)
 		}
 	}
@@ -42,7 +42,7 @@ func TestProjectMutants(t *testing.T) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			newC := m.Options().NewCoordinator
+			newC := m.Machines().NewCoordinator
 			results[i] = Evaluate(context.Background(), func() (backend.Backend, func(), error) {
 				return backend.InProcessCoordinator(newC(), time.Millisecond, nil), nil, nil
 			}, Options{Info: backend.InProcessInfo(m.Name), TTL: testTTL})

@@ -274,7 +274,7 @@ func holderMachine(name string, sc *Scenario) (string, func(holder.Config) machi
 	if m.Component != mutants.Holder {
 		return "", nil, "", fmt.Errorf("mutant %q is a %s bug; against a real backend the backend is the %s (holder mutants only)", name, m.Component, m.Component)
 	}
-	return name, m.Options().NewHolder, fmt.Sprintf(", holders with planted bug %s (from %s)", name, from), nil
+	return name, m.Machines().NewHolder, fmt.Sprintf(", holders with planted bug %s (from %s)", name, from), nil
 }
 
 // planKinds lists the kinds a plan holds, in AllKinds' order, then

@@ -21,6 +21,7 @@ import (
 	"github.com/leasecheck/leasecheck/internal/explore"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
 	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/internal/sim"
 )
 
 func init() {
@@ -222,7 +223,7 @@ func (f *exploreFlags) job(set map[string]bool, stdout, stderr io.Writer) (j *ex
 			return usage("unknown mutant %q (known: %s)", f.mutantName, strings.Join(mutants.Names(), ", "))
 		}
 		b, adversary = mutantBounds(j.mut, b, adversary, set)
-		j.o.Sim = j.mut.Options()
+		j.o.Sim = sim.Planted(j.mut)
 		j.o.Implementation = j.mut.Implementation()
 	}
 	if adversary < 0 {

@@ -128,7 +128,7 @@ func (s *Simulated) Mutant() *mutants.Mutant { return s.mutant }
 func (s *Simulated) Run(_ context.Context, sc *Scenario) (*Execution, error) {
 	var opts *sim.Options
 	if s.mutant != nil {
-		opts = s.mutant.Options()
+		opts = sim.Planted(s.mutant)
 	}
 	r, err := sim.Run(sc, opts)
 	if err != nil {

@@ -599,7 +599,7 @@ type found struct {
 func MutantSpace(m *mutants.Mutant) (*scenario.Scenario, Options) {
 	sc := Space(MutantBounds(m))
 	m.AdaptSpace(sc)
-	return sc, Options{Sim: m.Options(), Implementation: m.Implementation()}
+	return sc, Options{Sim: sim.Planted(m), Implementation: m.Implementation()}
 }
 
 // MutantBounds converts a mutant's explore bounds.

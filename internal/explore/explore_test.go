@@ -99,7 +99,7 @@ func TestEveryMutantIsFound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts, err := mutants.OptionsFor(back.Implementation)
+			opts, err := sim.OptionsFor(back.Implementation)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func TestEveryMutantIsFound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sr, err := sim.Run(shrunk, m.Options())
+			sr, err := sim.Run(shrunk, sim.Planted(m))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,7 +251,7 @@ func TestReductionsAreSound(t *testing.T) {
 	sc, _ := explore.MutantSpace(m)
 	var steps []int
 	for _, o := range []explore.Options{{}, {NoHash: true}, {NoPOR: true}} {
-		o.Sim = m.Options()
+		o.Sim = sim.Planted(m)
 		r := mustExplore(t, sc, o)
 		if r.Counterexample == nil {
 			t.Fatalf("%+v: mutant not found", o)
@@ -267,7 +267,7 @@ func TestReductionsAreSound(t *testing.T) {
 // and never claims completeness.
 func TestPCT(t *testing.T) {
 	m := mutants.ByName("greedy-grant")
-	r := mustExplore(t, explore.Space(explore.Bounds{}), explore.Options{Strategy: explore.PCT, Sim: m.Options(), Runs: 200})
+	r := mustExplore(t, explore.Space(explore.Bounds{}), explore.Options{Strategy: explore.PCT, Sim: sim.Planted(m), Runs: 200})
 	if r.Counterexample == nil || r.Guarantee == "" {
 		t.Fatalf("PCT: %+v", r)
 	}
@@ -325,7 +325,7 @@ func TestThirdPartyMachines(t *testing.T) {
 		t.Errorf("third party: %d paths, %d states; native %d paths, %d states", third.Paths, third.DistinctStates, native.Paths, native.DistinctStates)
 	}
 	bad := mustExplore(t, explore.Space(b), explore.Options{Sim: opaque(memstore.BugGreedyGrant)})
-	good := mustExplore(t, explore.Space(b), explore.Options{Sim: mutants.ByName("greedy-grant").Options()})
+	good := mustExplore(t, explore.Space(b), explore.Options{Sim: sim.Planted(mutants.ByName("greedy-grant"))})
 	if bad.Counterexample == nil || good.Counterexample == nil || bad.Counterexample.Steps != good.Counterexample.Steps {
 		t.Fatalf("a broken third-party coordinator: found %v (native %v)", bad.Counterexample, good.Counterexample)
 	}

@@ -66,7 +66,7 @@ func TestSymmetryFindsEveryMutant(t *testing.T) {
 		t.Run(m.Name, func(t *testing.T) {
 			sc := explore.Space(symmetric(explore.MutantBounds(m)))
 			m.AdaptSpace(sc)
-			o := explore.Options{Sim: m.Options(), Implementation: m.Implementation(), MaxStates: 200_000}
+			o := explore.Options{Sim: sim.Planted(m), Implementation: m.Implementation(), MaxStates: 200_000}
 			plain := mustExplore(t, sc, o)
 			o.Symmetry = true
 			sym := mustExplore(t, sc, o)
@@ -86,7 +86,7 @@ func TestSymmetryFindsEveryMutant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts, err := mutants.OptionsFor(back.Implementation)
+			opts, err := sim.OptionsFor(back.Implementation)
 			if err != nil {
 				t.Fatal(err)
 			}

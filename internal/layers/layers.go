@@ -44,12 +44,12 @@ var Map = []Layer{
 	{Name: "reference", What: "the reference coordinator, resource and holder",
 		Packages:  []string{"internal/impl/memstore", "internal/impl/holder"},
 		MayImport: []string{"base", "specification"}},
-	{Name: "planted bugs", What: "the named bugs on the reference",
-		Packages:  []string{"internal/impl/mutants"},
-		MayImport: []string{"base", "specification", "reference"}},
 	{Name: "workloads", What: "scenarios as data: generation, shrinking, explored spaces",
 		Packages:  []string{"internal/scenario"},
 		MayImport: []string{"base", "specification", "reference"}},
+	{Name: "planted bugs", What: "the named bugs on the reference, each with the workload it is caught in",
+		Packages:  []string{"internal/impl/mutants"},
+		MayImport: []string{"base", "specification", "reference", "workloads"}},
 	{Name: "adapters", What: "real lease services behind the backend contract",
 		Packages:  []string{"internal/impl/etcd", "internal/impl/redis", "internal/impl/postgres", "internal/impl/zookeeper", "internal/impl/natskv"},
 		MayImport: []string{"base", "specification"}},
@@ -84,16 +84,14 @@ type Edge struct{ From, To string }
 // why it is still there. The list only shrinks: the test fails on a new
 // wrong-way import and on an entry whose import is gone.
 var KnownWrongWay = map[Edge]string{
-	{"internal/runprop", "internal/sim"}:           "the run properties judge a *sim.Result (beliefs, crashes, messages) rather than an execution of their own",
-	{"internal/runprop", "internal/scenario"}:      "the liveness bounds are read off the scenario's TTL, clock bound and retry interval",
-	{"internal/runprop", "internal/impl/holder"}:   "the bounds read holder.Config, the reference holder's type that is everyone's vocabulary",
-	{"internal/impl/mutants", "internal/sim"}:      "a mutant builds the *sim.Options that plant it, instead of being an overlay a driver applies",
-	{"internal/impl/mutants", "internal/scenario"}: "a mutant tunes the scenarios and explored bounds it is caught in",
-	{"internal/explore", "checker"}:                "the explorer judges a path's history itself instead of handing an execution to one judge",
-	{"internal/explore", "internal/timed"}:         "the per-state monitor steps the timed model",
-	{"internal/explore", "internal/runprop"}:       "the explorer judges the run properties of a path itself",
-	{"internal/explore", "internal/campaign"}:      "the explorer judges a state through campaign.JudgeExecution (the run properties alone where its monitor vouches for the history), and sharding reuses campaign.Shard",
-	{"vclient", "internal/campaign"}:               "vclient.Target is a campaign.Target and a run is judged and told through internal/campaign",
+	{"internal/runprop", "internal/sim"}:         "the run properties judge a *sim.Result (beliefs, crashes, messages) rather than an execution of their own",
+	{"internal/runprop", "internal/scenario"}:    "the liveness bounds are read off the scenario's TTL, clock bound and retry interval",
+	{"internal/runprop", "internal/impl/holder"}: "the bounds read holder.Config, the reference holder's type that is everyone's vocabulary",
+	{"internal/explore", "checker"}:              "the explorer judges a path's history itself instead of handing an execution to one judge",
+	{"internal/explore", "internal/timed"}:       "the per-state monitor steps the timed model",
+	{"internal/explore", "internal/runprop"}:     "the explorer judges the run properties of a path itself",
+	{"internal/explore", "internal/campaign"}:    "the explorer judges a state through campaign.JudgeExecution (the run properties alone where its monitor vouches for the history), and sharding reuses campaign.Shard",
+	{"vclient", "internal/campaign"}:             "vclient.Target is a campaign.Target and a run is judged and told through internal/campaign",
 }
 
 // Graph is each module package's imports of other module packages (not

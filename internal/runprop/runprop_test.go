@@ -262,8 +262,8 @@ func refusalsInOverlaps(r *sim.Result) int {
 // promise their beliefs), and in seed semantics, the overlap is a violation.
 func TestFencedOverlapIsAWarning(t *testing.T) {
 	m := mutants.ByName("no-local-deadline")
-	bugHolder := m.Options().NewHolder
-	noCheck := mutants.ByName("write-without-fence-check").Options().NewResource
+	bugHolder := m.Machines().NewHolder
+	noCheck := mutants.ByName("write-without-fence-check").Machines().NewResource
 	run := func(sc *scenario.Scenario, opts *sim.Options, advisory bool) (v, w []Finding) {
 		r, err := sim.Run(sc, opts)
 		if err != nil {

@@ -21,7 +21,7 @@ func TestMutantsAreCaught(t *testing.T) {
 			caught := map[string]int{}
 			for seed := uint64(1); seed <= mutants.DefaultBudget && len(caught) == 0; seed++ {
 				sc := m.Scenario(seed)
-				r, err := sim.Run(sc, m.Options())
+				r, err := sim.Run(sc, sim.Planted(m))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -218,7 +218,7 @@ func intervalModeHolds(rt *rapid.T, name string, m *mutants.Mutant) {
 	var opts *sim.Options
 	if m != nil {
 		m.Adapt(sc)
-		sc.Implementation, opts = m.Implementation(), m.Options()
+		sc.Implementation, opts = m.Implementation(), sim.Planted(m)
 	}
 	r, err := sim.Run(sc, opts)
 	if err != nil {
@@ -351,7 +351,7 @@ func TestPropertyMutants(t *testing.T) {
 			rapid.Check(rec, func(rt *rapid.T) {
 				sc := scenario.Generate(sim.NewRapid(rt), opts)
 				m.Adapt(sc) // the mutant's detection environment, if it has one
-				r, err := sim.Run(sc, m.Options())
+				r, err := sim.Run(sc, sim.Planted(m))
 				if err != nil {
 					rt.Fatalf("invalid scenario: %v", err)
 				}

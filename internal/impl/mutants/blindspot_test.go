@@ -29,7 +29,7 @@ func harness(t *testing.T, m *mutants.Mutant, old bool) (first uint64, failed in
 	start := time.Now()
 	for seed := uint64(1); seed <= blindSeeds; seed++ {
 		sc := scenario.FromSeed(seed, scenario.Options{Kinds: faults.AllKinds, WellBehaved: old})
-		r, err := sim.Run(sc, m.Options())
+		r, err := sim.Run(sc, sim.Planted(m))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,8 +7,9 @@
 //     and which property must catch it: one of the checker's four, or a run
 //     property judged on the simulator's result (package runprop: the
 //     liveness bounds after a crash or a release, renewals keeping the lease
-//     on a quiet network, and no two holders believing at once). Options
-//     plugs it into sim.Run; ScenarioOptions, Adapt and Scenario shape the
+//     on a quiet network, and no two holders believing at once). Machines
+//     are the factories that plug it in (sim.Planted makes them the
+//     simulator's options); ScenarioOptions, Adapt and Scenario shape the
 //     scenarios of its detection search.
 //   - A mutant is one named bug switch on the one implementation:
 //     memstore.Bug for the coordinator and the fenced resource, holder.Bug

@@ -9,7 +9,6 @@ import (
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 	"github.com/leasecheck/leasecheck/internal/scenario"
-	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/machine"
 )
 
@@ -73,25 +72,33 @@ type Mutant struct {
 	hold  holder.Bug
 }
 
-// Options returns the simulator options that plug the mutant in; the other
-// components are the reference ones.
-func (m *Mutant) Options() *sim.Options {
-	o := &sim.Options{}
+// Machines are the factories that plug a mutant in: its component's is
+// set, the others are nil (the reference's). A driver builds its machines
+// from them (the simulator's sim.Planted).
+type Machines struct {
+	NewCoordinator func() machine.Coordinator
+	NewResource    func() machine.Resource
+	NewHolder      func(holder.Config) machine.Holder
+}
+
+// Machines returns the factories that plug the mutant in.
+func (m *Mutant) Machines() Machines {
+	var p Machines
 	switch m.Component {
 	case Coordinator:
 		bug := m.coord
-		o.NewCoordinator = func() machine.Coordinator { return machine.ClockedCoordinator(memstore.WithBugs(bug)) }
+		p.NewCoordinator = func() machine.Coordinator { return machine.ClockedCoordinator(memstore.WithBugs(bug)) }
 	case Resource:
 		bug := m.res
-		o.NewResource = func() machine.Resource { return memstore.ResourceWithBugs(bug) }
+		p.NewResource = func() machine.Resource { return memstore.ResourceWithBugs(bug) }
 	case Holder:
 		bug := m.hold
-		o.NewHolder = func(c holder.Config) machine.Holder {
+		p.NewHolder = func(c holder.Config) machine.Holder {
 			c.Bugs |= bug
 			return holder.New(c)
 		}
 	}
-	return o
+	return p
 }
 
 // ScenarioOptions are the generator options of the mutant's detection search.
@@ -121,18 +128,18 @@ func (m *Mutant) Adapt(sc *scenario.Scenario) {
 // flag.
 func (m *Mutant) Implementation() string { return "mutant:" + m.Name }
 
-// OptionsFor returns the simulator options of a scenario's implementation
-// field: nil for "" or "reference", the mutant's for "mutant:NAME". Any
+// ForImplementation returns the mutant a scenario's implementation field
+// names: nil for "" or "reference", the mutant for "mutant:NAME". Any
 // other value (a real backend's "backend:SPEC") is an error here: the
 // simulator cannot run it.
-func OptionsFor(impl string) (*sim.Options, error) {
+func ForImplementation(impl string) (*Mutant, error) {
 	switch {
 	case impl == "" || impl == "reference":
 		return nil, nil
 	case strings.HasPrefix(impl, "mutant:"):
 		name := strings.TrimPrefix(impl, "mutant:")
 		if m := ByName(name); m != nil {
-			return m.Options(), nil
+			return m, nil
 		}
 		return nil, fmt.Errorf("unknown mutant %q in implementation %q (known: %s)", name, impl, strings.Join(Names(), ", "))
 	}
