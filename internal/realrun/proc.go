@@ -8,9 +8,9 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/scenario"
-	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -19,7 +19,7 @@ import (
 // another) or the reader — and the driver of its machine, as the simulator
 // drives it (internal/sim/world.go): Tick when the machine's clock reaches the
 // WakeAt it asked for, Receive for each reply, Ready after each step. Its
-// clock is the simulator's sim.Clock over the run's true time in µs, so
+// clock is faultsupport.Clock over the run's true time in µs, so
 // drift, freezes and steps change what the machine reads exactly as they
 // do in simulation. One request is in flight at a time; each backend call
 // runs in a goroutine of its own so the machine is ticked while it waits.
@@ -37,7 +37,7 @@ type proc struct {
 	start   int64 // true µs of the first tick
 
 	m     machine.Holder
-	clock sim.Clock
+	clock faultsupport.Clock
 	cl    *client
 
 	started   bool
@@ -668,7 +668,7 @@ func (p *proc) crash(now int64, f faults.Fault, rec model.FaultRecord) {
 		p.r.ended(p.pauseRec, now)
 	}
 	if p.freezeUntil > 0 {
-		p.clock.Unfreeze(now) // the next incarnation's clock runs
+		p.clock.Thaw(now) // the next incarnation's clock runs
 		p.r.ended(p.freezeRec, now)
 	}
 	p.crashed = true

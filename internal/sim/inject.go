@@ -229,12 +229,7 @@ func (w *World) crashHolder(id int32) {
 	w.closeStop(id, false)
 	n.freezes = min(n.freezes, 1)
 	w.closeStop(id, true)
-	// The process is gone, and with it the freeze: its next incarnation
-	// starts on a clock that runs (it would otherwise run on a stopped
-	// clock, and lose the wake-up it asked for while it stood still).
-	for n.clock.frozen > 0 {
-		n.clock.Unfreeze(w.now)
-	}
+	n.clock.Thaw(w.now)
 	n.paused, n.armed = 0, 0
 	n.gen++
 	for _, m := range n.inbox {

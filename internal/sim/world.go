@@ -12,6 +12,7 @@ import (
 	"math"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/liveness"
 	"github.com/leasecheck/leasecheck/internal/scenario"
@@ -64,7 +65,7 @@ const (
 type node struct {
 	name    string
 	kind    nodeKind
-	clock   Clock
+	clock   faultsupport.Clock
 	paused  int
 	crashed bool
 	inc     int32
@@ -327,7 +328,7 @@ func (w *World) setup() error {
 	for i, f := range w.plan {
 		if f.Kind == faults.ClockOffset {
 			n := w.nodeByName(f.Target)
-			n.clock.base += f.Amount
+			n.clock.Offset(f.Amount)
 			if f.Target == faults.Coordinator {
 				coordOff += f.Amount
 			}
