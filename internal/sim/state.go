@@ -456,9 +456,9 @@ func (w *World) nodeCore(n *node, r *renaming) uint64 {
 		Uint(uint64(uint32(n.nextInc)) | uint64(uint32(n.freezes))<<32).
 		Uint(uint64(uint32(n.cutCoord)) | uint64(uint32(n.cutRes))<<32).
 		Uint(uint64(uint32(n.dropRenew)) | uint64(uint32(n.clock.Frozen()))<<32)
-	d = d.Int(flags).Int(n.clock.Drift()).Int(n.clock.WallOffset()).Int(n.wakeLocal).Int(n.armed)
-	if n.armed > 0 {
-		d = d.Int(n.armedAt)
+	d = d.Int(flags).Int(n.clock.Drift()).Int(n.clock.WallOffset()).Int(n.wakeLocal).Int(n.armed.Total)
+	if n.armed.Total > 0 {
+		d = d.Int(n.armed.Since)
 	}
 	d = d.Int(n.fence).Int(n.extraDelay)
 	return machine.Finalize(d.Sum()) | 1 // never 0, which means "not kept"

@@ -79,9 +79,8 @@ type node struct {
 	gen       uint64 // wake generation: a wake event with another gen is stale
 	wakeLocal int64  // the local time the machine asked to be woken at
 	inbox     []int32
-	held      []int32 // messages produced just before a pause
-	armed     int64   // a pause of this length hits at the next step that writes
-	armedAt   int64   // when it was armed: after a TTL it hits any step
+	held      []int32                 // messages produced just before a pause
+	armed     faultsupport.ArmedPause // the pauses dealt and not struck yet
 	believes  bool
 	fence     int64
 	belief    int32 // index of the open Belief span, -1 none
