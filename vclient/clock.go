@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/internal/sim"
+	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -25,7 +25,7 @@ import (
 // shifts every reading (harmless to code that only subtracts its own
 // readings), a drift makes elapsed time run Amount ppm fast (negative:
 // slow) from the fault's At on, and a later drift on the same node
-// replaces an earlier one (package sim's clock, the one implementation).
+// replaces an earlier one (internal/faultsupport's clock, the one implementation).
 // A clock-step is refused: it moves the wall clock only, and a time.Time
 // carries one reading for both, so the harness cannot step the one without
 // the other; code comparing Now's values (client-go does) is measured on
@@ -103,8 +103,8 @@ func refuseClock(i int, f faults.Fault) error {
 
 // state is the node's clock with every drift that started by true
 // millisecond t applied (t >= every change applied).
-func (k *Clock) state(t int64) sim.Clock {
-	s := sim.NewClock(k.offset)
+func (k *Clock) state(t int64) faultsupport.Clock {
+	s := faultsupport.NewClock(k.offset)
 	for _, f := range k.drifts {
 		if f.At > t {
 			break

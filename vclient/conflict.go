@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -18,7 +19,7 @@ func (w *world) conflict(c *call, t int64, rep *reply) bool {
 		return false
 	}
 	for i, f := range w.sc.Faults {
-		if f.Kind == faults.Conflict && f.Target == c.cand.Node && t >= f.At && t < f.At+f.Duration {
+		if f.Kind == faults.Conflict && f.Target == c.cand.Node && faultsupport.During(f, t) {
 			rep.resp = Response(http.StatusConflict, conflictBody)
 			w.rec.traceLocked(t, c.cand.Name, "refused", c.what()+": 409 Conflict, not applied (a conflict fault)")
 			w.rec.struck(i, t, c.cand.Name, fmt.Sprintf("first refused %s's %s at t=%d", c.cand.Name, c.what(), t))

@@ -449,7 +449,7 @@ func (w *world) delays(c *call) (out, back int64) {
 	out, back = leg(), leg()
 	sent := int64(c.sent / ms)
 	for _, f := range w.sc.Faults {
-		if f.Kind == faults.Delay && f.Target == c.cand.Node && sent >= f.At && sent < f.At+f.Duration && f.Amount > 0 {
+		if f.Kind == faults.Delay && f.Target == c.cand.Node && faultsupport.During(f, sent) && f.Amount > 0 {
 			// Half each way: a slow API server or network is slow both
 			// ways (a skewed split is a different fault: a slow answer
 			// followed by a slow request silences the lease for two
@@ -555,9 +555,9 @@ func (w *world) step(e *event, now time.Duration) {
 			break
 		}
 		n.inc++
-		name := fmt.Sprintf("%s#%d", n.proc.Name, n.inc+1)
+		name := faultsupport.Incarnation(n.proc.Name, n.inc+1)
 		id := name
-		if k := w.sc.Faults[e.fault].Kind; k == faults.OwnerReuse || k == faults.Shutdown {
+		if faultsupport.KeepsOwner(w.sc.Faults[e.fault].Kind) {
 			id = n.proc.Name
 		}
 		w.rec.traceLocked(w.nowMs(), name, "restarted", "identity "+id)
@@ -855,7 +855,7 @@ var unavailable = []byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"stat
 // down reports whether the lease server is down at t (coordinator-crash).
 func (w *world) down(t int64) bool {
 	for _, f := range w.sc.Faults {
-		if f.Kind == faults.CoordinatorCrash && t >= f.At && t < f.At+f.Duration {
+		if f.Kind == faults.CoordinatorCrash && faultsupport.During(f, t) {
 			return true
 		}
 	}
@@ -870,7 +870,7 @@ func (w *world) partitioned(c *call, t int64) (lost, loseAnswer bool) {
 		peer = faults.Resource
 	}
 	for _, f := range w.sc.Faults {
-		if f.Kind == faults.Partition && f.Target == c.cand.Node && f.Peer == peer && t >= f.At && t < f.At+f.Duration {
+		if f.Kind == faults.Partition && f.Target == c.cand.Node && f.Peer == peer && faultsupport.During(f, t) {
 			if w.draw(c, 2).IntN(2) == 0 {
 				return true, false
 			}

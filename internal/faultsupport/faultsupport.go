@@ -3,6 +3,16 @@
 // time — and what a target must offer for it: one table that every driver
 // reads, so that what each injects, and what it refuses and why, is
 // written once. The kinds themselves are package faults'.
+//
+// It also holds what a fault does wherever the drivers decide it alike,
+// so that a kind means one thing under each of them: what a process's
+// clock reads under the clock faults and a freeze (Clock), when a fault
+// with a duration is in force (During), where a pause strikes
+// (ArmedPause), which requests a drop-heartbeats loses, and what a process
+// restarted after a crash is called and under which owner (Incarnation,
+// KeepsOwner). How each driver makes it happen — an event queue, a TCP
+// proxy, a signal to a server, goroutines held in a synctest bubble —
+// stays in the driver.
 package faultsupport
 
 import "github.com/leasecheck/leasecheck/faults"

@@ -12,8 +12,9 @@
 // requests through the Backend one at a time — each call in a goroutine of
 // its own, so the machine is still ticked (and gives up on the call, by its
 // own timeout) while it waits. The machine's Ready().Believes is recorded as
-// belief intervals (Result.Beliefs). Its clock is sim.Clock over the run's
-// true time in µs, the same code that gives simulated nodes their clocks.
+// belief intervals (Result.Beliefs). Its clock is faultsupport.Clock over
+// the run's true time in µs, the same code that gives simulated nodes their
+// clocks.
 //
 // A scenario (scenario.Scenario) is the only input: RunScenario scales its
 // ms onto real time so that its TTL becomes a real TTL the backend can keep

@@ -8,9 +8,9 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/scenario"
-	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -19,7 +19,7 @@ import (
 // another) or the reader — and the driver of its machine, as the simulator
 // drives it (internal/sim/world.go): Tick when the machine's clock reaches the
 // WakeAt it asked for, Receive for each reply, Ready after each step. Its
-// clock is the simulator's sim.Clock over the run's true time in µs, so
+// clock is faultsupport.Clock over the run's true time in µs, so
 // drift, freezes and steps change what the machine reads exactly as they
 // do in simulation. One request is in flight at a time; each backend call
 // runs in a goroutine of its own so the machine is ticked while it waits.
@@ -37,7 +37,7 @@ type proc struct {
 	start   int64 // true µs of the first tick
 
 	m     machine.Holder
-	clock sim.Clock
+	clock faultsupport.Clock
 	cl    *client
 
 	started   bool
@@ -51,16 +51,16 @@ type proc struct {
 	held  []machine.Request // sends a pause holds back
 	inbox []result          // replies that arrived while stopped
 
-	armed, armedAt int64 // a pause of armed µs strikes at the next write (a TTL after armedAt, at any step)
-	pauseUntil     int64 // stopped by a pause until then (true µs); 0 none
-	freezeUntil    int64 // stopped, clock too, until then; 0 none
-	pauseRec       int
-	freezeRec      int
-	dropUntil      int64 // renewals lost until then
-	crashed        bool
-	restartAt      int64 // crashed, restarting then; 0 none
-	restartKind    faults.Kind
-	lifts          []lift // network faults to end
+	armed       faultsupport.ArmedPause // pauses dealt, in µs, not struck yet
+	pauseUntil  int64                   // stopped by a pause until then (true µs); 0 none
+	freezeUntil int64                   // stopped, clock too, until then; 0 none
+	pauseRec    int
+	freezeRec   int
+	dropUntil   int64 // renewals lost until then
+	crashed     bool
+	restartAt   int64 // crashed, restarting then; 0 none
+	restartKind faults.Kind
+	lifts       []lift // network faults to end
 
 	// resumeClient resumes the whole client a pause or crash stopped
 	// (backend.Stopper); nil when none is stopped.
@@ -276,7 +276,7 @@ func (p *proc) advance(ctx context.Context, now int64) {
 		// lease and is running; one that stops or ends it waits for one with
 		// no pause armed.
 		run := p.believes && !p.stopped()
-		for _, pf := range p.r.board.take(p.node, now, run, run && p.armed == 0, false) {
+		for _, pf := range p.r.board.take(p.node, now, run, run && p.armed.Total == 0, false) {
 			if p.crashed {
 				p.dropOne(pf)
 				continue
@@ -393,16 +393,14 @@ func (p *proc) step(now int64, rep *machine.Reply) {
 			p.r.believe(p, rd.Believes, rd.Fence, now)
 		}
 	}
-	if p.r.opt.Retarget && !p.reader && p.believes && p.armed == 0 && sendsWrite(send) {
+	if p.r.opt.Retarget && !p.reader && p.believes && p.armed.Total == 0 && faultsupport.SendsWrite(send) {
 		// The faults that matter at a write strike the lease holder there:
 		// after its re-check, before its send.
 		for _, pf := range p.r.board.take(p.node, now, true, true, true) {
 			p.apply(now, pf.f)
 		}
 	}
-	if p.armed > 0 && (sendsWrite(send) || now >= p.armedAt+p.r.ttl) {
-		d := p.armed
-		p.armed = 0
+	if d := p.armed.Strike(now, p.r.ttl, send); d > 0 {
 		p.held = append(p.held, send...)
 		p.pauseUntil = now + d
 		if s, ok := backend.As[backend.Stopper](p.cl.b); ok {
@@ -421,7 +419,7 @@ func (p *proc) step(now int64, rep *machine.Reply) {
 			conn = "its connection not frozen (no proxy: the target gives no address), what it had in flight goes on"
 		}
 		what := "between its check and its write"
-		if !sendsWrite(send) {
+		if !faultsupport.SendsWrite(send) {
 			what = "at its next step (no write came within a TTL)"
 		}
 		p.pauseRec = p.r.count(faults.Pause, model.FaultRecord{Kind: string(faults.Pause), Target: p.process, Start: now,
@@ -443,15 +441,6 @@ func (p *proc) fenceNote() string {
 
 func isHolder(m machine.Holder) bool { _, ok := m.(*holder.Holder); return ok }
 
-func sendsWrite(send []machine.Request) bool {
-	for i := range send {
-		if send[i].Kind == model.Write {
-			return true
-		}
-	}
-	return false
-}
-
 // flush sends what the machine asked for (unless the process is stopped).
 func (p *proc) flush(ctx context.Context, now int64) {
 	if p.stopped() || p.crashed {
@@ -469,7 +458,7 @@ func (p *proc) flush(ctx context.Context, now int64) {
 // before the next one starts, so the process stays sequential.
 func (p *proc) send(ctx context.Context, now int64, req machine.Request) {
 	p.cancelOut()
-	drop := req.Kind == model.Renew && now < p.dropUntil
+	drop := now < p.dropUntil && faultsupport.LostToDropHeartbeats(req.Kind)
 	breq := backend.Request{Kind: req.Kind, Key: req.Key, Owner: req.Owner, TTL: time.Duration(req.TTL) * time.Microsecond,
 		Fence: req.Fence, Value: req.Value}
 	timeout := p.r.opTimeout(now)
@@ -523,10 +512,7 @@ func (p *proc) apply(now int64, f faults.Fault) {
 	local := p.clock.Mono(now)
 	switch f.Kind {
 	case faults.Pause:
-		if p.armed == 0 {
-			p.armedAt = now
-		}
-		p.armed += d // counted when it strikes (step)
+		p.armed.Arm(now, d) // counted when it strikes (step)
 	case faults.Freeze:
 		if p.freezeUntil == 0 {
 			p.clock.Freeze(now) // one freeze depth: a second one only extends it
@@ -660,27 +646,28 @@ func (p *proc) crash(now int64, f faults.Fault, rec model.FaultRecord) {
 		// (until a restart under the same owner opens it again).
 		p.resumeClient = s.StopClient(p.owner)
 	}
-	if p.armed > 0 {
+	if p.armed.Total > 0 {
 		p.r.partialf(faults.Pause, model.FaultRecord{Kind: string(faults.Pause), Target: old, Start: now,
-			Detail: fmt.Sprintf("not applied: %s crashed before the pause of %v struck", old, msUS(p.armed))})
+			Detail: fmt.Sprintf("not applied: %s crashed before the pause of %v struck", old, msUS(p.armed.Total))})
 	}
 	if p.pauseUntil > 0 {
 		p.r.ended(p.pauseRec, now)
 	}
 	if p.freezeUntil > 0 {
-		p.clock.Unfreeze(now) // the next incarnation's clock runs
+		p.clock.Thaw(now) // the next incarnation's clock runs
 		p.r.ended(p.freezeRec, now)
 	}
 	p.crashed = true
 	p.queue, p.held, p.inbox = nil, nil, nil
-	p.armed, p.pauseUntil, p.freezeUntil = 0, 0, 0
+	p.pauseUntil, p.freezeUntil = 0, 0
+	p.armed.Disarm()
 	p.restartAt, p.restartKind = 0, f.Kind
 	if d > 0 {
 		p.restartAt = now + d
 		rec.End, rec.HasEnd = now+d, true
-		next := fmt.Sprintf("%s#%d", p.node, p.inc+1)
+		next := faultsupport.Incarnation(p.node, p.inc+1)
 		owner := next
-		if f.Kind == faults.OwnerReuse {
+		if faultsupport.KeepsOwner(f.Kind) {
 			owner = p.owner
 		}
 		rec.Detail = fmt.Sprintf("%s%s crashed without releasing; back in %v as %s (owner %s)", old, fence, msUS(d), next, owner)
@@ -695,8 +682,8 @@ func (p *proc) crash(now int64, f faults.Fault, rec model.FaultRecord) {
 func (p *proc) restart(ctx context.Context, now int64) {
 	p.restartAt = 0
 	p.inc++
-	p.process = fmt.Sprintf("%s#%d", p.node, p.inc)
-	if p.restartKind != faults.OwnerReuse {
+	p.process = faultsupport.Incarnation(p.node, p.inc)
+	if !faultsupport.KeepsOwner(p.restartKind) {
 		p.owner = p.process
 	}
 	if p.cl.proxy != nil && !slices.ContainsFunc(p.lifts, func(l lift) bool { return l.cut }) {

@@ -11,7 +11,7 @@
 //     others (planted-bug mutants) without touching the loop.
 //   - The network delays, loses, duplicates (answered from an at-most-once
 //     cache), reorders and partitions messages.
-//   - Every node has a Clock: an offset, a drift rate within the scenario's
+//   - Every node has a clock (internal/faultsupport's Clock): an offset, a drift rate within the scenario's
 //     rho, wall-clock steps forward and back, freeze and resume. A pause
 //     stops a holder right after its next step that sends a write (between
 //     its re-check and its send, the article's GC pause; after a TTL without
@@ -43,6 +43,6 @@
 // recording, Result), liveness.go (beliefs, stops and the liveness
 // measurements), hash.go (the trace hash), state.go (Clone, StateHash,
 // HashValue), monitor.go (the explorer's hook), servers.go (the reference
-// machines), clock.go, chooser.go (Chooser, Picker, the schedule's replay),
+// machines), chooser.go (Chooser, Picker, the schedule's replay),
 // queue.go, result.go (Result, Stats, Belief, Stop).
 package sim

@@ -6,7 +6,6 @@ package sim
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/faultsupport"
@@ -112,10 +111,7 @@ func (w *World) fault(i int) {
 	switch f.Kind {
 	case faults.Pause:
 		// recorded when it hits (loop.go): at the holder's next write
-		if n.armed == 0 {
-			n.armedAt = w.now
-		}
-		n.armed += f.Duration
+		n.armed.Arm(w.now, f.Duration)
 	case faults.ClockDrift, faults.ClockStep, faults.RenewDeath, faults.DoubleRelease:
 		w.record(n, f, w.now, 0, "") // a drift lasts to the end; the others are instants
 	default:
@@ -229,13 +225,9 @@ func (w *World) crashHolder(id int32) {
 	w.closeStop(id, false)
 	n.freezes = min(n.freezes, 1)
 	w.closeStop(id, true)
-	// The process is gone, and with it the freeze: its next incarnation
-	// starts on a clock that runs (it would otherwise run on a stopped
-	// clock, and lose the wake-up it asked for while it stood still).
-	for n.clock.frozen > 0 {
-		n.clock.Unfreeze(w.now)
-	}
-	n.paused, n.armed = 0, 0
+	n.clock.Thaw(w.now)
+	n.paused = 0
+	n.armed.Disarm()
 	n.gen++
 	for _, m := range n.inbox {
 		w.release(m)
@@ -259,9 +251,9 @@ func (w *World) restart(i int) {
 		return
 	}
 	n.inc++
-	n.process = n.name + "#" + strconv.Itoa(int(n.nextInc))
+	n.process = faultsupport.Incarnation(n.name, int(n.nextInc))
 	n.nextInc++
-	if f.Kind != faults.OwnerReuse {
+	if !faultsupport.KeepsOwner(f.Kind) {
 		n.owner = n.process
 	}
 	cfg := w.cfgs[n.cfg]

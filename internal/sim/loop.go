@@ -11,7 +11,6 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/machine"
-	"github.com/leasecheck/leasecheck/model"
 )
 
 // MoveKind says what a move does.
@@ -419,13 +418,8 @@ func (w *World) step(id int32, env *envelope) {
 		}
 	}
 	// The pause hits at the holder's next write, between the re-check and the
-	// send: the article's GC pause, which turns a checked write into a
-	// zombie's. A holder that does not write within a TTL is paused at
-	// whatever it does next.
-	var pause int64
-	if n.armed > 0 && (sendsWrite(send) || w.now >= n.armedAt+w.sc.TTL) {
-		pause, n.armed = n.armed, 0
-	}
+	// send (faultsupport.ArmedPause).
+	pause := n.armed.Strike(w.now, w.sc.TTL, send)
 	for i := range send {
 		m := w.newRequest(id, &send[i])
 		if pause > 0 {
@@ -461,15 +455,6 @@ func (w *World) superseded(n *node, op int32) bool {
 	}
 	for i := int(op) + 1; i < w.ops.len(); i++ {
 		if w.ops.at(i).Process == n.process {
-			return true
-		}
-	}
-	return false
-}
-
-func sendsWrite(send []machine.Request) bool {
-	for i := range send {
-		if send[i].Kind == model.Write {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ package sim
 // the servers' at-most-once answering.
 
 import (
+	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -80,7 +81,7 @@ func (w *World) send(m int32) {
 		w.release(m)
 		return
 	}
-	if !e.isReply && e.req.Kind == model.Renew && c.dropRenew > 0 {
+	if !e.isReply && c.dropRenew > 0 && faultsupport.LostToDropHeartbeats(e.req.Kind) {
 		w.stats.Dropped++
 		w.release(m)
 		return

@@ -414,7 +414,7 @@ func (w *World) hashNode(d machine.Digest, n *node, r *renaming) machine.Digest 
 	// explorer kept the futures of whichever came first: found by a
 	// sharded exploration reaching 11% more states under clock-drift). The
 	// reading and the fraction follow the time, so they are not kept.
-	d = d.Int(n.clock.Mono(w.now)).Int(n.clock.phase(w.now))
+	d = d.Int(n.clock.Mono(w.now)).Int(n.clock.Phase(w.now))
 	// Messages: their digests follow their operations', which a reply
 	// changes while they wait.
 	d = d.Uint(uint64(len(n.inbox)) | uint64(len(n.held))<<32)
@@ -455,10 +455,10 @@ func (w *World) nodeCore(n *node, r *renaming) uint64 {
 	d = d.Uint(uint64(uint32(n.paused)) | uint64(uint32(n.inc))<<32).
 		Uint(uint64(uint32(n.nextInc)) | uint64(uint32(n.freezes))<<32).
 		Uint(uint64(uint32(n.cutCoord)) | uint64(uint32(n.cutRes))<<32).
-		Uint(uint64(uint32(n.dropRenew)) | uint64(uint32(n.clock.frozen))<<32)
-	d = d.Int(flags).Int(n.clock.ppm).Int(n.clock.wall).Int(n.wakeLocal).Int(n.armed)
-	if n.armed > 0 {
-		d = d.Int(n.armedAt)
+		Uint(uint64(uint32(n.dropRenew)) | uint64(uint32(n.clock.Frozen()))<<32)
+	d = d.Int(flags).Int(n.clock.Drift()).Int(n.clock.WallOffset()).Int(n.wakeLocal).Int(n.armed.Total)
+	if n.armed.Total > 0 {
+		d = d.Int(n.armed.Since)
 	}
 	d = d.Int(n.fence).Int(n.extraDelay)
 	return machine.Finalize(d.Sum()) | 1 // never 0, which means "not kept"

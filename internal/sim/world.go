@@ -12,6 +12,7 @@ import (
 	"math"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/liveness"
 	"github.com/leasecheck/leasecheck/internal/scenario"
@@ -64,7 +65,7 @@ const (
 type node struct {
 	name    string
 	kind    nodeKind
-	clock   Clock
+	clock   faultsupport.Clock
 	paused  int
 	crashed bool
 	inc     int32
@@ -78,9 +79,8 @@ type node struct {
 	gen       uint64 // wake generation: a wake event with another gen is stale
 	wakeLocal int64  // the local time the machine asked to be woken at
 	inbox     []int32
-	held      []int32 // messages produced just before a pause
-	armed     int64   // a pause of this length hits at the next step that writes
-	armedAt   int64   // when it was armed: after a TTL it hits any step
+	held      []int32                 // messages produced just before a pause
+	armed     faultsupport.ArmedPause // the pauses dealt and not struck yet
 	believes  bool
 	fence     int64
 	belief    int32 // index of the open Belief span, -1 none
@@ -327,7 +327,7 @@ func (w *World) setup() error {
 	for i, f := range w.plan {
 		if f.Kind == faults.ClockOffset {
 			n := w.nodeByName(f.Target)
-			n.clock.base += f.Amount
+			n.clock.Offset(f.Amount)
 			if f.Target == faults.Coordinator {
 				coordOff += f.Amount
 			}

@@ -1,6 +1,12 @@
-package sim
+package faultsupport
 
-// Clock is one node's clocks as functions of true (global virtual) time.
+// Clock is one process's clocks as functions of true time: what the
+// clock faults (clock-offset, clock-drift, clock-step, freeze) make a
+// process read, written once for every driver — the simulator's nodes (in
+// ms), the real runner's processes (in µs over the run's real time) and a
+// user's client in virtual time (vclient's Clock) read it, so a skew
+// means the same reading wherever it strikes. It is a value of a few
+// words: the simulator copies it with every clone of its world.
 //
 // The monotonic clock only drifts (within the scenario's rho) and may be
 // frozen and resumed (a container freeze); it never goes back. The wall clock
@@ -39,11 +45,11 @@ func (c *Clock) Mono(t int64) int64 {
 	return c.base + d + floorDiv(d*c.ppm+c.frac, 1_000_000)
 }
 
-// phase is the drift's fraction of a tick carried at true time t, in
-// millionths: with Mono(t) and ppm it fixes every later reading (two
+// Phase is the drift's fraction of a tick carried at true time t, in
+// millionths: with Mono(t) and the drift it fixes every later reading (two
 // clocks that read alike now but carry different fractions part ways at
 // the next tick), so a state's digest needs it.
-func (c *Clock) phase(t int64) int64 {
+func (c *Clock) Phase(t int64) int64 {
 	if c.frozen > 0 {
 		return c.frac
 	}
@@ -66,6 +72,20 @@ func (c *Clock) rebase(t int64) {
 	c.anchor = t
 }
 
+// Offset moves every reading of both clocks by d: a clock-offset, which
+// holds from the start (a node's clock is set before its first reading).
+func (c *Clock) Offset(d int64) { c.base += d }
+
+// Drift is the rate the clock runs at now, parts per million fast.
+func (c *Clock) Drift() int64 { return c.ppm }
+
+// WallOffset is how far the wall clock is from the monotonic one: the sum
+// of the steps.
+func (c *Clock) WallOffset() int64 { return c.wall }
+
+// Frozen is the freeze depth: how many freezes stop the monotonic clock.
+func (c *Clock) Frozen() int { return c.frozen }
+
 // SetDrift makes the clock run ppm parts per million fast from t on.
 func (c *Clock) SetDrift(t, ppm int64) { c.rebase(t); c.ppm = ppm }
 
@@ -80,6 +100,15 @@ func (c *Clock) Unfreeze(t int64) {
 	c.frozen--
 	if c.frozen == 0 {
 		c.anchor = t
+	}
+}
+
+// Thaw ends every freeze at t: a process that dies frozen takes its
+// freeze with it, and the next incarnation's clock runs (else it would
+// start on a stopped clock and lose the wake-up it asked for).
+func (c *Clock) Thaw(t int64) {
+	for c.frozen > 0 {
+		c.Unfreeze(t)
 	}
 }
 
