@@ -359,6 +359,18 @@ func TestDriverClockFaults(t *testing.T) {
 			}
 		}
 	})
+	// Two offsets on one holder add up, as in the simulator and vclient
+	// (faultsupport.Clock.Offset): the holder's clock is 50ms ahead.
+	t.Run("offsets add", func(t *testing.T) {
+		h := newHarness(t, oneHolder(work, faults.Fault{Kind: faults.ClockOffset, Target: "h1", Amount: 70},
+			faults.Fault{Kind: faults.ClockOffset, Target: "h1", Amount: -20}), 300*time.Millisecond, 1*ms, 0)
+		h.run(500 * ms)
+		for i, tt := range h.spies["h1"].true_ {
+			if h.spies["h1"].local[i] != tt+50*ms {
+				t.Fatalf("at %dµs the machine read %d, want true time + 70ms - 20ms", tt, h.spies["h1"].local[i])
+			}
+		}
+	})
 	t.Run("drift", func(t *testing.T) {
 		sc := oneHolder(work, faults.Fault{Kind: faults.ClockDrift, Target: "h1", At: 100, Amount: -1000})
 		sc.RhoPPM = 1000

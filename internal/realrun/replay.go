@@ -11,7 +11,6 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/machine"
@@ -466,11 +465,12 @@ func (r *runner) setup(ctx context.Context) error {
 	return nil
 }
 
-// applyOffsets sets the clock offsets, which hold from the start.
+// applyOffsets sets the clock offsets, which hold from the start; two on
+// one holder add up, as in the simulator and vclient.
 func (r *runner) applyOffsets() {
 	for _, f := range r.offsets {
 		p := r.proc(f.Target)
-		p.clock = faultsupport.NewClock(r.us(f.Amount))
+		p.clock.Offset(r.us(f.Amount))
 		r.count(f.Kind, model.FaultRecord{Kind: string(f.Kind), Target: p.process, Start: r.start, Amount: r.us(f.Amount),
 			Detail: fmt.Sprintf("%s's clocks are %v off true time from the start (harmless to a holder that measures its lease relatively on its monotonic clock)", p.process, msUS(r.us(f.Amount)))})
 	}
