@@ -9,6 +9,7 @@ import (
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/internal/contract"
 	"github.com/leasecheck/leasecheck/internal/realrun"
+	"github.com/leasecheck/leasecheck/internal/recording"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -85,7 +86,7 @@ func runProperty(ctx context.Context, f Factory, opts Options, name, dir string)
 			return res
 		}
 		h.Faults = append(h.Faults, e.faults...)
-		h.NumberLines()
+		recording.Finish(h)
 		res.History = h
 		if e.after != nil {
 			e.after(h)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/liveness"
+	"github.com/leasecheck/leasecheck/internal/recording"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -184,17 +185,12 @@ func (r *recorder) result(w *world) *Result {
 	ops := make([]model.Op, len(idx))
 	for i, j := range idx {
 		ops[i] = r.ops[j]
-		if ops[i].Kind == model.Acquire && !ops[i].Returned {
-			// The candidate never heard this grant: the fence is what its
-			// answer would have said, and history format v1 refuses an
-			// unanswered acquire that names one (the checker places the
-			// unheard grant itself).
-			ops[i].Fence = 0
-		}
 	}
 	h.Ops = ops
 	h.Faults = r.faultRecords()
-	h.NumberLines()
+	// An acquire the candidate never heard the answer to loses the fence
+	// the lease server applied: r.ops keeps it for the stores' log.
+	recording.Finish(h)
 	res := &Result{Scenario: r.sc, History: h, Trace: r.trace, Plan: r.sc.Faults, Beliefs: r.beliefs, Stops: r.stops,
 		AdvisoryBelief: r.opts.AdvisoryBelief, HarnessFences: true}
 	r.store = r.storeLog(h, idx)
@@ -242,10 +238,7 @@ func (r *recorder) storeLog(h *model.History, idx []int) *model.History {
 func (r *recorder) faultRecords() []model.FaultRecord {
 	var out []model.FaultRecord
 	for i, f := range r.sc.Faults {
-		fr := model.FaultRecord{Kind: string(f.Kind), Target: f.Target, Peer: f.Peer, Start: f.At, Amount: f.Amount}
-		if f.Duration > 0 {
-			fr.End, fr.HasEnd = f.At+f.Duration, true
-		}
+		fr := recording.Fault(f, f.Target, f.At, f.Duration)
 		switch f.Kind {
 		case faults.Pause:
 			t, ok := r.struckAt[i]

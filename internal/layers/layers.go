@@ -35,8 +35,8 @@ type Layer struct {
 var Map = []Layer{
 	{Name: "base", What: "helpers that know nothing of leases",
 		Packages: []string{"internal/ports", "internal/rapidtest", "internal/tcpproxy"}},
-	{Name: "specification", What: "the history format, the fault vocabulary, the protocol's machine contract, the backend contract, the liveness measurements",
-		Packages:  []string{"model", "faults", "internal/faultsupport", "machine", "impl/backend", "internal/contract", "internal/liveness"},
+	{Name: "specification", What: "the history format, the fault vocabulary, the protocol's machine contract, the backend contract, the liveness measurements, the recording rules",
+		Packages:  []string{"model", "faults", "internal/faultsupport", "machine", "impl/backend", "internal/contract", "internal/liveness", "internal/recording"},
 		MayImport: []string{"base"}},
 	{Name: "judges", What: "the timed model, the history checker, the run properties",
 		Packages:  []string{"internal/timed", "checker", "internal/runprop"},

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/internal/recording"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -115,16 +117,8 @@ func (r *Recorder) Do(ctx context.Context, b backend.Backend, process, owner str
 	if req.Owner == "" {
 		req.Owner = owner
 	}
-	op := model.Op{Process: process, Owner: owner, Key: req.Key, Kind: req.Kind, Fence: req.Fence}
-	if req.Kind == model.Acquire || req.Kind == model.Renew {
-		op.TTL = int64(r.GrantTTL(req.TTL) / unit)
-	}
-	if req.Kind == model.Acquire {
-		op.Fence = 0
-	}
-	if req.Kind == model.Write {
-		op.Value, op.HasValue = req.Value, true
-	}
+	op := model.Op{Process: process, Owner: owner, Key: req.Key, Kind: req.Kind}
+	recording.Call(&op, &machine.Request{TTL: int64(r.GrantTTL(req.TTL) / unit), Fence: req.Fence, Value: req.Value})
 	octx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	call := r.Now()
@@ -170,22 +164,8 @@ func (r *Recorder) Do(ctx context.Context, b backend.Backend, process, owner str
 	r.lastAnswer = max(r.lastAnswer, ret)
 	r.asking = false
 	r.mu.Unlock()
-	op.Return, op.Returned, op.OK = int64(ret/unit), true, resp.OK
-	if resp.TTL > 0 {
-		op.TTL = int64(resp.TTL / unit)
-	}
-	if !resp.OK {
-		op.Error = resp.Reason
-		if op.Error == "" {
-			op.Error = "refused"
-		}
-	}
-	if req.Kind == model.Acquire && resp.OK {
-		op.Fence = resp.Fence
-	}
-	if req.Kind == model.Read {
-		op.Value, op.HasValue = resp.Value, resp.HasValue
-	}
+	recording.Return(&op, int64(ret/unit), &machine.Reply{OK: resp.OK, Err: recording.Refusal(resp.OK, resp.Reason),
+		TTL: int64(resp.TTL / unit), Fence: resp.Fence, Value: resp.Value, HasValue: resp.HasValue})
 	if !resp.At.IsZero() && r.info.ServerTime {
 		op.At, op.HasAt = resp.At.UnixMicro()-r.off0, true
 	}
@@ -203,12 +183,13 @@ func RenewerProcess(owner string) string { return model.RenewerProcess(owner) }
 // when and by how much, as it knows of the renewals the runner sends.
 func (r *Recorder) RecordRenewal(rn backend.Renewal) {
 	op := model.Op{Process: RenewerProcess(rn.Owner), Owner: rn.Owner, Key: rn.Key, Kind: model.Renew,
-		Fence: rn.Fence, TTL: int64(r.GrantTTL(rn.TTL) / unit), Call: int64(rn.Start.Sub(r.start) / unit)}
+		Call: int64(rn.Start.Sub(r.start) / unit)}
+	recording.Call(&op, &machine.Request{TTL: int64(r.GrantTTL(rn.TTL) / unit), Fence: rn.Fence})
 	if rn.Answered {
-		op.Return, op.Returned, op.OK = max(int64((rn.End.Sub(r.start)+unit-1)/unit), op.Call), true, rn.OK
-		if !rn.OK {
-			op.Error = "refused"
-		}
+		// A library's renewal says yes or no, never why; its one TTL went
+		// with the request.
+		recording.Return(&op, max(int64((rn.End.Sub(r.start)+unit-1)/unit), op.Call),
+			&machine.Reply{OK: rn.OK, Err: recording.Refusal(rn.OK, "")})
 		if !rn.At.IsZero() && r.info.ServerTime {
 			op.At, op.HasAt = rn.At.UnixMicro()-r.off0, true
 		}
@@ -266,9 +247,6 @@ func (r *Recorder) finish(ctx context.Context, partial bool) (*model.History, er
 	ops := append([]model.Op(nil), r.ops...)
 	r.mu.Unlock()
 	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Call < ops[j].Call })
-	for i := range ops {
-		ops[i].Line = i + 2 // the header is line 1
-	}
 	u := int64(r.info.Uncertainty / unit)
 	if r.info.ServerTime {
 		off1, err1, err := r.calibrate(ctx)
@@ -295,12 +273,14 @@ func (r *Recorder) finish(ctx context.Context, partial bool) (*model.History, er
 		}
 		u += need
 	}
-	return &model.History{
+	h := &model.History{
 		Name: r.info.Name,
 		Header: model.Header{Version: 1, TimeUnit: "us", ClockUncertainty: u, Semantics: model.Seed,
 			Fences: r.info.Fences.Order(), ExpiryLateness: int64(r.info.ExpiryLateness / unit)},
 		Ops: ops,
-	}, nil
+	}
+	recording.Finish(h)
+	return h, nil
 }
 
 func abs(x int64) int64 {

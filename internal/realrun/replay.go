@@ -12,6 +12,7 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/recording"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
@@ -255,7 +256,7 @@ func (r *runner) result(h *model.History, ttl time.Duration) *Result {
 	}
 	sort.SliceStable(r.records, func(i, j int) bool { return r.records[i].Start < r.records[j].Start })
 	h.Faults = r.records
-	h.NumberLines() // the lines a verdict cites are the saved file's
+	recording.Finish(h) // numbered again: the fault records come before the ops
 	res := &Result{History: h, Ops: len(h.Ops), Faults: r.injected, Partial: r.partial, Beliefs: r.beliefs,
 		Scenario: r.asRun(), TTL: ttl, Scale: float64(r.num) / float64(r.den),
 		CalibrationError: r.rec.CalibrationError, Drift: r.rec.Drift}

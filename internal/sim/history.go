@@ -8,26 +8,21 @@ import (
 	"strconv"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/recording"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
 func (w *World) newRequest(id int32, r *machine.Request) int32 {
 	n := &w.nodes[id]
-	op := model.Op{Process: n.process, Owner: n.owner, Key: r.Key, Kind: r.Kind, Call: w.now}
+	// Field by field, not a literal: a literal of a variable whose address
+	// is taken is built aside and copied.
+	var op model.Op
+	op.Process, op.Owner, op.Key, op.Kind, op.Call = n.process, n.owner, r.Key, r.Kind, w.now
 	if r.Owner != "" && n.kind == kindClient {
 		op.Owner = r.Owner // an adversarial client speaks for whom it claims
 	}
-	switch r.Kind {
-	case model.Acquire:
-		op.TTL = r.TTL
-	case model.Renew:
-		op.TTL, op.Fence = r.TTL, r.Fence
-	case model.Release:
-		op.Fence = r.Fence
-	case model.Write:
-		op.Fence, op.Value, op.HasValue = r.Fence, r.Value, true
-	}
+	recording.Call(&op, r)
 	idx := int32(w.ops.len())
 	w.ops.add(op)
 	if w.hashing {
@@ -58,19 +53,10 @@ func (w *World) recordReturn(op int32, r *machine.Reply) {
 	if op < 0 {
 		return
 	}
-	o := w.ops.mut(int(op))
-	o.Return, o.Returned, o.OK, o.Error = w.now, true, r.OK, r.Err
-	if r.TTL > 0 {
-		o.TTL = r.TTL // the lease as granted, not as asked
-	}
-	switch o.Kind {
-	case model.Acquire:
-		if r.OK {
-			o.Fence = r.Fence
-		}
-	case model.Read:
-		o.Value, o.HasValue = r.Value, r.HasValue
-	}
+	// Err as the machine gave it, not through recording.Refusal: a
+	// machine's no without a reason has always been recorded as one, and
+	// the simulator's histories stay as they were.
+	recording.Return(w.ops.mut(int(op)), w.now, r)
 	if w.hashing {
 		w.rehashOp(op)
 	}
@@ -173,7 +159,7 @@ func (w *World) ResultInto(ops []model.Op) *Result {
 		Ops:    w.ops.sliceInto(ops),
 		Faults: w.faultRecs,
 	}
-	h.NumberLines()
+	recording.Finish(h)
 	for i := range w.beliefs {
 		if w.beliefs[i].Open {
 			w.beliefs[i].To = w.now

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/faultsupport"
+	"github.com/leasecheck/leasecheck/internal/recording"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -38,10 +39,8 @@ func (w *World) record(n *node, f faults.Fault, start, dur int64, detail string)
 	if (n.kind == kindHolder || n.kind == kindReader) && n.process != "" {
 		target = n.process
 	}
-	rec := model.FaultRecord{Kind: string(f.Kind), Target: target, Peer: f.Peer, Start: start, Amount: f.Amount, Detail: detail}
-	if dur > 0 {
-		rec.End, rec.HasEnd = start+dur, true
-	}
+	rec := recording.Fault(f, target, start, dur)
+	rec.Detail = detail
 	w.faultRecs = append(w.faultRecs, rec)
 }
 
