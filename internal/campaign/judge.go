@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/internal/runprop"
+	"github.com/leasecheck/leasecheck/internal/sim"
 )
 
 // Properties returns every property a simulated run is judged for, in the
@@ -111,7 +112,7 @@ func JudgeExecution(ctx context.Context, r *Execution, opts JudgeOptions) (*Outc
 			return nil, fmt.Errorf("judging the run properties alone needs a simulated run, and this execution has none")
 		}
 		o := &Outcome{Execution: r, Check: &checker.Result{}, Judged: runprop.Properties()}
-		o.Findings, o.Warnings = runprop.JudgeWarned(r.Sim)
+		o.Findings, o.Warnings = runprop.JudgeWarned(sim.Record(r.Sim))
 		return o, nil
 	}
 	res, err := check(ctx, r, opts)
@@ -126,7 +127,7 @@ func JudgeExecution(ctx context.Context, r *Execution, opts JudgeOptions) (*Outc
 		}
 	}
 	if r.Sim != nil {
-		o.Findings, o.Warnings = runprop.JudgeWarned(r.Sim)
+		o.Findings, o.Warnings = runprop.JudgeWarned(sim.Record(r.Sim))
 		o.Judged = Properties()
 	}
 	return o, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/runrecord"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/sim"
 )
@@ -408,7 +409,7 @@ func exploreWith(sc *scenario.Scenario, o Options) (*Report, error) {
 		return nil, err
 	}
 	o.defaults()
-	x := &explorer{sc: sc, o: o, rep: &Report{Strategy: o.Strategy, Violations: map[string]int{}, Hashing: !o.NoHash, POR: !o.NoPOR},
+	x := &explorer{sc: sc, setting: sim.Setting(sc), o: o, rep: &Report{Strategy: o.Strategy, Violations: map[string]int{}, Hashing: !o.NoHash, POR: !o.NoPOR},
 		visited: newVisitedSet()}
 	for _, p := range campaign.Properties() {
 		x.rep.Violations[p] = 0
@@ -535,6 +536,7 @@ func workString(w []holder.Item) string {
 // explorer is one search in progress.
 type explorer struct {
 	sc       *scenario.Scenario
+	setting  *runrecord.Setting // sc's, made once: the run properties judge state after state of sc
 	o        Options
 	rep      *Report
 	visited  *visitedSet

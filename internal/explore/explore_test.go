@@ -147,7 +147,7 @@ func failed(r *sim.Result) []string {
 			out = append(out, v.Property)
 		}
 	}
-	for _, f := range runprop.Judge(r) {
+	for _, f := range runprop.Judge(sim.Record(r)) {
 		if !slices.Contains(out, f.Property) {
 			out = append(out, f.Property)
 		}

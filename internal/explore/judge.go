@@ -41,7 +41,11 @@ func (x *explorer) judgePure(r *sim.Result, withChecker bool) (verdict, error) {
 		// The run properties alone: most states judged this way violate
 		// nothing, and their verdict needs no outcome (record reads it only
 		// of a violation).
-		if len(runprop.Judge(r)) == 0 {
+		s := x.setting
+		if r.Scenario != x.sc {
+			s = nil // a counterexample's replay runs a scenario of its own
+		}
+		if len(runprop.Judge(sim.RecordWith(r, s))) == 0 {
 			return v, nil
 		}
 	}

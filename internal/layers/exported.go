@@ -195,6 +195,8 @@ func houseAlias(f *ast.File, s *ast.TypeSpec) (path, name string, ok bool) {
 
 // houseMethods lists the exported methods declared on type name in the
 // module's package path (non-test source), none when it cannot be read.
+// Where name is itself an alias of a house type (a type moved down a layer
+// leaves an alias behind), the methods are that type's.
 func houseMethods(root, path, name string) []string {
 	dir := filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(path, module)))
 	entries, err := os.ReadDir(dir)
@@ -211,6 +213,15 @@ func houseMethods(root, path, name string) []string {
 			continue
 		}
 		for _, d := range f.Decls {
+			if gd, ok := d.(*ast.GenDecl); ok {
+				for _, sp := range gd.Specs {
+					if ts, ok := sp.(*ast.TypeSpec); ok && ts.Name.Name == name {
+						if p, n, ok := houseAlias(f, ts); ok {
+							out = append(out, houseMethods(root, p, n)...)
+						}
+					}
+				}
+			}
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Recv == nil || !fd.Name.IsExported() {
 				continue

@@ -23,11 +23,21 @@ func TestCountExported(t *testing.T) {
 		}
 	}
 	write("internal/house/house.go", `package house
+
+import "github.com/leasecheck/leasecheck/internal/below"
+
 type T struct{}
 func (T) Shown() {}
 func (*T) Too() {}
 func (T) hidden() {}
 func Exported() {}
+
+// U moved down a layer.
+type U = below.U
+`)
+	write("internal/below/below.go", `package below
+type U struct{}
+func (U) Moved() {}
 `)
 	write("door/door.go", `package door
 
@@ -35,6 +45,9 @@ import h "github.com/leasecheck/leasecheck/internal/house"
 
 // A is the house's T.
 type A = h.T
+
+// B is the house's U, which is below's.
+type B = h.U
 
 // Old was the house's T.
 //
@@ -59,9 +72,9 @@ func Exported() {}
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A, A.Shown, A.Too, C, D, D.M, F.
-	if e.Counts["door"] != 7 {
-		t.Errorf("door counts %d names, want 7 (A, A.Shown, A.Too, C, D, D.M, F)", e.Counts["door"])
+	// A, A.Shown, A.Too, B, B.Moved, C, D, D.M, F.
+	if e.Counts["door"] != 9 {
+		t.Errorf("door counts %d names, want 9 (A, A.Shown, A.Too, B, B.Moved, C, D, D.M, F)", e.Counts["door"])
 	}
 	if old := slices.Sorted(slices.Values(e.Deprecated["door"])); !slices.Equal(old, []string{"Old", "Old.Shown", "Old.Too"}) {
 		t.Errorf("deprecated %v, want Old and its methods", old)
@@ -71,7 +84,7 @@ func Exported() {}
 			t.Errorf("%s counted %d: only door is outside internal/ and not a main package", p, e.Counts[p])
 		}
 	}
-	if all, doors := e.Total(); all != 7 || doors != 0 {
-		t.Errorf("Total() = %d, %d; want 7 in all, none in a door (door is not one of Doors)", all, doors)
+	if all, doors := e.Total(); all != 9 || doors != 0 {
+		t.Errorf("Total() = %d, %d; want 9 in all, none in a door (door is not one of Doors)", all, doors)
 	}
 }

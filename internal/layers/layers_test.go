@@ -70,7 +70,7 @@ func TestCheckJudgesTheMap(t *testing.T) {
 		"checker":             {"model"},
 		"internal/sim":        {"machine", "model", "internal/scenario"},
 		"internal/impl/redis": {"impl/backend", "model", "internal/sim"},
-		"internal/runprop":    {"internal/sim"},
+		"internal/explore":    {"checker"},
 		"newpkg":              {"model"},
 		"examples/foo/bar":    {"internal/campaign", "internal/sim"},
 		"examples/old":        {"examples/oldpath"},
@@ -92,8 +92,8 @@ func TestCheckJudgesTheMap(t *testing.T) {
 	for _, e := range f.Gone {
 		gone[e] = true
 	}
-	if gone[Edge{"internal/runprop", "internal/sim"}] || !gone[Edge{"vclient", "internal/campaign"}] || len(f.Gone) != len(KnownWrongWay)-1 {
-		t.Errorf("gone %v: want every listed import but internal/runprop -> internal/sim", f.Gone)
+	if gone[Edge{"internal/explore", "checker"}] || !gone[Edge{"vclient", "internal/campaign"}] || len(f.Gone) != len(KnownWrongWay)-1 {
+		t.Errorf("gone %v: want every listed import but internal/explore -> checker", f.Gone)
 	}
 }
 

@@ -22,7 +22,23 @@
 // states), and decides nothing by map order.
 package liveness
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/leasecheck/leasecheck/faults"
+)
+
+// FaultKinds are the fault kinds under which the liveness bounds hold:
+// none of them stops a waiting holder from asking, the coordinator from
+// answering, or the network from carrying both within its delay bound
+// (package runprop judges recovery and handoff only under them). Clock
+// offsets and wall-clock steps do not touch the monotonic clocks leases are
+// measured on; drift stays within rho, which the bounds include; a crash or
+// an owner reuse is what recovery is about; an overrun, a dead renewal loop,
+// lost renewals or a late second release change who holds the lease and
+// when, not how fast a waiter gets it.
+var FaultKinds = []faults.Kind{faults.ClockOffset, faults.ClockDrift, faults.ClockStep, faults.Crash,
+	faults.OwnerReuse, faults.Overrun, faults.RenewDeath, faults.DropHeartbeats, faults.DoubleRelease}
 
 // A Meter follows the store's lease and times recoveries and handoffs.
 // The zero value is ready: no owner, nothing measured.

@@ -5,12 +5,12 @@ import (
 	"slices"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/internal/sim"
+	"github.com/leasecheck/leasecheck/internal/runrecord"
 	"github.com/leasecheck/leasecheck/model"
 )
 
 // exclusiveBelief judges that no two holders believe they hold the lease at
-// once (the run's belief spans, sim.Result.Beliefs). A holder-side bug that
+// once (the run's belief spans, runrecord.Run.Beliefs). A holder-side bug that
 // only stretches a belief — a deadline counted from the reply, drift
 // forgotten, a belief kept after a release — is invisible in the history
 // when the storage re-checks every write; this property sees it.
@@ -24,7 +24,7 @@ import (
 // of the older grant A and a newer one is excused
 //
 //   - while A is paused or frozen (it cannot act on anything, its belief
-//     included: sim.Result.Stops), and
+//     included: runrecord.Run.Stops), and
 //   - for as long as A's monotonic clock stood still (a freeze) since A last
 //     sent the acquire or renew its deadline is counted from: its clock is
 //     that far behind, so its deadline comes that much later in true time,
@@ -46,7 +46,7 @@ import (
 // before the coordinator's expiry.
 //
 // A belief the client only advises. Where the run declares the beliefs a
-// hint (sim.Result.AdvisoryBelief: a client library that does not promise
+// hint (runrecord.Run.AdvisoryBelief: a client library that does not promise
 // its belief ends before the lease can move, as client-go's elector does
 // not) and the history is in fenced storage, an overlap the excuses leave
 // is a warning, counted and told, not a violation — unless the fence
@@ -60,14 +60,14 @@ import (
 // apart, and a holder that promises its belief (the simulator's, the
 // article's) breaks the promise by overlapping, fenced or not — a
 // holder-side bug that only stretches a belief is this property's to see.
-func exclusiveBelief(r *sim.Result) []Finding {
+func exclusiveBelief(r *runrecord.Run) []Finding {
 	v, _ := exclusiveBeliefWarned(r)
 	return v
 }
 
 // exclusiveBeliefWarned returns the violations and, apart, the overlaps a
 // working fence made harmless (warnings).
-func exclusiveBeliefWarned(r *sim.Result) (violations, warnings []Finding) {
+func exclusiveBeliefWarned(r *runrecord.Run) (violations, warnings []Finding) {
 	bs := r.Beliefs
 	grants := beliefGrants(r.History, bs)
 	fenced := r.AdvisoryBelief && r.History.Header.Semantics == model.FencedStorage
@@ -138,7 +138,7 @@ func exclusiveBeliefWarned(r *sim.Result) (violations, warnings []Finding) {
 // under a newer fence: the fence failing (a correct fenced store refuses
 // it), wherever the write landed — the harm a belief does comes after it.
 // Nil when none was.
-func staleWrite(h *model.History, b *sim.Belief, fence int64) *model.Op {
+func staleWrite(h *model.History, b *runrecord.Belief, fence int64) *model.Op {
 	if h.Header.Tokens == model.OrderedTokens {
 		return staleOwnWrite(h, b, fence)
 	}
@@ -171,7 +171,7 @@ func staleWrite(h *model.History, b *sim.Belief, fence int64) *model.Op {
 // b's when b's process sent it while it believed, and newer when its owner
 // is another, granted a fence above b's before the write was called (the
 // grants' order, as the checker's stale-write reads it).
-func staleOwnWrite(h *model.History, b *sim.Belief, fence int64) *model.Op {
+func staleOwnWrite(h *model.History, b *runrecord.Belief, fence int64) *model.Op {
 	newer := int64(-1)
 	for i := range h.Ops {
 		w := &h.Ops[i]
@@ -217,14 +217,14 @@ func opTime(op *model.Op) int64 {
 	return op.Return
 }
 
-func beliefFinding(r *sim.Result, old, fresh *sim.Belief, og, fg *model.Op, lo, hi, unexcused int64, refusal *model.Op) Finding {
+func beliefFinding(r *runrecord.Run, old, fresh *runrecord.Belief, og, fg *model.Op, lo, hi, unexcused int64, refusal *model.Op) Finding {
 	f := Finding{Property: ExclusiveBelief, From: lo, To: hi,
 		TraceLines: lines(old.FromLine, old.ToLine, fresh.FromLine, fresh.ToLine),
 		Lines:      lines(beliefGrantLine(r.History, old, og), beliefGrantLine(r.History, fresh, fg))}
 	if refusal != nil {
 		f.Lines = lines(append(f.Lines, refusal.Line)...)
 	}
-	until := func(b *sim.Belief) string {
+	until := func(b *runrecord.Belief) string {
 		if b.Open {
 			return fmt.Sprintf("past the end of the run (t=%d)", b.To)
 		}
@@ -259,7 +259,7 @@ func errorText(op *model.Op) string {
 // (answered, not OK) during the belief. Nil when none was. The grant (g,
 // the coordinator's) ties an op to the belief: it was sent after it by the
 // same process; without one in the history, the fence b names does.
-func refusedOp(h *model.History, b *sim.Belief, g *model.Op) *model.Op {
+func refusedOp(h *model.History, b *runrecord.Belief, g *model.Op) *model.Op {
 	var first *model.Op
 	for i := range h.Ops {
 		op := &h.Ops[i]
@@ -282,7 +282,7 @@ func refusedOp(h *model.History, b *sim.Belief, g *model.Op) *model.Op {
 // underGrant reports whether op, by b's process, was sent under the grant g
 // b lives on: after g returned (and no later than b's end). Without g, the
 // fence op presents must be b's.
-func underGrant(op *model.Op, b *sim.Belief, g *model.Op) bool {
+func underGrant(op *model.Op, b *runrecord.Belief, g *model.Op) bool {
 	if g == nil {
 		return op.Fence == b.Fence
 	}
@@ -291,7 +291,7 @@ func underGrant(op *model.Op, b *sim.Belief, g *model.Op) bool {
 
 // beliefGrants returns, for each belief, the coordinator's grant it lives
 // on (beliefGrant), or nil.
-func beliefGrants(h *model.History, bs []sim.Belief) []*model.Op {
+func beliefGrants(h *model.History, bs []runrecord.Belief) []*model.Op {
 	out := make([]*model.Op, len(bs))
 	for i := range bs {
 		out[i] = beliefGrant(h, &bs[i])
@@ -304,7 +304,7 @@ func beliefGrants(h *model.History, bs []sim.Belief) []*model.Op {
 // believes on the answer). Nil when the history has none — a driver whose
 // beliefs carry the fence the harness read from the server (vclient) is
 // then ordered by that.
-func beliefGrant(h *model.History, b *sim.Belief) *model.Op {
+func beliefGrant(h *model.History, b *runrecord.Belief) *model.Op {
 	var g *model.Op
 	for i := range h.Ops {
 		op := &h.Ops[i]
@@ -322,7 +322,7 @@ func beliefGrant(h *model.History, b *sim.Belief) *model.Op {
 // (of belief bb): the coordinator applied it first (its at, else its
 // answer), or, at one instant, granted the smaller fence. Without both
 // grants in the history, the beliefs' own fences decide.
-func olderGrant(a, b *model.Op, ab, bb *sim.Belief) bool {
+func olderGrant(a, b *model.Op, ab, bb *runrecord.Belief) bool {
 	if a == nil || b == nil {
 		return ab.Fence < bb.Fence
 	}
@@ -334,7 +334,7 @@ func olderGrant(a, b *model.Op, ab, bb *sim.Belief) bool {
 
 // grantFence is the fence the coordinator granted b's holder: its grant's,
 // else the one b names.
-func grantFence(b *sim.Belief, g *model.Op) int64 {
+func grantFence(b *runrecord.Belief, g *model.Op) int64 {
 	if g == nil {
 		return b.Fence
 	}
@@ -343,7 +343,7 @@ func grantFence(b *sim.Belief, g *model.Op) int64 {
 
 // beliefGrantLine is the history line of b's grant: g's, else the acquire that
 // granted the fence b names to its owner.
-func beliefGrantLine(h *model.History, b *sim.Belief, g *model.Op) int {
+func beliefGrantLine(h *model.History, b *runrecord.Belief, g *model.Op) int {
 	if g != nil {
 		return g.Line
 	}
@@ -364,7 +364,7 @@ func grantOp(h *model.History, owner string, fence int64) int {
 // confirmedAt is when b's holder last sent the request its deadline at
 // time t is counted from: the acquire that granted b's lease (g), or a
 // later renew by the same process that succeeded before t.
-func confirmedAt(h *model.History, b *sim.Belief, g *model.Op, t int64) int64 {
+func confirmedAt(h *model.History, b *runrecord.Belief, g *model.Op, t int64) int64 {
 	ref := b.From
 	if g != nil {
 		ref = g.Call
@@ -390,7 +390,7 @@ func confirmedAt(h *model.History, b *sim.Belief, g *model.Op, t int64) int64 {
 // it on its writes, renewals and release, and anyone trusting its word
 // about which grant is older blames the wrong holder. One finding per
 // grant, the first belief that misnames it.
-func beliefFence(r *sim.Result) []Finding {
+func beliefFence(r *runrecord.Run) []Finding {
 	if r.History.Header.Fences == model.NoFences || r.HarnessFences {
 		return nil
 	}
@@ -439,7 +439,7 @@ func beliefFence(r *sim.Result) []Finding {
 // lateAcquire is the last acquire b's process sent after grant g and before
 // b began that the history keeps unanswered (the answer came after a later
 // request of the process's own), or nil.
-func lateAcquire(h *model.History, b *sim.Belief, g *model.Op) *model.Op {
+func lateAcquire(h *model.History, b *runrecord.Belief, g *model.Op) *model.Op {
 	var late *model.Op
 	for i := range h.Ops {
 		op := &h.Ops[i]
@@ -451,7 +451,7 @@ func lateAcquire(h *model.History, b *sim.Belief, g *model.Op) *model.Op {
 }
 
 // firstWriteUnder is the first write b's holder sent during b, or nil.
-func firstWriteUnder(h *model.History, b *sim.Belief, g *model.Op) *model.Op {
+func firstWriteUnder(h *model.History, b *runrecord.Belief, g *model.Op) *model.Op {
 	for i := range h.Ops {
 		op := &h.Ops[i]
 		if op.Kind == model.Write && op.Process == b.Process && op.Call >= b.From && op.Call <= b.To && op.Call >= g.Return {
@@ -462,7 +462,7 @@ func firstWriteUnder(h *model.History, b *sim.Belief, g *model.Op) *model.Op {
 }
 
 // stopped is how long within [lo, hi] process p was paused or frozen.
-func stopped(r *sim.Result, p string, lo, hi int64) int64 {
+func stopped(r *runrecord.Run, p string, lo, hi int64) int64 {
 	var iv [][2]int64
 	for _, s := range r.Stops {
 		if s.Process == p {
@@ -473,7 +473,7 @@ func stopped(r *sim.Result, p string, lo, hi int64) int64 {
 }
 
 // frozen is how long within [lo, hi] process p's clock stood still.
-func frozen(r *sim.Result, p string, lo, hi int64) int64 {
+func frozen(r *runrecord.Run, p string, lo, hi int64) int64 {
 	var iv [][2]int64
 	for _, s := range r.Stops {
 		if s.Process == p && s.Kind == faults.Freeze {
@@ -506,8 +506,8 @@ func union(iv [][2]int64) int64 {
 
 // misinformed reports whether b's holder was told a smaller drift bound than
 // a drift that actually happened to its clock or the coordinator's.
-func misinformed(r *sim.Result, b *sim.Belief) bool {
-	sc := r.Scenario
+func misinformed(r *runrecord.Run, b *runrecord.Belief) bool {
+	sc := r.Setting
 	if b.Told >= sc.RhoPPM {
 		return false
 	}

@@ -1,8 +1,10 @@
 // Package runprop judges the run properties: what a lease run must do that
-// its history alone cannot show, judged on the simulator's result (its
-// belief and stop spans, its trace, its liveness measurements). Every run
-// of every driver — leasecheck run (through package campaign), the property
-// tests, explore — is judged for all of them.
+// its history alone cannot show, judged on the run's record (package
+// runrecord: its belief and stop spans, its trace, its liveness
+// measurements, the scenario's numbers; the simulator's Result hands one
+// over with sim.Record). Every run of every driver — leasecheck run
+// (through package campaign), the property tests, explore — is judged for
+// all of them.
 //
 //   - exclusive-belief: no two holders believe they hold the lease at once
 //     (a holder-side bug that only stretches a belief is invisible in the
@@ -13,7 +15,7 @@
 //     lost the lease (a refused renew, write or release under its fence):
 //     those excuses are for not knowing (belief.go, with the article's
 //     sentences). Where the run declares its client's belief advisory
-//     (sim.Result.AdvisoryBelief: vclient's client-go elector) and the
+//     (runrecord.Run.AdvisoryBelief: vclient's client-go elector) and the
 //     history is in fenced storage, an overlap is a warning, not a
 //     violation, unless a write its older holder sent under its fence was
 //     accepted after a newer fence's (the fence failed);

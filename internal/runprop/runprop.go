@@ -6,9 +6,8 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/internal/impl/holder"
-	"github.com/leasecheck/leasecheck/internal/scenario"
-	"github.com/leasecheck/leasecheck/internal/sim"
+	"github.com/leasecheck/leasecheck/internal/liveness"
+	"github.com/leasecheck/leasecheck/internal/runrecord"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -46,7 +45,7 @@ type Finding struct {
 	Explanation string `json:"explanation"`
 	// Lines are the history lines involved, ascending (may be empty).
 	Lines []int `json:"lines,omitempty"`
-	// TraceLines are the 1-based lines of the run's trace (sim.Result.Trace)
+	// TraceLines are the 1-based lines of the run's trace (runrecord.Run.Trace)
 	// that show it, ascending (may be empty).
 	TraceLines []int `json:"trace_lines,omitempty"`
 	// From and To bound when it happened, in the history's time unit.
@@ -64,15 +63,19 @@ const maxFindings = 3
 
 // Judge judges every run property that applies to r's scenario and returns
 // the violations, in the order of Properties.
-func Judge(r *sim.Result) []Finding {
-	v, _ := JudgeWarned(r)
+func Judge(r runrecord.Run) []Finding {
+	v, _ := judgeWarned(&r)
 	return v
 }
 
 // JudgeWarned is Judge, and the warnings apart: findings that are counted
 // and explained but violate nothing (today: an exclusive-belief overlap in
 // fenced storage that no accepted stale write came of).
-func JudgeWarned(r *sim.Result) (violations, warnings []Finding) {
+func JudgeWarned(r runrecord.Run) (violations, warnings []Finding) {
+	return judgeWarned(&r)
+}
+
+func judgeWarned(r *runrecord.Run) (violations, warnings []Finding) {
 	v, warnings := exclusiveBeliefWarned(r)
 	violations = append(violations, v...)
 	violations = append(violations, recovery(r)...)
@@ -85,21 +88,21 @@ func JudgeWarned(r *sim.Result) (violations, warnings []Finding) {
 // Applies reports whether property p is judged on run r at all (the
 // exclusive-belief exception is judged inside it, span by span; a crash
 // never recovered from is judged on every run).
-func Applies(p string, r *sim.Result) bool {
+func Applies(p string, r runrecord.Run) bool {
 	switch p {
 	case ExclusiveBelief, BeliefFence:
 		return true
 	case LivenessRecovery, LivenessHandoff:
-		return LivenessApplies(r)
+		return livenessApplies(&r)
 	case LivenessRenewal:
-		return RenewalApplies(r)
+		return renewalApplies(&r)
 	}
 	return false
 }
 
-// livenessKinds are scenario.LivenessKinds: the faults under which the
+// livenessKinds are liveness.FaultKinds: the faults under which the
 // liveness bounds hold.
-var livenessKinds = scenario.LivenessKinds
+var livenessKinds = liveness.FaultKinds
 
 // LivenessKinds returns the fault kinds under which recovery and handoff
 // are judged.
@@ -110,8 +113,10 @@ func LivenessKinds() []faults.Kind { return slices.Clone(livenessKinds) }
 // lease itself), and only faults of LivenessKinds (those of the scenario's
 // plan and those an explored path struck). A crash never recovered from is
 // judged under any faults (see recovery).
-func LivenessApplies(r *sim.Result) bool {
-	if r.Scenario.Network.DropPPM > 0 || adversarial(r) {
+func LivenessApplies(r runrecord.Run) bool { return livenessApplies(&r) }
+
+func livenessApplies(r *runrecord.Run) bool {
+	if r.Setting.DropPPM > 0 || adversarial(r) {
 		return false
 	}
 	for _, f := range r.Plan {
@@ -123,39 +128,38 @@ func LivenessApplies(r *sim.Result) bool {
 }
 
 // adversarial reports whether an adversarial client took part in r.
-func adversarial(r *sim.Result) bool {
-	if len(r.Scenario.Clients) > 0 {
+func adversarial(r *runrecord.Run) bool {
+	if r.Setting.Clients > 0 {
 		return true
 	}
 	for i := range r.History.Ops {
-		if r.History.Ops[i].Process == scenario.AdversaryName {
+		if r.History.Ops[i].Process == r.Setting.Adversary {
 			return true
 		}
 	}
 	return false
 }
 
-// Bounds returns sc's liveness bounds, given the history's clock
-// uncertainty u (docs/specification.md §1, failure modes 1 and 5): after the holder
-// crashes another acquires within TTL + 2u + its retry interval (+ a round
-// trip); after a release the next acquire succeeds within a retry interval
-// and a round trip.
-func Bounds(sc *scenario.Scenario, u int64) (recovery, handoff int64) {
+// Bounds returns the liveness bounds of a run of setting sc, given the
+// history's clock uncertainty u (docs/specification.md §1, failure modes 1
+// and 5): after the holder crashes another acquires within TTL + 2u + its
+// retry interval (+ a round trip); after a release the next acquire
+// succeeds within a retry interval and a round trip.
+func Bounds(sc *runrecord.Setting, u int64) (recovery, handoff int64) {
 	retry := int64(0)
-	for _, p := range sc.Holders {
-		c := holder.Config{TTL: sc.TTL, RetryMax: p.RetryMax, Timeout: p.Timeout}.WithDefaults()
-		retry = max(retry, c.RetryMax)
+	for i := range sc.Holders {
+		retry = max(retry, sc.Holders[i].RetryMax)
 	}
 	retry += (retry*sc.RhoPPM+999_999)/1_000_000 + 1
-	rtt := 2 * sc.Network.MaxDelay
+	rtt := 2 * sc.MaxDelay
 	return sc.TTL + 2*u + retry + rtt + 1, retry + rtt + 1
 }
 
-func recovery(r *sim.Result) []Finding {
-	sc := r.Scenario
+func recovery(r *runrecord.Run) []Finding {
+	sc := r.Setting
 	rb, _ := Bounds(sc, r.History.Header.ClockUncertainty)
 	var out []Finding
-	if LivenessApplies(r) {
+	if livenessApplies(r) {
 		for i, d := range r.Stats.Recoveries {
 			if d <= rb || len(out) == maxFindings {
 				continue
@@ -195,9 +199,9 @@ func recovery(r *sim.Result) []Finding {
 // within the bound once the faults are over). A network that loses messages
 // or an adversarial client (which may take the lease itself) owes no such
 // bound.
-func unrecovered(r *sim.Result, rb int64) (Finding, bool) {
-	sc := r.Scenario
-	if r.Stats.Unrecovered == 0 || r.Stats.Truncated || sc.Network.DropPPM > 0 || adversarial(r) {
+func unrecovered(r *runrecord.Run, rb int64) (Finding, bool) {
+	sc := r.Setting
+	if r.Stats.Unrecovered == 0 || r.Stats.Truncated || sc.DropPPM > 0 || adversarial(r) {
 		return Finding{}, false
 	}
 	since := r.Stats.UnrecoveredSince
@@ -223,9 +227,9 @@ func unrecovered(r *sim.Result, rb int64) (Finding, bool) {
 	return Finding{}, false
 }
 
-func handoff(r *sim.Result) []Finding {
-	sc := r.Scenario
-	if !LivenessApplies(r) {
+func handoff(r *runrecord.Run) []Finding {
+	sc := r.Setting
+	if !livenessApplies(r) {
 		return nil
 	}
 	_, hb := Bounds(sc, r.History.Header.ClockUncertainty)
@@ -271,9 +275,11 @@ var renewalKinds = []faults.Kind{faults.ClockOffset, faults.ClockStep, faults.Cl
 // request timeout above the round trip. Slower settings flap by design —
 // the article's sixth failure mode, "a TTL far below the renewal latency" —
 // and are judged by the other properties only.
-func RenewalApplies(r *sim.Result) bool {
-	sc := r.Scenario
-	if sc.Network.DropPPM > 0 || adversarial(r) {
+func RenewalApplies(r runrecord.Run) bool { return renewalApplies(&r) }
+
+func renewalApplies(r *runrecord.Run) bool {
+	sc := r.Setting
+	if sc.DropPPM > 0 || adversarial(r) {
 		return false
 	}
 	for _, f := range r.Plan {
@@ -281,11 +287,10 @@ func RenewalApplies(r *sim.Result) bool {
 			return false
 		}
 	}
-	rtt := 2*sc.Network.MaxDelay + 2
+	rtt := 2*sc.MaxDelay + 2
 	for i := range sc.Holders {
-		p := &sc.Holders[i]
-		told := sc.ToldRho(p)
-		c := holder.Config{TTL: sc.TTL, RhoPPM: told, Timeout: p.Timeout, RenewEvery: p.RenewEvery, Margin: p.Margin}.WithDefaults()
+		c := &sc.Holders[i]
+		told := c.ToldRhoPPM
 		if rtt >= c.Timeout {
 			return false
 		}
@@ -298,8 +303,8 @@ func RenewalApplies(r *sim.Result) bool {
 	return true
 }
 
-func renewal(r *sim.Result) []Finding {
-	if !RenewalApplies(r) {
+func renewal(r *runrecord.Run) []Finding {
+	if !renewalApplies(r) {
 		return nil
 	}
 	why, line := lostLease(r)
@@ -318,10 +323,10 @@ func renewal(r *sim.Result) []Finding {
 // lease record it finds for its own: its first "renew" of it can lose to
 // a takeover of the lease its predecessor left, which is not a renewal
 // failing); and that op's line.
-func lostLease(r *sim.Result) (string, int) {
+func lostLease(r *runrecord.Run) (string, int) {
 	timeout := map[string]int64{}
-	for _, p := range r.Scenario.Holders {
-		timeout[p.Name] = holder.Config{TTL: r.Scenario.TTL, Timeout: p.Timeout}.WithDefaults().Timeout
+	for _, p := range r.Setting.Holders {
+		timeout[p.Name] = p.Timeout
 	}
 	grants := map[string]int{}
 	held := map[string]bool{}
@@ -358,7 +363,7 @@ func lostLease(r *sim.Result) (string, int) {
 // crashedAfter reports whether node crashed or was shut down at or after t
 // (within a timeout of it, when its renew sent at t went unanswered: a
 // shutdown abandons the renew in flight).
-func crashedAfter(r *sim.Result, node string, t int64) bool {
+func crashedAfter(r *runrecord.Run, node string, t int64) bool {
 	for _, f := range r.Plan {
 		if (f.Kind == faults.Crash || f.Kind == faults.OwnerReuse || f.Kind == faults.Shutdown) && f.Target == node && f.At >= t {
 			return true
@@ -369,7 +374,7 @@ func crashedAfter(r *sim.Result, node string, t int64) bool {
 
 // traceAt returns the 1-based line of the first trace event at time t whose
 // What is what (and whose Node starts with node, when given), or 0.
-func traceAt(r *sim.Result, t int64, what, node string) int {
+func traceAt(r *runrecord.Run, t int64, what, node string) int {
 	for i, e := range r.Trace {
 		if e.T == t && e.What == what && strings.HasPrefix(e.Node, node) {
 			return i + 1
@@ -383,7 +388,7 @@ func traceAt(r *sim.Result, t int64, what, node string) int {
 
 // grantLine finds the history line of the acquire a trace "granted" detail
 // ("h2 fence=3") names.
-func grantLine(r *sim.Result, detail string) []int {
+func grantLine(r *runrecord.Run, detail string) []int {
 	owner, fence, _ := strings.Cut(detail, " fence=")
 	for i := range r.History.Ops {
 		op := &r.History.Ops[i]

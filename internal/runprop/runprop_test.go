@@ -8,6 +8,7 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/runrecord"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/machine"
@@ -28,7 +29,7 @@ func TestRunPropertiesHoldForReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fs := Judge(r); len(fs) > 0 {
+			if fs := Judge(sim.Record(r)); len(fs) > 0 {
 				t.Errorf("seed %d %+v: Judge = %+v on the reference", seed, o, fs)
 			}
 		}
@@ -49,7 +50,7 @@ func TestPauseOverlapsBeliefs(t *testing.T) {
 		if r.Stats.DoubleBelief > 0 {
 			overlaps++
 		}
-		if fs := exclusiveBelief(r); len(fs) > 0 {
+		if fs := exclusiveBelief(rec(r)); len(fs) > 0 {
 			t.Fatalf("seed %d: an overlap under a pause or freeze not excused: %+v", seed, fs)
 		}
 	}
@@ -87,11 +88,11 @@ func TestExclusiveBeliefExceptionIsPrecise(t *testing.T) {
 	if r.Stats.DoubleBelief == 0 {
 		t.Fatal("the paused holder's belief did not overlap h2's")
 	}
-	if fs := exclusiveBelief(r); len(fs) > 0 {
+	if fs := exclusiveBelief(rec(r)); len(fs) > 0 {
 		t.Fatalf("an overlap while h1 was paused was not excused: %+v", fs)
 	}
 	r.Stops = nil // as if h1 had been running all along
-	fs := exclusiveBelief(r)
+	fs := exclusiveBelief(rec(r))
 	if len(fs) != 1 {
 		t.Fatalf("without the pause, exclusiveBelief = %+v, want one finding", fs)
 	}
@@ -122,11 +123,11 @@ func TestMisinformedHolderIsExcused(t *testing.T) {
 	for i := range r.Beliefs {
 		r.Beliefs[i].Told = 0
 	}
-	if fs := exclusiveBelief(r); len(fs) > 0 {
+	if fs := exclusiveBelief(rec(r)); len(fs) > 0 {
 		t.Fatalf("a holder told rho=0 while the coordinator drifted 2%% was not excused: %+v", fs)
 	}
 	r.Scenario.CoordinatorDriftPPM = 0
-	if fs := exclusiveBelief(r); len(fs) != 1 {
+	if fs := exclusiveBelief(rec(r)); len(fs) != 1 {
 		t.Fatalf("a holder told rho=0 with no drift at all was excused: %+v", fs)
 	}
 }
@@ -147,11 +148,11 @@ func TestLivenessFindingsTellTheStory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fs := Judge(r); len(fs) > 0 {
+	if fs := Judge(sim.Record(r)); len(fs) > 0 {
 		t.Fatalf("reference: %+v", fs)
 	}
 	r.Stats.Recoveries[0] += 10 * sc.TTL // as if the coordinator had waited ten TTLs
-	fs := recovery(r)
+	fs := recovery(rec(r))
 	if len(fs) != 1 || fs[0].Property != LivenessRecovery || len(fs[0].TraceLines) == 0 {
 		t.Fatalf("recovery findings %+v", fs)
 	}
@@ -181,7 +182,7 @@ func TestBeliefAfterRefusalIsNotExcused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fs := exclusiveBelief(ref); len(fs) > 0 {
+		if fs := exclusiveBelief(rec(ref)); len(fs) > 0 {
 			t.Fatalf("seed %d: the reference: %+v", seed, fs)
 		}
 		refusedInOverlap += refusalsInOverlaps(ref)
@@ -189,7 +190,7 @@ func TestBeliefAfterRefusalIsNotExcused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range exclusiveBelief(r) {
+		for _, f := range exclusiveBelief(rec(r)) {
 			if !strings.Contains(f.Explanation, "after a refusal nothing excuses a belief") {
 				continue // caught without the refusal rule too
 			}
@@ -203,7 +204,7 @@ func TestBeliefAfterRefusalIsNotExcused(t *testing.T) {
 				t.Fatalf("seed %d: the finding does not cite a refusal: %+v", seed, f)
 			}
 			// Without the rule: the stopped clock's budget covers it all.
-			budget := stopped(r, old.Process, f.From, f.To) + frozen(r, old.Process, confirmedAt(r.History, old, g, f.From), f.To)
+			budget := stopped(rec(r), old.Process, f.From, f.To) + frozen(rec(r), old.Process, confirmedAt(r.History, old, g, f.From), f.To)
 			if budget >= f.To-f.From {
 				caught++
 			}
@@ -270,7 +271,7 @@ func TestFencedOverlapIsAWarning(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.AdvisoryBelief = advisory
-		return JudgeWarned(r)
+		return JudgeWarned(sim.Record(r))
 	}
 	belief := func(fs []Finding) bool {
 		return slices.ContainsFunc(fs, func(f Finding) bool { return f.Property == ExclusiveBelief })
@@ -358,10 +359,10 @@ func TestRenewalAcceptsReleaseThenGrant(t *testing.T) {
 		h.Ops = append(h.Ops, extra...)
 		h.NumberLines()
 		r := &sim.Result{Scenario: sc, History: h, Plan: sc.Faults, Stats: sim.Stats{End: sc.Horizon}}
-		if !RenewalApplies(r) {
+		if !RenewalApplies(sim.Record(r)) {
 			t.Fatal("liveness-renewal does not apply: the test judges nothing")
 		}
-		return renewal(r)
+		return renewal(rec(r))
 	}
 	if fs := run(true); len(fs) != 0 {
 		t.Errorf("a release, then a new grant: %+v", fs)
@@ -420,7 +421,7 @@ func fenceZeroRun(t *testing.T, bug bool) *sim.Result {
 // older one, unpaused: exclusive-belief against the newest holder. The
 // reference in the same run: nothing.
 func TestFenceOverwriteBlamesItsHolder(t *testing.T) {
-	if fs := Judge(fenceZeroRun(t, false)); len(fs) > 0 {
+	if fs := Judge(sim.Record(fenceZeroRun(t, false))); len(fs) > 0 {
 		t.Fatalf("the reference: %+v", fs)
 	}
 	r := fenceZeroRun(t, true)
@@ -432,7 +433,7 @@ func TestFenceOverwriteBlamesItsHolder(t *testing.T) {
 	if !zero || !granted {
 		t.Fatalf("the run did not plant what it says (h2 under fence 0: %v, h1 believing paused: %v): %+v", zero, granted, r.Beliefs)
 	}
-	fs := Judge(r)
+	fs := Judge(sim.Record(r))
 	var found *Finding
 	for i, f := range fs {
 		switch f.Property {
@@ -490,7 +491,7 @@ func TestLateGrantStory(t *testing.T) {
 		return &sim.Result{History: h, Beliefs: []sim.Belief{{Process: "h1", Owner: "h1", Fence: 2, From: 40, To: 60}}}
 	}
 	for _, late := range []bool{false, true} {
-		fs := beliefFence(result(late))
+		fs := beliefFence(rec(result(late)))
 		if len(fs) != 1 {
 			t.Fatalf("late=%v: want one belief-fence finding, got %+v", late, fs)
 		}
@@ -504,4 +505,10 @@ func TestLateGrantStory(t *testing.T) {
 			t.Errorf("the late acquire's line is not cited: %v", fs[0].Lines)
 		}
 	}
+}
+
+// rec is r's record, as the run properties judge it.
+func rec(r *sim.Result) *runrecord.Run {
+	x := sim.Record(r)
+	return &x
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/liveness"
 )
 
 // Seeded is a faults.Chooser over a PCG stream (math/rand/v2): the same seed
@@ -127,17 +128,9 @@ func Generate(c faults.Chooser, o Options) *Scenario {
 	return s
 }
 
-// LivenessKinds are the fault kinds under which the liveness bounds hold:
-// none of them stops a waiting holder from asking, the coordinator from
-// answering, or the network from carrying both within its delay bound
-// (package runprop judges recovery and handoff only under them). Clock
-// offsets and wall-clock steps do not touch the monotonic clocks leases are
-// measured on; drift stays within rho, which the bounds include; a crash or
-// an owner reuse is what recovery is about; an overrun, a dead renewal loop,
-// lost renewals or a late second release change who holds the lease and
-// when, not how fast a waiter gets it.
-var LivenessKinds = []faults.Kind{faults.ClockOffset, faults.ClockDrift, faults.ClockStep, faults.Crash,
-	faults.OwnerReuse, faults.Overrun, faults.RenewDeath, faults.DropHeartbeats, faults.DoubleRelease}
+// LivenessKinds are the fault kinds under which the liveness bounds hold
+// (liveness.FaultKinds says why).
+var LivenessKinds = liveness.FaultKinds
 
 // drawParameters draws the protocol's parameters instead of fixing them
 // (docs/design.md §7): each holder's renew interval (sometimes close to the TTL

@@ -129,7 +129,7 @@ func checkRun(t *rapid.T, name string, sc *scenario.Scenario, opts *sim.Options)
 		}
 		t.Fatalf("the reference implementation failed on seed %d:%s\n%s", sc.Seed, msg, replay(t, name, sc))
 	}
-	if fs := runprop.Judge(r); len(fs) > 0 {
+	if fs := runprop.Judge(sim.Record(r)); len(fs) > 0 {
 		var msg string
 		for _, f := range fs {
 			msg += fmt.Sprintf("\n  %s lines %v trace lines %v: %s", f.Property, f.Lines, f.TraceLines, f.Explanation)
@@ -171,7 +171,7 @@ func TestPropertyLiveness(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		sc := scenario.Generate(sim.NewRapid(rt), scenario.Options{Kinds: livenessKinds, MaxPerKind: 1, Clean: true})
 		r := checkRun(rt, "TestPropertyLiveness", sc, nil)
-		if !runprop.LivenessApplies(r) {
+		if !runprop.LivenessApplies(sim.Record(r)) {
 			rt.Fatalf("liveness is not judged on a clean scenario with only %v", livenessKinds)
 		}
 	})
@@ -190,7 +190,7 @@ func TestLivenessIsMeasured(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fs := runprop.Judge(r); len(fs) > 0 {
+		if fs := runprop.Judge(sim.Record(r)); len(fs) > 0 {
 			t.Fatalf("seed %d: %+v", seed, fs)
 		}
 		rec += len(r.Stats.Recoveries)
@@ -362,7 +362,7 @@ func TestPropertyMutants(t *testing.T) {
 				if res.Violated() {
 					rt.Fatalf("%s: %+v", m.Name, res.Violations[0])
 				}
-				if fs := runprop.Judge(r); len(fs) > 0 {
+				if fs := runprop.Judge(sim.Record(r)); len(fs) > 0 {
 					rt.Fatalf("%s: %s", m.Name, fs[0].Explanation)
 				}
 			})

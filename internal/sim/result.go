@@ -1,10 +1,9 @@
 package sim
 
 import (
-	"fmt"
-
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/runrecord"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -50,81 +49,51 @@ type Result struct {
 	Hash uint64
 }
 
-// Belief is one span during which a holder believed it held the lease under
-// one fence: from the step at which it started believing to the step at
-// which it gave up, crashed or the run ended.
-type Belief struct {
-	Process string
-	Owner   string
-	Fence   int64
-	From    int64 // true time
-	To      int64
-	// FromLine and ToLine are the 1-based trace lines where it starts and
-	// ends (0: no trace, or the run ended first).
-	FromLine, ToLine int
-	// Open reports that it had not ended when the run stopped.
-	Open bool
-	// Told is the clock-drift bound the holder was configured with.
-	Told int64
+// Belief, Stop, TraceEvent and Stats are a run's records, as the run
+// properties read them (package runrecord); named here for the drivers
+// and their users.
+type (
+	Belief     = runrecord.Belief
+	Stop       = runrecord.Stop
+	TraceEvent = runrecord.TraceEvent
+	Stats      = runrecord.Stats
+)
+
+// Record hands r over to the run properties (package runprop): its
+// history, slices and measurements shared, not copied, with r.Scenario's
+// Setting made for it.
+func Record(r *Result) runrecord.Run { return RecordWith(r, nil) }
+
+// RecordWith is Record with s, r.Scenario's Setting, made by the caller
+// once for many Results of one scenario (the explorer judges state after
+// state); nil makes one.
+func RecordWith(r *Result, s *runrecord.Setting) runrecord.Run {
+	if s == nil {
+		s = Setting(r.Scenario)
+	}
+	return runrecord.Run{History: r.History, Trace: r.Trace, Stats: &r.Stats, Plan: r.Plan, Beliefs: r.Beliefs, Stops: r.Stops,
+		AdvisoryBelief: r.AdvisoryBelief, HarnessFences: r.HarnessFences, Setting: s}
 }
 
-// Stop is one span during which a node could not act (a pause) or its
-// monotonic clock stood still (a freeze).
-type Stop struct {
-	Node    string
-	Process string // the incarnation it stopped
-	Kind    faults.Kind
-	From    int64
-	To      int64
-	// FromLine and ToLine are the 1-based trace lines of its start and end.
-	FromLine, ToLine int
-	Open             bool
-}
-
-// TraceEvent is one line of the trace.
-type TraceEvent struct {
-	T      int64  `json:"t"`
-	Node   string `json:"node"`
-	What   string `json:"what"`
-	Detail string `json:"detail,omitempty"`
-}
-
-func (e TraceEvent) String() string {
-	s := fmt.Sprintf("%8d %-10s %s", e.T, e.Node, e.What)
-	if e.Detail != "" {
-		s += " " + e.Detail
+// Setting is what the run properties read of sc: its numbers, and each
+// holder's settings as sc configures them, with the reference holder's
+// defaults (holder.Config.WithDefaults) filled in — what a correct holder
+// runs, not what a planted bug makes of it. Nil for a nil sc.
+func Setting(sc *scenario.Scenario) *runrecord.Setting {
+	if sc == nil {
+		return nil
+	}
+	s := &runrecord.Setting{TTL: sc.TTL, RhoPPM: sc.RhoPPM, Horizon: sc.Horizon, CoordinatorDriftPPM: sc.CoordinatorDriftPPM,
+		MaxDelay: sc.Network.MaxDelay, DropPPM: sc.Network.DropPPM, Clients: len(sc.Clients), Adversary: scenario.AdversaryName,
+		Holders: make([]runrecord.Holder, len(sc.Holders))}
+	for i := range sc.Holders {
+		p := &sc.Holders[i]
+		told := sc.ToldRho(p)
+		c := holder.Config{TTL: sc.TTL, RhoPPM: told, Timeout: p.Timeout, RenewEvery: p.RenewEvery, Margin: p.Margin, RetryMax: p.RetryMax}.WithDefaults()
+		s.Holders[i] = runrecord.Holder{Name: p.Name, DriftPPM: p.DriftPPM, ToldRhoPPM: told,
+			Timeout: c.Timeout, RenewEvery: c.RenewEvery, Margin: c.Margin, RetryMax: c.RetryMax}
 	}
 	return s
-}
-
-// Stats are a run's measurements.
-type Stats struct {
-	Events     int64
-	End        int64 // simulated ms when the run stopped
-	Truncated  bool  // stopped by the event bound, not by the program or horizon
-	Ops        int
-	Dropped    int
-	Duplicated int
-	// Faults counts the faults injected, by kind.
-	Faults map[faults.Kind]int
-	// NotApplied counts faults the plan asked for that the target's machine
-	// cannot take (it lacks the optional interface: machine.RenewKiller, ...).
-	NotApplied map[faults.Kind]int
-	// Recoveries: ms from the crash of the lease's holder (while another
-	// holder waited) to the next grant; RecoveryAt: when each crash was.
-	Recoveries []int64
-	RecoveryAt []int64
-	// Unrecovered counts such crashes with no grant before the run ended;
-	// UnrecoveredSince is when the earliest of them happened.
-	Unrecovered      int
-	UnrecoveredSince int64
-	// Handoffs: ms from a release (while another holder waited) to the next
-	// grant; HandoffAt: when each release was.
-	Handoffs  []int64
-	HandoffAt []int64
-	// DoubleBelief is the total time two or more holders believed they held
-	// the lease at once.
-	DoubleBelief int64
 }
 
 // Bounds returns the liveness bounds of the scenario the result ran

@@ -40,7 +40,7 @@ func TestScenarioFiles(t *testing.T) {
 			if !res.OK() {
 				t.Fatalf("%s: %+v (undecided=%v)\nreplay: go run ./cmd/leasecheck repro %s", name, res.Violations, res.Undecided(), f)
 			}
-			if fs := runprop.Judge(r); len(fs) > 0 {
+			if fs := runprop.Judge(sim.Record(r)); len(fs) > 0 {
 				t.Fatalf("%s: run properties %+v\nreplay: go run ./cmd/leasecheck repro %s", name, fs, f)
 			}
 			// Every fault due before the run ended was injected (a run ends
@@ -78,7 +78,7 @@ func story(t *testing.T, name string, r *sim.Result) {
 		if len(r.Stats.Recoveries) != 1 || r.Stats.Recoveries[0] < r.Scenario.TTL/2 {
 			t.Errorf("recoveries %v, want one of about a TTL", r.Stats.Recoveries)
 		}
-		if fs := runprop.Judge(r); len(fs) > 0 {
+		if fs := runprop.Judge(sim.Record(r)); len(fs) > 0 {
 			t.Error(fs)
 		}
 	case "gc-pause", "container-freeze":

@@ -87,7 +87,7 @@ func TestGrantedTTLHonoured(t *testing.T) {
 	if res := checkHistory(t, r.History); res.Violated() {
 		t.Errorf("checker on the reference under a shorter grant: %+v", res.Violations)
 	}
-	if fs := runprop.Judge(r); len(fs) > 0 {
+	if fs := runprop.Judge(sim.Record(r)); len(fs) > 0 {
 		t.Errorf("run properties on the reference under a shorter grant: %+v", fs)
 	}
 
@@ -113,12 +113,12 @@ func TestIgnoredGrantBlamesHolder(t *testing.T) {
 		t.Errorf("checker blames the coordinator for the holder's bug: %+v", res.Violations)
 	}
 	var found bool
-	for _, f := range runprop.Judge(r) {
+	for _, f := range runprop.Judge(sim.Record(r)) {
 		if f.Property == runprop.ExclusiveBelief && strings.HasPrefix(f.Explanation, "h1 believed") {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("exclusive-belief against h1 not found: %+v", runprop.Judge(r))
+		t.Errorf("exclusive-belief against h1 not found: %+v", runprop.Judge(sim.Record(r)))
 	}
 }
