@@ -100,17 +100,9 @@ func Applies(p string, r runrecord.Run) bool {
 	return false
 }
 
-// livenessKinds are liveness.FaultKinds: the faults under which the
-// liveness bounds hold.
-var livenessKinds = liveness.FaultKinds
-
-// LivenessKinds returns the fault kinds under which recovery and handoff
-// are judged.
-func LivenessKinds() []faults.Kind { return slices.Clone(livenessKinds) }
-
 // LivenessApplies reports whether recovery and handoff are judged on r: a
 // network that loses nothing, no adversarial client (which may take the
-// lease itself), and only faults of LivenessKinds (those of the scenario's
+// lease itself), and only faults of liveness.FaultKinds (those of the scenario's
 // plan and those an explored path struck). A crash never recovered from is
 // judged under any faults (see recovery).
 func LivenessApplies(r runrecord.Run) bool { return livenessApplies(&r) }
@@ -120,7 +112,7 @@ func livenessApplies(r *runrecord.Run) bool {
 		return false
 	}
 	for _, f := range r.Plan {
-		if !slices.Contains(livenessKinds, f.Kind) {
+		if !slices.Contains(liveness.FaultKinds, f.Kind) {
 			return false
 		}
 	}

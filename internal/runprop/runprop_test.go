@@ -8,6 +8,7 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/liveness"
 	"github.com/leasecheck/leasecheck/internal/runrecord"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/sim"
@@ -23,7 +24,7 @@ func TestRunPropertiesHoldForReference(t *testing.T) {
 		n = 100
 	}
 	for seed := uint64(1); seed <= n; seed++ {
-		for _, o := range []scenario.Options{{Kinds: faults.AllKinds}, {Kinds: livenessKinds, Clean: true}, {Clean: true}} {
+		for _, o := range []scenario.Options{{Kinds: faults.AllKinds}, {Kinds: liveness.FaultKinds, Clean: true}, {Clean: true}} {
 			sc := scenario.FromSeed(seed, o)
 			r, err := sim.Run(sc, nil)
 			if err != nil {

@@ -117,7 +117,7 @@ func Generate(c faults.Chooser, o Options) *Scenario {
 			// An eighth of the scenarios keep only the faults under which
 			// the liveness bounds must hold, on a network that loses
 			// nothing: where recovery and handoff are judged.
-			s.Faults = slices.DeleteFunc(s.Faults, func(f faults.Fault) bool { return !slices.Contains(LivenessKinds, f.Kind) })
+			s.Faults = slices.DeleteFunc(s.Faults, func(f faults.Fault) bool { return !slices.Contains(liveness.FaultKinds, f.Kind) })
 			s.Network.DropPPM = 0
 		}
 		if !o.Clean && !quiet {
@@ -127,10 +127,6 @@ func Generate(c faults.Chooser, o Options) *Scenario {
 	}
 	return s
 }
-
-// LivenessKinds are the fault kinds under which the liveness bounds hold
-// (liveness.FaultKinds says why).
-var LivenessKinds = liveness.FaultKinds
 
 // drawParameters draws the protocol's parameters instead of fixing them
 // (docs/design.md §7): each holder's renew interval (sometimes close to the TTL

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/liveness"
 	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/sim"
@@ -178,7 +180,7 @@ func TestPropertyLiveness(t *testing.T) {
 }
 
 // livenessKinds are the faults under which the liveness bounds must hold.
-var livenessKinds = runprop.LivenessKinds()
+var livenessKinds = slices.Clone(liveness.FaultKinds)
 
 // TestLivenessIsMeasured makes sure the liveness property is not vacuous:
 // across seeds, crashes of the holder and handoffs do get measured.
