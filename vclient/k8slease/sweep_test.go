@@ -226,3 +226,21 @@ func Replay(t *testing.T, file string) (*campaign.Outcome, error) {
 func testGenerator(impl string, p Profile, timings []Timing) func(seed uint64) *vclient.Scenario {
 	return k8ssweep.Generator(impl, k8ssweep.Profile(p), houseTimings(timings))
 }
+
+// Every profile the door names is one internal/k8ssweep's generator knows
+// (the two name them apart): each but NoFaults draws faults, none twice.
+func TestProfilesKnownToTheGenerator(t *testing.T) {
+	seen := map[Profile]bool{}
+	for _, p := range Profiles {
+		if seen[p] {
+			t.Errorf("profile %q listed twice", p)
+		}
+		seen[p] = true
+		if got := len(k8ssweep.Profile(p).Kinds()); (got == 0) != (p == NoFaults) {
+			t.Errorf("profile %q: the generator draws %d fault kinds", p, got)
+		}
+		if q, err := ParseProfile(string(p)); err != nil || q != p {
+			t.Errorf("ParseProfile(%q) = %q, %v", p, q, err)
+		}
+	}
+}
