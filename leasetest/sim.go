@@ -13,6 +13,7 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/explore"
+	"github.com/leasecheck/leasecheck/internal/explorejudge"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/machine"
@@ -261,7 +262,7 @@ func exploreMachines(m Machines, opts SimOptions, r *MachinesResult) error {
 	r.Complete = true
 	for i, b := range opts.Explore {
 		sc := explore.Space(b)
-		o := explore.Options{Sim: m.options(), MaxStates: opts.MaxStates, CheckBudget: opts.CheckBudget,
+		o := explore.Options{Judges: explorejudge.Judges{}, Sim: m.options(), MaxStates: opts.MaxStates, CheckBudget: opts.CheckBudget,
 			Implementation: machinesTarget{m}.Implementation()}
 		rep, err := explore.Explore(sc, o)
 		if err != nil {

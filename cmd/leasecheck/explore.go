@@ -19,6 +19,7 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/explore"
+	"github.com/leasecheck/leasecheck/internal/explorejudge"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/sim"
@@ -190,7 +191,7 @@ func (f *exploreFlags) job(set map[string]bool, stdout, stderr io.Writer) (j *ex
 	if f.stagger == 0 {
 		b.Stagger = -1 // Bounds' "together"; its 0 is the default
 	}
-	j = &exploreJob{o: explore.Options{Strategy: st, MaxDepth: f.depth, MaxStates: f.maxStates, Timeout: f.timeout, NoHash: f.noHash, NoPOR: f.noPOR,
+	j = &exploreJob{o: explore.Options{Judges: explorejudge.Judges{}, Strategy: st, MaxDepth: f.depth, MaxStates: f.maxStates, Timeout: f.timeout, NoHash: f.noHash, NoPOR: f.noPOR,
 		Runs: f.runs, Depth: f.pctDepth, Seed: f.seed, Workers: f.workers, Symmetry: f.symmetry}}
 	if f.workers < 1 {
 		return usage("--workers must be >= 1")

@@ -25,7 +25,7 @@ func runExploreShard(spaces []*scenario.Scenario, o explore.Options, sh campaign
 		fmt.Fprintln(stderr, "leasecheck explore: --shard-width must be >= 1")
 		return exitUsage
 	}
-	p, err := explore.ExploreShard(spaces, o, sh, width)
+	p, err := explore.ExploreShard(spaces, o, explore.Shard(sh), width)
 	if err != nil {
 		fmt.Fprintf(stderr, "leasecheck explore: %v\n", err)
 		return exitUsage

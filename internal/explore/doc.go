@@ -14,13 +14,14 @@
 // commute (sleep sets, search.go, where their soundness with state caching
 // is argued).
 //
-// Every state is watched by cheap monitors (monitor.go: the servers'
-// answers stepped through the specification — the checker's timed model,
-// internal/timed, never the machines explored, so a bug in their source is
-// not a bug in their judge —, the fencing and iron rules, beliefs,
-// liveness measurements); the full judges (checker.Check, runprop.Judge)
-// confirm every violation before it is reported, and judge every path's
-// end. A violation the full judges find that the monitor never flagged on
+// Every state is watched by cheap monitors (internal/explorejudge's
+// monitor.go: the servers' answers stepped through the specification — the
+// checker's timed model, internal/timed, never the machines explored, so a
+// bug in their source is not a bug in their judge —, the fencing and iron
+// rules, beliefs, liveness measurements); the full judges (checker.Check,
+// runprop.Judge) confirm every violation before it is reported, and judge
+// every path's end. The explorer, a driver, imports none of them: its
+// caller hands them in (Options.Judges, judges.go; docs/design.md §13). A violation the full judges find that the monitor never flagged on
 // its path is a disagreement, a bug in leasecheck: Report.Disagreement
 // says so (the command exits 2). The monitor's completeness is tested by
 // bugs edited into the source of the coordinator, the resource and the
@@ -63,8 +64,8 @@
 // two exhaustive strategies), pct.go, paths.go (a state's path, re-running
 // it, the chooser that enumerates choice values), budget.go (waiting
 // states' worlds and the budgets), visited.go (the visited set),
-// monitor.go, judge.go, minimize.go, shard.go (ExploreShard, Part,
-// Verdict, the counterexample rule), merge.go (ReadPart, MergeParts),
-// coverage.go (Coverage of the explored machines' code, the reductions a
+// judges.go (what the caller's judges provide), judge.go, minimize.go,
+// shard.go (ExploreShard, Part, Verdict, the counterexample rule), merge.go
+// (ReadPart, MergeParts), coverage.go (Coverage of the explored machines' code, the reductions a
 // report names).
 package explore

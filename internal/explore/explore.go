@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
 	"github.com/leasecheck/leasecheck/internal/runrecord"
@@ -145,6 +144,9 @@ type Options struct {
 	// state's naming, not the class's). Off where the space is not
 	// symmetric: the report's Symmetry says whether it applied.
 	Symmetry bool
+	// Judges judge the explored states (required: the explorer imports no
+	// judge; internal/explorejudge.Judges{} is leasecheck's).
+	Judges Judges
 	// Sim plugs in the machines (nil: the reference ones); its Chooser,
 	// NoTrace, NoRunHash, NoFaultCounts and Monitor are the explorer's.
 	Sim *sim.Options
@@ -193,6 +195,9 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
+	if o.Judges == nil {
+		o.Judges = defaultJudges
+	}
 	if o.Strategy == "" {
 		o.Strategy = BFS
 	}
@@ -349,9 +354,8 @@ type DepthFirstPhase struct {
 }
 
 // Explore searches sc's bounded space (sc.Space) with strategy o.Strategy
-// and judges every path: the monitors at every state, the full judges
-// (checker.Check, runprop.Judge) wherever a monitor flags and at the end of
-// every path. It is deterministic: the same scenario, machines and options
+// and judges every path with o.Judges: the monitors at every state, the
+// full judges wherever a monitor flags and at the end of every path. It is deterministic: the same scenario, machines and options
 // give the same report, whatever GOMAXPROCS (it runs on one goroutine).
 func Explore(sc *scenario.Scenario, o Options) (*Report, error) {
 	if o.Strategy == Auto {
@@ -409,9 +413,12 @@ func exploreWith(sc *scenario.Scenario, o Options) (*Report, error) {
 		return nil, err
 	}
 	o.defaults()
+	if o.Judges == nil {
+		return nil, ErrNoJudges
+	}
 	x := &explorer{sc: sc, setting: sim.Setting(sc), o: o, rep: &Report{Strategy: o.Strategy, Violations: map[string]int{}, Hashing: !o.NoHash, POR: !o.NoPOR},
-		visited: newVisitedSet()}
-	for _, p := range campaign.Properties() {
+		visited: newVisitedSet(), props: o.Judges.Properties()}
+	for _, p := range x.props {
 		x.rep.Violations[p] = 0
 	}
 	x.rep.Bounds = describe(sc, o)
@@ -538,6 +545,7 @@ type explorer struct {
 	sc       *scenario.Scenario
 	setting  *runrecord.Setting // sc's, made once: the run properties judge state after state of sc
 	o        Options
+	props    []string // o.Judges.Properties(), asked once
 	rep      *Report
 	visited  *visitedSet
 	reuse    int   // reuseDistance now

@@ -16,3 +16,6 @@ func NoSpareWorlds(o *Options) { o.noSpares = true }
 // its path instead of copying worlds, as it does for machines that cannot
 // be copied.
 func NoCloning(o *Options) { o.noCloning = true }
+
+// SetDefaultJudges sets the judges of a search whose Options name none.
+func SetDefaultJudges(j Judges) { defaultJudges = j }

@@ -125,7 +125,7 @@ func (s *pathSlab) next(parent *path, cs []scenario.Choice) *path {
 func replay(w *sim.World, vals []int, steps int) error {
 	w.SetChooser(&vecChooser{prefix: vals})
 	for w.Steps() < steps && w.Step() {
-		w.Monitor().(*monitor).take(w)
+		w.Monitor().(Monitor).Take(w)
 	}
 	if w.Err() != nil {
 		return w.Err()
@@ -150,7 +150,7 @@ func (x *explorer) rerun(p *path, steps int) (*sim.World, *vecChooser, error) {
 		o = *x.o.Sim
 	}
 	rc := &vecChooser{prefix: p.last(steps)}
-	o.Chooser, o.NoTrace, o.NoRunHash, o.NoFaultCounts, o.Monitor = rc, true, true, true, &monitor{blind: x.o.blindMonitor, verify: x.o.VerifyDigests}
+	o.Chooser, o.NoTrace, o.NoRunHash, o.NoFaultCounts, o.Monitor = rc, true, true, true, x.o.Judges.NewMonitor(MonitorConfig{Blind: x.o.blindMonitor, Verify: x.o.VerifyDigests})
 	w, err := sim.NewWorld(x.sc, &o)
 	if err != nil {
 		return nil, nil, err
@@ -159,9 +159,9 @@ func (x *explorer) rerun(p *path, steps int) (*sim.World, *vecChooser, error) {
 	if x.o.VerifyDigests {
 		w.VerifyDigests()
 	}
-	w.Monitor().(*monitor).take(w)
+	w.Monitor().(Monitor).Take(w)
 	for w.Steps() < steps && w.Step() {
-		w.Monitor().(*monitor).take(w)
+		w.Monitor().(Monitor).Take(w)
 	}
 	if w.Err() != nil {
 		return nil, nil, w.Err()

@@ -128,7 +128,7 @@ func (x *explorer) pct() {
 				seen[h] = true
 				x.rep.DistinctStates++
 			}
-			if flags := w.Monitor().(*monitor).take(w); len(flags) > 0 {
+			if flags := w.Monitor().(Monitor).Take(w); len(flags) > 0 {
 				if x.judgeFlagged(w, flags, p, depth) {
 					return
 				}

@@ -184,16 +184,18 @@ func (x *explorer) claim(it *item) []tkey {
 // the merge (apply) to count, judge and remember in order. A leaf cand is
 // the state itself, judged at the end of its path.
 type cand struct {
-	err        error
+	err error
+	// The flags side by side: a cand is made per transition, and a
+	// padded flag would cost a word each.
 	leaf, cut  bool // the state ends its path (cut: by the depth bound)
 	asleep     bool // the transition is asleep: pruned
-	base       *snap
 	own        bool
+	judged     bool // a monitor flagged the state: v is the full judges'
+	base       *snap
 	k          tkey
 	cs         []scenario.Choice
 	childSleep []tkey
 	hash       uint64
-	judged     bool // a monitor flagged the state: v is the full judges'
 	v          verdict
 	ever       uint64
 }
@@ -213,9 +215,9 @@ func (x *explorer) expandPure(it *item, sleep []tkey, buf *expandBuf) []cand {
 	ms := w.Moves()
 	depth := int(it.depth)
 	if len(ms) == 0 || depth >= x.o.MaxDepth {
-		m := w.Monitor().(*monitor)
-		full := x.o.FullLeaves || m.diverged
-		ever := m.ever
+		m := w.Monitor().(Monitor)
+		full := x.o.FullLeaves || m.Diverged()
+		ever := m.Ever()
 		h := x.digest(w)                     // [shard hook] the violating state's digest orders counterexamples
 		if err := digestErr(w); err != nil { // VerifyDigests found a stale digest
 			return []cand{{err: err}}
@@ -304,19 +306,16 @@ func (x *explorer) expandPure(it *item, sleep []tkey, buf *expandBuf) []cand {
 				}
 				cs = append(cs, vc.taken...)
 				cd.cs = cs[start:len(cs):len(cs)]
-				mon := c.Monitor().(*monitor)
-				if flags := mon.take(c); len(flags) > 0 || x.o.JudgeEveryState {
-					if x.o.JudgeEveryState {
-						flags = []string{"linearizable"}
-					}
-					cd.judged, cd.ever = true, mon.ever
+				mon := c.Monitor().(Monitor)
+				if flags := mon.Take(c); len(flags) > 0 || x.o.JudgeEveryState {
+					cd.judged, cd.ever = true, mon.Ever()
 					r := c.ResultSoFar(buf.judgeOps())
-					cd.v, err = x.judgePure(r, needsChecker(flags) || mon.diverged)
+					cd.v, err = x.judgePure(r, x.o.JudgeEveryState || x.o.Judges.NeedsChecker(flags) || mon.Diverged())
 					buf.judged(r)
 					if err != nil {
 						return append(out, cand{err: err})
 					}
-					if len(cd.v.failed) > 0 && x.o.Strategy != BFS { // [shard hook] BFS finishes the level (shard.go)
+					if len(cd.v.Failed) > 0 && x.o.Strategy != BFS { // [shard hook] BFS finishes the level (shard.go)
 						return append(out, cd)
 					}
 				}
@@ -332,7 +331,7 @@ func (x *explorer) expandPure(it *item, sleep []tkey, buf *expandBuf) []cand {
 						}
 					}
 				}
-				if !x.o.NoHash || len(cd.v.failed) > 0 {
+				if !x.o.NoHash || len(cd.v.Failed) > 0 {
 					cd.hash = x.digest(c)
 					if err := digestErr(c); err != nil { // VerifyDigests found a stale digest
 						return append(out, cand{err: err})

@@ -55,7 +55,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
@@ -76,6 +75,11 @@ func (f *found) before(g *found) bool {
 func (x *explorer) pastViolationLevel(it *item) bool {
 	return x.cex != nil && x.o.Strategy == BFS && int(it.depth) > x.cex.revealed
 }
+
+// Shard is part I of N of a sharded exploration: the campaign's shard
+// (campaign.Shard converts to it), which the explorer, a driver, does not
+// import.
+type Shard struct{ I, N int }
 
 // PartKind and PartVersion mark an exploration part file.
 const (
@@ -201,13 +205,13 @@ func PlanOf(spaces []*scenario.Scenario, o Options) []PlanSpace {
 	return out
 }
 
-// ExploreShard explores part sh (1 <= I <= N) of the spaces, one after
-// another as ExplorePlan does (o.Timeout and o.MaxStates bound them as a
-// whole), breadth-first, and returns the part file's contents. width is
-// the split rule's (0: DefaultShardWidth).
-func ExploreShard(spaces []*scenario.Scenario, o Options, sh campaign.Shard, width int) (*Part, error) {
-	if err := sh.Validate(); err != nil || sh.N < 1 {
-		return nil, fmt.Errorf("explore: shard %s: want I/N with 1 <= I <= N", sh)
+// ExploreShard explores part sh.I of sh.N (1 <= I <= N) of the spaces, one
+// after another as ExplorePlan does (o.Timeout and o.MaxStates bound them
+// as a whole), breadth-first, and returns the part file's contents. width
+// is the split rule's (0: DefaultShardWidth).
+func ExploreShard(spaces []*scenario.Scenario, o Options, sh Shard, width int) (*Part, error) {
+	if sh.N < 1 || sh.I < 1 || sh.I > sh.N {
+		return nil, fmt.Errorf("explore: shard %d/%d: want I/N with 1 <= I <= N", sh.I, sh.N)
 	}
 	o.defaults()
 	if o.Strategy != BFS {
@@ -253,7 +257,7 @@ func ExploreShard(spaces []*scenario.Scenario, o Options, sh campaign.Shard, wid
 }
 
 // exploreShardSpace explores one space's part.
-func exploreShardSpace(sc *scenario.Scenario, o Options, sh campaign.Shard, width int) (*PartSpace, *Report, error) {
+func exploreShardSpace(sc *scenario.Scenario, o Options, sh Shard, width int) (*PartSpace, *Report, error) {
 	sp := &PartSpace{SplitDepth: -1, Prefix: 1} // the root
 	var level []int64                           // distinct states first reached at each depth
 	var below []uint64

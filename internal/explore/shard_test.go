@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/explore"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
 	"github.com/leasecheck/leasecheck/internal/scenario"
@@ -30,7 +29,7 @@ func shards(t *testing.T, spaces []*scenario.Scenario, o explore.Options, n, wid
 	o.VerifyDigests = true // as mustExplore does
 	var parts []*explore.Part
 	for i := 1; i <= n; i++ {
-		p, err := explore.ExploreShard(spaces, o, campaign.Shard{I: i, N: n}, width)
+		p, err := explore.ExploreShard(spaces, o, explore.Shard{I: i, N: n}, width)
 		if err != nil {
 			t.Fatal(err)
 		}

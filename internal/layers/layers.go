@@ -56,8 +56,8 @@ var Map = []Layer{
 	{Name: "drivers", What: "what runs machines and records histories: the simulator, the real runner and the real servers it drives, the virtual-time client runner, the explorer",
 		Packages:  []string{"internal/sim", "internal/realrun", "internal/servers", "internal/etcdmember", "vclient", "internal/explore"},
 		MayImport: []string{"base", "specification", "reference", "planted bugs", "workloads"}},
-	{Name: "campaign and report", What: "seeds, shards, judging in one place, shrinking, saving; the timeline and the stories",
-		Packages:  []string{"internal/campaign", "internal/report"},
+	{Name: "campaign and report", What: "seeds, shards, judging in one place, shrinking, saving; the timeline and the stories; the explorer's judges",
+		Packages:  []string{"internal/campaign", "internal/report", "internal/explorejudge"},
 		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "drivers"}},
 	{Name: "user-facing", What: "the suites, verify, the Kubernetes clients, the command, the benchmarks, the examples",
 		Packages: []string{"leasetest", "verify", "vclient/k8slease/...", "internal/k8ssweep", "internal/ctrlruntime", "cmd/...", "examples/...",
@@ -84,11 +84,7 @@ type Edge struct{ From, To string }
 // why it is still there. The list only shrinks: the test fails on a new
 // wrong-way import and on an entry whose import is gone.
 var KnownWrongWay = map[Edge]string{
-	{"internal/explore", "checker"}:           "the explorer judges a path's history itself instead of handing an execution to one judge",
-	{"internal/explore", "internal/timed"}:    "the per-state monitor steps the timed model",
-	{"internal/explore", "internal/runprop"}:  "the explorer judges the run properties of a path itself",
-	{"internal/explore", "internal/campaign"}: "the explorer judges a state through campaign.JudgeExecution (the run properties alone where its monitor vouches for the history), and sharding reuses campaign.Shard",
-	{"vclient", "internal/campaign"}:          "vclient.Target is a campaign.Target and a run is judged and told through internal/campaign",
+	{"vclient", "internal/campaign"}: "vclient.Target is a campaign.Target and a run is judged and told through internal/campaign",
 }
 
 // Graph is each module package's imports of other module packages (not

@@ -78,6 +78,13 @@ func TestCheckJudgesTheMap(t *testing.T) {
 	}
 	defer func(was []string) { Deprecated = was }(Deprecated)
 	Deprecated = []string{"examples/oldpath"}
+	// A list of its own: the real one only shrinks, and may run out of the
+	// entries the graph needs.
+	defer func(was map[Edge]string) { KnownWrongWay = was }(KnownWrongWay)
+	KnownWrongWay = map[Edge]string{
+		{"internal/explore", "checker"}:  "listed, and still imported",
+		{"vclient", "internal/campaign"}: "listed, and no longer imported",
+	}
 	f := Check(g)
 	if len(f.WrongWay) != 1 || f.WrongWay[0] != (Edge{"internal/impl/redis", "internal/sim"}) {
 		t.Errorf("wrong-way imports %v, want only internal/impl/redis -> internal/sim", f.WrongWay)
@@ -92,8 +99,8 @@ func TestCheckJudgesTheMap(t *testing.T) {
 	for _, e := range f.Gone {
 		gone[e] = true
 	}
-	if gone[Edge{"internal/explore", "checker"}] || !gone[Edge{"vclient", "internal/campaign"}] || len(f.Gone) != len(KnownWrongWay)-1 {
-		t.Errorf("gone %v: want every listed import but internal/explore -> checker", f.Gone)
+	if len(f.Gone) != 1 || !gone[Edge{"vclient", "internal/campaign"}] {
+		t.Errorf("gone %v: want only vclient -> internal/campaign", f.Gone)
 	}
 }
 

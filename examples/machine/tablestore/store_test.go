@@ -8,6 +8,7 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/explore"
+	"github.com/leasecheck/leasecheck/internal/explorejudge"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/leasetest"
@@ -91,7 +92,7 @@ func TestRunLikeSweep(t *testing.T) {
 func TestExplore(t *testing.T) {
 	spaces := []explore.Bounds{{Adversary: 1}, {Faults: []faults.Kind{faults.Crash}, MaxFaults: 1, Deviations: 1}}
 	run := func(f tablestore.Flaw, b explore.Bounds) *explore.Report {
-		r, err := explore.Explore(explore.Space(b), explore.Options{Sim: &sim.Options{NewCoordinator: machines(f).Coordinator}})
+		r, err := explore.Explore(explore.Space(b), explore.Options{Judges: explorejudge.Judges{}, Sim: &sim.Options{NewCoordinator: machines(f).Coordinator}})
 		if err != nil {
 			t.Fatal(err)
 		}

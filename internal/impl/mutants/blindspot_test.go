@@ -9,6 +9,7 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/explore"
+	"github.com/leasecheck/leasecheck/internal/explorejudge"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/sim"
@@ -73,6 +74,7 @@ func TestBlindSpots(t *testing.T) {
 			oldFirst, oldFailed, _ := harness(t, m, true)
 			first, failed, took := harness(t, m, false)
 			sc, o := explore.MutantSpace(m)
+			o.Judges = explorejudge.Judges{}
 			r, err := explore.Explore(sc, o)
 			if err != nil {
 				t.Fatal(err)

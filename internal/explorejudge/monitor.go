@@ -1,11 +1,12 @@
-package explore
+package explorejudge
 
 import (
-	"fmt"
+	"errors"
 	"slices"
 
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/explore"
 	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/internal/timed"
@@ -13,7 +14,7 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// monitor is the explorer's cheap per-state judge (a sim.Monitor). It flags
+// monitor is the explorer's cheap per-state judge (an explore.Monitor). It flags
 // a state where a property may have just been violated; the full judges
 // (checker.Check, runprop.Judge) confirm before anything is reported. Its
 // flags are complete: a state whose history a full judge would find
@@ -62,18 +63,18 @@ type monitor struct {
 	rules    timed.Rules
 	ruled    bool
 	diverged bool // the applied order left the specification: judge in full
-	blind    bool // Options.blindMonitor
+	blind    bool // explore.MonitorConfig.Blind
 	// kept is the digest of diverged and spec (what HashState digests),
 	// made when first asked and dropped by Applied, the one writer of
-	// either (0: not kept). With verify (Options.VerifyDigests) it is
+	// either (0: not kept). With verify (explore.MonitorConfig.Verify) it is
 	// made afresh every time, and stale says a kept one differed: a bug in
-	// leasecheck, which digestErr reports.
+	// leasecheck, which Err reports.
 	kept                 uint64
 	verify, stale        bool
 	flags                []string
 	ever                 uint64 // every property flagged on this path (bit: campaign.Properties index)
 	recoveries, handoffs int    // timed so far (sim.World.Measured)
-	// what take saw of the beliefs last time: exclusive-belief needs
+	// what Take saw of the beliefs last time: exclusive-belief needs
 	// judging only where an overlap may have grown unexcused
 	olderStopped bool
 	version      int
@@ -111,8 +112,8 @@ func (m *monitor) flag(p string) {
 	m.flags = append(m.flags, p)
 }
 
-// take returns the flags raised since the last take and clears them.
-func (m *monitor) take(w *sim.World) []string {
+// Take returns the flags raised since the last Take and clears them.
+func (m *monitor) Take(w *sim.World) []string {
 	// An overlap of beliefs grows unexcused only while a holder of an older
 	// grant runs (runprop's exception excuses it while it is stopped), so
 	// it is judged whenever two believe, or did at the previous state (the
@@ -330,17 +331,20 @@ func (m *monitor) specOf(key string) *specKey {
 // anew, an allocation each time.
 var properties = campaign.Properties()
 
-// digestErr is the error a digest of w found: a stale digest the world
-// kept (sim.World.VerifyDigests) or the monitor did.
-func digestErr(w *sim.World) error {
-	if err := w.Err(); err != nil {
-		return err
-	}
-	if m, ok := w.Monitor().(*monitor); ok && m.stale {
-		return fmt.Errorf("explore: the monitor's kept digest is stale (its specification states written past Applied): a bug in leasecheck")
+func (m *monitor) Ever() uint64   { return m.ever }
+func (m *monitor) Diverged() bool { return m.diverged }
+
+var errStale = errors.New("explore: the monitor's kept digest is stale (its specification states written past Applied): a bug in leasecheck")
+
+// Err reports a stale kept digest (with verify).
+func (m *monitor) Err() error {
+	if m.stale {
+		return errStale
 	}
 	return nil
 }
+
+var _ explore.Monitor = (*monitor)(nil)
 
 // propertyBit is p's bit in monitor.ever.
 func propertyBit(p string) uint64 {

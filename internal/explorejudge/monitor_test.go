@@ -1,4 +1,4 @@
-package explore
+package explorejudge
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 
 // The monitor's kept digest is checked as the worlds' are: a
 // specification state written past Applied makes VerifyDigests fail the
-// digest (digestErr), while one written through Applied does not.
+// digest (Err), while one written through Applied does not.
 func TestVerifyDigestsCatchesAMonitorWrittenPastApplied(t *testing.T) {
 	m := &monitor{verify: true}
 	k := m.specOf("k")
