@@ -132,24 +132,9 @@ func adversarial(r *runrecord.Run) bool {
 	return false
 }
 
-// Bounds returns the liveness bounds of a run of setting sc, given the
-// history's clock uncertainty u (docs/specification.md §1, failure modes 1
-// and 5): after the holder crashes another acquires within TTL + 2u + its
-// retry interval (+ a round trip); after a release the next acquire
-// succeeds within a retry interval and a round trip.
-func Bounds(sc *runrecord.Setting, u int64) (recovery, handoff int64) {
-	retry := int64(0)
-	for i := range sc.Holders {
-		retry = max(retry, sc.Holders[i].RetryMax)
-	}
-	retry += (retry*sc.RhoPPM+999_999)/1_000_000 + 1
-	rtt := 2 * sc.MaxDelay
-	return sc.TTL + 2*u + retry + rtt + 1, retry + rtt + 1
-}
-
 func recovery(r *runrecord.Run) []Finding {
 	sc := r.Setting
-	rb, _ := Bounds(sc, r.History.Header.ClockUncertainty)
+	rb, _ := sc.Bounds(r.History.Header.ClockUncertainty)
 	var out []Finding
 	if livenessApplies(r) {
 		for i, d := range r.Stats.Recoveries {
@@ -224,7 +209,7 @@ func handoff(r *runrecord.Run) []Finding {
 	if !livenessApplies(r) {
 		return nil
 	}
-	_, hb := Bounds(sc, r.History.Header.ClockUncertainty)
+	_, hb := sc.Bounds(r.History.Header.ClockUncertainty)
 	var out []Finding
 	for i, d := range r.Stats.Handoffs {
 		tooSlow := d > hb || hb < sc.TTL && d >= sc.TTL

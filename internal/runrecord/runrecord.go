@@ -49,6 +49,21 @@ type Setting struct {
 	Holders   []Holder
 }
 
+// Bounds returns the liveness bounds of a run of setting s, given the
+// history's clock uncertainty u (docs/specification.md §1, failure modes 1
+// and 5): after the holder crashes another acquires within TTL + 2u + its
+// retry interval (+ a round trip); after a release the next acquire
+// succeeds within a retry interval and a round trip.
+func (s *Setting) Bounds(u int64) (recovery, handoff int64) {
+	retry := int64(0)
+	for i := range s.Holders {
+		retry = max(retry, s.Holders[i].RetryMax)
+	}
+	retry += (retry*s.RhoPPM+999_999)/1_000_000 + 1
+	rtt := 2 * s.MaxDelay
+	return s.TTL + 2*u + retry + rtt + 1, retry + rtt + 1
+}
+
 // Holder is one holder's settings, defaults filled in.
 type Holder struct {
 	Name     string

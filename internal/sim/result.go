@@ -101,16 +101,8 @@ func Setting(sc *scenario.Scenario) *runrecord.Setting {
 // crashes another acquires within TTL + the clock bound + its retry
 // interval (plus the network's round trip); after a release the next
 // acquire succeeds within a retry interval and a round trip, well before
-// the TTL runs out.
+// the TTL runs out: the bounds the run properties judge by
+// (runrecord.Setting.Bounds).
 func (r *Result) Bounds() (recovery, handoff int64) {
-	sc := r.Scenario
-	retry := int64(0)
-	for _, p := range sc.Holders {
-		c := holder.Config{TTL: sc.TTL, RetryMax: p.RetryMax, Timeout: p.Timeout}.WithDefaults()
-		retry = max(retry, c.RetryMax)
-	}
-	retry += (retry*sc.RhoPPM+999_999)/1_000_000 + 1
-	rtt := 2 * sc.Network.MaxDelay
-	u := r.History.Header.ClockUncertainty
-	return sc.TTL + 2*u + retry + rtt + 1, retry + rtt + 1
+	return Setting(r.Scenario).Bounds(r.History.Header.ClockUncertainty)
 }
