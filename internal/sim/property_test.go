@@ -235,7 +235,14 @@ func intervalModeHolds(rt *rapid.T, name string, m *mutants.Mutant) {
 	if err != nil {
 		rt.Fatal(err)
 	}
-	if !res.OK() {
+	// The rule is no false alarm: a violation fails the property. An
+	// undecided verdict is the checker's honest Unknown, not an alarm: a
+	// rare draw's history (an adversary's probes under slow, uneven delays)
+	// needs more than the default memory budget to decide in interval mode,
+	// and whether one search stops at the budget depends on what the heap
+	// holds besides, so failing on it made the property fail on some runs
+	// of a draw and not on others.
+	if res.Violated() {
 		rt.Fatalf("interval mode: verdicts %+v violations %+v\n%s", res.Properties, res.Violations,
 			replayJudged(rt, name, sc, &h, "every op's `at` removed"))
 	}
