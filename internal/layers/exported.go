@@ -17,6 +17,7 @@ import (
 // as Type.Method), which leave after one release and are not counted.
 type Exported struct {
 	Counts     map[string]int
+	Names      map[string][]string
 	Deprecated map[string][]string
 }
 
@@ -36,6 +37,7 @@ func (e *Exported) Total() (all, doors int) {
 // CountExported counts the module rooted at root.
 func CountExported(root string) (*Exported, error) {
 	counts := map[string]int{}
+	names := map[string][]string{}
 	deprecated := map[string][]string{}
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -63,15 +65,16 @@ func CountExported(root string) (*Exported, error) {
 			return err
 		}
 		pkg := filepath.ToSlash(rel)
-		n, old := exported(f, func(path, name string) []string { return houseMethods(root, path, name) })
-		counts[pkg] += n
+		current, old := exported(f, func(path, name string) []string { return houseMethods(root, path, name) })
+		counts[pkg] += len(current)
+		names[pkg] = append(names[pkg], current...)
 		deprecated[pkg] = append(deprecated[pkg], old...)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Exported{Counts: counts, Deprecated: deprecated}, nil
+	return &Exported{Counts: counts, Names: names, Deprecated: deprecated}, nil
 }
 
 // exported counts f's exported top-level names and the exported methods of
@@ -80,12 +83,12 @@ func CountExported(root string) (*Exported, error) {
 // (`type Result = sim.Result`) hands the type's exported methods to the
 // door's users, so they are the door's names too: methods lists them
 // (import path, type name).
-func exported(f *ast.File, methods func(path, name string) []string) (n int, deprecated []string) {
+func exported(f *ast.File, methods func(path, name string) []string) (current, deprecated []string) {
 	count := func(name string, docs ...*ast.CommentGroup) {
 		if isDeprecated(docs...) {
 			deprecated = append(deprecated, name)
 		} else {
-			n++
+			current = append(current, name)
 		}
 	}
 	for _, d := range f.Decls {
@@ -125,7 +128,7 @@ func exported(f *ast.File, methods func(path, name string) []string) (n int, dep
 			}
 		}
 	}
-	return n, deprecated
+	return current, deprecated
 }
 
 // isDeprecated reports whether any of docs has a paragraph that begins

@@ -5,12 +5,15 @@
 // exported alias hands out, from the packages' non-test source
 // (internal/layers.CountExported). It is `make exported`; a door is marked as `make layers` marks it.
 //
+// With -names it also lists each package's names.
+//
 // A name whose doc comment has a "Deprecated:" paragraph is kept for one
 // release and then goes: it is listed apart, by name, and left out of each
 // package's count and of the totals, which say how many were left out.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -21,6 +24,8 @@ import (
 )
 
 func main() {
+	list := flag.Bool("names", false, "list each package's names too")
+	flag.Parse()
 	e, err := layers.CountExported(".")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "exported:", err)
@@ -48,6 +53,9 @@ func main() {
 		}
 		old += len(deprecated[p])
 		fmt.Printf("%5d  %s%s\n", counts[p], p, mark)
+		if *list {
+			fmt.Printf("       %s\n", strings.Join(slices.Sorted(slices.Values(e.Names[p])), ", "))
+		}
 	}
 	total, doors := e.Total()
 	fmt.Printf("%5d  in all outside internal/ (%d in the doors), not counting %d deprecated\n", total, doors, old)
