@@ -84,16 +84,16 @@ func TestStoppedSweepIsNoWitness(t *testing.T) {
 
 // interval-adversary-probes (180 ops, the simulator's run of rapid draw
 // 6617478559314225937 with every `at` removed: an adversary's edge probes
-// under slow, uneven delays) is correct, and decided in about 5 s with
-// 1.3 GB; at the default 1 GiB memory budget it is left unknown. It must
-// hold within 2 GiB (a search that grows past that is a regression); the
-// default budget is where it should come to fit.
+// under slow, uneven delays) is correct. The search used to keep a path
+// node for every step it took, backtracked or not, and left it unknown at
+// the default memory budget; it keeps the current and deepest paths only,
+// and must decide it within the default budget.
 func TestRegressionIntervalAdversaryProbes(t *testing.T) {
 	h, err := model.ReadHistoryFile("testdata/hard/interval-adversary-probes.history.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := mustCheck(t, h, Options{Timeout: 3 * time.Minute, MaxMemory: 2 << 30, Workers: 1})
+	r := mustCheck(t, h, Options{Timeout: 3 * time.Minute, Workers: 1})
 	if !r.OK() {
 		t.Fatalf("a correct history from the reference implementation: verdicts %+v, violations %+v, reason %q", r.Properties, r.Violations, r.Reason)
 	}

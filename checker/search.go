@@ -111,8 +111,11 @@ func (a *applied) with(ui, c int, ks *keySearch) *applied {
 type pathNode struct {
 	op      int // index in KeyOps
 	unknown bool
-	state   timed.State // after the op
-	parent  *pathNode
+	// kept: on the deepest path, which the result reports, so not reused
+	// when its frame is popped.
+	kept   bool
+	state  timed.State // after the op
+	parent *pathNode
 }
 
 type keySearch struct {
@@ -139,8 +142,12 @@ type keySearch struct {
 	// searches whose result must not depend on the machine's speed).
 	maxNodes int
 	slab     []pathNode
-	aborted  bool
-	reason   string // why it aborted
+	// spare holds the nodes of popped frames for reuse: the search keeps
+	// the nodes of the path it is on and of the deepest path, not one per
+	// step, or a search of many steps would hold them all.
+	spare   []*pathNode
+	aborted bool
+	reason  string // why it aborted
 
 	deepest      int
 	deepestState timed.State
@@ -424,6 +431,9 @@ func (ks *keySearch) run() bool {
 			ks.unlift(f.lifted)
 			f.lifted = nil
 		}
+		if f.path != nil && !f.path.kept {
+			ks.spare = append(ks.spare, f.path)
+		}
 		free = append(free, f)
 	}
 	push(timed.InitialState(), hash128{}, &applied{counts: make([]int32, len(ks.classes))}, 0, nil)
@@ -544,6 +554,7 @@ func (ks *keySearch) enter(f *frame) int {
 	}
 	ks.nodes++
 	if f.depth > ks.deepest || ks.deepestPath == nil && f.depth == 0 {
+		ks.keepDeepest(f.path)
 		ks.deepest, ks.deepestState, ks.deepestPath = f.depth, s, f.path
 	}
 	// Try them in the order of their clock windows: in exact mode the first
@@ -625,6 +636,12 @@ func (ks *keySearch) nextUnknownChild(f *frame) (int, timed.State, bool) {
 // node allocates path nodes in slabs: the search makes one per step and
 // frees none until it ends.
 func (ks *keySearch) node(n pathNode) *pathNode {
+	if k := len(ks.spare); k > 0 {
+		p := ks.spare[k-1]
+		ks.spare = ks.spare[:k-1]
+		*p = n
+		return p
+	}
 	if len(ks.slab) == cap(ks.slab) {
 		ks.slab = make([]pathNode, 0, 1024)
 		ks.budget.charge(1024 * pathNodeBytes)
@@ -632,6 +649,21 @@ func (ks *keySearch) node(n pathNode) *pathNode {
 	}
 	ks.slab = append(ks.slab, n)
 	return &ks.slab[len(ks.slab)-1]
+}
+
+// keepDeepest makes path the deepest path: its nodes are kept when their
+// frames are popped, and the nodes of the old deepest path that are not on
+// it, all popped already (the search has left that branch: the new path is
+// deeper, so it does not run through the old one's end), are reused.
+func (ks *keySearch) keepDeepest(path *pathNode) {
+	fork := path
+	for ; fork != nil && !fork.kept; fork = fork.parent {
+		fork.kept = true
+	}
+	for q := ks.deepestPath; q != nil && q != fork; q = q.parent {
+		q.kept = false
+		ks.spare = append(ks.spare, q)
+	}
 }
 
 // dead reports whether ops of that death fence can no longer apply.
