@@ -43,17 +43,17 @@ func Info() backend.Info {
 	}
 }
 
-// ErrGone is the unknown outcome of a release whose lock redislock no
+// errGone is the unknown outcome of a release whose lock redislock no
 // longer holds (ErrLockNotHeld): the lease expired, and either nobody took
 // it since (the release would be ok: the owner check is all a release
 // does) or someone did (it would be refused). The adapter cannot tell, so
 // it says so rather than guess (the adapter contract in impl/backend/README.md,
 // release-mine-expired).
-var ErrGone = errors.New("redislock: the lock is not held any more (expired, perhaps taken since): outcome unknown")
+var errGone = errors.New("redislock: the lock is not held any more (expired, perhaps taken since): outcome unknown")
 
-// Backend is a redislock client seen as a lease service. Safe for
-// concurrent use.
-type Backend struct {
+// adapter is a redislock client seen as a lease service, a backend.Backend
+// and backend.Cleaner. Safe for concurrent use.
+type adapter struct {
 	rdb    *goredis.Client
 	locker *redislock.Client
 	prefix string
@@ -68,10 +68,11 @@ type Backend struct {
 	locks map[string]*redislock.Lock
 }
 
-// Open connects to the Redis at url (redis://host:port[/db]); a non-empty
-// addr replaces the URL's host:port (leasecheck's proxy). Keys live under
-// prefix.
-func Open(ctx context.Context, url, addr, prefix string) (*Backend, error) {
+// Open connects to the Redis at url (redis://host:port[/db]) and returns
+// the library as a backend.Backend; a non-empty addr replaces the URL's
+// host:port (leasecheck's proxy). Keys live under prefix, and the
+// backend is also a backend.Cleaner that deletes them.
+func Open(ctx context.Context, url, addr, prefix string) (backend.Backend, error) {
 	opts, err := goredis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("redislock: bad URL: %w", err)
@@ -91,19 +92,19 @@ func Open(ctx context.Context, url, addr, prefix string) (*Backend, error) {
 		rdb.Close()
 		return nil, fmt.Errorf("redislock: PING: %w", err)
 	}
-	return &Backend{rdb: rdb, locker: redislock.New(rdb), prefix: prefix, locks: map[string]*redislock.Lock{}}, nil
+	return &adapter{rdb: rdb, locker: redislock.New(rdb), prefix: prefix, locks: map[string]*redislock.Lock{}}, nil
 }
 
-func (b *Backend) lockKey(key string) string { return b.prefix + "lock:" + key }
-func (b *Backend) dataKey(key string) string { return b.prefix + "data:" + key }
+func (b *adapter) lockKey(key string) string { return b.prefix + "lock:" + key }
+func (b *adapter) dataKey(key string) string { return b.prefix + "data:" + key }
 
-func (b *Backend) lock(key, owner string) *redislock.Lock {
+func (b *adapter) lock(key, owner string) *redislock.Lock {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.locks[key+"\x00"+owner]
 }
 
-func (b *Backend) setLock(key, owner string, l *redislock.Lock) {
+func (b *adapter) setLock(key, owner string, l *redislock.Lock) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if l == nil {
@@ -114,7 +115,7 @@ func (b *Backend) setLock(key, owner string, l *redislock.Lock) {
 }
 
 // Do runs one operation with one library call (or one Redis command).
-func (b *Backend) Do(ctx context.Context, req backend.Request) (backend.Response, error) {
+func (b *adapter) Do(ctx context.Context, req backend.Request) (backend.Response, error) {
 	// redislock takes TTLs in whole milliseconds.
 	ttl := req.TTL.Truncate(time.Millisecond)
 	switch req.Kind {
@@ -158,7 +159,7 @@ func (b *Backend) Do(ctx context.Context, req backend.Request) (backend.Response
 			return backend.Response{OK: true}, nil
 		case errors.Is(err, redislock.ErrLockNotHeld):
 			b.setLock(req.Key, req.Owner, nil)
-			return backend.Response{}, ErrGone
+			return backend.Response{}, errGone
 		}
 		return backend.Response{}, err
 
@@ -183,30 +184,21 @@ func (b *Backend) Do(ctx context.Context, req backend.Request) (backend.Response
 	return backend.Response{}, errors.New("redislock: unknown op " + req.Kind.String())
 }
 
-// Cleanup deletes every key under the prefix (SCAN + DEL).
+// Cleanup implements backend.Cleaner: it deletes every key under the
+// prefix (SCAN + DEL).
 //
-// It closes the Backend first and waits until the server has applied every
-// command its connections carried (internal/impl/redis.CleanupClient): a write
+// It closes the connections first and waits until the server has applied
+// every command they carried (internal/impl/redis.CleanupClient): a write
 // whose caller gave up may still be on its way, and a plain SET landing
 // after the delete would be left behind.
-func (b *Backend) Cleanup(ctx context.Context) error {
+func (b *adapter) Cleanup(ctx context.Context) error {
 	b.closeOnce.Do(func() { b.closeErr = lcredis.CleanupClient(ctx, b.rdb, b.prefix) })
 	return b.closeErr
 }
 
-// Keys lists the keys under the prefix.
-func (b *Backend) Keys(ctx context.Context) ([]string, error) {
-	var keys []string
-	iter := b.rdb.Scan(ctx, 0, b.prefix+"*", 100).Iterator()
-	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
-	}
-	return keys, iter.Err()
-}
-
 // Close closes the connections (after Cleanup, which closed them, it does
 // nothing). Locks are not released: they expire.
-func (b *Backend) Close() error {
+func (b *adapter) Close() error {
 	b.closeOnce.Do(func() { b.closeErr = b.rdb.Close() })
 	return nil
 }

@@ -29,7 +29,7 @@ func factory(t *testing.T, url string) leasetest.Factory {
 			return nil, nil, err
 		}
 		return b, func() {
-			if err := b.Cleanup(ctx); err != nil {
+			if err := b.(backend.Cleaner).Cleanup(ctx); err != nil {
 				t.Errorf("cleanup: %v", err)
 			}
 			leftovers(t, url, prefix+"*") // Cleanup closed b: looked at afresh
@@ -74,10 +74,10 @@ func TestCleanupAfterLateWrites(t *testing.T) {
 			}
 			return b, func() {
 				if waits {
-					if err := b.Cleanup(ctx); err != nil {
+					if err := b.(backend.Cleaner).Cleanup(ctx); err != nil {
 						t.Errorf("cleanup: %v", err)
 					}
-				} else if ks, err := b.Keys(ctx); err == nil && len(ks) > 0 {
+				} else if ks, err := check.Keys(ctx, prefix+"*").Result(); err == nil && len(ks) > 0 {
 					check.Del(ctx, ks...) // the old cleanup: delete what is there now
 				}
 				b.Close()

@@ -10,11 +10,11 @@ import (
 	"github.com/leasecheck/leasecheck/verify"
 )
 
-// DefaultURL is the Redis the bare --backend redislock connects to.
-const DefaultURL = "redis://127.0.0.1:6379"
+// defaultURL is the Redis the bare --backend redislock connects to.
+const defaultURL = "redis://127.0.0.1:6379"
 
 // Verify is the adapter as an entry of verify's registry: --backend
-// redislock (the Redis at DefaultURL) or --backend redis://HOST:PORT[/db].
+// redislock (the Redis at defaultURL) or --backend redis://HOST:PORT[/db].
 // Every client process of a run opens its own adapter through its own
 // proxy (addr), its keys under the run's prefix; verify removes them after
 // every round (Cleanup). cmd/redislock-verify is the whole program:
@@ -23,11 +23,11 @@ func Verify() verify.Backend {
 	return verify.Backend{
 		Name:    "redislock",
 		Schemes: []string{"redis", "rediss"},
-		Usage:   "redislock (bsm/redislock on " + DefaultURL + ") | redis://[user:pass@]HOST:PORT[/db]",
+		Usage:   "redislock (bsm/redislock on " + defaultURL + ") | redis://[user:pass@]HOST:PORT[/db]",
 		Open: func(ctx context.Context, spec, prefix string) (*verify.Opened, error) {
 			url := spec
 			if spec == "redislock" {
-				url = DefaultURL
+				url = defaultURL
 			}
 			opts, err := goredis.ParseURL(url)
 			if err != nil {

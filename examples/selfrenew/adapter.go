@@ -1,3 +1,20 @@
+// Package selfrenew is the leasecheck adapter of a lock library that holds
+// while it says so: renewlock (internal/renewlock, a stand-in for someone
+// else's library), the shape of the popular Go lock libraries that renew
+// in the background and promise that the context they return "will be
+// canceled automatically and immediately" once the lock is lost.
+//
+// The adapter (NewAdapter) maps the library onto backend.Backend with the
+// optional capabilities for such libraries: backend.Holding (the
+// library's own loss signal, its background renewals as they happen),
+// backend.Stopper (a pause stops the whole client, the renewal goroutine
+// included) and backend.Clock. The service in the tests is the in-process
+// reference coordinator; Verify runs the same adapter over a real Redis
+// (docs/holding-libraries.md).
+//
+// NewAdapter's lossDelay plants the bug the property loss-signal exists
+// for: the context is cancelled that much after the library found the
+// lock lost.
 package selfrenew
 
 import (
@@ -5,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leasecheck/leasecheck/examples/selfrenew/internal/renewlock"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 	"github.com/leasecheck/leasecheck/model"
@@ -29,8 +47,8 @@ type adapter struct {
 	lossDelay time.Duration
 
 	mu        sync.Mutex
-	clients   map[string]*Client
-	locks     map[[2]string]*Lock
+	clients   map[string]*renewlock.Client
+	locks     map[[2]string]*renewlock.Lock
 	observers []func(backend.Renewal)
 }
 
@@ -38,15 +56,15 @@ type adapter struct {
 // coordinator, as a backend.Backend with backend.Holding, backend.Stopper
 // and backend.Clock. A lossDelay above zero plants a broken promise: every
 // client cancels a lost lock's context that long after it finds the lock
-// lost.
+// lost. Verify runs the same adapter over a real Redis.
 func NewAdapter(lossDelay time.Duration) backend.Backend {
-	return NewAdapterOver(backend.InProcess(memstore.New(), time.Millisecond, nil), lossDelay)
+	return newAdapter(backend.InProcess(memstore.New(), time.Millisecond, nil), lossDelay)
 }
 
-// NewAdapterOver returns the library over conn, any lease service (a real
+// newAdapter returns the library over conn, any lease service (a real
 // Redis through internal/impl/redis: verify.go).
-func NewAdapterOver(conn backend.Backend, lossDelay time.Duration) backend.Backend {
-	return &adapter{conn: conn, lossDelay: lossDelay, clients: map[string]*Client{}, locks: map[[2]string]*Lock{}}
+func newAdapter(conn backend.Backend, lossDelay time.Duration) *adapter {
+	return &adapter{conn: conn, lossDelay: lossDelay, clients: map[string]*renewlock.Client{}, locks: map[[2]string]*renewlock.Lock{}}
 }
 
 // Cleanup implements backend.Cleaner when the service does.
@@ -57,19 +75,19 @@ func (a *adapter) Cleanup(ctx context.Context) error {
 	return nil
 }
 
-func (a *adapter) client(owner string) *Client {
+func (a *adapter) client(owner string) *renewlock.Client {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := a.clients[owner]
 	if c == nil {
-		c = New(a.conn, owner)
+		c = renewlock.New(a.conn, owner)
 		c.LossDelay = a.lossDelay
 		a.clients[owner] = c
 	}
 	return c
 }
 
-func (a *adapter) lock(key, owner string) *Lock {
+func (a *adapter) lock(key, owner string) *renewlock.Lock {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.locks[[2]string{key, owner}]
@@ -98,10 +116,10 @@ func (a *adapter) Do(ctx context.Context, req backend.Request) (backend.Response
 			a.locks[[2]string{req.Key, req.Owner}] = l
 			a.mu.Unlock()
 			if old != nil {
-				old.stop()
+				old.Abandon()
 			}
 		}
-		if err == ErrNotObtained {
+		if err == renewlock.ErrNotObtained {
 			err = nil
 		}
 		return resp, err
@@ -116,7 +134,7 @@ func (a *adapter) Do(ctx context.Context, req backend.Request) (backend.Response
 			return backend.Response{OK: false, Reason: backend.ReasonStaleFence}, nil
 		}
 		resp, err := l.Refresh(ctx)
-		if err == ErrLost {
+		if err == renewlock.ErrLost {
 			return backend.Response{OK: false, Reason: backend.ReasonExpired}, nil
 		}
 		return resp, err
@@ -160,11 +178,10 @@ func (a *adapter) ServerNow(ctx context.Context) (time.Time, error) {
 func (a *adapter) Close() error {
 	a.mu.Lock()
 	locks := a.locks
-	a.locks = map[[2]string]*Lock{}
+	a.locks = map[[2]string]*renewlock.Lock{}
 	a.mu.Unlock()
 	for _, l := range locks {
-		l.stop()
-		<-l.done
+		<-l.Abandon()
 	}
 	return a.conn.Close()
 }

@@ -11,14 +11,14 @@ import (
 	"github.com/leasecheck/leasecheck/verify"
 )
 
-// VerifyTTL is the TTL verify runs the library at by default (its --ttl):
+// verifyTTL is the TTL verify runs the library at by default (its --ttl):
 // the declared loss lateness is counted from it.
-const VerifyTTL = 2 * time.Second
+const verifyTTL = 2 * time.Second
 
-// RedisInfo describes the library over a real Redis (internal/impl/redis as its
+// redisInfo describes the library over a real Redis (internal/impl/redis as its
 // lease service): Redis's fences, checked writes and server time, and the
 // library's loss lateness at ttl.
-func RedisInfo(ttl time.Duration) backend.Info {
+func redisInfo(ttl time.Duration) backend.Info {
 	i := redis.Info()
 	i.Name = "selfrenew-redis"
 	i.LossLateness = ttl/2 + ttl/3
@@ -53,12 +53,12 @@ func Verify() []verify.Backend {
 				return nil, errors.New("bad Redis URL: want selfrenew+redis://HOST:PORT[/db]")
 			}
 			p := "leasecheck:" + prefix + ":"
-			o := verify.Connect(RedisInfo(VerifyTTL), addr, func(ctx context.Context, addr string) (backend.Backend, error) {
+			o := verify.Connect(redisInfo(verifyTTL), addr, func(ctx context.Context, addr string) (backend.Backend, error) {
 				conn, err := redis.Open(ctx, url, addr, p)
 				if err != nil {
 					return nil, err
 				}
-				a := NewAdapterOver(conn, delay)
+				a := newAdapter(conn, delay)
 				return a, nil
 			})
 			if started != nil {

@@ -5,14 +5,17 @@
 // refusal reasons (machine.Explainer) and no digest of its own
 // (machine.StateHasher). It implements one optional interface,
 // machine.ClockedCloner, so that the explorer copies its states instead of
-// re-running paths.
+// re-running paths. New hands the store out as a machine.Clocked, which is
+// all a coordinator of the simulator needs to be.
 //
 // Its test shows three ways to check such a machine, all in-process and
 // deterministic: the conformance suite (leasetest.RunMachines: a seeded
 // sweep like leasecheck run, and a bounded exploration), a sweep of its
 // own (campaign.Run with a Target) and the explorer directly
-// (explore.Explore). Flawed turns on a planted flaw each of them must
-// catch. Only the first is open to a module outside leasecheck: the other
-// two build on the simulator and the explorer (internal/sim,
-// internal/explore), which this example, inside the module, may import.
+// (explore.Explore). It plants two flaws in the store — a renew honoured
+// for anyone presenting the current token, a lease that lives one tick
+// past its TTL — and each of the three catches both. Only the first is
+// open to a module outside leasecheck: the other two build on the
+// simulator and the explorer (internal/sim, internal/explore), which this
+// example, inside the module, may import.
 package tablestore

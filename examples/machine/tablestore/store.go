@@ -7,20 +7,20 @@ import (
 	"github.com/leasecheck/leasecheck/machine"
 )
 
-// Flaw is a planted mistake, for showing that leasecheck catches it.
-type Flaw int
+// flaw is a planted mistake, for showing that leasecheck catches it.
+type flaw int
 
 const (
-	// Sound is the correct store.
-	Sound Flaw = iota
-	// RenewByToken extends a lease for any renew presenting the current
+	// sound is the correct store.
+	sound flaw = iota
+	// renewByToken extends a lease for any renew presenting the current
 	// token, without looking at who sends it: a client that has seen the
 	// token keeps someone else's lease alive.
-	RenewByToken
-	// LateExpiry lets a lease live one tick past its TTL ("until" compared
+	renewByToken
+	// lateExpiry lets a lease live one tick past its TTL ("until" compared
 	// with >= where it must be >): the next owner is refused on the tick
 	// the lease ends.
-	LateExpiry
+	lateExpiry
 )
 
 type lease struct {
@@ -29,27 +29,28 @@ type lease struct {
 	token int64  // the token of the latest grant
 }
 
-// Store is a lease table: one lease per key, a token counter per key, the
-// data. It is a machine.Clocked. Not safe for concurrent use.
-type Store struct {
+// store is a lease table: one lease per key, a token counter per key, the
+// data. Not safe for concurrent use.
+type store struct {
 	leases map[string]lease
 	data   map[string]string
-	flaw   Flaw
+	flaw   flaw
 }
 
-// New returns an empty, sound store.
-func New() *Store { return Flawed(Sound) }
+// New returns an empty lease table as a machine.Clocked, which is also a
+// machine.ClockedCloner. Not safe for concurrent use.
+func New() machine.Clocked { return flawed(sound) }
 
-// Flawed returns an empty store with flaw f planted.
-func Flawed(f Flaw) *Store {
-	return &Store{leases: map[string]lease{}, data: map[string]string{}, flaw: f}
+// flawed returns an empty store with flaw f planted.
+func flawed(f flaw) *store {
+	return &store{leases: map[string]lease{}, data: map[string]string{}, flaw: f}
 }
 
-// ErrRefused is a refused write.
-var ErrRefused = errors.New("tablestore: write refused")
+// errRefused is a refused write.
+var errRefused = errors.New("tablestore: write refused")
 
-func (s *Store) live(l lease, now int64) bool {
-	if s.flaw == LateExpiry {
+func (s *store) live(l lease, now int64) bool {
+	if s.flaw == lateExpiry {
 		return l.owner != "" && now <= l.until
 	}
 	return l.owner != "" && now < l.until
@@ -57,7 +58,7 @@ func (s *Store) live(l lease, now int64) bool {
 
 // Acquire grants key to owner for ttl when it is free (released, or past
 // its end) and returns the new token.
-func (s *Store) Acquire(key, owner string, ttl, now int64) (int64, bool) {
+func (s *store) Acquire(key, owner string, ttl, now int64) (int64, bool) {
 	l := s.leases[key]
 	if s.live(l, now) {
 		return 0, false
@@ -68,12 +69,12 @@ func (s *Store) Acquire(key, owner string, ttl, now int64) (int64, bool) {
 }
 
 // Renew extends owner's live lease (presenting token when non-zero).
-func (s *Store) Renew(key, owner string, ttl, token, now int64) bool {
+func (s *store) Renew(key, owner string, ttl, token, now int64) bool {
 	l := s.leases[key]
 	if !s.live(l, now) || token != 0 && token != l.token {
 		return false
 	}
-	if l.owner != owner && !(s.flaw == RenewByToken && token != 0) {
+	if l.owner != owner && !(s.flaw == renewByToken && token != 0) {
 		return false
 	}
 	l.until = now + ttl
@@ -82,7 +83,7 @@ func (s *Store) Renew(key, owner string, ttl, token, now int64) bool {
 }
 
 // Release frees owner's lease (presenting token when non-zero).
-func (s *Store) Release(key, owner string, token int64) bool {
+func (s *store) Release(key, owner string, token int64) bool {
 	l := s.leases[key]
 	if l.owner == "" || l.owner != owner || token != 0 && token != l.token {
 		return false
@@ -93,22 +94,22 @@ func (s *Store) Release(key, owner string, token int64) bool {
 }
 
 // Write stores value when owner holds a live lease under token.
-func (s *Store) Write(key, owner string, token int64, value string, now int64) error {
+func (s *store) Write(key, owner string, token int64, value string, now int64) error {
 	l := s.leases[key]
 	if !s.live(l, now) || l.owner != owner || token != l.token {
-		return ErrRefused
+		return errRefused
 	}
 	s.data[key] = value
 	return nil
 }
 
 // Read returns the key's value.
-func (s *Store) Read(key string) (string, bool) {
+func (s *store) Read(key string) (string, bool) {
 	v, ok := s.data[key]
 	return v, ok
 }
 
 // CloneClocked copies the store (machine.ClockedCloner), for the explorer.
-func (s *Store) CloneClocked() machine.Clocked {
-	return &Store{leases: maps.Clone(s.leases), data: maps.Clone(s.data), flaw: s.flaw}
+func (s *store) CloneClocked() machine.Clocked {
+	return &store{leases: maps.Clone(s.leases), data: maps.Clone(s.data), flaw: s.flaw}
 }

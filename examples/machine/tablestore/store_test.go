@@ -1,10 +1,9 @@
-package tablestore_test
+package tablestore
 
 import (
 	"context"
 	"testing"
 
-	"github.com/leasecheck/leasecheck/examples/machine/tablestore"
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/explore"
@@ -15,10 +14,10 @@ import (
 	"github.com/leasecheck/leasecheck/machine"
 )
 
-func machines(f tablestore.Flaw) leasetest.Machines {
+func machines(f flaw) leasetest.Machines {
 	return leasetest.Machines{
 		Name:        "tablestore",
-		Coordinator: func() machine.Coordinator { return machine.ClockedCoordinator(tablestore.Flawed(f)) },
+		Coordinator: func() machine.Coordinator { return machine.ClockedCoordinator(flawed(f)) },
 	}
 }
 
@@ -30,13 +29,13 @@ var small = leasetest.SimOptions{
 // TestConformance: the sound store passes the in-process conformance suite
 // (a seeded sweep and a bounded exploration) with the reference holders.
 func TestConformance(t *testing.T) {
-	leasetest.RunMachines(t, machines(tablestore.Sound), small)
+	leasetest.RunMachines(t, machines(sound), small)
 }
 
 // TestFlawsAreCaught: each planted flaw is caught by the suite's sweep and
 // by its exploration.
 func TestFlawsAreCaught(t *testing.T) {
-	for _, f := range []tablestore.Flaw{tablestore.RenewByToken, tablestore.LateExpiry} {
+	for _, f := range []flaw{renewByToken, lateExpiry} {
 		r, err := leasetest.CheckMachines(context.Background(), machines(f), small)
 		if err != nil {
 			t.Fatal(err)
@@ -50,7 +49,7 @@ func TestFlawsAreCaught(t *testing.T) {
 // target runs scenarios against the store: a sweep of one's own with
 // leasecheck run's loop (campaign.Run), as `leasecheck run` runs the
 // reference.
-type target struct{ f tablestore.Flaw }
+type target struct{ f flaw }
 
 func (t target) Implementation() string { return "third-party:tablestore" }
 
@@ -62,7 +61,7 @@ func (t target) Run(_ context.Context, sc *scenario.Scenario) (*campaign.Executi
 	return &campaign.Execution{Scenario: sc, History: r.History, Sim: r, Faults: r.Stats.Faults}, nil
 }
 
-func sweep(t *testing.T, f tablestore.Flaw, seeds int) *campaign.Summary {
+func sweep(t *testing.T, f flaw, seeds int) *campaign.Summary {
 	gen := func(seed uint64) *scenario.Scenario {
 		return scenario.FromSeed(seed, scenario.Options{Kinds: faults.AllKinds})
 	}
@@ -77,10 +76,10 @@ func sweep(t *testing.T, f tablestore.Flaw, seeds int) *campaign.Summary {
 // TestRunLikeSweep: the sound store passes a run-like sweep; each flaw
 // fails it.
 func TestRunLikeSweep(t *testing.T) {
-	if sum := sweep(t, tablestore.Sound, 300); sum.Failed > 0 {
+	if sum := sweep(t, sound, 300); sum.Failed > 0 {
 		t.Fatalf("the sound store failed seeds %v", sum.FailedSeeds)
 	}
-	for _, f := range []tablestore.Flaw{tablestore.RenewByToken, tablestore.LateExpiry} {
+	for _, f := range []flaw{renewByToken, lateExpiry} {
 		if sum := sweep(t, f, 300); sum.Failed == 0 {
 			t.Errorf("flaw %d passed 300 seeds", f)
 		}
@@ -91,7 +90,7 @@ func TestRunLikeSweep(t *testing.T) {
 // (complete, no violation) and finds each flaw.
 func TestExplore(t *testing.T) {
 	spaces := []explore.Bounds{{Adversary: 1}, {Faults: []faults.Kind{faults.Crash}, MaxFaults: 1, Deviations: 1}}
-	run := func(f tablestore.Flaw, b explore.Bounds) *explore.Report {
+	run := func(f flaw, b explore.Bounds) *explore.Report {
 		r, err := explore.Explore(explore.Space(b), explore.Options{Judges: explorejudge.Judges{}, Sim: &sim.Options{NewCoordinator: machines(f).Coordinator}})
 		if err != nil {
 			t.Fatal(err)
@@ -99,11 +98,11 @@ func TestExplore(t *testing.T) {
 		return r
 	}
 	for _, b := range spaces {
-		if r := run(tablestore.Sound, b); !r.Complete || r.Counterexample != nil {
+		if r := run(sound, b); !r.Complete || r.Counterexample != nil {
 			t.Fatalf("sound store in %s: complete %v, counterexample %+v", r.Bounds, r.Complete, r.Counterexample)
 		}
 	}
-	for i, f := range []tablestore.Flaw{tablestore.RenewByToken, tablestore.LateExpiry} {
+	for i, f := range []flaw{renewByToken, lateExpiry} {
 		if r := run(f, spaces[i]); r.Counterexample == nil {
 			t.Errorf("flaw %d not found in %d states", f, r.DistinctStates)
 		}

@@ -1,22 +1,15 @@
-// Package selfrenew is a lock library that holds while it says so, and its
-// leasecheck adapter: the shape of the popular Go lock libraries that renew
-// in the background and promise that the context they return "will be
-// canceled automatically and immediately" once the lock is lost.
+// Package renewlock is the lock library examples/selfrenew adapts, a
+// stand-in for someone else's: the shape of the popular Go lock libraries
+// that renew in the background and promise that the context they return
+// "will be canceled automatically and immediately" once the lock is lost.
 //
-// The library (lock.go) takes a lock from a lease service, starts a
-// goroutine that renews it every half validity, and cancels the lock's
-// context when a renewal fails. It has no renew to call; its Refresh runs
-// the same renewal step at once. The adapter (adapter.go) maps it onto
-// backend.Backend with the optional capabilities for such libraries:
-// backend.Holding (the library's own loss signal, its background
-// renewals as they happen), backend.Stopper (a pause stops the whole
-// client, the renewal goroutine included) and backend.Clock. The service
-// here is the in-process reference coordinator; the mapping is the same
-// for a networked one (docs/holding-libraries.md).
-//
-// LossDelay plants the bug the property loss-signal exists for: the
-// context is cancelled that much after the library found the lock lost.
-package selfrenew
+// It takes a lock from a lease service, starts a goroutine that renews it
+// every half validity, and cancels the lock's context when a renewal
+// fails. It has no renew to call; its Refresh runs the same renewal step
+// at once. Client.LossDelay plants the bug the property loss-signal exists
+// for: the context is cancelled that much after the library found the
+// lock lost.
+package renewlock
 
 import (
 	"context"
@@ -29,10 +22,10 @@ import (
 )
 
 // ErrNotObtained: someone else holds the lock.
-var ErrNotObtained = errors.New("selfrenew: lock not obtained")
+var ErrNotObtained = errors.New("renewlock: lock not obtained")
 
 // ErrLost: the lock is no longer held.
-var ErrLost = errors.New("selfrenew: lock lost")
+var ErrLost = errors.New("renewlock: lock lost")
 
 // Client takes locks for one owner over a lease service.
 type Client struct {
@@ -170,6 +163,13 @@ func (l *Lock) Lost() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.lost
+}
+
+// Abandon ends the hold without giving the lock back: the context is
+// cancelled and the renewal goroutine stops; stopped is closed once it has.
+func (l *Lock) Abandon() (stopped <-chan struct{}) {
+	l.stop()
+	return l.done
 }
 
 // Release gives the lock back and ends the hold.
