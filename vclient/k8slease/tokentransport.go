@@ -42,7 +42,7 @@ func (t tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body = io.NopCloser(bytes.NewReader(b))
 	var l coordinationv1.Lease
 	if json.Unmarshal(b, &l) == nil && l.Kind == "Lease" {
-		t.tok.Observe(&l, req.Method == http.MethodPost || req.Method == http.MethodPut)
+		t.tok.observe(&l, req.Method == http.MethodPost || req.Method == http.MethodPut)
 	}
 	return resp, nil
 }
