@@ -21,8 +21,8 @@ import (
 	"github.com/leasecheck/leasecheck/vclient"
 )
 
-// Elector is the user's program around client-go's LeaderElector, as a
-// vclient.Client: per candidate, a typed coordination/v1 client whose
+// Elector is leasecheck's own program around client-go's LeaderElector,
+// as a vclient.Client: per candidate, a typed coordination/v1 client whose
 // transport is the harness's (rest.Config.Timeout = RenewDeadline, as
 // kube-controller-manager and kube-scheduler configure their
 // leader-election client), a resourcelock.LeaseLock, and a LeaderElector
