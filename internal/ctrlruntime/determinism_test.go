@@ -93,7 +93,7 @@ func TestIdentityAndEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen := Generator(Unfenced, k8slease.All, nil)
+	gen := Generator(Unfenced, "all", nil)
 	uuids := func(seed uint64) []string {
 		r, err := vclient.Run(t, gen(seed), tg.Client, tg.Options)
 		if err != nil {

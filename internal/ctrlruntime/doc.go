@@ -11,7 +11,7 @@
 // (its "became leader" and "stopped leading" Events are accepted by the
 // API server) — metrics and health probes off (a bubble has no listening
 // port), the three timing parameters from the scenario, and one Runnable
-// that needs leader election doing the leader's work (k8slease.Work). The
+// that needs leader election doing the leader's work (k8ssweep.Work). The
 // candidate's belief is the manager's own word: the Runnable starts when
 // the manager is elected (Elected() closes with it) and its context ends
 // when the manager stops; a manager that lost its lease returns from Start

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/vclient"
 	"github.com/leasecheck/leasecheck/vclient/k8slease"
 )
@@ -25,7 +26,7 @@ import (
 // timeout) and RetryPeriod (its renew interval) as k8slease.Parameters
 // maps them, its metrics and health probes off (no listening port in a
 // bubble), and one Runnable that needs leader election: the leader's work
-// (k8slease.Work), its writes guarded by nothing but the Runnable's
+// (k8ssweep.Work), its writes guarded by nothing but the Runnable's
 // context, which is the manager's word on leadership. The manager starts
 // it once elected (Elected() closes with it) and cancels it when it stops;
 // that span is the candidate's belief. A manager that lost its lease
@@ -41,7 +42,7 @@ import (
 type Manager struct {
 	Fenced bool
 	// WriteWithTermContext makes the work write under the Runnable's
-	// context (k8slease.WorkOptions.TermContext).
+	// context (k8ssweep.WorkOptions.TermContext).
 	WriteWithTermContext bool
 	// Namespace and LeaderElectionID, the Lease's namespace and name
 	// (default "default", "leasecheck").
@@ -57,7 +58,7 @@ type Manager struct {
 // run's seeded source.
 func (m *Manager) Use(r *rand.Rand) func() {
 	m.key = r.Uint64()
-	return (&k8slease.Elector{}).Use(r)
+	return k8slease.UseJitter(r)
 }
 
 // Start implements vclient.Client.
@@ -110,7 +111,7 @@ func (m *Manager) Start(ctx context.Context, c *vclient.Candidate) {
 			<-ctx.Done()
 			return
 		}
-		l := &leader{c: c, o: k8slease.WorkOptions{Fence: fence, TermContext: m.WriteWithTermContext}}
+		l := &leader{c: c, o: k8ssweep.WorkOptions{Fence: fence, TermContext: m.WriteWithTermContext}}
 		if err := mgr.Add(l); err != nil {
 			c.Trace("refused", "manager.Add: "+err.Error())
 			<-ctx.Done()
@@ -137,7 +138,7 @@ func (m *Manager) Start(ctx context.Context, c *vclient.Candidate) {
 // leader is the Runnable that needs leader election: the leader's work.
 type leader struct {
 	c *vclient.Candidate
-	o k8slease.WorkOptions
+	o k8ssweep.WorkOptions
 
 	mu      sync.Mutex
 	closed  bool
@@ -168,7 +169,7 @@ func (l *leader) Start(ctx context.Context) error {
 		l.c.Stopped("the Runnable's context ended")
 		close(stopped)
 	}()
-	k8slease.Work(ctx, l.c, l.o)
+	k8ssweep.Work(ctx, l.c, l.o)
 	<-stopped
 	return nil
 }

@@ -9,9 +9,9 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient"
-	"github.com/leasecheck/leasecheck/vclient/k8slease"
 )
 
 // server is k8slease's Lease API server seen through controller-runtime's
@@ -24,7 +24,7 @@ import (
 // keeps one Lease, whose holder is the last applied write's, and that
 // write's string is the one shown.
 type server struct {
-	api *k8slease.Server
+	api *k8ssweep.Server
 	// owners maps each holder string a candidate wrote to its identity.
 	owners map[string]string
 	// shown is the holder string of the last Lease write the API server
@@ -32,7 +32,7 @@ type server struct {
 	shown string
 }
 
-func newServer(api *k8slease.Server) *server {
+func newServer(api *k8ssweep.Server) *server {
 	return &server{api: api, owners: map[string]string{}}
 }
 

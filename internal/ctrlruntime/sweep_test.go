@@ -78,7 +78,7 @@ func safeTimings() []k8slease.Timing {
 // TestNoFaultsClean: the manager with no fault keeps one leader at a
 // time, on every timing.
 func TestNoFaultsClean(t *testing.T) {
-	sweep(t, Unfenced, k8slease.NoFaults, nil, seeds(20), nil).clean(t)
+	sweep(t, Unfenced, "none", nil, seeds(20), nil).clean(t)
 }
 
 // TestZombieWrite: the manager, with its default lock and identity, under
@@ -96,7 +96,7 @@ func TestZombieWrite(t *testing.T) {
 		t.Skip("controller-runtime's own data race on gracefulShutdownTimeout when a leader is lost while stopping")
 	}
 	dir := k8ssweep.SaveDir(t)
-	r := sweep(t, Unfenced, k8slease.Pauses, k8slease.Timings[:1], seeds(200), func(c *campaign.Config) {
+	r := sweep(t, Unfenced, "pause", k8slease.Timings[:1], seeds(200), func(c *campaign.Config) {
 		c.FailFast = true
 		c.Save.Dir = dir
 		c.Save.Max = 1
@@ -114,7 +114,7 @@ func TestZombieWrite(t *testing.T) {
 	if !o.Fails(checker.SingleWriterPerFence) {
 		t.Errorf("the saved failure violates %v, not %s", o.Failed(), checker.SingleWriterPerFence)
 	}
-	z := k8slease.FindZombieWrite(o)
+	z := k8ssweep.FindZombieWrite(o)
 	if z == nil || z.Paused == nil {
 		t.Fatalf("the shrunk failure has no paused zombie write: %+v", z)
 	}
@@ -138,7 +138,7 @@ func TestZombieWrite(t *testing.T) {
 // timings; the only warnings are two beliefs at once (client-go's belief,
 // which the manager's Runnable inherits; no stale write accepted).
 func TestFencedClean(t *testing.T) {
-	for _, p := range []k8slease.Profile{k8slease.Pauses, k8slease.All} {
+	for _, p := range []k8slease.Profile{"pause", "all"} {
 		t.Run(string(p), func(t *testing.T) {
 			r := sweep(t, Fenced, p, safeTimings(), seeds(100), nil)
 			r.clean(t)
@@ -176,7 +176,7 @@ func Replay(t *testing.T, file string) (*campaign.Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	return k8slease.ReplayFile(tg, file)
+	return k8ssweep.ReplayFile(tg, file)
 }
 
 // TestFenceUnchecked: the fenced manager against a resource that compares
@@ -184,7 +184,7 @@ func Replay(t *testing.T, file string) (*campaign.Outcome, error) {
 // under pauses: the fenced sweep that is clean is not blind, and the
 // writes it judges carry tokens.
 func TestFenceUnchecked(t *testing.T) {
-	cfg := config(t, Fenced, k8slease.Pauses, k8slease.Timings[:1], seeds(200), func(c *campaign.Config) { c.FailFast = true })
+	cfg := config(t, Fenced, "pause", k8slease.Timings[:1], seeds(200), func(c *campaign.Config) { c.FailFast = true })
 	o := *cfg.Options
 	o.FenceUnchecked = true
 	cfg.Options, cfg.Want = &o, k8slease.WantViolation
@@ -208,7 +208,7 @@ func TestPauseSweep(t *testing.T) {
 		impl = Fenced
 	}
 	var zombies, missed int
-	cfg := config(t, impl, k8slease.Pauses, k8slease.Timings[:1], seeds(0), func(c *campaign.Config) {
+	cfg := config(t, impl, "pause", k8slease.Timings[:1], seeds(0), func(c *campaign.Config) {
 		c.Save.Max = 1
 		c.OnOutcome = func(seed uint64, o *campaign.Outcome) error {
 			if w := k8ssweep.StoreZombieWrite(o.Store); w != nil {

@@ -1,7 +1,11 @@
 // Package k8ssweep is the house of vclient/k8slease's sweeps: the names of
 // leasecheck's own elector's implementations, the fault profiles' draws,
-// the scenario generator, the go test flags every sweep reads, and the
-// stores'-log check of a zombie write. k8slease's Sweep, and
+// the scenario generator, the go test flags every sweep reads, the
+// stores'-log check of a zombie write and the history's (FindZombieWrite),
+// the in-process Kubernetes API server every sweep runs against (Server),
+// the leader's work loop of leasecheck's own electors (Work, shared with
+// internal/ctrlruntime's manager), and the replay of one saved file
+// against a target (ReplayFile). k8slease's Sweep, and
 // internal/ctrlruntime's sweeps through it, are built on it; a user
 // sweeping a controller of their own comes in by k8slease's door
 // (docs/kubernetes.md) and never names it.
@@ -61,7 +65,7 @@ func SaveDir(t *testing.T) string {
 	return t.TempDir()
 }
 
-// Implementations of leasecheck's own elector (k8slease.Elector), as a
+// Implementations of leasecheck's own elector (k8slease's Elector), as a
 // scenario records them.
 const (
 	// Unfenced: client-go's LeaderElector, the writes guarded by IsLeader().

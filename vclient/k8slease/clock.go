@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"unsafe"
 
+	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/utils/clock"
 
 	"github.com/leasecheck/leasecheck/vclient"
@@ -31,11 +32,11 @@ import (
 // Lease change, while the holder, failing to renew, still believes for up
 // to RetryPeriod + RenewDeadline of true time: client-go's doc comment
 // bounds the tolerated ratio of clock rates by LeaseDuration/RenewDeadline
-// (Timing.SafeAt). A slow clock delays a follower's takeover and a
+// (safeAt). A slow clock delays a follower's takeover and a
 // holder's fast-path renewals only. An offset changes nothing the elector
 // decides (it subtracts its own readings) and shows only in the times it
 // writes.
-func useClock(le LeaderElector, c *vclient.Candidate) error {
+func useClock(le leaderElector, c *vclient.Candidate) error {
 	k := c.Clock()
 	if !k.Skewed() {
 		return nil
@@ -58,4 +59,4 @@ func useClock(le LeaderElector, c *vclient.Candidate) error {
 // client-go's leaderelection.NewLeaderElector, where the node's clock is
 // skewed; call it before Run. It is the door for a client of your own to
 // the clock faults (the Clock profile); an unskewed clock changes nothing.
-func UseClock(le LeaderElector, c *vclient.Candidate) error { return useClock(le, c) }
+func UseClock(le *leaderelection.LeaderElector, c *vclient.Candidate) error { return useClock(le, c) }

@@ -25,20 +25,20 @@ func timingNamed(t *testing.T, name string) Timing {
 // (through client-go's own clock, vclient.Candidate.Clock) takes the
 // Lease over while the holder it cut off from the API server still
 // believes and writes, at client-go's default timing, which tolerates a
-// rate ratio of about LeaseDuration/RenewDeadline = 1.5 (SafeAt: not safe
+// rate ratio of about LeaseDuration/RenewDeadline = 1.5 (safeAt: not safe
 // at 2×). The same seeds with the drift taken out are clean: the fast
 // clock, not the partition, is what the sweep found.
 func TestClockFastTakeoverFound(t *testing.T) {
 	tm := timingNamed(t, "default")
-	if tm.SafeAt(k8ssweep.FastClockPPM) || !tm.Safe() {
+	if tm.safeAt(k8ssweep.FastClockPPM) || !tm.Safe() {
 		t.Fatalf("default timing: want safe at one rate and unsafe at 2x")
 	}
-	r := sweep(t, k8ssweep.Unfenced, Clock, []Timing{tm}, seeds(60), nil)
+	r := sweep(t, k8ssweep.Unfenced, "clock", []Timing{tm}, seeds(60), nil)
 	if len(r.failures) == 0 {
 		t.Fatalf("a fast clock at an unsafe timing: no seed failed in %d", r.sum.Seeds)
 	}
 	t.Logf("%d of %d seeds failed", len(r.failures), r.sum.Seeds)
-	gen := testGenerator(k8ssweep.Unfenced, Clock, []Timing{tm})
+	gen := testGenerator(k8ssweep.Unfenced, "clock", []Timing{tm})
 	var seedsFailed []uint64
 	props := map[string]int{}
 	for _, f := range r.failures {
@@ -71,12 +71,12 @@ func TestClockFastTakeoverFound(t *testing.T) {
 func TestClockSafeTimingClean(t *testing.T) {
 	var safe []Timing
 	for _, tm := range Timings {
-		if tm.SafeAt(k8ssweep.FastClockPPM) {
+		if tm.safeAt(k8ssweep.FastClockPPM) {
 			safe = append(safe, tm)
 		}
 	}
 	if len(safe) == 0 {
 		t.Fatal("no timing is safe at 2x")
 	}
-	sweep(t, k8ssweep.Unfenced, Clock, safe, seeds(60), nil).clean(t, "a fast clock at a timing safe for it")
+	sweep(t, k8ssweep.Unfenced, "clock", safe, seeds(60), nil).clean(t, "a fast clock at a timing safe for it")
 }

@@ -1,60 +1,53 @@
-// Package k8slease runs Kubernetes leader election — client-go's
-// LeaderElector from k8s.io/client-go, unmodified, with
-// resourcelock.LeaseLock — in virtual time (package vclient), against an
-// in-process API server that enforces resourceVersion optimistic
-// concurrency on every update (Server: Leases, ConfigMaps and Events, in
-// protobuf or JSON as the client asks, with patches, deletes and watches;
-// AcceptStale plants the fake clientset's missing check, JSONOnly a server
-// a default clientset cannot write to), and sweeps seeds over the three timing
-// parameters (Timings: client-go's 15 s / 10 s / 2 s, OpenShift's
-// 137 s / 107 s / 26 s, 60 s / 15 s / 5 s, tight ones) and fault
-// profiles (Profiles: none, latency within RenewDeadline, pauses at a
-// write, pauses at any request, partitions, 409 conflicts, contention,
-// clock, all), two to four candidates or up to seven.
+// Package k8slease sweeps a Kubernetes controller's leader election —
+// client-go's LeaderElector from k8s.io/client-go, unmodified, or a
+// controller of your own built on it — in virtual time (package vclient),
+// against an in-process API server that enforces resourceVersion
+// optimistic concurrency on every update (Leases, ConfigMaps and Events,
+// in protobuf or JSON as the client asks, with patches, deletes and
+// watches). A sweep draws seeds over the three timing parameters
+// (Timings: client-go's 15 s / 10 s / 2 s, OpenShift's 137 s / 107 s /
+// 26 s, 60 s / 15 s / 5 s, tight ones; or your controller's own Timing)
+// and a fault Profile ("none", "latency", "pause", "pause-any",
+// "partition", "conflict", "contention", "clock", "all"), two to four
+// candidates or up to seven.
 //
-// Elector is the user's program: the leader's work writes to a separate
-// store, each write guarded by IsLeader(). Unfenced (Unfenced), a leader
-// paused between that check and its write writes after the Lease moved
-// on — the zombie write client-go's documentation warns of; the sweep
-// finds it, shrinks and saves it, and the saved story tells it in
-// LeaseDuration / RenewDeadline / OnStoppedLeading terms. Fenced
-// (Fenced), every write carries the resourceVersion of the Lease update
-// that made its writer leader, and the store refuses a lower one: clean
-// under every fault, but for client-go's own belief outliving a slow
-// renewal's answer by up to RetryPeriod + RenewDeadline, which no token
-// changes — a warning where the writes are fenced (every target declares
-// the belief advisory), a violation where they are not. Naive (Naive,
-// Elector.WriteWithTermContext) writes under the context OnStartedLeading
-// gave it, as most controllers do: client-go cancels it as a paused leader
-// resumes, the client gives up on the held write, the API server applies
-// it — only the stores' log shows it, and the sweep judges that too.
-// UseJitter is the door to deterministic jitter for a client of your own,
-// UseClock to its clock faults.
-//
-// Your own controller. Sweep is the one sweep entry: it takes your
-// candidate program (SweepConfig.Client, a vclient.Client) and reads the
-// go test flags this package registers — -seeds, -profile, -save, and
-// -scenario to replay one saved file — so your module runs
+// Sweep is the one entry: it takes your candidate program
+// (SweepConfig.Client, a vclient.Client) and reads the go test flags this
+// package registers — -seeds, -profile, -save, and -scenario to replay one
+// saved file — so your module runs
 // go test -run TestMyElection -seeds 10000 -profile pause-any.
 // SweepConfig.Timing declares the parameters your controller runs with
-// when it reads none of the scenario's: no seed and no shrinker's edit
-// changes them. Regressions replays your package's testdata/regressions.
-// A saved failure's story is told from what ran. user_test.go is the
-// worked example, in package k8slease_test; this package's own sweeps and
-// package ctrlruntime's are users of the same entry.
+// when it reads none of the scenario's (Parameters reads them from a
+// Candidate): no seed and no shrinker's edit changes them. A failure is
+// shrunk and saved with a story told in LeaseDuration / RenewDeadline /
+// OnStoppedLeading terms (a zombie write: a leader paused between
+// IsLeader() and its write, writing after the Lease moved on).
+// Regressions replays your package's testdata/regressions;
+// ReplayScenario replays one file and says what it showed.
 //
-// With ReleaseOnCancel (Release, ReleaseFenced; their sweeps add a
-// graceful step-down, faults.Shutdown, to every seed) the elector clears
-// the Lease when its renew loop ends. Under pauses client-go v0.34–v0.37
-// then clears a new leader's Lease: tryRelease's Lock.Get refreshes the
-// resourceVersion the Update sends while IsLeader() reads the stale
-// observedRecord (docs/findings/client-go-release-clears-new-leader.md).
-// The saved story tells it; the patched variants
-// (ReleasePatched, ReleaseFencedPatched) run a copy of the package with
-// that one check fixed, linked into this package's tests only
-// (internal/clientgopatched, patched_test.go).
+// UseJitter points client-go's jitter at the run's seeded source, so a run
+// replays exactly; UseClock hands a candidate's skewed clock to its
+// elector (the "clock" profile). A controller that fences its writes takes
+// its token from the Leases it is answered with: Tokens, wrapping the
+// typed client given to its LeaseLock (TokenAcquired, TokenHeld,
+// TokenTransitions), or TokenTransport, wrapping the client's transport
+// where the lock is built out of reach (controller-runtime's manager).
+// user_test.go is the worked example, in package k8slease_test.
 //
-// Sweeps run as go test (a synctest bubble needs a *testing.T):
+// leasecheck's own sweeps of client-go's LeaderElector (Elector,
+// deprecated here; its implementations, profiles' draws, API server and
+// work loop live in internal/k8ssweep) find the zombie write unfenced,
+// and clean runs fenced — but for client-go's own belief outliving a slow
+// renewal's answer by up to RetryPeriod + RenewDeadline, a warning where
+// the writes are fenced. With ReleaseOnCancel under pauses, client-go
+// v0.34–v0.37 clears a new leader's Lease: tryRelease's Lock.Get
+// refreshes the resourceVersion the Update sends while IsLeader() reads
+// the stale observedRecord
+// (docs/findings/client-go-release-clears-new-leader.md); the patched
+// variants run a copy of the package with that one check fixed, linked
+// into this package's tests only (internal/clientgopatched,
+// patched_test.go). They run as go test (a synctest bubble needs a
+// *testing.T):
 //
 //	go test ./vclient/k8slease -run TestNoFaultsClean -seeds 10000
 //	go test ./vclient/k8slease -run TestLatencyClean -seeds 10000
@@ -70,14 +63,13 @@
 //	go test ./vclient/k8slease -run 'TestPauseAnywhere|TestPartitionsProfile|TestConflictsProfile|TestReplicas'
 //	go test ./vclient/k8slease -run TestMyController -v
 //
-// Index: server.go (the Lease API server), elector.go (Elector, the
-// fenced token), tokens.go (Tokens: the tokens users make), work.go (Work,
-// the leader's work loop, shared with package ctrlruntime),
-// tokentransport.go (TokenTransport, the fenced token read at a client's
-// transport), jitter.go (UseJitter: client-go's jitter pointed at the run's
-// seeded source), sweep.go (Target, Timings, Profiles, Generator),
-// story.go (FindZombieWrite, and the account of a failure in Kubernetes
-// terms that the saved story tells: electorNotes, userNotes), user.go (Sweep, SweepConfig, Regressions,
-// ReplayFile, the go test flags), names.go (Outcome, SweepTarget,
-// CampaignConfig: internal/campaign's types a sweep of your own names).
+// Index: user.go (Sweep, SweepConfig, SweepResult, Regressions,
+// ReplayScenario, the go test flags), sweep.go (Timing, Timings, Profile,
+// Profiles; the targets of leasecheck's own sweeps), tokens.go (Tokens:
+// the tokens users make), tokentransport.go (TokenTransport), jitter.go
+// (UseJitter), clock.go (UseClock), elector.go (Elector, leasecheck's own
+// program around client-go's elector), story.go (the account of a failure
+// in Kubernetes terms that the saved story tells: electorNotes,
+// userNotes), names.go (CampaignConfig: internal/campaign's type a sweep
+// of your own tunes), deprecated.go (the names that leave in v0.16.0).
 package k8slease

@@ -15,12 +15,14 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
+	utilptr "k8s.io/utils/ptr"
 
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/vclient"
 )
 
-// Elector is the user's program around client-go's LeaderElector, as a
-// vclient.Client: per candidate, a typed coordination/v1 client whose
+// Elector is leasecheck's own program around client-go's LeaderElector,
+// as a vclient.Client: per candidate, a typed coordination/v1 client whose
 // transport is the harness's (rest.Config.Timeout = RenewDeadline, as
 // kube-controller-manager and kube-scheduler configure their
 // leader-election client), a resourcelock.LeaseLock, and a LeaderElector
@@ -48,6 +50,10 @@ import (
 // of the context OnStartedLeading was given: client-go calls
 // OnStoppedLeading only after the release's round trips, while the work
 // stopped when its context ended.
+//
+// Deprecated: leasecheck's own (its sweeps of client-go's LeaderElector);
+// it leaves this package in v0.16.0. Sweep your own controller with
+// SweepConfig.Client.
 type Elector struct {
 	Fenced          bool
 	ReleaseOnCancel bool
@@ -73,19 +79,29 @@ type Elector struct {
 	New func(leaderelection.LeaderElectionConfig) (LeaderElector, error)
 }
 
-// LeaderElector is what the user's program uses of client-go's
-// *leaderelection.LeaderElector.
-type LeaderElector interface {
+// leaderElector is what Elector uses of client-go's
+// *leaderelection.LeaderElector (or of the patched copy its tests build).
+type leaderElector interface {
 	Run(ctx context.Context)
 	IsLeader() bool
 }
 
-func newClientGo(cfg leaderelection.LeaderElectionConfig) (LeaderElector, error) {
+// LeaderElector is what Elector uses of client-go's
+// *leaderelection.LeaderElector.
+//
+// Deprecated: leasecheck's own (Elector's); it leaves this package in
+// v0.16.0.
+type LeaderElector = leaderElector
+
+func newClientGo(cfg leaderelection.LeaderElectionConfig) (leaderElector, error) {
 	return leaderelection.NewLeaderElector(cfg)
 }
 
 // Use implements vclient.RandUser: client-go's jitter draws from the run's
 // seeded source.
+//
+// Deprecated: leasecheck's own (Elector's); it leaves this package in
+// v0.16.0.
 func (e *Elector) Use(r *rand.Rand) func() { return useJitter(r) }
 
 // Parameters returns the three parameters a candidate's elector runs with:
@@ -105,6 +121,9 @@ func Parameters(c *vclient.Candidate) (leaseDuration, renewDeadline, retryPeriod
 }
 
 // Start implements vclient.Client.
+//
+// Deprecated: leasecheck's own (Elector's); it leaves this package in
+// v0.16.0.
 func (e *Elector) Start(ctx context.Context, c *vclient.Candidate) {
 	ns, name := e.Namespace, e.Name
 	if ns == "" {
@@ -163,7 +182,7 @@ func (e *Elector) Start(ctx context.Context, c *vclient.Candidate) {
 		if build == nil {
 			build = newClientGo
 		}
-		var le LeaderElector
+		var le leaderElector
 		le, err = build(leaderelection.LeaderElectionConfig{
 			Lock:            lock,
 			LeaseDuration:   ld,
@@ -216,18 +235,18 @@ func (e *Elector) Start(ctx context.Context, c *vclient.Candidate) {
 
 type job struct {
 	ctx context.Context
-	le  LeaderElector
+	le  leaderElector
 	tok *Tokens
 }
 
-// work is the leader's side effect (Work), each write guarded by
+// work is the leader's side effect (k8ssweep.Work), each write guarded by
 // IsLeader() and, fenced, carrying the token of this candidate's grant.
-func (e *Elector) work(ctx context.Context, c *vclient.Candidate, le LeaderElector, tok *Tokens) {
-	o := WorkOptions{Leading: le.IsLeader, TermContext: e.WriteWithTermContext}
+func (e *Elector) work(ctx context.Context, c *vclient.Candidate, le leaderElector, tok *Tokens) {
+	o := k8ssweep.WorkOptions{Leading: le.IsLeader, TermContext: e.WriteWithTermContext}
 	if e.Fenced {
 		o.Fence = func() int64 { return tok.Token(e.Token) }
 	}
-	Work(ctx, c, o)
+	k8ssweep.Work(ctx, c, o)
 }
 
 // releaseWatch tells, in the trace, what a ReleaseOnCancel elector knew
@@ -239,7 +258,7 @@ func (e *Elector) work(ctx context.Context, c *vclient.Candidate, le LeaderElect
 type releaseWatch struct {
 	c  *vclient.Candidate
 	mu sync.Mutex
-	le LeaderElector
+	le leaderElector
 	// The last Lease a Get returned.
 	holder, rv string
 	got        bool
@@ -248,12 +267,12 @@ type releaseWatch struct {
 func (w *releaseWatch) read(l *coordinationv1.Lease) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.holder, w.rv, w.got = deref(l.Spec.HolderIdentity), l.ResourceVersion, true
+	w.holder, w.rv, w.got = utilptr.Deref(l.Spec.HolderIdentity, ""), l.ResourceVersion, true
 }
 
 // releasing traces an Update that clears the holder: client-go's release.
 func (w *releaseWatch) releasing(l *coordinationv1.Lease) {
-	if l == nil || deref(l.Spec.HolderIdentity) != "" {
+	if l == nil || utilptr.Deref(l.Spec.HolderIdentity, "") != "" {
 		return
 	}
 	w.mu.Lock()

@@ -45,7 +45,7 @@ func TestPauseAnywhere(t *testing.T) {
 		// write after it resumes goes out before its held renewal is
 		// refused).
 		at := &struck{kind: "pause", what: "to the lease server"}
-		cfg := ownConfig(tg, PauseAnywhere, Timings[:1], seeds(200), func(c *campaign.Config) {
+		cfg := ownConfig(tg, "pause-any", Timings[:1], seeds(200), func(c *campaign.Config) {
 			c.FailFast = true
 			at.count(c)
 			inner := c.Scenario
@@ -69,7 +69,7 @@ func TestPauseAnywhere(t *testing.T) {
 			t.Fatal(err)
 		}
 		at := &struck{kind: "pause", what: "to the lease server"}
-		cfg := ownConfig(tg, PauseAnywhere, safeTimings(), seeds(100), at.count)
+		cfg := ownConfig(tg, "pause-any", safeTimings(), seeds(100), at.count)
 		cfg.Want = WantClean
 		Sweep(t, cfg)
 		if at.n == 0 {
@@ -90,7 +90,7 @@ func TestPartitionsProfile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := ownConfig(tg, Partitions, []Timing{Timings[5]}, seeds(200), func(c *campaign.Config) { c.FailFast = true })
+		cfg := ownConfig(tg, "partition", []Timing{Timings[5]}, seeds(200), func(c *campaign.Config) { c.FailFast = true })
 		cfg.Want = WantViolation
 		Sweep(t, cfg)
 	})
@@ -100,7 +100,7 @@ func TestPartitionsProfile(t *testing.T) {
 			t.Fatal(err)
 		}
 		cut := &struck{kind: "partition"}
-		cfg := ownConfig(tg, Partitions, safeTimings(), seeds(100), cut.count)
+		cfg := ownConfig(tg, "partition", safeTimings(), seeds(100), cut.count)
 		cfg.Want = WantClean
 		Sweep(t, cfg)
 		if cut.n == 0 {
@@ -121,7 +121,7 @@ func TestConflictsProfile(t *testing.T) {
 			t.Fatal(err)
 		}
 		refused := &struck{kind: "conflict", what: "409 Conflict"}
-		cfg := ownConfig(tg, Conflicts, safeTimings(), seeds(100), refused.count)
+		cfg := ownConfig(tg, "conflict", safeTimings(), seeds(100), refused.count)
 		cfg.Want = WantClean
 		Sweep(t, cfg)
 		if refused.n == 0 {
@@ -134,7 +134,7 @@ func TestConflictsProfile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := ownConfig(tg, Conflicts, Timings[:1], seeds(200), func(c *campaign.Config) { c.FailFast = true })
+		cfg := ownConfig(tg, "conflict", Timings[:1], seeds(200), func(c *campaign.Config) { c.FailFast = true })
 		cfg.Want = WantViolation
 		Sweep(t, cfg)
 	})
@@ -146,7 +146,7 @@ func TestConflictsProfile(t *testing.T) {
 func TestReplicas(t *testing.T) {
 	cfg := SweepConfig{Name: k8ssweep.Unfenced, Client: &Elector{}, MinReplicas: 2, MaxReplicas: 7}
 	seen := map[int]bool{}
-	gen := cfg.generator(t, Pauses)
+	gen := cfg.generator(t, "pause")
 	for seed := uint64(1); seed <= 200; seed++ {
 		n := len(gen(seed).Holders)
 		if n < 2 || n > 7 {
@@ -163,7 +163,7 @@ func TestReplicas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := ownConfig(tg, Pauses, Timings[:1], seeds(50), func(c *campaign.Config) {
+			cfg := ownConfig(tg, "pause", Timings[:1], seeds(50), func(c *campaign.Config) {
 				c.FailFast = impl == k8ssweep.Unfenced
 				inner := c.Scenario
 				c.Scenario = func(seed uint64) *scenario.Scenario {

@@ -20,7 +20,7 @@ import (
 // alone would have passed (-seeds 1000 for the figures).
 func TestNaiveWriteCaught(t *testing.T) {
 	var stale, caught, clientOnly, missedByClient int
-	r := sweep(t, k8ssweep.Naive, Pauses, Timings[:1], seeds(100), func(c *campaign.Config) {
+	r := sweep(t, k8ssweep.Naive, "pause", Timings[:1], seeds(100), func(c *campaign.Config) {
 		c.Save = campaign.SaveOptions{}
 		c.OnOutcome = func(seed uint64, o *campaign.Outcome) error {
 			if o.Store == nil {

@@ -3,27 +3,24 @@ package k8slease
 import "github.com/leasecheck/leasecheck/internal/campaign"
 
 // A sweep is run, judged and saved by internal/campaign, which a module
-// outside leasecheck cannot import. The three of its types a user writes
-// down in a sweep of their own are named here, each an alias (the same
-// type, not a copy): an Outcome in a SweepConfig.Story or an OnOutcome,
-// and in what FindZombieWrite and ReplayFile take and return; a
-// SweepTarget in what SweepConfig.Target returns and ReplayFile takes; a
-// CampaignConfig in a SweepConfig.Configure. The rest of what a sweep
-// returns (SweepResult's Summary and Failures) is read through its fields
-// and methods, without naming its type.
-
-// Outcome is one seed's run judged on every property: the execution (its
-// Scenario, History, Store) and the verdicts (Failed, Violated, Warned;
-// Check, StoreCheck, Findings, Warnings).
-type Outcome = campaign.Outcome
+// outside leasecheck cannot import. CampaignConfig names the campaign a
+// SweepConfig.Configure tunes. What a sweep returns is read through
+// SweepResult's fields (its Summary and Failures) and Replay's.
 
 // CampaignConfig is the campaign a sweep runs, handed to
 // SweepConfig.Configure before it starts: its save limits (Save.Max),
-// FailFast, an OnOutcome or OnFailure of your own (the sweep's own run
-// first).
+// FailFast, the seeds it runs (Seeds, First), where it saves (Save.Dir).
 type CampaignConfig = campaign.Config
 
-// SweepTarget runs one scenario for a sweep: what SweepConfig.Target
-// returns and ReplayFile replays against. A *vclient.Target is one; so is
-// a type of your own whose Run wraps one (returning a *vclient.Execution).
+// Outcome is one seed's run judged on every property.
+//
+// Deprecated: read a failing seed through SweepResult.Failures, a replayed
+// file through ReplayScenario's Replay; the name leaves this package in
+// v0.16.0.
+type Outcome = campaign.Outcome
+
+// SweepTarget runs one scenario for a sweep.
+//
+// Deprecated: ReplayScenario and Regressions take your SweepConfig; the
+// name leaves this package in v0.16.0.
 type SweepTarget = campaign.Target

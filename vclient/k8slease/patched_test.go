@@ -13,7 +13,7 @@ import (
 // and nowhere else.
 func init() { patchedElector = newPatched }
 
-func newPatched(cfg leaderelection.LeaderElectionConfig) (LeaderElector, error) {
+func newPatched(cfg leaderelection.LeaderElectionConfig) (leaderElector, error) {
 	if cfg.WatchDog != nil {
 		panic("k8slease: the patched elector takes no WatchDog") // the Elector sets none
 	}

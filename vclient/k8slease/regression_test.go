@@ -81,11 +81,11 @@ func TestFencedRefusesTheZombieWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unfenced, err := Replay(t, "testdata/regressions/zombie-write.scenario.json")
+	unfenced, err := replayOwn(t, "testdata/regressions/zombie-write.scenario.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	z := FindZombieWrite(unfenced)
+	z := k8ssweep.FindZombieWrite(unfenced)
 	if z == nil {
 		t.Fatal("the saved scenario shows no zombie write")
 	}
@@ -101,7 +101,7 @@ func TestFencedRefusesTheZombieWrite(t *testing.T) {
 	if err := sc.Save(filepath.Join(dir, "fenced.scenario.json")); err != nil {
 		t.Fatal(err)
 	}
-	o, err := Replay(t, filepath.Join(dir, "fenced.scenario.json"))
+	o, err := replayOwn(t, filepath.Join(dir, "fenced.scenario.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestNotesCiteTheHistory(t *testing.T) {
 		t.Fatalf("no regressions: %v", err)
 	}
 	for _, f := range files {
-		o, err := Replay(t, f)
+		o, err := replayOwn(t, f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ import (
 func TestReleaseSweep(t *testing.T) {
 	n := seeds(100)
 	began := time.Now()
-	r := sweep(t, k8ssweep.ReleaseFenced, Pauses, safeTimings(), n, func(c *campaign.Config) {
+	r := sweep(t, k8ssweep.ReleaseFenced, "pause", safeTimings(), n, func(c *campaign.Config) {
 		if *saveFlag != "" { // -save DIR: the first failure, shrunk, with its page and story
 			c.Save.Dir, c.Save.Max = *saveFlag, 1
 		}
@@ -47,7 +47,7 @@ func TestReleaseSweep(t *testing.T) {
 	}
 	t.Logf("%s, pause profile, %d seeds: %d failing, each a release of another's Lease (%v)", k8ssweep.ReleaseFenced, n, len(r.failures), unpatched.Round(time.Second))
 	began = time.Now()
-	p := sweep(t, k8ssweep.ReleaseFencedPatched, Pauses, safeTimings(), n, nil)
+	p := sweep(t, k8ssweep.ReleaseFencedPatched, "pause", safeTimings(), n, nil)
 	p.clean(t, k8ssweep.ReleaseFencedPatched+", pause profile")
 	t.Logf("%s, pause profile, %d seeds: %d failing (%v)", k8ssweep.ReleaseFencedPatched, n, len(p.failures), time.Since(began).Round(time.Second))
 }
@@ -67,9 +67,9 @@ func TestStepDownClean(t *testing.T) {
 	}
 	rows := []row{
 		{k8ssweep.Fenced, Profiles},
-		{k8ssweep.Unfenced, []Profile{NoFaults, Latency}},
-		{k8ssweep.Release, []Profile{NoFaults, Latency}},
-		{k8ssweep.ReleaseFenced, []Profile{NoFaults, Latency}},
+		{k8ssweep.Unfenced, []Profile{"none", "latency"}},
+		{k8ssweep.Release, []Profile{"none", "latency"}},
+		{k8ssweep.ReleaseFenced, []Profile{"none", "latency"}},
 		{k8ssweep.ReleaseFencedPatched, Profiles},
 	}
 	n := seeds(40)
@@ -106,7 +106,7 @@ const releaseScenario = "testdata/regressions/release-clears-new-leader.scenario
 // Update sent the resourceVersion just read. The same scenario on the
 // patched tryRelease releases nothing of another's and violates nothing.
 func TestReleaseClearsNewLeader(t *testing.T) {
-	o, err := Replay(t, releaseScenario)
+	o, err := replayOwn(t, releaseScenario)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestReleaseClearsNewLeader(t *testing.T) {
 	if err := sc.Save(file); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Replay(t, file)
+	p, err := replayOwn(t, file)
 	if err != nil {
 		t.Fatal(err)
 	}

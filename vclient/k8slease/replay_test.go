@@ -28,7 +28,7 @@ func TestReplayRate(t *testing.T) {
 			n = 2 // the race detector's run: the harness raced, not the rate
 		}
 	}
-	for _, p := range []Profile{Pauses, All} {
+	for _, p := range []Profile{"pause", "all"} {
 		dir := t.TempDir()
 		r := sweep(t, k8ssweep.Unfenced, p, nil, 50*n, func(c *campaign.Config) {
 			c.Save.Dir, c.Save.Max = dir, n
@@ -47,7 +47,7 @@ func TestReplayRate(t *testing.T) {
 		began := time.Now()
 		same := 0
 		for _, s := range saved[:n] {
-			o, err := Replay(t, s.Scenario)
+			o, err := replayOwn(t, s.Scenario)
 			if err != nil {
 				t.Fatal(err)
 			}

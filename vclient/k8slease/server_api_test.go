@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	utilptr "k8s.io/utils/ptr"
 )
 
 // clientset is a clientset as kubernetes.NewForConfig makes it — its
@@ -63,7 +65,7 @@ func TestServerSpeaksProtobufAndJSON(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			d := &direct{s: NewServer()}
+			d := &direct{s: k8ssweep.NewServer()}
 			rec := &recordingRT{d: d}
 			cs := clientset(t, rec, ct)
 			leasesC := cs.CoordinationV1().Leases("default")
@@ -89,7 +91,7 @@ func TestServerSpeaksProtobufAndJSON(t *testing.T) {
 				t.Errorf("update from a stale copy: %v, want Conflict", err)
 			}
 			patched, err := leasesC.Patch(ctx, "l", types.MergePatchType, []byte(`{"spec":{"holderIdentity":"c"}}`), metav1.PatchOptions{})
-			if err != nil || deref(patched.Spec.HolderIdentity) != "c" {
+			if err != nil || utilptr.Deref(patched.Spec.HolderIdentity, "") != "c" {
 				t.Fatalf("merge patch: %v, %v", patched, err)
 			}
 			stale := `{"metadata":{"resourceVersion":"` + updated.ResourceVersion + `"},"spec":{"holderIdentity":"d"}}`
@@ -100,7 +102,7 @@ func TestServerSpeaksProtobufAndJSON(t *testing.T) {
 				t.Errorf("strategic merge patch: %v", err)
 			}
 			jp, err := leasesC.Patch(ctx, "l", types.JSONPatchType, []byte(`[{"op":"replace","path":"/spec/holderIdentity","value":"e"}]`), metav1.PatchOptions{})
-			if err != nil || deref(jp.Spec.HolderIdentity) != "e" || *jp.Spec.LeaseTransitions != 3 {
+			if err != nil || utilptr.Deref(jp.Spec.HolderIdentity, "") != "e" || *jp.Spec.LeaseTransitions != 3 {
 				t.Errorf("json patch: %+v, %v", jp, err)
 			}
 			list, err := leasesC.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=l"})
@@ -125,7 +127,7 @@ func TestServerSpeaksProtobufAndJSON(t *testing.T) {
 					if !ok {
 						t.Fatalf("watch event %s of a %T: %+v", ev.Type, ev.Object, ev.Object)
 					}
-					got = append(got, string(ev.Type)+":"+deref(l.Spec.HolderIdentity))
+					got = append(got, string(ev.Type)+":"+utilptr.Deref(l.Spec.HolderIdentity, ""))
 				case <-ctx.Done():
 					t.Fatalf("watch: %v after %v", ctx.Err(), got)
 				}

@@ -24,7 +24,7 @@ import (
 // direct serves client-go's requests with the Server at once, outside
 // the harness: the store's own contract, through client-go's own client.
 type direct struct {
-	s   *Server
+	s   *k8ssweep.Server
 	now int64
 	ops []*model.Op
 }
@@ -67,7 +67,7 @@ func lease(holder string, seconds int32) *coordinationv1.Lease {
 func TestServerRefusesStaleUpdate(t *testing.T) {
 	ctx := context.Background()
 	for _, stale := range []bool{false, true} {
-		d := &direct{s: NewServer()}
+		d := &direct{s: k8ssweep.NewServer()}
 		d.s.AcceptStale = stale
 		l := leases(t, d)
 		if _, err := l.Get(ctx, "l", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -118,7 +118,7 @@ func TestServerRefusesStaleUpdate(t *testing.T) {
 // correct store on the same seeds: no violation.
 func TestAcceptStaleCaughtAsDoubleLeader(t *testing.T) {
 	n := seeds(300)
-	bug := sweep(t, k8ssweep.AcceptStale, Contention, safeTimings(), n, func(c *campaign.Config) { c.FailFast = true })
+	bug := sweep(t, k8ssweep.AcceptStale, "contention", safeTimings(), n, func(c *campaign.Config) { c.FailFast = true })
 	if len(bug.failures) == 0 {
 		t.Fatalf("the planted bug (stale updates accepted) was not caught in %d seeds", n)
 	}
@@ -132,5 +132,5 @@ func TestAcceptStaleCaughtAsDoubleLeader(t *testing.T) {
 	campaign.WriteOutcome(&b, f.Outcome)
 	t.Logf("caught at seed %d:\n%s", f.Seed, b.String())
 	// The correct store on the same seeds: clean.
-	sweep(t, k8ssweep.Unfenced, Contention, safeTimings(), n, nil).clean(t, "the correct store, same seeds")
+	sweep(t, k8ssweep.Unfenced, "contention", safeTimings(), n, nil).clean(t, "the correct store, same seeds")
 }

@@ -23,9 +23,9 @@ func TestNothingSilentlyGreen(t *testing.T) {
 	run := func(jsonOnly bool) *campaign.Summary {
 		tg := &vclient.Target{T: t, Name: "vclient:k8slease-protobuf", Client: &Elector{ContentType: runtime.ContentTypeProtobuf},
 			Options: vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
-				Server: func() vclient.Server { s := NewServer(); s.JSONOnly = jsonOnly; return s }}}
-		sum, err := campaign.Run(context.Background(), campaign.Config{Target: tg, Scenario: testGenerator(k8ssweep.Unfenced, NoFaults, Timings[:1]),
-			Kinds: NoFaults.Kinds(), Seeds: seeds(10), First: 1, Workers: 2})
+				Server: func() vclient.Server { s := k8ssweep.NewServer(); s.JSONOnly = jsonOnly; return s }}}
+		sum, err := campaign.Run(context.Background(), campaign.Config{Target: tg, Scenario: testGenerator(k8ssweep.Unfenced, "none", Timings[:1]),
+			Kinds: Profile("none").Kinds(), Seeds: seeds(10), First: 1, Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,84 +10,6 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// ZombieWrite is a write the resource accepted from a leader after the
-// Lease had moved on to another: what a write guarded only by IsLeader()
-// lets through.
-type ZombieWrite struct {
-	// Write is the write; Grant the acquire of the holder that took over
-	// before it; LastRenew the writer's last successful renewal or acquire
-	// before that grant.
-	Write, Grant, LastRenew *model.Op
-	// Paused is the writer's pause that held the write, when one did.
-	Paused *model.FaultRecord
-	// Stopped is when the writer's OnStoppedLeading came (-1: not before
-	// the run ended).
-	Stopped int64
-}
-
-// FindZombieWrite returns the first zombie write of a history, or nil. It
-// reads the history only (a fence-less history's ops, as the Lease store
-// and the resource applied them); the checker's single-writer-per-fence
-// is what judges it.
-func FindZombieWrite(o *Outcome) *ZombieWrite {
-	h := o.History
-	var grant *model.Op
-	last := map[string]*model.Op{}
-	ops := make([]*model.Op, len(h.Ops))
-	for i := range h.Ops {
-		ops[i] = &h.Ops[i]
-	}
-	// In the order the stores applied them.
-	byAt := make([]*model.Op, 0, len(ops))
-	for _, op := range ops {
-		if op.HasAt {
-			byAt = append(byAt, op)
-		}
-	}
-	sortByAt(byAt)
-	for _, op := range byAt {
-		if !op.OK {
-			continue
-		}
-		switch op.Kind {
-		case model.Acquire:
-			grant = op
-			last[op.Owner] = op
-		case model.Renew:
-			last[op.Owner] = op
-		case model.Write:
-			if grant != nil && grant.Owner != op.Owner {
-				z := &ZombieWrite{Write: op, Grant: grant, LastRenew: last[op.Owner], Stopped: -1}
-				proc := strings.TrimSuffix(op.Process, "/work")
-				for i := range h.Faults {
-					f := &h.Faults[i]
-					if f.Kind == "pause" && f.Target == proc && f.Start <= op.Call && f.End >= op.Call {
-						z.Paused = f
-					}
-				}
-				if o.Sim != nil {
-					for _, e := range o.Sim.Trace {
-						if e.Node == proc && e.What == "gave-up" && e.T >= op.Call {
-							z.Stopped = e.T
-							break
-						}
-					}
-				}
-				return z
-			}
-		}
-	}
-	return nil
-}
-
-func sortByAt(ops []*model.Op) {
-	for i := 1; i < len(ops); i++ { // insertion sort: stable, and histories are nearly sorted
-		for j := i; j > 0 && ops[j].At < ops[j-1].At; j-- {
-			ops[j], ops[j-1] = ops[j-1], ops[j]
-		}
-	}
-}
-
 func secs(ms int64) string {
 	if ms%1000 == 0 {
 		return fmt.Sprintf("%ds", ms/1000)
@@ -98,7 +20,7 @@ func secs(ms int64) string {
 // electorNotes is the account of a failure of this package's own Elector
 // (Target's implementations) in Kubernetes terms: what ran, the zombie
 // write or the release of another's Lease it finds, and what closes it.
-func electorNotes(o *Outcome) *campaign.DomainNotes {
+func electorNotes(o *campaign.Outcome) *campaign.DomainNotes {
 	sc := o.Scenario
 	rd, rp := storyTiming(o)
 	v := voice{
@@ -186,11 +108,11 @@ func userNotes(o *campaign.Outcome, cfg *SweepConfig, t *testing.T) *campaign.Do
 	return zombieNotes(o, v)
 }
 
-// zombieNotes tells a zombie write (FindZombieWrite) in v's voice.
+// zombieNotes tells a zombie write (k8ssweep.FindZombieWrite) in v's voice.
 func zombieNotes(o *campaign.Outcome, v voice) *campaign.DomainNotes {
 	sc := o.Scenario
 	n := &campaign.DomainNotes{Heading: "Kubernetes", Setup: v.intro, Keep: v.keep}
-	z := FindZombieWrite(o)
+	z := k8ssweep.FindZombieWrite(o)
 	if z == nil {
 		n.Cause = []string{"No write reached the store from a leader the Lease had moved on from; see the violations above."}
 		return n
@@ -254,7 +176,7 @@ type foreignRelease struct {
 // findForeignRelease returns the first release in a history from a
 // candidate that did not hold the Lease, or nil: the ops in the order the
 // store applied them.
-func findForeignRelease(o *Outcome) *foreignRelease {
+func findForeignRelease(o *campaign.Outcome) *foreignRelease {
 	h := o.History
 	var byAt []*model.Op
 	for i := range h.Ops {
@@ -262,7 +184,7 @@ func findForeignRelease(o *Outcome) *foreignRelease {
 			byAt = append(byAt, &h.Ops[i])
 		}
 	}
-	sortByAt(byAt)
+	k8ssweep.SortByAt(byAt)
 	var holder, freed *model.Op
 	last := map[string]*model.Op{}
 	var fr *foreignRelease

@@ -15,7 +15,7 @@ import (
 
 // patchedElector builds an elector from the patched copy of client-go's
 // package; set by this package's tests.
-var patchedElector func(leaderelection.LeaderElectionConfig) (LeaderElector, error)
+var patchedElector func(leaderelection.LeaderElectionConfig) (leaderElector, error)
 
 func releases(impl string) bool { return k8ssweep.Releases(impl) }
 
@@ -49,10 +49,10 @@ func target(t *testing.T, impl string) (*vclient.Target, error) {
 		stale := impl == k8ssweep.AcceptStale
 		tg.Client = &Elector{}
 		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
-			Server: func() vclient.Server { s := NewServer(); s.AcceptStale = stale; return s }}
+			Server: func() vclient.Server { s := k8ssweep.NewServer(); s.AcceptStale = stale; return s }}
 	case k8ssweep.Naive:
 		tg.Client = &Elector{WriteWithTermContext: true}
-		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true, Server: func() vclient.Server { return NewServer() }}
+		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true, Server: func() vclient.Server { return k8ssweep.NewServer() }}
 	case k8ssweep.Fenced, k8ssweep.FencedHeld, k8ssweep.FencedTransitions, k8ssweep.Release, k8ssweep.ReleaseFenced, k8ssweep.ReleasePatched, k8ssweep.ReleaseFencedPatched:
 		e := &Elector{Fenced: isFenced(impl), ReleaseOnCancel: releases(impl)}
 		if impl == k8ssweep.ReleasePatched || impl == k8ssweep.ReleaseFencedPatched {
@@ -70,10 +70,10 @@ func target(t *testing.T, impl string) (*vclient.Target, error) {
 				tokens = model.GrantTokens
 			}
 			tg.Options = vclient.Options{Fenced: true, Fences: model.Increasing, Tokens: tokens, AdvisoryBelief: true,
-				Server: func() vclient.Server { s := NewServer(); s.Fenced = true; return s }}
+				Server: func() vclient.Server { s := k8ssweep.NewServer(); s.Fenced = true; return s }}
 		} else {
 			tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
-				Server: func() vclient.Server { return NewServer() }}
+				Server: func() vclient.Server { return k8ssweep.NewServer() }}
 		}
 	default:
 		return nil, fmt.Errorf("implementation %q: want %s", impl, strings.Join([]string{k8ssweep.Unfenced, k8ssweep.Naive, k8ssweep.Fenced, k8ssweep.FencedHeld, k8ssweep.FencedTransitions, k8ssweep.AcceptStale, k8ssweep.Release, k8ssweep.ReleaseFenced, k8ssweep.ReleasePatched, k8ssweep.ReleaseFencedPatched}, ", "))
@@ -108,66 +108,70 @@ var Timings = []Timing{
 // so RetryPeriod + RenewDeadline must not exceed LeaseDuration. client-go
 // checks only LeaseDuration > RenewDeadline > 1.2·RetryPeriod: tight-2s
 // (2 s / 1.5 s / 1 s) passes its check and is not safe.
-func (t Timing) Safe() bool { return t.SafeAt(0) }
+func (t Timing) Safe() bool { return t.safeAt(0) }
 
-// SafeAt is Safe where a candidate's clock runs ppm parts per million
+// safeAt is Safe where a candidate's clock runs ppm parts per million
 // fast: a follower's LeaseDuration then passes in LeaseDuration/(1+ppm/10⁶)
 // of true time, while a holder that cannot renew believes for up to
 // RetryPeriod + RenewDeadline of true time (client-go's renew deadline is
 // a context timeout, not its clock). client-go's doc comment puts the
 // tolerated ratio of clock rates at about LeaseDuration/RenewDeadline;
 // this is that bound with the holder's RetryPeriod counted.
-func (t Timing) SafeAt(ppm int64) bool {
+func (t Timing) safeAt(ppm int64) bool {
 	return (t.RetryPeriod+t.RenewDeadline)*(1_000_000+ppm) <= t.LeaseDuration*1_000_000
 }
 
-// Profile is a sweep's fault class.
+// Profile is a sweep's fault class, by the name -profile takes:
+//
+//   - "none": no fault; a quiet network (0-5 ms a leg).
+//   - "latency": API calls slowed, every round trip still inside
+//     RenewDeadline (a delay fault per candidate, up to RenewDeadline
+//     minus the network's own).
+//   - "pause": candidates paused (a GC pause, a throttled container)
+//     between a leadership check and a write, for up to two
+//     LeaseDurations.
+//   - "pause-any": pauses that strike at any request a candidate sends,
+//     not only at a write: one in two at its next request to the API
+//     server after the pause's time (in its renew loop, between a Get and
+//     an Update, in its informer), the others at its next write.
+//   - "partition": one or two candidates cut off from the API server (each
+//     request lost, or applied with its answer lost) for up to two
+//     LeaseDurations.
+//   - "conflict": the API server answers 409 Conflict, applying nothing,
+//     to every update of one or two candidates for a while — the answer a
+//     stale resourceVersion gets — and a pause strikes at a write.
+//   - "contention": latency within RenewDeadline on every candidate and
+//     one candidate crashed (and restarted): the followers race for a
+//     Lease whose holder died, with reads and writes far apart — where a
+//     store without resourceVersion checks lets two of them win.
+//   - "clock": one candidate's clock runs twice as fast from the start
+//     while another is cut off from the API server (a partition) for up
+//     to two LeaseDurations: the one whose renewals stop landing still
+//     believes for RenewDeadline, the fast one's LeaseDuration runs out
+//     early (UseClock).
+//   - "all": pauses, latency beyond RenewDeadline, partitions from the
+//     API server, the API server down, crashes with and without a restart
+//     under the same identity.
 type Profile string
 
-const (
-	// NoFaults: no fault; a quiet network (0-5 ms a leg).
-	NoFaults Profile = "none"
-	// Latency: API calls slowed, every round trip still inside
-	// RenewDeadline (a delay fault per candidate, up to RenewDeadline
-	// minus the network's own).
-	Latency Profile = "latency"
-	// Pauses: candidates paused (a GC pause, a throttled container)
-	// between a leadership check and a write, for up to two
-	// LeaseDurations.
-	Pauses Profile = "pause"
-	// Contention: latency within RenewDeadline on every candidate and one
-	// candidate crashed (and restarted): the followers race for a Lease
-	// whose holder died, with reads and writes far apart — where a store
-	// without resourceVersion checks lets two of them win.
-	Contention Profile = "contention"
-	// Clock: one candidate's clock runs fast from the start (FastClockPPM)
-	// while another is cut off from the API server (a partition) for up to
-	// two LeaseDurations: the one whose renewals stop landing still
-	// believes for RenewDeadline, the fast one's LeaseDuration runs out
-	// early (Timing.SafeAt).
-	Clock Profile = "clock"
-	// All: pauses, latency beyond RenewDeadline, partitions from the API
-	// server, the API server down, crashes with and without a restart
-	// under the same identity.
-	All Profile = "all"
-	// PauseAnywhere: pauses that strike at any request a candidate sends,
-	// not only at a write: one in two at its next request to the API
-	// server after the pause's time (faults.Fault.Peer "coordinator": in
-	// its renew loop, between a Get and an Update, in its informer), the
-	// others at its next write.
-	PauseAnywhere Profile = "pause-any"
-	// Partitions: one or two candidates cut off from the API server (each
-	// request lost, or applied with its answer lost) for up to two
-	// LeaseDurations.
-	Partitions Profile = "partition"
-	// Conflicts: the API server answers 409 Conflict, applying nothing, to
-	// every update of one or two candidates for a while — the answer a
-	// stale resourceVersion gets — and a pause strikes at a write.
-	Conflicts Profile = "conflict"
-)
-
 // Profiles lists them.
-var Profiles = []Profile{NoFaults, Latency, Pauses, Contention, Clock, All, PauseAnywhere, Partitions, Conflicts}
+var Profiles = []Profile{"none", "latency", "pause", "contention", "clock", "all", "pause-any", "partition", "conflict"}
+
+// The profiles by name, each the Profile of that name.
+//
+// Deprecated: name the profile (Profile's doc lists them; ParseProfile
+// checks one), as the -profile flag does.
+const (
+	NoFaults      Profile = "none"
+	Latency       Profile = "latency"
+	Pauses        Profile = "pause"
+	Contention    Profile = "contention"
+	Clock         Profile = "clock"
+	All           Profile = "all"
+	PauseAnywhere Profile = "pause-any"
+	Partitions    Profile = "partition"
+	Conflicts     Profile = "conflict"
+)
 
 // ParseProfile reads a profile name.
 func ParseProfile(s string) (Profile, error) {

@@ -86,14 +86,14 @@ func safeTimings() []Timing {
 // at a time, on every timing (the issue: zero violations over 10^4 seeds,
 // go test ./vclient/k8slease -run TestNoFaultsClean -seeds 10000).
 func TestNoFaultsClean(t *testing.T) {
-	sweep(t, k8ssweep.Unfenced, NoFaults, nil, seeds(100), nil).clean(t, "no faults")
+	sweep(t, k8ssweep.Unfenced, "none", nil, seeds(100), nil).clean(t, "no faults")
 }
 
 // TestLatencyClean: API latency within RenewDeadline, on every timing
 // whose RetryPeriod + RenewDeadline fits in LeaseDuration, causes no
 // violation (-seeds 10000 for the issue's claim).
 func TestLatencyClean(t *testing.T) {
-	sweep(t, k8ssweep.Unfenced, Latency, safeTimings(), seeds(100), nil).clean(t, "latency within RenewDeadline")
+	sweep(t, k8ssweep.Unfenced, "latency", safeTimings(), seeds(100), nil).clean(t, "latency within RenewDeadline")
 }
 
 // TestLatencyUnsafeTiming: the same latency on a timing client-go accepts
@@ -105,7 +105,7 @@ func TestLatencyUnsafeTiming(t *testing.T) {
 	if edge[0].Safe() {
 		t.Fatalf("%+v is safe", edge[0])
 	}
-	r := sweep(t, k8ssweep.Unfenced, Latency, edge, seeds(200), func(c *campaign.Config) { c.FailFast = true })
+	r := sweep(t, k8ssweep.Unfenced, "latency", edge, seeds(200), func(c *campaign.Config) { c.FailFast = true })
 	if len(r.failures) == 0 {
 		t.Fatalf("no violation in %d seeds of latency within RenewDeadline at %+v", r.sum.Seeds, edge[0])
 	}
@@ -125,7 +125,7 @@ func TestLatencyUnsafeTiming(t *testing.T) {
 // a warning (runprop): each one must be of that kind, and is counted.
 func TestFencedClean(t *testing.T) {
 	var warned []*campaign.Outcome
-	r := sweep(t, k8ssweep.Fenced, All, safeTimings(), seeds(100), func(c *campaign.Config) {
+	r := sweep(t, k8ssweep.Fenced, "all", safeTimings(), seeds(100), func(c *campaign.Config) {
 		c.OnOutcome = func(_ uint64, o *campaign.Outcome) error {
 			if len(o.Warnings) > 0 {
 				warned = append(warned, o)
@@ -207,9 +207,9 @@ func TestReplay(t *testing.T) {
 	Sweep(t, ownConfig(tg, "", nil, 0, nil)) // with -scenario, Sweep replays the file
 }
 
-// Replay runs a saved scenario against the implementation it records and
+// replayOwn runs a saved scenario against the implementation it records and
 // judges it.
-func Replay(t *testing.T, file string) (*campaign.Outcome, error) {
+func replayOwn(t *testing.T, file string) (*campaign.Outcome, error) {
 	sc, err := scenario.Load(file)
 	if err != nil {
 		return nil, err
@@ -218,7 +218,7 @@ func Replay(t *testing.T, file string) (*campaign.Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	return ReplayFile(telling(tg, electorNotes), file)
+	return k8ssweep.ReplayFile(telling(tg, electorNotes), file)
 }
 
 // testGenerator is the scenario of each seed of leasecheck's own sweep of
@@ -228,7 +228,7 @@ func testGenerator(impl string, p Profile, timings []Timing) func(seed uint64) *
 }
 
 // Every profile the door names is one internal/k8ssweep's generator knows
-// (the two name them apart): each but NoFaults draws faults, none twice.
+// (the two name them apart): each but "none" draws faults, none twice.
 func TestProfilesKnownToTheGenerator(t *testing.T) {
 	seen := map[Profile]bool{}
 	for _, p := range Profiles {
@@ -236,7 +236,7 @@ func TestProfilesKnownToTheGenerator(t *testing.T) {
 			t.Errorf("profile %q listed twice", p)
 		}
 		seen[p] = true
-		if got := len(k8ssweep.Profile(p).Kinds()); (got == 0) != (p == NoFaults) {
+		if got := len(k8ssweep.Profile(p).Kinds()); (got == 0) != (p == "none") {
 			t.Errorf("profile %q: the generator draws %d fault kinds", p, got)
 		}
 		if q, err := ParseProfile(string(p)); err != nil || q != p {

@@ -29,13 +29,13 @@ import (
 //     whenever the holder changes, and keeps it when the holder renews.
 //
 // resourceVersion is opaque by the API's contract; the Kubernetes API
-// server (etcd's revision) and this package's Server write integers that
-// only grow, and the tokens assume that. leaseTransitions starts again if
+// server (etcd's revision) and the one a sweep runs against write
+// integers that only grow, and the tokens assume that. leaseTransitions starts again if
 // the Lease is deleted and created anew.
 //
 // A store given any of them judges with "tokens":"ordered" in the
 // history's header (model.OrderedTokens) — except TokenAcquired, which is
-// the number the Server records for the grant itself.
+// the number a sweep's API server records for the grant itself.
 
 // TokenKind names one of the three tokens.
 type TokenKind uint8
@@ -61,17 +61,17 @@ func (k TokenKind) String() string {
 	return "resourceVersion-acquired"
 }
 
-// ResourceVersionToken reads a Lease's resourceVersion as a token: ok is
+// resourceVersionToken reads a Lease's resourceVersion as a token: ok is
 // false when it is not a positive integer (a server whose versions are
 // not numbers cannot be ordered this way).
-func ResourceVersionToken(l *coordinationv1.Lease) (token int64, ok bool) {
+func resourceVersionToken(l *coordinationv1.Lease) (token int64, ok bool) {
 	rv, err := strconv.ParseInt(l.ResourceVersion, 10, 64)
 	return rv, err == nil && rv > 0
 }
 
-// TransitionsToken is leaseTransitions + 1: 1 for the first holder of a
+// transitionsToken is leaseTransitions + 1: 1 for the first holder of a
 // new Lease.
-func TransitionsToken(l *coordinationv1.Lease) int64 {
+func transitionsToken(l *coordinationv1.Lease) int64 {
 	if l.Spec.LeaseTransitions == nil {
 		return 1
 	}
@@ -110,10 +110,10 @@ func (t *Tokens) Token(k TokenKind) int64 {
 	return t.acquired
 }
 
-// Observe notes a Lease the API server answered with; written says whether
+// observe notes a Lease the API server answered with; written says whether
 // it answered a create or update (only a write can make this candidate the
-// holder). Leases calls it; call it yourself for Leases read another way.
-func (t *Tokens) Observe(l *coordinationv1.Lease, written bool) {
+// holder): what Leases and TokenTransport do with every Lease answer.
+func (t *Tokens) observe(l *coordinationv1.Lease, written bool) {
 	if l == nil {
 		return
 	}
@@ -128,14 +128,14 @@ func (t *Tokens) Observe(l *coordinationv1.Lease, written bool) {
 		t.acquired, t.held, t.transitions, t.seen = 0, 0, 0, h
 		return
 	}
-	rv, ok := ResourceVersionToken(l)
+	rv, ok := resourceVersionToken(l)
 	if written && t.seen != t.id && ok {
 		t.acquired = rv
 	}
 	if ok && rv > t.held {
 		t.held = rv
 	}
-	t.transitions = max(t.transitions, TransitionsToken(l))
+	t.transitions = max(t.transitions, transitionsToken(l))
 	t.seen = h
 }
 
@@ -162,7 +162,7 @@ type tokenLeases struct {
 func (l tokenLeases) Get(ctx context.Context, name string, o metav1.GetOptions) (*coordinationv1.Lease, error) {
 	r, err := l.LeaseInterface.Get(ctx, name, o)
 	if err == nil {
-		l.tok.Observe(r, false)
+		l.tok.observe(r, false)
 	}
 	return r, err
 }
@@ -170,7 +170,7 @@ func (l tokenLeases) Get(ctx context.Context, name string, o metav1.GetOptions) 
 func (l tokenLeases) Create(ctx context.Context, lease *coordinationv1.Lease, o metav1.CreateOptions) (*coordinationv1.Lease, error) {
 	r, err := l.LeaseInterface.Create(ctx, lease, o)
 	if err == nil {
-		l.tok.Observe(r, true)
+		l.tok.observe(r, true)
 	}
 	return r, err
 }
@@ -178,7 +178,7 @@ func (l tokenLeases) Create(ctx context.Context, lease *coordinationv1.Lease, o 
 func (l tokenLeases) Update(ctx context.Context, lease *coordinationv1.Lease, o metav1.UpdateOptions) (*coordinationv1.Lease, error) {
 	r, err := l.LeaseInterface.Update(ctx, lease, o)
 	if err == nil {
-		l.tok.Observe(r, true)
+		l.tok.observe(r, true)
 	}
 	return r, err
 }

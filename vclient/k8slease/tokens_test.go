@@ -35,17 +35,17 @@ func ExampleTokens() {
 			b.Token(TokenAcquired), b.Token(TokenHeld), b.Token(TokenTransitions))
 	}
 	// a creates the Lease (resourceVersion 1), renews it twice and reads it.
-	a.Observe(testLease("a", "1", 0), true)
-	a.Observe(testLease("a", "2", 0), true)
-	a.Observe(testLease("a", "3", 0), true)
-	a.Observe(testLease("a", "3", 0), false)
+	a.observe(testLease("a", "1", 0), true)
+	a.observe(testLease("a", "2", 0), true)
+	a.observe(testLease("a", "3", 0), true)
+	a.observe(testLease("a", "3", 0), false)
 	show("a holds")
 	// b reads it held by a, then takes it over once it expired.
-	b.Observe(testLease("a", "3", 0), false)
-	b.Observe(testLease("b", "4", 1), true)
+	b.observe(testLease("a", "3", 0), false)
+	b.observe(testLease("b", "4", 1), true)
 	show("b took it over")
 	// a, back from a pause, reads the Lease: b holds it.
-	a.Observe(testLease("b", "4", 1), false)
+	a.observe(testLease("b", "4", 1), false)
 	show("a sees b holds it")
 	// Output:
 	// a holds                a: 1 3 1  b: 0 0 0
@@ -59,7 +59,7 @@ func TestTokensFromLeases(t *testing.T) {
 		t.Fatalf("before any Lease: %d", got)
 	}
 	// A read of its own Lease makes no grant: only a write can.
-	tk.Observe(testLease("a", "7", 2), false)
+	tk.observe(testLease("a", "7", 2), false)
 	if got := tk.Token(TokenAcquired); got != 0 {
 		t.Fatalf("acquired after a read only: %d", got)
 	}
@@ -69,10 +69,10 @@ func TestTokensFromLeases(t *testing.T) {
 	if got := tk.Token(TokenTransitions); got != 3 {
 		t.Fatalf("transitions = %d, want 3", got)
 	}
-	tk.Observe(testLease("b", "8", 3), false)
-	tk.Observe(testLease("a", "9", 4), true)
-	tk.Observe(testLease("a", "10", 4), true) // a renewal: the acquiring version stays
-	tk.Observe(testLease("a", "10", 4), false)
+	tk.observe(testLease("b", "8", 3), false)
+	tk.observe(testLease("a", "9", 4), true)
+	tk.observe(testLease("a", "10", 4), true) // a renewal: the acquiring version stays
+	tk.observe(testLease("a", "10", 4), false)
 	for k, want := range map[TokenKind]int64{TokenAcquired: 9, TokenHeld: 10, TokenTransitions: 5} {
 		if got := tk.Token(k); got != want {
 			t.Errorf("%s = %d, want %d", k, got, want)
@@ -80,7 +80,7 @@ func TestTokensFromLeases(t *testing.T) {
 	}
 	// A resourceVersion that is no integer gives no version token.
 	u := NewTokens("a")
-	u.Observe(testLease("a", "abc", 0), true)
+	u.observe(testLease("a", "abc", 0), true)
 	if u.Token(TokenAcquired) != 0 || u.Token(TokenHeld) != 0 || u.Token(TokenTransitions) != 1 {
 		t.Errorf("opaque version: %d %d %d", u.Token(TokenAcquired), u.Token(TokenHeld), u.Token(TokenTransitions))
 	}
@@ -124,7 +124,7 @@ func TestTokenSchemesClean(t *testing.T) {
 func TestTokenSchemesUncheckedStoreCaught(t *testing.T) {
 	for _, s := range tokenSchemes {
 		t.Run(s.name, func(t *testing.T) {
-			r := sweep(t, s.impl, Pauses, safeTimings(), seeds(200), func(c *campaign.Config) {
+			r := sweep(t, s.impl, "pause", safeTimings(), seeds(200), func(c *campaign.Config) {
 				c.Target.(*vclient.Target).Options.FenceUnchecked = true
 				c.FailFast = true
 				c.Save = campaign.SaveOptions{}

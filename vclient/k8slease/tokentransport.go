@@ -11,7 +11,7 @@ import (
 )
 
 // TokenTransport wraps rt, a Kubernetes client's transport, so that the
-// Lease answers it carries teach the fenced token Elector presents: the
+// Lease answers it carries teach a token (Tokens' TokenAcquired): the
 // resourceVersion of the Lease create or update that made identity the
 // holder, 0 while another holds it (or before any); the function returned
 // reads it. It is for a client whose lock is built where the user cannot
@@ -42,7 +42,7 @@ func (t tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body = io.NopCloser(bytes.NewReader(b))
 	var l coordinationv1.Lease
 	if json.Unmarshal(b, &l) == nil && l.Kind == "Lease" {
-		t.tok.Observe(&l, req.Method == http.MethodPost || req.Method == http.MethodPut)
+		t.tok.observe(&l, req.Method == http.MethodPost || req.Method == http.MethodPut)
 	}
 	return resp, nil
 }

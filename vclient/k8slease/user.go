@@ -67,8 +67,8 @@ type SweepConfig struct {
 	// (TokenHeld, TokenTransitions).
 	Fenced bool
 	Tokens model.WriteTokens
-	// Server returns the API server of one run (nil: NewServer(), its
-	// Fenced set as above).
+	// Server returns the API server of one run (nil: leasecheck's
+	// in-process API server, fenced as above).
 	Server func() vclient.Server
 	// Options, when set, are the run options verbatim (Fenced, Tokens and
 	// Server are then ignored).
@@ -86,7 +86,7 @@ type SweepConfig struct {
 	// the package's Timings).
 	Timings []Timing
 	// Profile is the fault profile (empty: the -profile flag's, by default
-	// Pauses). A sweep that names one ignores -profile.
+	// "pause"). A sweep that names one ignores -profile.
 	Profile Profile
 	// Seeds is the sweep's default seed count (0: 100); -seeds overrides
 	// it, -short takes a fifth.
@@ -106,13 +106,13 @@ type SweepConfig struct {
 	// testdata/regressions, in your package's directory).
 	Regressions string
 	// Configure, when set, tunes the campaign before it runs (save
-	// limits, fail-fast, an OnOutcome of your own).
+	// limits, fail-fast).
 	Configure func(*CampaignConfig)
 
 	// notes is the Kubernetes account of a run the story tells (nil: one
 	// told from what ran, userNotes); leasecheck's own sweeps tell of
 	// their Elector (electorNotes).
-	notes func(*Outcome) *campaign.DomainNotes
+	notes func(*campaign.Outcome) *campaign.DomainNotes
 }
 
 // SweepResult is what a sweep ran and found.
@@ -122,14 +122,14 @@ type SweepResult struct {
 	// up to the campaign's save limit).
 	Failures []*campaign.Failure
 	// Warned are the outcomes with warnings only.
-	Warned []*Outcome
+	Warned []*campaign.Outcome
 	// Grants counts the acquires the API server granted over every seed.
 	Grants int
 	// Profile is the profile the sweep ran.
 	Profile Profile
 	// Replayed is the outcome of the one file -scenario named (the sweep
 	// then ran no seed).
-	Replayed *Outcome
+	Replayed *campaign.Outcome
 }
 
 func (c *SweepConfig) name(t *testing.T) string {
@@ -140,9 +140,9 @@ func (c *SweepConfig) name(t *testing.T) string {
 	return "vclient:" + top
 }
 
-// Target returns the campaign target the configuration stands for, its runs
+// target returns the campaign target the configuration stands for, its runs
 // bubbles of t.
-func (c *SweepConfig) Target(t *testing.T) (SweepTarget, error) {
+func (c *SweepConfig) target(t *testing.T) (campaign.Target, error) {
 	if c.Client == nil {
 		return nil, fmt.Errorf("SweepConfig.Client is nil: the sweep needs your candidate program")
 	}
@@ -152,7 +152,7 @@ func (c *SweepConfig) Target(t *testing.T) (SweepTarget, error) {
 	} else {
 		srv, fenced := c.Server, c.Fenced
 		if srv == nil {
-			srv = func() vclient.Server { s := NewServer(); s.Fenced = fenced; return s }
+			srv = func() vclient.Server { s := k8ssweep.NewServer(); s.Fenced = fenced; return s }
 		}
 		tg.Options = vclient.Options{Server: srv, Fences: model.NoFences, AdvisoryBelief: true}
 		if fenced {
@@ -167,24 +167,24 @@ func (c *SweepConfig) Target(t *testing.T) (SweepTarget, error) {
 
 // tellingNotes is the Kubernetes account a sweep's saved stories tell: the
 // configuration's own, or one told from what ran.
-func (c *SweepConfig) tellingNotes(t *testing.T) func(*Outcome) *campaign.DomainNotes {
+func (c *SweepConfig) tellingNotes(t *testing.T) func(*campaign.Outcome) *campaign.DomainNotes {
 	if c.notes != nil {
 		return c.notes
 	}
 	cfg := *c
-	return func(o *Outcome) *campaign.DomainNotes { return userNotes(o, &cfg, t) }
+	return func(o *campaign.Outcome) *campaign.DomainNotes { return userNotes(o, &cfg, t) }
 }
 
 // told is a target whose executions carry the Kubernetes account of the
 // run (campaign.Execution.Notes), which the saved story tells in its own
 // sections.
 type told struct {
-	SweepTarget
-	notes func(*Outcome) *campaign.DomainNotes
+	campaign.Target
+	notes func(*campaign.Outcome) *campaign.DomainNotes
 }
 
 // telling returns tg with its runs told by notes (nil: tg as it is).
-func telling(tg SweepTarget, notes func(*Outcome) *campaign.DomainNotes) SweepTarget {
+func telling(tg campaign.Target, notes func(*campaign.Outcome) *campaign.DomainNotes) campaign.Target {
 	if notes == nil {
 		return tg
 	}
@@ -192,7 +192,7 @@ func telling(tg SweepTarget, notes func(*Outcome) *campaign.DomainNotes) SweepTa
 }
 
 func (t *told) Run(ctx context.Context, sc *vclient.Scenario) (*campaign.Execution, error) {
-	e, err := t.SweepTarget.Run(ctx, sc)
+	e, err := t.Target.Run(ctx, sc)
 	if e != nil {
 		e.Notes = t.notes
 	}
@@ -286,12 +286,12 @@ func (c *SweepConfig) regressions() string {
 //	}
 func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 	t.Helper()
-	tg, err := cfg.Target(t)
+	tg, err := cfg.target(t)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if *scenarioFlag != "" {
-		o, err := ReplayFile(tg, *scenarioFlag)
+		o, err := k8ssweep.ReplayFile(tg, *scenarioFlag)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +305,7 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 	}
 	p := cfg.Profile
 	if p == "" {
-		p = Pauses
+		p = "pause"
 		if *profileFlag != "" {
 			if p, err = ParseProfile(*profileFlag); err != nil {
 				t.Fatal(err)
@@ -352,7 +352,7 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 	case WantClean:
 		out.Clean(t)
 	case WantViolation:
-		out.Found(t)
+		out.found(t)
 	}
 	return out
 }
@@ -384,8 +384,8 @@ func (r *SweepResult) Clean(t *testing.T) {
 	}
 }
 
-// Found fails t unless some seed violated a property.
-func (r *SweepResult) Found(t *testing.T) {
+// found fails t unless some seed violated a property (WantViolation).
+func (r *SweepResult) found(t *testing.T) {
 	t.Helper()
 	if len(r.Failures) == 0 {
 		t.Errorf("no violation in %d seeds of profile %s", r.Summary.Seeds, r.Profile)
@@ -399,21 +399,42 @@ func (r *SweepResult) Found(t *testing.T) {
 	t.Logf("found: seed %d violates %s%s", f.Seed, strings.Join(f.Outcome.Failed(), ", "), where)
 }
 
-// ReplayFile runs a saved scenario file against tg and judges it; a file
-// recording another implementation is an error naming both.
-func ReplayFile(tg SweepTarget, file string) (*Outcome, error) {
-	sc, err := scenario.Load(file)
+// Replay is a saved scenario run again and judged (ReplayScenario): what
+// it showed.
+type Replay struct {
+	// Scenario is the file's scenario.
+	Scenario *vclient.Scenario
+	// Violated names the properties the run violated, Warned those it
+	// only warned on (empty: none).
+	Violated, Warned []string
+	// Undecided: the history checker could not decide every property
+	// within its budget.
+	Undecided bool
+	// Unexpected says how the violations differ from those the file
+	// expects (nil: exactly those), as -scenario judges a replay.
+	Unexpected error
+	// Report is the run told as -scenario logs it: each property's
+	// verdict, the violations, the trace.
+	Report string
+}
+
+// ReplayScenario runs a saved scenario file against your client (cfg) and
+// judges it, as -scenario does without failing t; a file recording
+// another implementation, or one whose timing is not cfg.Timing, is an
+// error.
+func ReplayScenario(t *testing.T, cfg SweepConfig, file string) (*Replay, error) {
+	tg, err := cfg.target(t)
 	if err != nil {
 		return nil, err
 	}
-	if sc.Implementation != tg.Implementation() {
-		return nil, fmt.Errorf("%s: the scenario records implementation %q, the sweep is %q", file, sc.Implementation, tg.Implementation())
-	}
-	o, err := campaign.Judge(context.Background(), tg, sc, campaign.JudgeOptions{Budget: -1})
+	o, err := k8ssweep.ReplayFile(tg, file)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, err
 	}
-	return o, nil
+	var b strings.Builder
+	campaign.WriteOutcome(&b, o)
+	return &Replay{Scenario: o.Scenario, Violated: o.Failed(), Warned: o.Warned(), Undecided: o.Undecided(),
+		Unexpected: campaign.CheckExpect(o), Report: b.String()}, nil
 }
 
 // Regressions replays every saved scenario in cfg.Regressions (default
@@ -428,7 +449,7 @@ func ReplayFile(tg SweepTarget, file string) (*Outcome, error) {
 // that replays nothing is not a pass.
 func Regressions(t *testing.T, cfg SweepConfig) {
 	t.Helper()
-	replayDir(t, cfg.regressions(), func(t *testing.T, _ *vclient.Scenario) (campaign.Target, error) { return cfg.Target(t) }, nil)
+	replayDir(t, cfg.regressions(), func(t *testing.T, _ *vclient.Scenario) (campaign.Target, error) { return cfg.target(t) }, nil)
 }
 
 // replayDir replays every scenario file of dir against the target its
@@ -450,7 +471,7 @@ func replayDir(t *testing.T, dir string, target func(*testing.T, *vclient.Scenar
 			if err != nil {
 				t.Fatalf("%s: %v", f, err)
 			}
-			o, err := ReplayFile(tg, f)
+			o, err := k8ssweep.ReplayFile(tg, f)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -124,7 +124,7 @@ func TestMyControllerFenced(t *testing.T) {
 // and saves it with a story told of this controller.
 func TestMyControllerUnfenced(t *testing.T) {
 	cfg := myConfig(false)
-	cfg.Profile, cfg.Want, cfg.Seeds = k8slease.Pauses, k8slease.WantViolation, 100
+	cfg.Profile, cfg.Want, cfg.Seeds = "pause", k8slease.WantViolation, 100
 	cfg.Configure = func(c *k8slease.CampaignConfig) { c.FailFast, c.Save.Max = true, 1 }
 	r := k8slease.Sweep(t, cfg)
 	if r.Replayed != nil || len(r.Failures) == 0 {
@@ -140,9 +140,6 @@ func TestMyControllerUnfenced(t *testing.T) {
 	}
 	if !s.Outcome.Fails(checker.SingleWriterPerFence) && !s.Outcome.Fails(checker.StaleWrite) {
 		t.Errorf("the saved failure violates %v", s.Outcome.Failed())
-	}
-	if k8slease.FindZombieWrite(s.Outcome) == nil {
-		t.Errorf("the saved failure shows no zombie write")
 	}
 	story, err := os.ReadFile(s.Story)
 	if err != nil {
@@ -168,12 +165,12 @@ func TestMyControllerRegressions(t *testing.T) {
 func TestMyControllerTimingKept(t *testing.T) {
 	const file = "testdata/user-regressions/zombie-write.scenario.json"
 	cfg := myConfig(false)
-	tg, err := cfg.Target(t)
+	r, err := k8slease.ReplayScenario(t, cfg, file)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := k8slease.ReplayFile(tg, file); err != nil {
 		t.Fatalf("the controller's own timing: %v", err)
+	}
+	if r.Unexpected != nil || len(r.Violated) == 0 {
+		t.Errorf("the kept failure replays violating %v: %v", r.Violated, r.Unexpected)
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -188,7 +185,7 @@ func TestMyControllerTimingKept(t *testing.T) {
 	if err := sc.Save(halved); err != nil {
 		t.Fatal(err)
 	}
-	_, err = k8slease.ReplayFile(tg, halved)
+	_, err = k8slease.ReplayScenario(t, cfg, halved)
 	if err == nil || !strings.Contains(err.Error(), "reads no other") {
 		t.Errorf("a halved LeaseDuration: got %v, want a refusal", err)
 	}

@@ -19,7 +19,7 @@ import (
 // file replays to the same violations.
 func TestZombieWrite(t *testing.T) {
 	dir := k8ssweep.SaveDir(t)
-	r := sweep(t, k8ssweep.Unfenced, Pauses, Timings[:1], seeds(200), func(c *campaign.Config) {
+	r := sweep(t, k8ssweep.Unfenced, "pause", Timings[:1], seeds(200), func(c *campaign.Config) {
 		c.FailFast = true
 		c.Save.Dir = dir
 		c.Save.Max = 1
@@ -37,7 +37,7 @@ func TestZombieWrite(t *testing.T) {
 	if !o.Fails(checker.SingleWriterPerFence) {
 		t.Errorf("the saved failure violates %v, not %s", o.Failed(), checker.SingleWriterPerFence)
 	}
-	z := FindZombieWrite(o)
+	z := k8ssweep.FindZombieWrite(o)
 	if z == nil || z.Paused == nil {
 		t.Fatalf("the shrunk failure has no paused zombie write: %+v", z)
 	}
@@ -55,7 +55,7 @@ func TestZombieWrite(t *testing.T) {
 	}
 	t.Logf("story %s:\n%s", s.Story, story)
 	// Replayed from the saved file: the same violations, the same history.
-	re, err := Replay(t, s.Scenario)
+	re, err := replayOwn(t, s.Scenario)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package k8slease
+package k8ssweep
 
 import (
 	"encoding/binary"
@@ -778,7 +778,7 @@ func (s *Server) encode(req *http.Request, code int, gv schema.GroupVersion, o r
 	proto := s.proto(req)
 	b, err := encodeObject(proto, gv, o)
 	if err != nil {
-		panic(fmt.Sprintf("k8slease: encoding a %T: %v", o, err)) // every object the server keeps encodes
+		panic(fmt.Sprintf("k8ssweep: encoding a %T: %v", o, err)) // every object the server keeps encodes
 	}
 	resp := vclient.Response(code, b)
 	if proto {

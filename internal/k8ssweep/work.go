@@ -1,4 +1,4 @@
-package k8slease
+package k8ssweep
 
 import (
 	"context"
@@ -28,7 +28,7 @@ type WorkOptions struct {
 }
 
 // Work is the leader's side effect, one implementation for every client
-// of this package's kind (Elector, and package ctrlruntime's manager): the
+// of k8slease's kind (its Elector, and package ctrlruntime's manager): the
 // holder's work items (c.Process.Work) in a loop until ctx ends, each a
 // wait and then its writes to the resource through c.Write, each write
 // checked and fenced as o says. ctx is the term: the context the client's
