@@ -15,9 +15,10 @@ import (
 // backend's declarations), Addr (its host:port, or a cluster's members'
 // client addresses separated by commas), Open (how to connect one client
 // to an address: the server's own, or a per-client proxy's, through which
-// the delay and partition faults strike), and, where verify started them,
-// the Server, the Cluster and the Clock the harness controls for the
-// server faults. Connect fills in the first three.
+// the delay and partition faults strike), and, for a server or cluster
+// that Open started, the Server, the Cluster and the Clock through which
+// the harness strikes the server, cluster and coordinator-clock faults.
+// Connect fills in the first three.
 type RunTarget = realrun.Target
 
 // Server is a coordinator process the harness started and controls
