@@ -133,7 +133,7 @@ func TestClockRefused(t *testing.T) {
 	} {
 		sc := toyScenario(1, 1, 0, 100, f)
 		sc.RhoPPM = 1000
-		_, err := vclient.Run(t, sc, &clockClient{}, opts)
+		_, err := runOne(t, sc, &clockClient{}, opts)
 		if err == nil || !strings.Contains(err.Error(), "clock") {
 			t.Errorf("%s: %v", f, err)
 		}

@@ -52,18 +52,18 @@
 // (an acquire, renew or release, with its outcome), the harness adds who
 // sent it when, when it was applied and when the answer arrived (none: the
 // client gave up, or crashed); writes are recorded at the resource. Beside
-// that view of the clients', the stores keep their own log (Record.Store,
-// Execution.Store): every op applied, in the order applied, with
+// that view of the clients', the stores keep their own log (a sweep's
+// Outcome.Store): every op applied, in the order applied, with
 // the outcome the store gave, answered at the instant it was applied —
 // so a write the store applied counts as applied, whatever became of its
 // client's context. Target has both judged; a violation says which record
 // it comes from. The lease server's first error answer (with the request's
-// content type) is Record.FirstError: a sweep that exercised nothing says
+// content type) goes with them: a sweep that exercised nothing says
 // it (the summary's Unexercised). The
 // history is history format v1 in exact mode with fault records, fence-less
 // where the client grants no token (Options.Fences). The candidates'
 // beliefs (Candidate.Leading and Stopped, from the client's own callbacks)
-// and the pauses go into a simulator-shaped result (Result), so the
+// and the pauses go into a simulator-shaped result, so the
 // run properties judge them: exclusive-belief, liveness. A client whose
 // library promises no end of its belief before the lease can move
 // (client-go's) declares it Options.AdvisoryBelief: with fenced writes, an
@@ -75,13 +75,18 @@
 // Judging, shrinking and saving are internal/campaign's: Target is a
 // campaign target, so the house's seed loop sweeps seeds over it, shrinks
 // its failures with the scenario shrinker and saves them (scenario,
-// history, timeline, story, trace, replay command). From outside the
-// module, vclient/k8slease's Sweep and ReplayFile are the way in.
+// history, timeline, story, trace, replay command). The scenarios, the
+// result and the judge are the house's; what a user writes is a Client
+// (and, for a lease service of its own, a Server and the Options), and
+// vclient/k8slease's Sweep and ReplayFile run it.
 //
-// Index: world.go (Run, RunRecord, Record, Server, Client, Options, the
-// harness loop and the faults), candidate.go (Candidate: Transport, Write, Leading, Stopped),
+// Index: world.go (Server, Client, RandUser, Options, the harness loop and
+// the faults), candidate.go (Candidate: Transport, Write, Leading,
+// Stopped; Response), clock.go (Clock: a candidate's clock faults),
 // record.go (the history, the stores' log, the result, and the feed of
-// internal/liveness's recovery and handoff measurements), target.go (Target). Kinds lists
+// internal/liveness's recovery and handoff measurements), target.go
+// (Target), names.go (Process and WorkItem: a candidate's part of the
+// scenario; the deprecated aliases). Kinds lists
 // the fault kinds injected; a scenario with another is refused. The
 // harness's own tests (harness_test.go) drive a tiny HTTP lease client and
 // server of their own (toy_test.go), independent of client-go: ordering,

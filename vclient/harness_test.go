@@ -32,6 +32,16 @@ func toyScenario(seed uint64, n int, delay, horizon int64, fs ...faults.Fault) *
 	return sc
 }
 
+// runOne runs sc against cl as a sweep does (Target.Run) and returns what
+// the run produced.
+func runOne(t *testing.T, sc *scenario.Scenario, cl vclient.Client, opts vclient.Options) (*sim.Result, error) {
+	e, err := (&vclient.Target{T: t, Client: cl, Options: opts}).Run(context.Background(), sc)
+	if err != nil {
+		return nil, err
+	}
+	return e.Sim, nil
+}
+
 // toyRun runs sc against cl and returns the result and the server the run
 // used.
 func toyRun(t *testing.T, sc *scenario.Scenario, cl vclient.Client) (*sim.Result, *toyServer) {
@@ -39,7 +49,7 @@ func toyRun(t *testing.T, sc *scenario.Scenario, cl vclient.Client) (*sim.Result
 	var srv *toyServer
 	opts := vclient.Options{Fences: model.NoFences,
 		Server: func() vclient.Server { srv = &toyServer{ttl: sc.TTL}; return srv }}
-	r, err := vclient.Run(t, sc, cl, opts)
+	r, err := runOne(t, sc, cl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +129,7 @@ func TestContextEndedBeforeSendingIsNotSent(t *testing.T) {
 		var srv *toyServer
 		opts := vclient.Options{Fences: model.NoFences,
 			Server: func() vclient.Server { srv = &toyServer{ttl: sc.TTL}; return srv }}
-		if _, err := vclient.Run(t, sc, tieClient{}, opts); err != nil {
+		if _, err := runOne(t, sc, tieClient{}, opts); err != nil {
 			t.Fatal(err)
 		}
 		var ats []int64
@@ -514,13 +524,13 @@ func TestShrinkPlantedFailure(t *testing.T) {
 // simulator's own machinery, are refused, never run as if absent.
 func TestRunRefuses(t *testing.T) {
 	sc := toyScenario(1, 1, 0, 100, faults.Fault{Kind: faults.ClockStep, Target: "h1", At: 10, Amount: 5})
-	_, err := vclient.Run(t, sc, &toyClient{Every: time.Second, Timeout: time.Second}, vclient.Options{Server: func() vclient.Server { return &toyServer{ttl: 1000} }})
+	_, err := runOne(t, sc, &toyClient{Every: time.Second, Timeout: time.Second}, vclient.Options{Server: func() vclient.Server { return &toyServer{ttl: 1000} }})
 	if err == nil || !strings.Contains(err.Error(), "clock-step") {
 		t.Errorf("clock-step: %v", err)
 	}
 	sc = toyScenario(1, 1, 0, 100)
 	sc.ReadEvery = 10
-	if _, err := vclient.Run(t, sc, &toyClient{Every: time.Second, Timeout: time.Second}, vclient.Options{Server: func() vclient.Server { return &toyServer{ttl: 1000} }}); err == nil {
+	if _, err := runOne(t, sc, &toyClient{Every: time.Second, Timeout: time.Second}, vclient.Options{Server: func() vclient.Server { return &toyServer{ttl: 1000} }}); err == nil {
 		t.Error("a reader: accepted")
 	}
 }

@@ -7,92 +7,66 @@ import (
 	"github.com/leasecheck/leasecheck/internal/sim"
 )
 
-// The scenario, the simulator's result and a target's execution are the
-// house's types (internal/scenario, internal/sim, internal/campaign), which
-// a module outside leasecheck cannot import. vclient's API takes and
-// returns them (Run, RunRecord, Record, Candidate, Target), and
-// vclient/k8slease's generators draw scenarios, so they are named here:
-// each is an alias, the same type, not a copy.
+// A candidate's program is the house's (internal/scenario), which a module
+// outside leasecheck cannot import; a Client reads it (Candidate.Process:
+// its timing parameters and its work), so its two types are named here,
+// each an alias, the same type, not a copy.
 
-// Scenario is one run, complete: the candidates (Holders) and their work,
-// the TTL, the network, the fault plan and the seed, in simulated
-// milliseconds. Run and RunRecord run one; a saved failure's
-// .scenario.json is one; replaying it gives the same history byte for
-// byte.
-type Scenario = scenario.Scenario
-
-// Process is one candidate of a Scenario (Scenario.Holders): its name,
-// when it starts and its work program.
+// Process is a candidate's part of the scenario (Candidate.Process): its
+// name, when it starts, its work program (Work, a list of WorkItem) and
+// the timing parameters a client maps onto its own (Timeout, RenewEvery,
+// RetryMax, in milliseconds).
 type Process = scenario.Process
 
 // WorkItem is one unit of a Process's work: Work milliseconds of local
-// computation, then Writes writes.
+// computation, then Writes writes (Candidate.Write).
 type WorkItem = holder.Item
 
-// AdversaryClient is an adversarial client of a Scenario
-// (Scenario.Clients): a program of requests with any owner and any fence,
-// sent beside the candidates.
+// Scenario is one run, complete: the candidates and their work, the TTL,
+// the network, the fault plan and the seed.
 //
-// Deprecated: vclient refuses to run a scenario that has one (they are
-// the simulator's and the explorer's); AdversaryClient leaves the package after
-// v0.14.0.
-type AdversaryClient = scenario.Client
-
-// ClientRequest is one request of an AdversaryClient's program.
-//
-// Deprecated: vclient refuses to run a scenario that has one (they are
-// the simulator's and the explorer's); ClientRequest leaves the package after
-// v0.14.0.
-type ClientRequest = scenario.ClientRequest
+// Deprecated: scenarios are drawn, shrunk and replayed by leasecheck's own
+// sweeps (vclient/k8slease's Sweep and ReplayFile); Scenario leaves this
+// package in v0.16.0.
+type Scenario = scenario.Scenario
 
 // Network is a Scenario's ambient network: each message's delay range and
 // its chances of being lost or duplicated.
+//
+// Deprecated: leasecheck's own (its sweeps draw the network); Network
+// leaves this package in v0.16.0.
 type Network = scenario.Network
 
-// Schedule is one explored path of a Scenario (Scenario.Schedule): the
-// value of every choice point in the order the run met them.
+// Result is what a run produced: the scenario, the history, the trace, the
+// measurements, the candidates' beliefs and their pauses.
 //
-// Deprecated: vclient refuses to run a scenario that has one (they are
-// the simulator's and the explorer's); Schedule leaves the package after
-// v0.14.0.
-type Schedule = scenario.Schedule
-
-// Choice is one parsed entry of a Schedule.
-//
-// Deprecated: vclient refuses to run a scenario that has one (they are
-// the simulator's and the explorer's); Choice leaves the package after
-// v0.14.0.
-type Choice = scenario.Choice
-
-// Space makes a Scenario's run enumerable (Scenario.Space): every choice
-// a labelled choice point over a few alternatives.
-//
-// Deprecated: vclient refuses to run a scenario that has one (they are
-// the simulator's and the explorer's); Space leaves the package after
-// v0.14.0.
-type Space = scenario.Space
-
-// Result is what a run produced (Run, Record.Result): the scenario, the
-// history, the trace, the measurements, the fault plan as applied, the
-// candidates' beliefs and their pauses and freezes.
+// Deprecated: leasecheck's own: a sweep judges it (k8slease.Outcome's
+// Sim); Result leaves this package in v0.16.0.
 type Result = sim.Result
 
 // Belief is one span of a Result during which a candidate believed it held
 // the lease under one fence.
+//
+// Deprecated: leasecheck's own; Belief leaves this package in v0.16.0.
 type Belief = sim.Belief
 
-// Stop is one span of a Result during which a candidate could not act (a
-// pause) or its monotonic clock stood still (a freeze).
+// Stop is one span of a Result during which a candidate could not act.
+//
+// Deprecated: leasecheck's own; Stop leaves this package in v0.16.0.
 type Stop = sim.Stop
 
 // TraceEvent is one line of a Result's trace.
+//
+// Deprecated: leasecheck's own; TraceEvent leaves this package in v0.16.0.
 type TraceEvent = sim.TraceEvent
 
 // Stats are a Result's measurements.
+//
+// Deprecated: leasecheck's own; Stats leaves this package in v0.16.0.
 type Stats = sim.Stats
 
-// Execution is what Target.Run returns: one run's history, the stores' log,
-// the simulator-shaped result and the first failed request, as the judge
-// of internal/campaign takes it. It is named here so that a target of your
-// own that wraps Target (refusing some scenarios, say) can write its Run.
+// Execution is what Target.Run returns, as leasecheck's judge takes it.
+//
+// Deprecated: leasecheck's own: a sweep runs a Target, never a user;
+// Execution leaves this package in v0.16.0.
 type Execution = campaign.Execution

@@ -10,6 +10,8 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/liveness"
 	"github.com/leasecheck/leasecheck/internal/recording"
+	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -17,11 +19,11 @@ import (
 // the trace, the beliefs and pauses, and when each fault struck. Its
 // methods run under world.mu.
 type recorder struct {
-	sc     *Scenario
+	sc     *scenario.Scenario
 	opts   Options
 	ops    []model.Op
 	seqs   []int // each op's number among its candidate's requests to its store
-	trace  []TraceEvent
+	trace  []sim.TraceEvent
 	grants int64 // successful acquires so far: a fence-less run's term numbers
 	// granted is the fence of each owner's latest grant (fenced runs).
 	granted map[string]int64
@@ -29,8 +31,8 @@ type recorder struct {
 	struckAt   map[int]int64
 	struckProc map[int]string
 	struckWhy  map[int]string
-	beliefs    []Belief
-	stops      []Stop
+	beliefs    []sim.Belief
+	stops      []sim.Stop
 	// meter follows the lease as the lease server applied it and measures
 	// recovery and handoff (internal/liveness, the simulator's definition);
 	// its owners are incarnations, so that a new elector under a crashed
@@ -41,18 +43,18 @@ type recorder struct {
 	// store is the stores' log, built with the result (storeLog).
 	store *model.History
 	// The lease server's first error answer, and its first other than the
-	// NotFound and Conflict a lease protocol expects (Record.FirstError).
+	// NotFound and Conflict a lease protocol expects (record.FirstError).
 	firstErr, firstOdd string
 }
 
-func (r *recorder) init(sc *Scenario, opts Options) {
+func (r *recorder) init(sc *scenario.Scenario, opts Options) {
 	r.sc, r.opts = sc, opts
 	r.struckAt, r.struckProc, r.struckWhy = map[int]int64{}, map[int]string{}, map[int]string{}
 	r.granted = map[string]int64{}
 }
 
 func (r *recorder) traceLocked(t int64, node, what, detail string) int {
-	r.trace = append(r.trace, TraceEvent{T: t, Node: node, What: what, Detail: detail})
+	r.trace = append(r.trace, sim.TraceEvent{T: t, Node: node, What: what, Detail: detail})
 	return len(r.trace)
 }
 
@@ -135,7 +137,7 @@ func (r *recorder) answered(c *call, resp *http.Response, detail string) {
 	}
 }
 
-// firstError is Record.FirstError.
+// firstError is record.FirstError.
 func (r *recorder) firstError() string {
 	if r.firstOdd != "" {
 		return r.firstOdd
@@ -150,16 +152,16 @@ func (r *recorder) returned(i int, t int64) {
 // result builds the simulator-shaped result the run properties and the
 // reports read: the history, the trace, the beliefs, the stops, the
 // liveness measurements.
-func (r *recorder) result(w *world) *Result {
+func (r *recorder) result(w *world) *sim.Result {
 	end := r.sc.Horizon
 	// Beliefs still held at the end run to it.
 	for _, n := range w.nodes {
 		if n.believing && n.cur != nil {
-			r.beliefs = append(r.beliefs, Belief{Process: n.cur.Name, Owner: n.cur.Identity, Fence: n.beliefFence,
+			r.beliefs = append(r.beliefs, sim.Belief{Process: n.cur.Name, Owner: n.cur.Identity, Fence: n.beliefFence,
 				From: n.beliefFrom, To: max(end, n.beliefFrom), FromLine: n.beliefLine, Open: true})
 		}
 	}
-	slices.SortStableFunc(r.beliefs, func(a, b Belief) int { return cmp64(a.From, b.From) })
+	slices.SortStableFunc(r.beliefs, func(a, b sim.Belief) int { return cmp64(a.From, b.From) })
 	h := &model.History{Name: fmt.Sprintf("seed-%d", r.sc.Seed), Header: model.DefaultHeader()}
 	h.Header.Fences, h.Header.Tokens = r.opts.Fences, r.opts.Tokens
 	if r.opts.Fenced {
@@ -191,10 +193,10 @@ func (r *recorder) result(w *world) *Result {
 	// An acquire the candidate never heard the answer to loses the fence
 	// the lease server applied: r.ops keeps it for the stores' log.
 	recording.Finish(h)
-	res := &Result{Scenario: r.sc, History: h, Trace: r.trace, Plan: r.sc.Faults, Beliefs: r.beliefs, Stops: r.stops,
+	res := &sim.Result{Scenario: r.sc, History: h, Trace: r.trace, Plan: r.sc.Faults, Beliefs: r.beliefs, Stops: r.stops,
 		AdvisoryBelief: r.opts.AdvisoryBelief, HarnessFences: true}
 	r.store = r.storeLog(h, idx)
-	res.Stats = Stats{End: end, Ops: len(ops), Faults: map[faults.Kind]int{}}
+	res.Stats = sim.Stats{End: end, Ops: len(ops), Faults: map[faults.Kind]int{}}
 	for i := range r.sc.Faults {
 		if _, ok := r.struckAt[i]; ok || r.sc.Faults[i].Kind != faults.Pause {
 			res.Stats.Faults[r.sc.Faults[i].Kind]++
@@ -207,7 +209,7 @@ func (r *recorder) result(w *world) *Result {
 	return res
 }
 
-// storeLog is the stores' own log of the run (Execution.Store):
+// storeLog is the stores' own log of the run (campaign.Execution.Store):
 // every op the Lease server and the resource applied, in the order they
 // applied them, each answered at the instant it was applied (call =
 // return = at) with the outcome the store gave, whatever the client heard

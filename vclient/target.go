@@ -3,15 +3,17 @@ package vclient
 import (
 	"context"
 	"testing"
+
+	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
-// Target is a client in virtual time as a campaign target: the seed loop,
-// the judge, the shrinker and the saver of internal/campaign run it like
-// the simulator's reference (k8slease's Sweep and ReplayFile take one),
-// and its runs are judged on every property, the run properties included
-// (its Execution carries a simulator-shaped result: the candidates'
-// beliefs, the pauses, the trace), on the clients' view and on the stores'
-// log (Execution.Store).
+// Target is a client in virtual time as a sweep runs it: what
+// vclient/k8slease's SweepConfig.Target returns and its ReplayFile replays
+// against. A sweep runs one scenario at a time through it, each in a
+// synctest bubble of T, and judges every run on every property, the run
+// properties included (the candidates' beliefs, the pauses, the trace),
+// on the clients' view and on the stores' log.
 type Target struct {
 	// T is the test whose bubbles the runs are (testing/synctest).
 	T *testing.T
@@ -21,16 +23,15 @@ type Target struct {
 	Options Options
 }
 
-// Implementation implements campaign.Target.
+// Implementation is the implementation a saved scenario records (Name).
 func (t *Target) Implementation() string { return t.Name }
 
-// Run implements campaign.Target: it runs sc (RunRecord) and returns what
-// the judge takes.
-func (t *Target) Run(_ context.Context, sc *Scenario) (*Execution, error) {
-	r, err := RunRecord(t.T, sc, t.Client, t.Options)
+// Run runs sc and returns what the sweep judges; a sweep calls it.
+func (t *Target) Run(_ context.Context, sc *scenario.Scenario) (*campaign.Execution, error) {
+	r, err := run(t.T, sc, t.Client, t.Options)
 	if err != nil {
 		return nil, err
 	}
-	return &Execution{Scenario: sc, History: r.History, Store: r.Store, Sim: r.Result, Faults: r.Stats.Faults,
+	return &campaign.Execution{Scenario: sc, History: r.History, Store: r.Store, Sim: r.Result, Faults: r.Stats.Faults,
 		FirstError: r.FirstError}, nil
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/faultsupport"
+	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -47,7 +49,7 @@ type Client interface {
 // from the scenario's seed, and returns a function that undoes it. A
 // client whose library draws from a process-wide source (client-go's
 // wait.Jitter) points that source here; runs are then one at a time in
-// the process (Run serializes them), which keeps every run replayable.
+// the process (the harness serializes them), which keeps every run replayable.
 type RandUser interface {
 	Use(r *rand.Rand) (undo func())
 }
@@ -75,7 +77,7 @@ type Options struct {
 	// Stopped) a hint its library gives, not a promise that it ends before
 	// the lease can move (client-go's elector makes none). With Fenced, an
 	// exclusive-belief overlap that no accepted stale write came of is then
-	// a warning, not a violation (Result.AdvisoryBelief, runprop).
+	// a warning, not a violation (the result's AdvisoryBelief, package runprop).
 	AdvisoryBelief bool
 	// FenceUnchecked is a planted bug of the fenced resource: it accepts
 	// every write, whatever its fence (a store meant to compare tokens
@@ -95,7 +97,7 @@ var runs sync.Mutex
 // world is one run: the candidates, the lease server, the resource, the
 // fault plan, and what was recorded, all in one synctest bubble.
 type world struct {
-	sc     *Scenario
+	sc     *scenario.Scenario
 	opts   Options
 	client Client
 	srv    Server
@@ -187,11 +189,13 @@ func ceilMs(d time.Duration) time.Duration { return (d + ms - 1) / ms * ms }
 func (w *world) now() time.Duration { return time.Since(w.start) }
 func (w *world) nowMs() int64       { return int64(w.now() / ms) }
 
-// Run runs scenario sc against client in a synctest bubble and records it:
-// the history (with fault records) and what the run properties judge (the
-// candidates' beliefs, the pauses, the trace). t is the test the bubble
-// belongs to (testing/synctest needs one: sweeps run as go test).
-func Run(t *testing.T, sc *Scenario, client Client, opts Options) (*Result, error) {
+// Run runs scenario sc against client in a synctest bubble and returns
+// what it produced.
+//
+// Deprecated: leasecheck's own: a client runs through a Target, in
+// vclient/k8slease's Sweep and ReplayFile; Run leaves this package in
+// v0.16.0.
+func Run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*sim.Result, error) {
 	r, err := run(t, sc, client, opts)
 	if err != nil {
 		return nil, err
@@ -199,13 +203,18 @@ func Run(t *testing.T, sc *Scenario, client Client, opts Options) (*Result, erro
 	return r.Result, nil
 }
 
-// Record is a run as Target judges it: the result Run returns, the stores'
+// Record is a run as Target judges it (RunRecord).
+//
+// Deprecated: leasecheck's own; Record leaves this package in v0.16.0.
+type Record = record
+
+// record is a run as Target judges it: what the run produced, the stores'
 // own log of the run, and the first failed request.
-type Record struct {
-	*Result
+type record struct {
+	*sim.Result
 	// Store is the stores' log: every op the lease server and the resource
 	// applied, in the order they applied them, each answered when it was
-	// applied, whatever the client heard of it (Execution.Store).
+	// applied, whatever the client heard of it (campaign.Execution.Store).
 	Store *model.History
 	// FirstError is the first answer of the lease server's that was an
 	// error other than the NotFound and Conflict a lease protocol expects
@@ -216,11 +225,20 @@ type Record struct {
 }
 
 // RunRecord is Run, returning the Record.
-func RunRecord(t *testing.T, sc *Scenario, client Client, opts Options) (*Record, error) {
+//
+// Deprecated: leasecheck's own: a client runs through a Target, in
+// vclient/k8slease's Sweep and ReplayFile; RunRecord leaves this package
+// in v0.16.0.
+func RunRecord(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*Record, error) {
 	return run(t, sc, client, opts)
 }
 
-func run(t *testing.T, sc *Scenario, client Client, opts Options) (*Record, error) {
+// run runs scenario sc against client in a synctest bubble and records it:
+// the history (with fault records), what the run properties judge (the
+// candidates' beliefs, the pauses, the trace), the stores' log and the
+// first failed request. t is the test the bubble belongs to
+// (testing/synctest needs one: sweeps run as go test).
+func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*record, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
@@ -243,7 +261,7 @@ func run(t *testing.T, sc *Scenario, client Client, opts Options) (*Record, erro
 		runs.Lock()
 		defer runs.Unlock()
 	}
-	var rec *Record
+	var rec *record
 	synctest.Test(t, func(*testing.T) {
 		w := &world{sc: sc, opts: opts, client: client, srv: opts.Server(),
 			arrive: make(chan struct{}, 1), exited: make(chan struct{}, 1),
@@ -257,7 +275,7 @@ func run(t *testing.T, sc *Scenario, client Client, opts Options) (*Record, erro
 		w.start = time.Now()
 		w.plan()
 		w.loop()
-		rec = &Record{Result: w.rec.result(w), Store: w.rec.store, FirstError: w.rec.firstError()}
+		rec = &record{Result: w.rec.result(w), Store: w.rec.store, FirstError: w.rec.firstError()}
 	})
 	if rec == nil {
 		return nil, fmt.Errorf("vclient: the run of seed %d did not finish", sc.Seed)
@@ -712,7 +730,7 @@ func (w *world) strike(n *node, now time.Duration, at *call) {
 	}
 	w.rec.traceLocked(t0, c.Name, "paused", fmt.Sprintf("until t=%d, %s", t1, where))
 	w.rec.struck(i, t0, c.Name, fmt.Sprintf("%s paused %s", c.Name, where))
-	w.rec.stops = append(w.rec.stops, Stop{Node: c.Node, Process: c.Name, Kind: faults.Pause, From: t0, To: t1})
+	w.rec.stops = append(w.rec.stops, sim.Stop{Node: c.Node, Process: c.Name, Kind: faults.Pause, From: t0, To: t1})
 }
 
 // hold blocks the caller while its incarnation is paused (ignoring its
@@ -981,7 +999,7 @@ func (w *world) endBelief(n *node, t int64, what, how string) {
 	} else {
 		line = len(w.rec.trace) + 1
 	}
-	w.rec.beliefs = append(w.rec.beliefs, Belief{Process: n.cur.Name, Owner: n.cur.Identity, Fence: n.beliefFence,
+	w.rec.beliefs = append(w.rec.beliefs, sim.Belief{Process: n.cur.Name, Owner: n.cur.Identity, Fence: n.beliefFence,
 		From: n.beliefFrom, To: max(t, n.beliefFrom), FromLine: n.beliefLine, ToLine: line})
 	n.believing = false
 }

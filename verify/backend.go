@@ -131,24 +131,6 @@ func scrub(msg, spec string) string {
 	return msg
 }
 
-// NewPrefix returns a prefix unique to one verify run.
-//
-// Deprecated: verify draws its own; NewPrefix leaves the package after
-// v0.14.0.
-func NewPrefix() string { return newPrefix() }
-
-// Redact is spec with the password of a URL replaced by "xxxxx".
-//
-// Deprecated: verify redacts what it prints itself; Redact leaves the
-// package after v0.14.0.
-func Redact(spec string) string { return redact(spec) }
-
-// Scrub removes spec's password from a message.
-//
-// Deprecated: verify scrubs what it prints itself; Scrub leaves the
-// package after v0.14.0.
-func Scrub(msg, spec string) string { return scrub(msg, spec) }
-
 // checkReachable opens one client directly (no proxy) within 15s, so that
 // a backend that is down, hangs or answers garbage is reported before the
 // run, and removes what that client stored.

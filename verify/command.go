@@ -35,10 +35,16 @@ const (
 	ExitUnknown   = campaign.ExitUnknown   // a history undecided within the search budget
 )
 
-// DefaultShrinkFor is how long verify shrinks one failing round by
+// defaultShrinkFor is how long verify shrinks one failing round by
 // default (--shrink-for): against a real backend each candidate is a real
 // run of seconds.
-const DefaultShrinkFor = 60 * time.Second
+const defaultShrinkFor = 60 * time.Second
+
+// DefaultShrinkFor is --shrink-for's default.
+//
+// Deprecated: verify's own (its --help shows it); DefaultShrinkFor leaves
+// this package in v0.16.0.
+const DefaultShrinkFor = defaultShrinkFor
 
 // Command is `verify` for a set of backends: `leasecheck verify` is one
 // with the built-in table, and a user's own main is another with its own.
@@ -80,7 +86,7 @@ type config struct {
 	seeds                 int
 	first                 uint64
 	scenarioFile          string
-	sc                    *Scenario
+	sc                    *scenario.Scenario
 	mutant                string
 	newHolder             func(holder.Config) machine.Holder
 	holderNote            string
@@ -183,7 +189,7 @@ func (c Command) parse(args []string, stderr io.Writer) (*config, int, bool) {
 	fs.StringVar(&cfg.mutant, "mutant", "", "run the holders with a planted holder bug `NAME` (leasecheck mutants; holder mutants only: the backend is the coordinator)")
 	fs.StringVar(&cfg.out, "out", "leasecheck-failures", "where failing rounds are saved: scenario, history with fault records, timeline page, story")
 	fs.IntVar(&cfg.maxSaved, "save", campaign.DefaultMaxSaved, "save (and shrink) the first `N` failing rounds (-1: all, 0: none)")
-	fs.DurationVar(&cfg.shrinkFor, "shrink-for", DefaultShrinkFor, "time to shrink each saved failure (every candidate is a real run; one running when it ends finishes); 0: save it as run (the default with --scenario: a replay replays)")
+	fs.DurationVar(&cfg.shrinkFor, "shrink-for", defaultShrinkFor, "time to shrink each saved failure (every candidate is a real run; one running when it ends finishes); 0: save it as run (the default with --scenario: a replay replays)")
 	fs.BoolVar(&cfg.failFast, "fail-fast", false, "stop at the first failing round")
 	fs.BoolVar(&cfg.json, "json", false, "print the summary as one JSON object")
 	fs.DurationVar(&cfg.budget, "timeout", 60*time.Second, "linearizability search budget per history")
@@ -255,7 +261,7 @@ func (c Command) parse(args []string, stderr io.Writer) (*config, int, bool) {
 // holder mutant named by --mutant (or by the scenario's implementation). A
 // coordinator or resource mutant has no place against a real backend: the
 // backend is the coordinator and the store.
-func holderMachine(name string, sc *Scenario) (string, func(holder.Config) machine.Holder, string, error) {
+func holderMachine(name string, sc *scenario.Scenario) (string, func(holder.Config) machine.Holder, string, error) {
 	from := "--mutant"
 	if name == "" && sc != nil {
 		if n, ok := strings.CutPrefix(sc.Implementation, "mutant:"); ok {
@@ -334,7 +340,7 @@ func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int 
 	// aimed at the holder it struck): replayed as they are.
 	v.shrink = &target{tg: tg, impl: v.impl, opt: opt, keys: v.keys}
 
-	var gen func(seed uint64) *Scenario
+	var gen func(seed uint64) *scenario.Scenario
 	if cfg.sc != nil {
 		realTTL := realrun.AutoTTL(tg.Info, cfg.sc.TTL)
 		if cfg.ttlSet {
@@ -343,7 +349,7 @@ func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int 
 		fmt.Fprintf(v.stderr, "%s: %s, scenario %s (%d holders, TTL %dms, %d faults: %s) replayed %d time(s), seeds %d..%d, at TTL %v%s\n",
 			v.c.Name, v.shown, cfg.scenarioFile, len(cfg.sc.Holders), cfg.sc.TTL, len(cfg.sc.Faults), kindList(cfg.kinds), cfg.seeds,
 			cfg.first, cfg.first+uint64(cfg.seeds)-1, realTTL, cfg.holderNote)
-		gen = func(seed uint64) *Scenario {
+		gen = func(seed uint64) *scenario.Scenario {
 			sc := cfg.sc.Clone()
 			sc.Key = fmt.Sprintf("k%d", seed)
 			sc.Implementation = v.impl
@@ -355,7 +361,7 @@ func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int 
 	} else {
 		fmt.Fprintf(v.stderr, "%s: %s, seeds %d..%d, %v each, TTL %v, faults %s%s\n",
 			v.c.Name, v.shown, cfg.first, cfg.first+uint64(cfg.seeds)-1, cfg.duration, cfg.ttl, kindList(cfg.kinds), cfg.holderNote)
-		gen = func(seed uint64) *Scenario {
+		gen = func(seed uint64) *scenario.Scenario {
 			sc := realrun.Workload(tg, realrun.Config{Seed: seed, Duration: cfg.duration, TTL: cfg.ttl, Faults: cfg.kinds, Key: fmt.Sprintf("k%d", seed)})
 			sc.Implementation = v.impl
 			return sc
@@ -383,7 +389,7 @@ func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int 
 	v.sum = newSummary(tg.Info, campaign.NewSummary(v.impl, cfg.first, cfg.kinds, rounds.Properties(), false), cfg.kinds)
 	ccfg := campaign.Config{
 		Target: rounds,
-		Scenario: func(seed uint64) *Scenario {
+		Scenario: func(seed uint64) *scenario.Scenario {
 			v.seed = seed // rounds run one at a time: the fault log's seed
 			return gen(seed)
 		},
@@ -423,13 +429,13 @@ func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int 
 		fmt.Fprintf(v.stderr, "\n... and %d more failing %s, not described (see failed_seeds)\n", more, plural(more, "round", "rounds"))
 	}
 	if cfg.json {
-		if err := v.sum.WriteJSON(stdout); err != nil {
+		if err := v.sum.writeJSON(stdout); err != nil {
 			fmt.Fprintf(v.stderr, "%s: %v\n", v.c.Name, err)
 			return ExitUsage
 		}
 	} else {
 		fmt.Fprintln(stdout)
-		v.sum.WriteText(stdout, v.shown, v.info, time.Since(wall))
+		v.sum.writeText(stdout, v.shown, v.info, time.Since(wall))
 		if v.sum.Beliefs != nil {
 			v.sum.Beliefs.writeText(stdout)
 		}

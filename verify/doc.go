@@ -50,11 +50,23 @@
 // A backend that stops answering mid-round ends the run within seconds
 // (realrun.DeadAfter, five seconds more after a fault between a cluster's
 // members) with exit 2, and the partial history is saved
-// beside the failures (RunError). Credentials are never printed: specs
-// are shown with Redact, errors with Scrub.
+// beside the failures. Credentials are never printed: specs are shown
+// with their password replaced, and errors with it removed.
+//
+// # What a backend hands the harness
+//
+// Open returns an Opened whose Target is a RunTarget: the backend's Info,
+// its address and how to connect a client (Connect fills in these three),
+// and, for a server or cluster Open started itself, the Server, Cluster
+// and ClockStepper through which the harness strikes the server faults,
+// the faults between members and the coordinator's clock faults
+// (cmd/leasecheck/verify.go does so for the built-in backends). --json
+// prints a Summary.
 //
 // Index: command.go (Command, Main, the flags, the run), backend.go
-// (Backend, Opened, Connect, the registry's lookup, Redact), target.go
-// (the campaign.Target of a real backend, RunError), summary.go (Summary),
-// failure.go (saving, telling and replaying failures).
+// (Backend, Opened, Connect, the registry's lookup, redacting specs),
+// names.go (RunTarget, Server, Cluster, ClockStepper; the deprecated
+// aliases), target.go (the campaign.Target of a real backend, the error
+// of a round that could not finish), summary.go (Summary), beliefs.go
+// (BeliefVerdict), failure.go (saving, telling and replaying failures).
 package verify

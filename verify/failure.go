@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/internal/report"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -114,7 +115,7 @@ func (v *verifier) replayRound(seed uint64) string {
 // the scenario as run and the history's timeline: exit 2.
 func (v *verifier) runError(err error) int {
 	fmt.Fprintf(v.stderr, "%s: %s\n", v.c.Name, scrub(err.Error(), v.cfg.spec))
-	var re *RunError
+	var re *roundError
 	if !errors.As(err, &re) {
 		return ExitUsage
 	}
@@ -134,7 +135,7 @@ func (v *verifier) runError(err error) int {
 
 // savePartial writes base.history.jsonl, base.scenario.json and base.html
 // (the timeline, unjudged) of a run that could not finish.
-func savePartial(base string, res *RunResult, replay string) error {
+func savePartial(base string, res *realrun.Result, replay string) error {
 	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func savePartial(base string, res *RunResult, replay string) error {
 	return campaign.WriteNew(files...)
 }
 
-func beliefsOf(res *RunResult) []report.Belief {
+func beliefsOf(res *realrun.Result) []report.Belief {
 	out := make([]report.Belief, len(res.Beliefs))
 	for i, b := range res.Beliefs {
 		out[i] = report.Belief{Process: b.Process, Fence: b.Fence, From: b.From, To: b.To, Open: b.Open}

@@ -5,40 +5,53 @@ import (
 	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
-// The real runner's types (internal/realrun) and the scenario
-// (internal/scenario) are the house's, which a module outside leasecheck
-// cannot import; verify's API hands them out (Opened.Target,
-// RunError.Result), so they are named here. Each is an alias, the same
-// type, not a copy. A Scenario's own parts (its processes, network and
-// schedule) are named in package vclient.
+// What a backend is to the real runner (internal/realrun) is the house's,
+// which a module outside leasecheck cannot import; a Backend's Open fills
+// it in (Opened.Target, and the server, cluster and clock it hands the
+// harness), so those types are named here, each an alias, the same type,
+// not a copy.
 
-// RunTarget is a backend to run against (Opened.Target): its description,
-// its address, how to open a client, and the server processes, cluster and
-// clock the harness controls, where it started them.
+// RunTarget is a backend to run against (Opened.Target): Info (the
+// backend's declarations), Addr (its host:port, or a cluster's members'
+// client addresses separated by commas), Open (how to connect one client
+// to an address: the server's own, or a per-client proxy's, through which
+// the delay and partition faults strike), and, for a server or cluster
+// that Open started, the Server, the Cluster and the Clock through which
+// the harness strikes the server, cluster and coordinator-clock faults.
+// Connect fills in the first three.
 type RunTarget = realrun.Target
 
-// RunResult is a recorded real run (RunError.Result): the history, the
-// faults applied, the holders' beliefs and the scenario as run, with the
-// real TTL its times were scaled onto.
+// Server is a coordinator process the harness started and controls
+// (RunTarget.Server): Stop freezes it (SIGSTOP), Cont resumes it, for the
+// coordinator-crash fault; one that can also Restart(ctx, down) is
+// crashed and restarted.
+type Server = realrun.Server
+
+// Cluster is a replicated lease service whose servers the harness started
+// (RunTarget.Cluster): the cluster faults (faults.ClusterKinds) isolate,
+// bridge, delay, pause and restart its members, and every round starts
+// from a settled cluster.
+type Cluster = realrun.Cluster
+
+// ClockStepper is a coordinator clock the harness can step
+// (RunTarget.Clock: StepClock), for the clock faults on the coordinator.
+type ClockStepper = realrun.ClockStepper
+
+// RunResult is a recorded real run.
+//
+// Deprecated: verify's own (the partial history of a round that could not
+// finish, which verify saves); RunResult leaves this package in v0.16.0.
 type RunResult = realrun.Result
 
 // RunBelief is one interval of a RunResult in which a holder believed it
 // held the lease under one fence.
+//
+// Deprecated: verify's own; RunBelief leaves this package in v0.16.0.
 type RunBelief = realrun.Belief
 
-// Server is a coordinator process the harness controls (RunTarget.Server),
-// for the coordinator-crash fault.
-type Server = realrun.Server
-
-// Cluster is a replicated lease service whose servers the harness started
-// (RunTarget.Cluster), for the cluster faults.
-type Cluster = realrun.Cluster
-
-// ClockStepper is a coordinator clock the harness can step
-// (RunTarget.Clock), for the clock faults on the coordinator.
-type ClockStepper = realrun.ClockStepper
-
 // Scenario is one run, complete: the holders and their work, the TTL, the
-// fault plan and the seed (RunResult.Scenario; a saved failure's
-// .scenario.json, replayed by --scenario).
+// fault plan and the seed.
+//
+// Deprecated: verify's own (a saved failure's .scenario.json is one, which
+// --scenario replays); Scenario leaves this package in v0.16.0.
 type Scenario = scenario.Scenario

@@ -81,16 +81,30 @@ func declared(word, detail string) string {
 func inMs(us int64) string { return model.Times{Unit: "us"}.Dur(us) }
 
 // WriteJSON writes s as one line of JSON.
-func (s *Summary) WriteJSON(w io.Writer) error {
+//
+// Deprecated: verify's own (--json); WriteJSON leaves this package in
+// v0.16.0.
+func (s *Summary) WriteJSON(w io.Writer) error { return s.writeJSON(w) }
+
+// writeJSON writes s as one line of JSON (--json).
+func (s *Summary) writeJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(s)
 }
 
-// WriteText renders s for people: what was verified, then the campaign's
+// WriteText renders s for people.
+//
+// Deprecated: verify's own (its summary without --json); WriteText leaves
+// this package in v0.16.0.
+func (s *Summary) WriteText(w io.Writer, shown string, info backend.Info, wall time.Duration) {
+	s.writeText(w, shown, info, wall)
+}
+
+// writeText renders s for people: what was verified, then the campaign's
 // table (campaign.Summary.WriteText, the renderer `run` uses), with the
 // faults applied only in part before it.
-func (s *Summary) WriteText(w io.Writer, shown string, info backend.Info, wall time.Duration) {
+func (s *Summary) writeText(w io.Writer, shown string, info backend.Info, wall time.Duration) {
 	row := func(name, format string, args ...any) {
 		fmt.Fprintf(w, "%-26s %s\n", name, fmt.Sprintf(format, args...))
 	}

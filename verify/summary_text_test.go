@@ -25,7 +25,7 @@ func TestSummaryTextDeclarations(t *testing.T) {
 		s.add(&campaign.Outcome{Execution: &campaign.Execution{History: &model.History{Header: model.Header{ClockUncertainty: u},
 			Ops: []model.Op{{Kind: model.Acquire, TTL: ttl}}}}})
 		var b bytes.Buffer
-		s.WriteText(&b, "redis://127.0.0.1:1", info, time.Second)
+		s.writeText(&b, "redis://127.0.0.1:1", info, time.Second)
 		return b.String()
 	}
 	out := text(4_900_000, 2_000_000)

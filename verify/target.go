@@ -8,6 +8,7 @@ import (
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/realrun"
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 // target is a real backend as a campaign.Target: each scenario is a real
@@ -51,7 +52,7 @@ func (t *target) Implementation() string { return t.impl }
 func (t *target) Properties() []string { return checker.Properties() }
 
 // Run implements campaign.Target.
-func (t *target) Run(ctx context.Context, sc *Scenario) (*campaign.Execution, error) {
+func (t *target) Run(ctx context.Context, sc *scenario.Scenario) (*campaign.Execution, error) {
 	run := sc.Clone()
 	run.Key = t.keys.next(sc.Key)
 	res, err := realrun.RunScenario(ctx, t.tg, run, t.opt)
@@ -60,7 +61,7 @@ func (t *target) Run(ctx context.Context, sc *Scenario) (*campaign.Execution, er
 			if res.Scenario != nil {
 				res.Scenario.Implementation = t.impl
 			}
-			return nil, &RunError{Result: res, Err: err}
+			return nil, &roundError{Result: res, Err: err}
 		}
 		return nil, err
 	}
@@ -70,13 +71,20 @@ func (t *target) Run(ctx context.Context, sc *Scenario) (*campaign.Execution, er
 	return &campaign.Execution{Scenario: asRun, History: res.History, Faults: res.Faults, Partial: res.Partial, Beliefs: beliefsOf(res)}, nil
 }
 
-// RunError is a round that started but could not finish (the backend
+// roundError is a round that started but could not finish (the backend
 // stopped answering, a server verify restarted did not come back): Err
-// says why, Result holds the partial history recorded until then.
-type RunError struct {
-	Result *RunResult
+// says why, Result holds the partial history recorded until then, which
+// verify saves beside the failures.
+type roundError struct {
+	Result *realrun.Result
 	Err    error
 }
 
-func (e *RunError) Error() string { return e.Err.Error() }
-func (e *RunError) Unwrap() error { return e.Err }
+func (e *roundError) Error() string { return e.Err.Error() }
+func (e *roundError) Unwrap() error { return e.Err }
+
+// RunError is a round that started but could not finish.
+//
+// Deprecated: verify's own: Command.Run reports it (exit 2) and saves the
+// partial history; RunError leaves this package in v0.16.0.
+type RunError = roundError

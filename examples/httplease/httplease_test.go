@@ -45,10 +45,11 @@ func generate(impl string) func(uint64) *scenario.Scenario {
 	}
 }
 
-// sweep runs the house's seed loop (internal/campaign) over the client. A
-// module outside leasecheck cannot import it, and vclient has no sweep of
-// its own for a client that is not Kubernetes' (k8slease.Sweep is that
-// one): there, vclient.RunRecord runs one seed at a time.
+// sweep runs the house's seed loop (internal/campaign) over the client,
+// with scenarios of this client's own (generate). A module outside
+// leasecheck cannot import it: there, k8slease.Sweep runs a vclient.Client
+// over the Kubernetes sweeps' scenarios (SweepConfig.Client, and Options
+// for a lease server of its own), and vclient has no sweep of its own.
 func sweep(t *testing.T, bug bool, seeds int, failFast bool) (*campaign.Summary, []*campaign.Failure) {
 	impl := "vclient:httplease"
 	if bug {

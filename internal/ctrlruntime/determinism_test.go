@@ -2,6 +2,7 @@ package ctrlruntime
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/vclient"
 	"github.com/leasecheck/leasecheck/vclient/k8slease"
 )
 
@@ -54,11 +54,11 @@ func TestDeterministic(t *testing.T) {
 				sc := gen(seed)
 				var first []byte
 				for i := range 3 {
-					r, err := vclient.Run(t, sc, tg.Client, tg.Options)
+					e, err := tg.Run(context.Background(), sc)
 					if err != nil {
 						t.Fatal(err)
 					}
-					d := digest(t, r)
+					d := digest(t, e.Sim)
 					if i == 0 {
 						first = d
 						continue
@@ -95,10 +95,11 @@ func TestIdentityAndEvents(t *testing.T) {
 	}
 	gen := Generator(Unfenced, "all", nil)
 	uuids := func(seed uint64) []string {
-		r, err := vclient.Run(t, gen(seed), tg.Client, tg.Options)
+		e, err := tg.Run(context.Background(), gen(seed))
 		if err != nil {
 			t.Fatal(err)
 		}
+		r := e.Sim
 		var ids []string
 		events, grants := 0, 0
 		for _, e := range r.Trace {

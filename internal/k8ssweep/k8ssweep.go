@@ -185,7 +185,7 @@ func (p Profile) KindsFor(impl string) []faults.Kind {
 // timings (at least one), each with a work program of one or two items,
 // and the profile's faults, all drawn from the seed alone. Where impl
 // releases on cancel, every profile adds a step-down (StepDowns).
-func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *vclient.Scenario {
+func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *scenario.Scenario {
 	g := NewGenerator(GenOptions{Impl: impl, Fenced: IsFenced(impl), Profile: p, Timings: timings})
 	if Releases(impl) {
 		return StepDowns(g)
@@ -199,8 +199,8 @@ func Generator(impl string, p Profile, timings []Timing) func(seed uint64) *vcli
 // restarted under its identity up to two LeaseDurations later. Its draws
 // come from a source of their own, so the rest of the scenario is gen's,
 // seed for seed.
-func StepDowns(gen func(seed uint64) *vclient.Scenario) func(seed uint64) *vclient.Scenario {
-	return func(seed uint64) *vclient.Scenario {
+func StepDowns(gen func(seed uint64) *scenario.Scenario) func(seed uint64) *scenario.Scenario {
+	return func(seed uint64) *scenario.Scenario {
 		sc := gen(seed)
 		r := rand.New(rand.NewPCG(seed, 0x73746570646f776e))
 		ld := sc.TTL
@@ -229,7 +229,7 @@ type GenOptions struct {
 }
 
 // NewGenerator returns the scenario of each seed of the sweep o says.
-func NewGenerator(o GenOptions) func(seed uint64) *vclient.Scenario {
+func NewGenerator(o GenOptions) func(seed uint64) *scenario.Scenario {
 	impl, p, timings := o.Impl, o.Profile, o.Timings
 	if len(timings) == 0 {
 		panic("k8ssweep: a generator with no timing to draw")
@@ -243,12 +243,12 @@ func NewGenerator(o GenOptions) func(seed uint64) *vclient.Scenario {
 	}
 	hi = min(max(hi, lo), MaxReplicas)
 	lo = min(lo, hi)
-	return func(seed uint64) *vclient.Scenario {
+	return func(seed uint64) *scenario.Scenario {
 		r := rand.New(rand.NewPCG(seed, 0x6b38736c65617365))
 		tm := timings[r.IntN(len(timings))]
 		ld := tm.LeaseDuration
-		sc := &vclient.Scenario{Version: scenario.Version, Seed: seed, Semantics: "seed", Key: "lease", TTL: ld,
-			Network: vclient.Network{MinDelay: 0, MaxDelay: 1 + r.Int64N(5)}, Implementation: impl, FaultKinds: p.Kinds()}
+		sc := &scenario.Scenario{Version: scenario.Version, Seed: seed, Semantics: "seed", Key: "lease", TTL: ld,
+			Network: scenario.Network{MinDelay: 0, MaxDelay: 1 + r.Int64N(5)}, Implementation: impl, FaultKinds: p.Kinds()}
 		if o.Fenced {
 			sc.Semantics = "fenced-storage"
 		}

@@ -41,11 +41,12 @@ func BenchmarkElection(b *testing.B) {
 	for i := range b.N {
 		sc := election(uint64(i+1), horizon)
 		ok := testing.RunTests(func(string, string) (bool, error) { return true, nil }, []testing.InternalTest{{Name: "election", F: func(t *testing.T) {
-			r, err := vclient.Run(t, sc, tg.Client, tg.Options)
+			run := &vclient.Target{T: t, Name: tg.Name, Client: tg.Client, Options: tg.Options}
+			e, err := run.Run(context.Background(), sc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ops += len(r.History.Ops)
+			ops += len(e.History.Ops)
 		}}})
 		if !ok {
 			b.Fatal("the run failed")

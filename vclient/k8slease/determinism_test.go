@@ -2,13 +2,13 @@ package k8slease
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"testing"
 
 	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/model"
-	"github.com/leasecheck/leasecheck/vclient"
 )
 
 // digest is everything a run shows: the history (with fault records), the
@@ -43,11 +43,11 @@ func TestDeterministic(t *testing.T) {
 				sc := gen(seed)
 				var first []byte
 				for i := range 3 {
-					r, err := vclient.Run(t, sc, tg.Client, tg.Options)
+					e, err := tg.Run(context.Background(), sc)
 					if err != nil {
 						t.Fatal(err)
 					}
-					d := digest(t, r)
+					d := digest(t, e.Sim)
 					if i == 0 {
 						first = d
 						continue

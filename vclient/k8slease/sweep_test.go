@@ -223,7 +223,7 @@ func replayOwn(t *testing.T, file string) (*campaign.Outcome, error) {
 
 // testGenerator is the scenario of each seed of leasecheck's own sweep of
 // impl under p (nil timings: all of Timings).
-func testGenerator(impl string, p Profile, timings []Timing) func(seed uint64) *vclient.Scenario {
+func testGenerator(impl string, p Profile, timings []Timing) func(seed uint64) *scenario.Scenario {
 	return k8ssweep.Generator(impl, k8ssweep.Profile(p), houseTimings(timings))
 }
 

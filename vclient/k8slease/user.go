@@ -191,7 +191,7 @@ func telling(tg campaign.Target, notes func(*campaign.Outcome) *campaign.DomainN
 	return &told{tg, notes}
 }
 
-func (t *told) Run(ctx context.Context, sc *vclient.Scenario) (*campaign.Execution, error) {
+func (t *told) Run(ctx context.Context, sc *scenario.Scenario) (*campaign.Execution, error) {
 	e, err := t.Target.Run(ctx, sc)
 	if e != nil {
 		e.Notes = t.notes
@@ -208,7 +208,7 @@ type fixedTiming struct {
 	tm Timing
 }
 
-func (f *fixedTiming) Run(ctx context.Context, sc *vclient.Scenario) (*campaign.Execution, error) {
+func (f *fixedTiming) Run(ctx context.Context, sc *scenario.Scenario) (*campaign.Execution, error) {
 	if err := f.tm.check(sc); err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (f *fixedTiming) Run(ctx context.Context, sc *vclient.Scenario) (*campaign.
 }
 
 // check refuses a scenario whose parameters are not tm's.
-func (tm Timing) check(sc *vclient.Scenario) error {
+func (tm Timing) check(sc *scenario.Scenario) error {
 	if sc.TTL != tm.LeaseDuration {
 		return fmt.Errorf("the scenario's LeaseDuration (TTL) is %dms; the client runs with its own, %dms, and reads no other", sc.TTL, tm.LeaseDuration)
 	}
@@ -229,7 +229,7 @@ func (tm Timing) check(sc *vclient.Scenario) error {
 	return nil
 }
 
-func (c *SweepConfig) generator(t *testing.T, p Profile) func(seed uint64) *vclient.Scenario {
+func (c *SweepConfig) generator(t *testing.T, p Profile) func(seed uint64) *scenario.Scenario {
 	timings := c.Timings
 	if c.Timing != nil {
 		timings = []Timing{*c.Timing}
@@ -449,13 +449,13 @@ func ReplayScenario(t *testing.T, cfg SweepConfig, file string) (*Replay, error)
 // that replays nothing is not a pass.
 func Regressions(t *testing.T, cfg SweepConfig) {
 	t.Helper()
-	replayDir(t, cfg.regressions(), func(t *testing.T, _ *vclient.Scenario) (campaign.Target, error) { return cfg.target(t) }, nil)
+	replayDir(t, cfg.regressions(), func(t *testing.T, _ *scenario.Scenario) (campaign.Target, error) { return cfg.target(t) }, nil)
 }
 
 // replayDir replays every scenario file of dir against the target its
 // scenario names (target, its runs bubbles of the file's subtest), checking expect and the saved history; after,
 // when set, is called with each replay's outcome.
-func replayDir(t *testing.T, dir string, target func(*testing.T, *vclient.Scenario) (campaign.Target, error), after func(t *testing.T, file string, o *campaign.Outcome)) {
+func replayDir(t *testing.T, dir string, target func(*testing.T, *scenario.Scenario) (campaign.Target, error), after func(t *testing.T, file string, o *campaign.Outcome)) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.scenario.json"))
 	if err != nil || len(files) == 0 {
