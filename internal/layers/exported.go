@@ -65,7 +65,7 @@ func CountExported(root string) (*Exported, error) {
 			return err
 		}
 		pkg := filepath.ToSlash(rel)
-		current, old := exported(f, func(path, name string) []string { return houseMethods(root, path, name) })
+		current, old := exported(f, module+pkg, func(path, name string) []string { return houseMethods(root, path, name) })
 		counts[pkg] += len(current)
 		names[pkg] = append(names[pkg], current...)
 		deprecated[pkg] = append(deprecated[pkg], old...)
@@ -82,8 +82,10 @@ func CountExported(root string) (*Exported, error) {
 // name (a method as Type.Method). An exported alias of a house type
 // (`type Result = sim.Result`) hands the type's exported methods to the
 // door's users, so they are the door's names too: methods lists them
-// (import path, type name).
-func exported(f *ast.File, methods func(path, name string) []string) (current, deprecated []string) {
+// (import path, type name). So does an exported alias of an unexported type
+// of the package itself (self is its import path): the alias is the name a
+// user calls the methods by.
+func exported(f *ast.File, self string, methods func(path, name string) []string) (current, deprecated []string) {
 	count := func(name string, docs ...*ast.CommentGroup) {
 		if isDeprecated(docs...) {
 			deprecated = append(deprecated, name)
@@ -113,7 +115,11 @@ func exported(f *ast.File, methods func(path, name string) []string) (current, d
 						continue
 					}
 					count(s.Name.Name, d.Doc, s.Doc)
-					if path, name, ok := houseAlias(f, s); ok {
+					path, name, ok := houseAlias(f, s)
+					if id, local := s.Type.(*ast.Ident); local && s.Assign.IsValid() && !id.IsExported() {
+						path, name, ok = self, id.Name, true
+					}
+					if ok {
 						for _, m := range methods(path, name) {
 							count(s.Name.Name+"."+m, d.Doc, s.Doc)
 						}

@@ -61,6 +61,13 @@ type D int
 func (D) M() {}
 func (d D) m() {}
 func F() {}
+
+// E is an unexported type under an exported name.
+type E = e
+
+type e struct{}
+
+func (e) Called() {}
 `)
 	write("door/door_test.go", `package door
 func TestNotCounted() {}
@@ -72,9 +79,9 @@ func Exported() {}
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A, A.Shown, A.Too, B, B.Moved, C, D, D.M, F.
-	if e.Counts["door"] != 9 {
-		t.Errorf("door counts %d names, want 9 (A, A.Shown, A.Too, B, B.Moved, C, D, D.M, F)", e.Counts["door"])
+	// A, A.Shown, A.Too, B, B.Moved, C, D, D.M, E, E.Called, F.
+	if e.Counts["door"] != 11 {
+		t.Errorf("door counts %d names %v, want 11 (A, A.Shown, A.Too, B, B.Moved, C, D, D.M, E, E.Called, F)", e.Counts["door"], e.Names["door"])
 	}
 	if old := slices.Sorted(slices.Values(e.Deprecated["door"])); !slices.Equal(old, []string{"Old", "Old.Shown", "Old.Too"}) {
 		t.Errorf("deprecated %v, want Old and its methods", old)
@@ -84,7 +91,7 @@ func Exported() {}
 			t.Errorf("%s counted %d: only door is outside internal/ and not a main package", p, e.Counts[p])
 		}
 	}
-	if all, doors := e.Total(); all != 9 || doors != 0 {
-		t.Errorf("Total() = %d, %d; want 9 in all, none in a door (door is not one of Doors)", all, doors)
+	if all, doors := e.Total(); all != 11 || doors != 0 {
+		t.Errorf("Total() = %d, %d; want 11 in all, none in a door (door is not one of Doors)", all, doors)
 	}
 }

@@ -403,7 +403,7 @@ func (r *SweepResult) found(t *testing.T) {
 // it showed.
 type Replay struct {
 	// Scenario is the file's scenario.
-	Scenario *vclient.Scenario
+	Scenario *scenario.Scenario
 	// Violated names the properties the run violated, Warned those it
 	// only warned on (empty: none).
 	Violated, Warned []string
