@@ -12,6 +12,22 @@
 // refuses a stale one. Its planted bug (Adapter.IgnoreRenewFailure) keeps
 // the work running after a renewal failed — the article's iron rule
 // broken — which the same sweep catches.
+//
+// Its tests (httplease_test.go) import leasecheck's public packages only,
+// so a module of yours can copy them: the sweep is vclient/k8slease's
+// Sweep, the one door of a sweep, which takes any vclient.Client, not only
+// a Kubernetes controller — SweepConfig.Client is the Adapter, Options its
+// own server (Options, not leasecheck's API server), Timing the client's
+// own (a TTL of 3 s), Kinds the faults mixed (pauses at a write, latency,
+// crashes), Want what the sweep must show. The correct client sweeps
+// clean; the planted bug is caught, shrunk and saved with a story told in
+// lease terms (TTL, renewal, takeover, fence); Regressions replays the
+// failure kept in testdata/regressions:
+//
+//	go test ./examples/httplease -run TestInVirtualTime -seeds 10000
+//	go test ./examples/httplease -run TestPlantedBugCaught -v -save DIR
+//	go test ./examples/httplease -run TestPlantedBugCaught -count=1 -scenario DIR/seed-N.scenario.json
+//	go test ./examples/httplease -run TestRegressions
 package httplease
 
 import (

@@ -1,97 +1,81 @@
 package httplease
 
+// The tests a team writes for its own client, against leasecheck's public
+// packages only (vclient/k8slease's sweep, faults; httplease.go: vclient,
+// model): copy them into your module. Run as your module runs them:
+//
+//	go test -run TestInVirtualTime -seeds 10000
+//	go test -run TestPlantedBugCaught -v -save DIR
+//	go test -run TestPlantedBugCaught -count=1 -scenario DIR/seed-N.scenario.json
+//	go test -run TestRegressions
+
 import (
-	"context"
-	"fmt"
-	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/internal/campaign"
-	"github.com/leasecheck/leasecheck/internal/impl/holder"
-	"github.com/leasecheck/leasecheck/internal/runprop"
-	"github.com/leasecheck/leasecheck/internal/scenario"
-	"github.com/leasecheck/leasecheck/vclient"
+	"github.com/leasecheck/leasecheck/vclient/k8slease"
 )
 
-// generate draws a seed's scenario: three candidates with a TTL of 3 s,
-// pauses at a write, API latency and crashes.
-func generate(impl string) func(uint64) *scenario.Scenario {
-	return func(seed uint64) *scenario.Scenario {
-		r := rand.New(rand.NewPCG(seed, 1))
-		const ttl = 3000
-		sc := &scenario.Scenario{Version: scenario.Version, Seed: seed, Semantics: "fenced-storage", Key: "lease", TTL: ttl,
-			Horizon: 8 * ttl, Network: scenario.Network{MaxDelay: 5}, Implementation: impl,
-			FaultKinds: []faults.Kind{faults.Pause, faults.Delay, faults.Crash}}
-		for i := range 3 {
-			sc.Holders = append(sc.Holders, scenario.Process{Name: fmt.Sprintf("h%d", i+1),
-				Work: []holder.Item{{Work: 1 + r.Int64N(500), Writes: 1 + r.IntN(3)}, {Work: 1 + r.Int64N(500), Writes: 1}}})
-		}
-		for range 1 + r.IntN(3) {
-			f := faults.Fault{Target: fmt.Sprintf("h%d", 1+r.IntN(3)), At: r.Int64N(4 * ttl)}
-			switch r.IntN(3) {
-			case 0:
-				f.Kind, f.Duration = faults.Pause, 1+r.Int64N(2*ttl)
-			case 1:
-				f.Kind, f.Duration, f.Amount = faults.Delay, 1+r.Int64N(2*ttl), r.Int64N(ttl/4)
-			case 2:
-				f.Kind, f.Duration = faults.Crash, 1+r.Int64N(ttl)
-			}
-			sc.Faults = append(sc.Faults, f)
-		}
-		sc.Faults = sc.Faults.Sorted()
-		return sc
-	}
-}
+// timing is the client's own: a TTL of 3 s, renewed every TTL/3, each
+// renewal given up after TTL/3. The client reads its TTL from its
+// Candidate, and the sweep keeps every seed — and the shrinker — at it.
+var timing = k8slease.Timing{Name: "httplease", LeaseDuration: 3000, RenewDeadline: 1000, RetryPeriod: 1000}
 
-// sweep runs the house's seed loop (internal/campaign) over the client,
-// with scenarios of this client's own (generate). A module outside
-// leasecheck cannot import it: there, k8slease.Sweep runs a vclient.Client
-// over the Kubernetes sweeps' scenarios (SweepConfig.Client, and Options
-// for a lease server of its own), and vclient has no sweep of its own.
-func sweep(t *testing.T, bug bool, seeds int, failFast bool) (*campaign.Summary, []*campaign.Failure) {
-	impl := "vclient:httplease"
+// config is the sweep of the client (bug: with its renewal failures
+// ignored): three candidates against its own server (Options: fenced
+// storage, sequential fences), under a mix of pauses at a write, latency
+// and crashes.
+func config(bug bool) k8slease.SweepConfig {
+	name := "vclient:httplease"
 	if bug {
-		impl += "+ignore-renew-failure"
+		name += "+ignore-renew-failure"
 	}
-	tg := &vclient.Target{T: t, Name: impl, Client: &Adapter{IgnoreRenewFailure: bug}, Options: Options()}
-	var fs []*campaign.Failure
-	sum, err := campaign.Run(context.Background(), campaign.Config{Target: tg, Scenario: generate(impl), Seeds: seeds, First: 1,
-		Kinds: []faults.Kind{faults.Pause, faults.Delay, faults.Crash}, FailFast: failFast,
-		OnFailure: func(f *campaign.Failure) { fs = append(fs, f) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sum, fs
+	opts := Options()
+	return k8slease.SweepConfig{Name: name, Client: &Adapter{IgnoreRenewFailure: bug}, Options: &opts, Timing: &timing,
+		Kinds: []faults.Kind{faults.Pause, faults.Delay, faults.Crash}, MinReplicas: 3, MaxReplicas: 3, Seeds: 300}
 }
 
 // TestInVirtualTime: the client, its goroutines and timers unmodified,
 // runs against its in-process server under pauses, latency and crashes:
-// fenced and stopping at the first failed renewal, it violates nothing.
+// fenced and stopping at the first failed renewal, it violates nothing,
+// and the sweep exercised it (grants made).
 func TestInVirtualTime(t *testing.T) {
-	sum, fs := sweep(t, false, 300, false)
-	var b strings.Builder
-	sum.WriteText(&b, 0)
-	t.Log(b.String())
-	for _, f := range fs {
-		var w strings.Builder
-		campaign.WriteOutcome(&w, f.Outcome)
-		t.Errorf("seed %d:\n%s", f.Seed, w.String())
-		break
-	}
+	k8slease.Sweep(t, config(false))
 }
 
 // TestPlantedBugCaught: the same client with its renewal failures ignored
-// keeps believing (and working) after its lease is gone: caught.
+// keeps believing (and working) after its lease is gone: caught, shrunk
+// and saved with a story told in lease terms.
 func TestPlantedBugCaught(t *testing.T) {
-	_, fs := sweep(t, true, 300, true)
-	if len(fs) == 0 {
-		t.Fatal("IgnoreRenewFailure not caught in 300 seeds")
+	cfg := config(true)
+	cfg.Want = k8slease.WantViolation
+	cfg.Configure = func(c *k8slease.CampaignConfig) { c.FailFast, c.Save.Max = true, 1 }
+	r := k8slease.Sweep(t, cfg)
+	if r.Replayed != nil || len(r.Failures) == 0 {
+		return // -scenario judged the file; no violation failed t already
 	}
-	o := fs[0].Outcome
-	if !o.Fails(runprop.ExclusiveBelief) && !o.Fails("stop-on-renew-failure") {
-		t.Errorf("seed %d violates %v, want exclusive-belief or stop-on-renew-failure", fs[0].Seed, o.Failed())
+	f := r.Failures[0]
+	if !f.Outcome.Fails("exclusive-belief") && !f.Outcome.Fails("stop-on-renew-failure") {
+		t.Errorf("seed %d violates %v, want exclusive-belief or stop-on-renew-failure", f.Seed, f.Outcome.Failed())
 	}
-	t.Logf("seed %d: %v", fs[0].Seed, o.Failed())
+	if f.Saved == nil {
+		t.Fatalf("seed %d not saved: %v", f.Seed, f.SaveErr)
+	}
+	story, err := os.ReadFile(f.Saved.Story)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(story), "## In lease terms") || strings.Contains(string(story), "Kubernetes") {
+		t.Errorf("the saved story is not told in lease terms:\n%s", story)
+	}
+	t.Logf("seed %d: %v, saved as %s", f.Seed, f.Outcome.Failed(), f.Saved.Scenario)
+}
+
+// TestRegressions replays the failures kept in testdata/regressions (the
+// planted bug's, saved by TestPlantedBugCaught): each must violate exactly
+// what it expects and record its saved history again.
+func TestRegressions(t *testing.T) {
+	k8slease.Regressions(t, config(true))
 }

@@ -220,12 +220,30 @@ func StepDowns(gen func(seed uint64) *scenario.Scenario) func(seed uint64) *scen
 // GenOptions say what a sweep's scenarios are of: the implementation
 // recorded, whether its resource is fenced, the profile, the timings drawn
 // from (at least one) and the bounds of the candidates drawn (0: 2 and 4).
+// Kinds, when set, replaces the profile: each seed draws one to four
+// faults, each of a kind drawn from Kinds, as All draws its own (MixKinds
+// lists the kinds it can draw).
 type GenOptions struct {
 	Impl     string
 	Fenced   bool
 	Profile  Profile
 	Timings  []Timing
 	Min, Max int
+	Kinds    []faults.Kind
+}
+
+// MixKinds are the kinds a mix of faults draws from (GenOptions.Kinds;
+// All draws all of them, in this order).
+func MixKinds() []faults.Kind { return All.Kinds() }
+
+// CheckKinds refuses a mix (GenOptions.Kinds) with a kind it cannot draw.
+func CheckKinds(kinds []faults.Kind) error {
+	for _, k := range kinds {
+		if !slices.Contains(MixKinds(), k) {
+			return fmt.Errorf("fault kind %q: a sweep's mix draws %v", k, MixKinds())
+		}
+	}
+	return nil
 }
 
 // NewGenerator returns the scenario of each seed of the sweep o says.
@@ -243,12 +261,16 @@ func NewGenerator(o GenOptions) func(seed uint64) *scenario.Scenario {
 	}
 	hi = min(max(hi, lo), MaxReplicas)
 	lo = min(lo, hi)
+	kinds := p.Kinds()
+	if len(o.Kinds) > 0 {
+		kinds, p = slices.Clone(o.Kinds), All
+	}
 	return func(seed uint64) *scenario.Scenario {
 		r := rand.New(rand.NewPCG(seed, 0x6b38736c65617365))
 		tm := timings[r.IntN(len(timings))]
 		ld := tm.LeaseDuration
 		sc := &scenario.Scenario{Version: scenario.Version, Seed: seed, Semantics: "seed", Key: "lease", TTL: ld,
-			Network: scenario.Network{MinDelay: 0, MaxDelay: 1 + r.Int64N(5)}, Implementation: impl, FaultKinds: p.Kinds()}
+			Network: scenario.Network{MinDelay: 0, MaxDelay: 1 + r.Int64N(5)}, Implementation: impl, FaultKinds: slices.Clone(kinds)}
 		if o.Fenced {
 			sc.Semantics = "fenced-storage"
 		}
@@ -310,22 +332,25 @@ func NewGenerator(o GenOptions) func(seed uint64) *scenario.Scenario {
 		case All:
 			for range 1 + r.IntN(4) {
 				f := faults.Fault{Target: pick(), At: at()}
-				switch r.IntN(6) {
-				case 0:
+				k := kinds[r.IntN(len(kinds))] // All's kinds in MixKinds' order: the draws of v0.15.0
+				switch k {
+				case faults.Pause:
 					f.Kind, f.Duration = faults.Pause, ld/4+r.Int64N(2*ld)
-				case 1:
+				case faults.Delay:
 					f.Kind, f.Duration, f.Amount = faults.Delay, 1+r.Int64N(2*ld), r.Int64N(2*tm.RenewDeadline)
-				case 2:
+				case faults.Partition:
 					f.Kind, f.Duration, f.Peer = faults.Partition, 1+r.Int64N(2*ld), faults.Coordinator
-				case 3:
+				case faults.CoordinatorCrash:
 					f.Kind, f.Target, f.Duration = faults.CoordinatorCrash, faults.Coordinator, 1+r.Int64N(2*ld)
-				case 4:
+				case faults.Crash:
 					f.Kind = faults.Crash
 					if r.IntN(2) == 0 {
 						f.Duration = 1 + r.Int64N(ld)
 					}
-				case 5:
+				case faults.OwnerReuse:
 					f.Kind, f.Duration = faults.OwnerReuse, 1+r.Int64N(ld)
+				default:
+					panic(fmt.Sprintf("k8ssweep: a mix of faults cannot draw %q (CheckKinds)", k))
 				}
 				sc.Faults = append(sc.Faults, f)
 			}

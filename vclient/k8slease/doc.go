@@ -34,6 +34,16 @@
 // where the lock is built out of reach (controller-runtime's manager).
 // user_test.go is the worked example, in package k8slease_test.
 //
+// A lease client that is not Kubernetes' is swept through the same door:
+// SweepConfig.Client adapts it (a vclient.Client), SweepConfig.Server — or
+// Options, with Fenced and Fences as its server grants them — is its own
+// lease server, Timing its own parameters (LeaseDuration its TTL),
+// Kinds the fault kinds to mix (pause, delay, crash, ...) where no
+// Profile fits, and Want what the sweep must show. A sweep whose server
+// is your own tells its failures' stories in lease terms (TTL, renewal,
+// takeover, fence), not Kubernetes'; ReplayScenario and Regressions
+// replay its saved files. examples/httplease is that template.
+//
 // leasecheck's own sweeps of client-go's LeaderElector (Elector,
 // deprecated here; its implementations, profiles' draws, API server and
 // work loop live in internal/k8ssweep) find the zombie write unfenced,

@@ -339,3 +339,67 @@ func freedNotes(o *campaign.Outcome, fr *foreignRelease, n *campaign.DomainNotes
 		patchedName(o.Scenario.Implementation))}
 	return n
 }
+
+// leaseNotes is the account of a failure of a client of your own against
+// a lease server of your own (SweepConfig.Server): userNotes' account told
+// in lease terms — the TTL, renewals, a takeover, the fence the server
+// grants — since neither a Lease object nor client-go ran.
+func leaseNotes(o *campaign.Outcome, cfg *SweepConfig, t *testing.T) *campaign.DomainNotes {
+	sc := o.Scenario
+	rd, rp := storyTiming(o)
+	timing := "the scenario's"
+	if cfg.Timing != nil {
+		timing = "its own"
+	}
+	setup := fmt.Sprintf("%d candidates (%s) ran `%s` against its own lease server with %s timing: a TTL of %s, renewals %s apart, each given up after %s",
+		len(sc.Holders), strings.Join(sc.Names(), ", "), sc.Implementation, timing, secs(sc.TTL), secs(rp), secs(rd))
+	fix := "Make each write carry the fence your server grants with the lease (a number that grows with every grant) and have the store refuse a lower one " +
+		"(`SweepConfig.Fenced`, or `vclient.Options.Fenced`): the store then refuses this write."
+	if cfg.fencedStore() {
+		setup += "; its writes carried a fence the store checks, keeping the highest it accepted"
+		fix = "Its writes were fenced: see the violations above for what the fence did not cover (a fence that does not grow across holders, a write the store took without one)."
+	} else {
+		setup += "; its writes carried no fence"
+	}
+	n := &campaign.DomainNotes{Heading: "lease", Setup: setup + ".",
+		Keep: fmt.Sprintf("Keep it as a regression test: copy its `.scenario.json` and `.history.jsonl` into `%s/` in your package, where a test calling "+
+			"`k8slease.Regressions` with this sweep's configuration replays every scenario and fails unless exactly its `expect` is violated and its history "+
+			"is recorded again (`%s` replays one).", cfg.regressions(), cfg.replay(t)("FILE"))}
+	z := k8ssweep.FindZombieWrite(o)
+	if z == nil {
+		n.Cause = []string{"No write reached the store from a holder the lease had moved on from: the violations above are of the candidates' own view " +
+			"(`exclusive-belief`: two believed they held the lease at once; `stop-on-renew-failure`: one kept working after a renewal failed). " +
+			"A holder must end its work (`Candidate.Stopped`) at the first renewal that fails or goes unanswered, before a TTL from the last renewal " +
+			"the server applied runs out; a fence the store checks keeps the writes of one that does not harmless. " + fix}
+		return n
+	}
+	who := z.Write.Owner
+	if z.LastRenew != nil {
+		n.Events = append(n.Events, campaign.NoteEvent{T: z.LastRenew.At, Line: z.LastRenew.Line,
+			What: fmt.Sprintf("%s last renewed its lease (the server applied the renewal then).", who)})
+	}
+	if z.Paused != nil {
+		n.Events = append(n.Events, campaign.NoteEvent{T: z.Paused.Start, What: fmt.Sprintf("%s was about to write and, before its write went out, was paused for %s "+
+			"(a stop-the-world GC pause, a CPU-throttled or frozen process): nothing of its client ran meanwhile, its renewals included.", who, secs(z.Paused.End-z.Paused.Start))})
+	}
+	n.Events = append(n.Events, campaign.NoteEvent{T: z.Grant.At, Line: z.Grant.Line, What: fmt.Sprintf("The lease's TTL (%s) ran out unrenewed and the server granted it to %s.",
+		secs(sc.TTL), z.Grant.Owner)})
+	n.Events = append(n.Events, campaign.NoteEvent{T: z.Write.At, Line: z.Write.Line, What: fmt.Sprintf("%s's write %q reached the store and was accepted: "+
+		"a write from a holder whose lease had expired, after it was granted to %s — a zombie write.", who, z.Write.Value, z.Grant.Owner)})
+	switch {
+	case z.Stopped >= 0 && z.Stopped <= z.Write.Call:
+		n.Events = append(n.Events, campaign.NoteEvent{T: z.Stopped, What: fmt.Sprintf("%s's end of holding (its `Candidate.Stopped`) came as it resumed and the write went out: too late to stop it.", who)})
+	case z.Stopped >= 0:
+		n.Events = append(n.Events, campaign.NoteEvent{T: z.Stopped, What: fmt.Sprintf("%s's end of holding (its `Candidate.Stopped`) came only then, after the write.", who)})
+	default:
+		n.Events = append(n.Events, campaign.NoteEvent{T: -1, What: fmt.Sprintf("%s's end of holding (its `Candidate.Stopped`) never came before the run ended.", who)})
+	}
+	if cfg.fencedStore() {
+		fix = "Its writes were fenced, and the store accepted this one all the same: no write under the new holder's higher fence had reached it yet, " +
+			"so this fence was still the highest it knew — a fence refuses a zombie's write only once the new holder has written. " +
+			"See the violations above for what the sweep judged."
+	}
+	n.Cause = []string{"A lease alone does not fence: neither a shorter renewal period nor a longer TTL closes this window — a pause longer than the TTL " +
+		"minus the time since the last renewal always opens it. What does: a fence the store checks. " + fix}
+	return n
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/internal/runprop"
@@ -242,5 +243,33 @@ func TestProfilesKnownToTheGenerator(t *testing.T) {
 		if q, err := ParseProfile(string(p)); err != nil || q != p {
 			t.Errorf("ParseProfile(%q) = %q, %v", p, q, err)
 		}
+	}
+}
+
+// TestKindsMix: SweepConfig.Kinds draws as profile "all" does — all of its
+// kinds give the very scenarios of "all", seed for seed (the saved files
+// of v0.15.0 replay) — a subset draws only its kinds, and a kind the mix
+// cannot draw is refused.
+func TestKindsMix(t *testing.T) {
+	all := (&SweepConfig{Name: "x", Profile: "all"}).generator(t, "all")
+	same := (&SweepConfig{Name: "x", Kinds: Profile("all").Kinds()}).generator(t, "all")
+	sub := (&SweepConfig{Name: "x", Kinds: []faults.Kind{faults.Pause, faults.Crash}}).generator(t, "all")
+	drawn := map[faults.Kind]int{}
+	for seed := uint64(1); seed <= 200; seed++ {
+		a, b := all(seed), same(seed)
+		ab := a.Marshal()
+		bb := b.Marshal()
+		if string(ab) != string(bb) {
+			t.Fatalf("seed %d: Kinds = all's kinds draws another scenario:\n%s\n%s", seed, ab, bb)
+		}
+		for _, f := range sub(seed).Faults {
+			drawn[f.Kind]++
+		}
+	}
+	if len(drawn) != 2 || drawn[faults.Pause] == 0 || drawn[faults.Crash] == 0 {
+		t.Errorf("Kinds pause, crash drew %v", drawn)
+	}
+	if err := k8ssweep.CheckKinds([]faults.Kind{faults.Pause, faults.Conflict}); err == nil {
+		t.Error("a mix with conflict accepted")
 	}
 }

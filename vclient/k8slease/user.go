@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,7 +69,10 @@ type SweepConfig struct {
 	Fenced bool
 	Tokens model.WriteTokens
 	// Server returns the API server of one run (nil: leasecheck's
-	// in-process API server, fenced as above).
+	// in-process API server, fenced as above) — or the lease server of a
+	// client that is not Kubernetes's: a sweep whose server is your own
+	// (Server, or Options.Server) tells its failures' stories in lease
+	// terms (TTL, renewal, takeover), not in Kubernetes's.
 	Server func() vclient.Server
 	// Options, when set, are the run options verbatim (Fenced, Tokens and
 	// Server are then ignored).
@@ -88,6 +92,12 @@ type SweepConfig struct {
 	// Profile is the fault profile (empty: the -profile flag's, by default
 	// "pause"). A sweep that names one ignores -profile.
 	Profile Profile
+	// Kinds, when set, are the fault kinds every seed draws from instead
+	// of a profile's: one to four faults a seed, each of a kind drawn from
+	// Kinds, as profile "all" draws its own — any of faults.Pause, Delay,
+	// Partition, CoordinatorCrash, Crash and OwnerReuse (another is
+	// refused). Profile and -profile are then ignored.
+	Kinds []faults.Kind
 	// Seeds is the sweep's default seed count (0: 100); -seeds overrides
 	// it, -short takes a fifth.
 	Seeds int
@@ -125,11 +135,14 @@ type SweepResult struct {
 	Warned []*campaign.Outcome
 	// Grants counts the acquires the API server granted over every seed.
 	Grants int
-	// Profile is the profile the sweep ran.
+	// Profile is the profile the sweep ran ("all" for a sweep of
+	// SweepConfig.Kinds, which draws as "all" does).
 	Profile Profile
 	// Replayed is the outcome of the one file -scenario named (the sweep
 	// then ran no seed).
 	Replayed *campaign.Outcome
+
+	class string // the faults drawn, as the log says them
 }
 
 func (c *SweepConfig) name(t *testing.T) string {
@@ -165,13 +178,16 @@ func (c *SweepConfig) target(t *testing.T) (campaign.Target, error) {
 	return &fixedTiming{tg, *c.Timing}, nil
 }
 
-// tellingNotes is the Kubernetes account a sweep's saved stories tell: the
+// tellingNotes is the account a sweep's saved stories tell: the
 // configuration's own, or one told from what ran.
 func (c *SweepConfig) tellingNotes(t *testing.T) func(*campaign.Outcome) *campaign.DomainNotes {
 	if c.notes != nil {
 		return c.notes
 	}
 	cfg := *c
+	if cfg.ownServer() {
+		return func(o *campaign.Outcome) *campaign.DomainNotes { return leaseNotes(o, &cfg, t) }
+	}
 	return func(o *campaign.Outcome) *campaign.DomainNotes { return userNotes(o, &cfg, t) }
 }
 
@@ -235,7 +251,7 @@ func (c *SweepConfig) generator(t *testing.T, p Profile) func(seed uint64) *scen
 		timings = []Timing{*c.Timing}
 	}
 	g := k8ssweep.NewGenerator(k8ssweep.GenOptions{Impl: c.name(t), Fenced: c.fencedStore(), Profile: k8ssweep.Profile(p), Timings: houseTimings(timings),
-		Min: c.MinReplicas, Max: c.MaxReplicas})
+		Min: c.MinReplicas, Max: c.MaxReplicas, Kinds: c.Kinds})
 	if c.Shutdowns {
 		return k8ssweep.StepDowns(g)
 	}
@@ -250,10 +266,35 @@ func (c *SweepConfig) fencedStore() bool {
 }
 
 func (c *SweepConfig) kinds(p Profile) []faults.Kind {
-	if c.Shutdowns {
-		return append(p.Kinds(), faults.Shutdown)
+	kinds := p.Kinds()
+	if len(c.Kinds) > 0 {
+		kinds = slices.Clone(c.Kinds)
 	}
-	return p.Kinds()
+	if c.Shutdowns {
+		return append(kinds, faults.Shutdown)
+	}
+	return kinds
+}
+
+// ownServer reports whether the run's server is the user's own, not
+// leasecheck's Kubernetes API server.
+func (c *SweepConfig) ownServer() bool {
+	if c.Options != nil {
+		return c.Options.Server != nil
+	}
+	return c.Server != nil
+}
+
+// faultClass says what faults a sweep drew: its profile, or its kinds.
+func (c *SweepConfig) faultClass(p Profile) string {
+	if len(c.Kinds) == 0 {
+		return "profile " + string(p)
+	}
+	names := make([]string, len(c.Kinds))
+	for i, k := range c.Kinds {
+		names[i] = string(k)
+	}
+	return "faults " + strings.Join(names, ", ")
 }
 
 func (c *SweepConfig) replay(t *testing.T) func(string) string {
@@ -303,8 +344,13 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 		}
 		return &SweepResult{Replayed: o}
 	}
+	if err := k8ssweep.CheckKinds(cfg.Kinds); err != nil {
+		t.Fatalf("SweepConfig.Kinds: %v", err)
+	}
 	p := cfg.Profile
-	if p == "" {
+	if len(cfg.Kinds) > 0 {
+		p = "all" // the mix Kinds draws; -profile is ignored
+	} else if p == "" {
 		p = "pause"
 		if *profileFlag != "" {
 			if p, err = ParseProfile(*profileFlag); err != nil {
@@ -312,7 +358,7 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 			}
 		}
 	}
-	out := &SweepResult{Profile: p}
+	out := &SweepResult{Profile: p, class: cfg.faultClass(p)}
 	c := campaign.Config{Target: tg, Scenario: cfg.generator(t, p), Kinds: cfg.kinds(p), Seeds: k8ssweep.SeedCount(cfg.Seeds), First: 1, Workers: 2,
 		Save: campaign.SaveOptions{Dir: k8ssweep.SaveDir(t), Replay: cfg.replay(t), Shrink: campaign.ShrinkOptions{Budget: 300}}}
 	if cfg.Configure != nil {
@@ -347,7 +393,7 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 	}
 	var b strings.Builder
 	out.Summary.WriteText(&b, 0)
-	t.Logf("%s, profile %s, %d seeds:\n%s", tg.Implementation(), p, out.Summary.Seeds, b.String())
+	t.Logf("%s, %s, %d seeds:\n%s", tg.Implementation(), out.class, out.Summary.Seeds, b.String())
 	switch cfg.Want {
 	case WantClean:
 		out.Clean(t)
@@ -388,7 +434,7 @@ func (r *SweepResult) Clean(t *testing.T) {
 func (r *SweepResult) found(t *testing.T) {
 	t.Helper()
 	if len(r.Failures) == 0 {
-		t.Errorf("no violation in %d seeds of profile %s", r.Summary.Seeds, r.Profile)
+		t.Errorf("no violation in %d seeds of %s", r.Summary.Seeds, r.class)
 		return
 	}
 	f := r.Failures[0]
