@@ -91,12 +91,6 @@ func (f FenceOrder) String() string {
 	return "sequential"
 }
 
-// ParseFenceOrder maps the header's "fences" field to a FenceOrder.
-//
-// Deprecated: ReadHistory reads the header; ParseFenceOrder leaves the
-// package after v0.14.0.
-func ParseFenceOrder(s string) (FenceOrder, bool) { return parseFenceOrder(s) }
-
 // parseFenceOrder maps the header's "fences" field to a FenceOrder.
 func parseFenceOrder(s string) (FenceOrder, bool) {
 	switch s {
@@ -134,12 +128,6 @@ func (t WriteTokens) String() string {
 	}
 	return "grant"
 }
-
-// ParseWriteTokens maps the header's "tokens" field to a WriteTokens.
-//
-// Deprecated: ReadHistory reads the header; ParseWriteTokens leaves the
-// package after v0.14.0.
-func ParseWriteTokens(s string) (WriteTokens, bool) { return parseWriteTokens(s) }
 
 // parseWriteTokens maps the header's "tokens" field to a WriteTokens.
 func parseWriteTokens(s string) (WriteTokens, bool) {

@@ -9,13 +9,6 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// Clocked is machine.Clocked, the in-process tier: a coordinator whose
-// clock is injected as now on every call.
-//
-// Deprecated: name machine.Clocked; this alias leaves the package after
-// v0.14.0.
-type Clocked = machine.Clocked
-
 // InProcess adapts a Clocked coordinator to Backend: calls are serialized by
 // a mutex, now is the time since epoch in unit (e.g. time.Millisecond) read
 // from clock, and every Response carries At = epoch + now·unit exactly. A nil
