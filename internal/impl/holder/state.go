@@ -13,7 +13,7 @@ func (h *Holder) CloneHolder() machine.Holder {
 // HashState digests everything a later decision depends on
 // (machine.StateHasher); the loss counters, kept for tests, are left out.
 //
-// It digests into a machine.Digest held as a value (a register) and hands
+// It digests into a statehash.Digest held as a value (a register) and hands
 // it back: the same words as through the Hasher, in a third less time.
 func (h *Holder) HashState(hs *machine.Hasher) {
 	d := hs.Digest().Uint(uint64(h.cfg.Bugs)).Int(int64(h.ph)).Uint(h.nextI).Bool(h.inFlight)
