@@ -64,7 +64,7 @@ func (p *inProcess) Do(ctx context.Context, req Request) (Response, error) {
 	switch req.Kind {
 	case model.Acquire, model.Renew, model.Release, model.Write, model.Read:
 	default:
-		return Response{}, &UnknownOpError{Kind: req.Kind}
+		return Response{}, &unknownOpError{Kind: req.Kind}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -77,7 +77,15 @@ func (p *inProcess) Do(ctx context.Context, req Request) (Response, error) {
 
 func (p *inProcess) Close() error { return nil }
 
-// UnknownOpError is a request whose Kind is not one of the five.
-type UnknownOpError struct{ Kind model.Kind }
+// unknownOpError is InProcess's error for a request whose Kind is not one
+// of the five.
+type unknownOpError struct{ Kind model.Kind }
 
-func (e *UnknownOpError) Error() string { return "backend: unknown op " + e.Kind.String() }
+func (e *unknownOpError) Error() string { return "backend: unknown op " + e.Kind.String() }
+
+// UnknownOpError is the error InProcess returns for a request whose Kind
+// is not one of the five.
+//
+// Deprecated: nothing needs to tell it from other errors (a request of an
+// unknown kind is the caller's mistake); it leaves the package in v0.16.0.
+type UnknownOpError = unknownOpError
