@@ -304,7 +304,9 @@ func (w *World) setup() error {
 			client: &client{program: c.Requests, acquired: -1}})
 	}
 	if sp := sc.Space; sp != nil {
+		//lint:ignore SA1019 leasecheck's own fault generator, deprecated in faults where it stays until it moves under internal/ in v0.16.0
 		env := faults.Env{Horizon: sc.Horizon, TTL: sc.TTL, RhoPPM: sc.RhoPPM, Holders: sc.Names(), Fenced: w.fenced}
+		//lint:ignore SA1019 leasecheck's own fault generator, deprecated in faults where it stays until it moves under internal/ in v0.16.0
 		w.candidates = faults.Candidates(env, sp.Faults)
 		w.faultsLeft = sp.MaxFaults
 		w.devLeft = sp.Deviations
