@@ -40,41 +40,53 @@ type StateHasher interface {
 	HashState(h *Hasher)
 }
 
-// Hasher accumulates a 64-bit digest of a machine's state, a word at a
-// time (a multiply-xorshift mix; Sum finishes it with an avalanche). It is
-// no cryptographic hash: it tells states apart. Two runs of leasecheck
-// digest the same words the same way, whatever the machine they run on.
-type Hasher struct{ h statehash.Digest }
+// Hasher is what a machine's HashState mixes its state into, a word at a
+// time (Int, Uint, Bool, String): a 64-bit multiply-xorshift digest, no
+// cryptographic hash, which tells states apart. The explorer starts,
+// finishes and reuses it (package internal/statehash, whose Hasher this
+// is); two runs of leasecheck digest the same words the same way, whatever
+// the machine they run on.
+type Hasher statehash.Hasher
 
-// NewHasher returns an empty digest.
-func NewHasher() *Hasher { return &Hasher{h: statehash.New()} }
-
-// Reset empties the digest (a hasher kept for reuse).
-func (h *Hasher) Reset() { h.h = statehash.New() }
-
-// Sum returns the digest.
-func (h *Hasher) Sum() uint64 { return h.h.Sum() }
-
-// Digest returns the digest so far as a value, and Resume goes on from
-// one: leasecheck's explorer and reference machines chain the words in a
-// register between the two (the same digest, a third faster). A machine
-// of your own needs neither.
-func (h *Hasher) Digest() statehash.Digest { return h.h }
-
-// Resume makes the hasher go on from d (Digest).
-func (h *Hasher) Resume(d statehash.Digest) { h.h = d }
+func (h *Hasher) in() *statehash.Hasher { return (*statehash.Hasher)(h) }
 
 // Int mixes v in.
-func (h *Hasher) Int(v int64) { h.h = h.h.Int(v) }
+func (h *Hasher) Int(v int64) { h.in().Int(v) }
 
 // Uint mixes v in.
-func (h *Hasher) Uint(v uint64) { h.h = h.h.Uint(v) }
+func (h *Hasher) Uint(v uint64) { h.in().Uint(v) }
 
 // Bool mixes b in.
-func (h *Hasher) Bool(b bool) { h.h = h.h.Bool(b) }
+func (h *Hasher) Bool(b bool) { h.in().Bool(b) }
 
 // String mixes s in, with its length (so "ab","c" and "a","bc" differ).
-func (h *Hasher) String(s string) { h.h = h.h.Str(s) }
+func (h *Hasher) String(s string) { h.in().String(s) }
+
+// NewHasher returns an empty digest.
+//
+// Deprecated: the explorer's own; a machine is handed its Hasher. It
+// leaves the package in v0.16.0.
+func NewHasher() *Hasher { return (*Hasher)(statehash.NewHasher()) }
+
+// Reset empties the digest.
+//
+// Deprecated: the explorer's own; it leaves the package in v0.16.0.
+func (h *Hasher) Reset() { h.in().Reset() }
+
+// Sum returns the digest.
+//
+// Deprecated: the explorer's own; it leaves the package in v0.16.0.
+func (h *Hasher) Sum() uint64 { return h.in().Sum() }
+
+// Digest returns the digest so far as a value.
+//
+// Deprecated: the explorer's own; it leaves the package in v0.16.0.
+func (h *Hasher) Digest() statehash.Digest { return h.in().Digest() }
+
+// Resume makes the hasher go on from d.
+//
+// Deprecated: the explorer's own; it leaves the package in v0.16.0.
+func (h *Hasher) Resume(d statehash.Digest) { h.in().Resume(d) }
 
 // Digest is the digest so far as a value, a Hasher's own (package
 // internal/statehash): leasecheck's explorer and reference machines chain

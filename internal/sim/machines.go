@@ -76,7 +76,7 @@ func (w *World) machineDigest(kept *uint64, m any) uint64 {
 	}
 	h := &w.mhasher
 	h.Reset()
-	hashMachine(h, m, nil)
+	hashMachine((*machine.Hasher)(h), m, nil)
 	d := statehash.Finalize(h.Sum()) | 1 // never 0, which means "not kept"
 	if *kept != 0 && *kept != d {
 		w.fail("sim: a machine's kept digest is stale (%T written past the copy-on-write accessors): a bug in leasecheck", m)

@@ -305,18 +305,19 @@ func (w *World) stateHash(r *renaming) uint64 {
 	// escapes, and a fresh one per digest was an allocation per state.
 	h := &w.hasher
 	h.Resume(d)
+	mh := (*machine.Hasher)(h)
 	switch m := w.mon.(type) {
 	case RenamingHasher:
 		if r == nil {
-			m.HashStateRenamed(h, nil) // r.str as a func value is an allocation a state
+			m.HashStateRenamed(mh, nil) // r.str as a func value is an allocation a state
 		} else {
-			m.HashStateRenamed(h, r.str)
+			m.HashStateRenamed(mh, r.str)
 		}
 	default:
 		if r == nil {
-			m.HashState(h)
+			m.HashState(mh)
 		} else {
-			hashReflect(h, reflect.ValueOf(m), map[uintptr]bool{}, r)
+			hashReflect(mh, reflect.ValueOf(m), map[uintptr]bool{}, r)
 		}
 	}
 	return h.Sum()
@@ -326,7 +327,7 @@ func (w *World) stateHash(r *renaming) uint64 {
 // world's own hasher (one passed to a machine escapes).
 func (w *World) hashMachineD(d statehash.Digest, m any, r *renaming) statehash.Digest {
 	w.hasher.Resume(d)
-	hashMachine(&w.hasher, m, r)
+	hashMachine((*machine.Hasher)(&w.hasher), m, r)
 	return w.hasher.Digest()
 }
 
@@ -624,9 +625,9 @@ func hashReflect(h *machine.Hasher, v reflect.Value, seen map[uintptr]bool, r *r
 		sums := make([]uint64, 0, v.Len())
 		it := v.MapRange()
 		for it.Next() {
-			x := machine.NewHasher()
-			hashReflect(x, it.Key(), seen, r)
-			hashReflect(x, it.Value(), seen, r)
+			x := statehash.NewHasher()
+			hashReflect((*machine.Hasher)(x), it.Key(), seen, r)
+			hashReflect((*machine.Hasher)(x), it.Value(), seen, r)
 			sums = append(sums, x.Sum())
 		}
 		sort.Slice(sums, func(i, j int) bool { return sums[i] < sums[j] })
@@ -894,8 +895,8 @@ func sameMultiset[T any](xs []T, r *renaming) bool {
 	digests := func(r *renaming) []uint64 {
 		d := make([]uint64, len(xs))
 		for i := range xs {
-			h := machine.NewHasher()
-			hashReflect(h, reflect.ValueOf(xs[i]), map[uintptr]bool{}, r)
+			h := statehash.NewHasher()
+			hashReflect((*machine.Hasher)(h), reflect.ValueOf(xs[i]), map[uintptr]bool{}, r)
 			d[i] = h.Sum()
 		}
 		slices.Sort(d)

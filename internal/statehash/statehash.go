@@ -9,6 +9,41 @@ package statehash
 
 const seed = 0x9e3779b97f4a7c15
 
+// Hasher accumulates a digest behind a pointer: machine.Hasher is this
+// type, with the four methods a machine's HashState mixes words in by; the
+// explorer starts (NewHasher), finishes (Sum) and reuses (Reset) it, and
+// chains a Digest in a register between Digest and Resume. Its zero value
+// is not empty: NewHasher and Reset start from the seed.
+type Hasher struct{ d Digest }
+
+// NewHasher returns an empty digest.
+func NewHasher() *Hasher { return &Hasher{d: New()} }
+
+// Reset empties the digest (a hasher kept for reuse).
+func (h *Hasher) Reset() { h.d = New() }
+
+// Sum returns the digest.
+func (h *Hasher) Sum() uint64 { return h.d.Sum() }
+
+// Digest returns the digest so far, to go on with as a value (Resume
+// comes back): the same digest, a third faster than through the pointer.
+func (h *Hasher) Digest() Digest { return h.d }
+
+// Resume makes the hasher go on from d.
+func (h *Hasher) Resume(d Digest) { h.d = d }
+
+// Int mixes v in.
+func (h *Hasher) Int(v int64) { h.d = h.d.Int(v) }
+
+// Uint mixes v in.
+func (h *Hasher) Uint(v uint64) { h.d = h.d.Uint(v) }
+
+// Bool mixes b in.
+func (h *Hasher) Bool(b bool) { h.d = h.d.Bool(b) }
+
+// String mixes s in, with its length (so "ab","c" and "a","bc" differ).
+func (h *Hasher) String(s string) { h.d = h.d.Str(s) }
+
 // Digest is machine.Hasher's digest so far, as a value: d = d.Int(v) is
 // h.Int(v), word for word the same digest. A Digest in a local variable
 // stays in a register, where a Hasher behind a pointer stores and loads
