@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/internal/timed"
+	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -212,7 +213,7 @@ func checkHistory(b *budget, h *model.History, opts Options) *Result {
 	c := timed.Compile(h)
 	results := checkAll(b, c, opts.Workers)
 	r := &Result{Ops: len(h.Ops), Keys: len(c.Keys)}
-	assemble(r, results, h.Faults, model.TimesOf(h.Header))
+	assemble(r, results, h.Faults, timefmt.Times{Unit: h.Header.TimeUnit})
 	reclassify(r, lateInMemory(b, h, results), h.Header.ExpiryLateness, h.Header.TimeUnit)
 	return r
 }
@@ -220,7 +221,7 @@ func checkHistory(b *budget, h *model.History, opts Options) *Result {
 // assemble fills in a result from its keys' (in key order): the verdicts,
 // the violations grouped by property in the order of Properties(), then by
 // key, each naming the faults that overlapped it.
-func assemble(r *Result, results []keyResult, faults []model.FaultRecord, tf model.Times) {
+func assemble(r *Result, results []keyResult, faults []model.FaultRecord, tf timefmt.Times) {
 	byProp := map[string][]found{}
 	linVerdict := Holds
 	for i := range results {

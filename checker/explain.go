@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/internal/timed"
+	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -79,7 +80,7 @@ func stuckFromSweep(ss *sweepStuck, complete int) stuckAt {
 // explainStuck tells why no order explains a key's history: the longest
 // prefix some order explains, the state it leaves, and why the next
 // operation cannot follow it.
-func explainStuck(nm *timed.Names, tf model.Times, rules timed.Rules, key string, st stuckAt) found {
+func explainStuck(nm *timed.Names, tf timefmt.Times, rules timed.Rules, key string, st stuckAt) found {
 	// The culprit is the earliest by clock, preferring an op that is not a
 	// read: a read that sees the wrong data is usually the witness of
 	// another op's fault, not the fault.
@@ -99,7 +100,7 @@ func explainStuck(nm *timed.Names, tf model.Times, rules timed.Rules, key string
 	n := names{nm, tf}
 	culprit := cands[0].op
 	var b strings.Builder
-	fmt.Fprintf(&b, "no order of the operations explains line %d: %s. ", culprit.Line, culprit.DescribeIn(tf))
+	fmt.Fprintf(&b, "no order of the operations explains line %d: %s. ", culprit.Line, culprit.DescribeInUnit(tf.Unit))
 	if st.last != nil {
 		fmt.Fprintf(&b, "The longest explainable prefix places %d of %d completed operations, ending with line %d", st.depth, st.complete, st.last.Line)
 		if st.grant != nil && st.grant != st.last {
@@ -125,10 +126,10 @@ func explainStuck(nm *timed.Names, tf model.Times, rules timed.Rules, key string
 }
 
 // names renders the interned owners and values, and the history's times
-// (model.Times: in ms, one unit for the whole account).
+// (timefmt.Times: in ms, one unit for the whole account).
 type names struct {
 	nm *timed.Names
-	t  model.Times
+	t  timefmt.Times
 }
 
 func (n names) owner(id int32) string { return n.nm.Owner(id) }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/internal/timed"
+	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -19,7 +20,7 @@ import (
 // maxFaultsNamed bounds the faults one explanation names.
 const maxFaultsNamed = 5
 
-func annotate(f found, faults []model.FaultRecord, tf model.Times) Violation {
+func annotate(f found, faults []model.FaultRecord, tf timefmt.Times) Violation {
 	v := f.Violation
 	if len(faults) == 0 || f.from > f.to {
 		return v
@@ -78,7 +79,7 @@ func annotate(f found, faults []model.FaultRecord, tf model.Times) Violation {
 
 // describeFault renders a fault the way explanations name it:
 // pause(h1) [120,380], clock-step(coordinator) at t=200.
-func describeFault(fr *model.FaultRecord, tf model.Times) string {
+func describeFault(fr *model.FaultRecord, tf timefmt.Times) string {
 	s := fmt.Sprintf("%s(%s", fr.Kind, fr.Target)
 	if fr.Peer != "" {
 		s += "↔" + fr.Peer

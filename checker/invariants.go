@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/leasecheck/leasecheck/internal/timed"
+	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -129,10 +130,10 @@ type invariants struct {
 
 func newInvariants(key string, hdr model.Header) *invariants {
 	iv := &invariants{key: key, fenced: hdr.Fences != model.NoFences, ordered: hdr.Tokens == model.OrderedTokens}
-	iv.mono[0] = monotone{strict: true, keep: grantedAcquire, tails: map[string][]*model.Op{}, tf: model.TimesOf(hdr)}
-	iv.mono[1] = monotone{keep: acceptedWrite, tails: map[string][]*model.Op{}, tf: model.TimesOf(hdr)}
+	iv.mono[0] = monotone{strict: true, keep: grantedAcquire, tails: map[string][]*model.Op{}, tf: timefmt.Times{Unit: hdr.TimeUnit}}
+	iv.mono[1] = monotone{keep: acceptedWrite, tails: map[string][]*model.Op{}, tf: timefmt.Times{Unit: hdr.TimeUnit}}
 	iv.fenced1 = newFenceWriters()
-	iv.fenced1.tf = model.TimesOf(hdr)
+	iv.fenced1.tf = timefmt.Times{Unit: hdr.TimeUnit}
 	iv.unfenced = fenceLessWriters{owners: map[string]*ownerAcquires{}, pending: map[*kop]*model.Op{}, tails: map[string][]*model.Op{}}
 	iv.stale = newStaleWrites(hdr)
 	iv.stop = renewRule{fenced: iv.fenced, ordered: iv.ordered, owners: map[string]*renewOwner{}}
@@ -197,7 +198,7 @@ type monotone struct {
 	tails  map[string][]*model.Op
 	out    []found // the first maxPerKey
 	n      int     // all of them
-	tf     model.Times
+	tf     timefmt.Times
 }
 
 func (m *monotone) ret(op *model.Op) {
@@ -262,7 +263,7 @@ type fenceWriters struct {
 	names   []string // owners and processes, interned
 	ids     map[string]int32
 	unknown map[string]*unknownAcquires // by owner
-	tf      model.Times
+	tf      timefmt.Times
 }
 
 type fenceRecord struct {

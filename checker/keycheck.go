@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/internal/timed"
+	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -281,7 +282,7 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 			dr := searchKey(b, h, ko, dfsOptions{maxNodes: 2*len(ko.Index) + 1024})
 			res.nodes += dr.nodes
 			if dr.verdict == Violated {
-				v := explainStuck(c.Names, model.TimesOf(h.Header), kc.rules, ko.Key, stuckFromSearch(c, k, &dr))
+				v := explainStuck(c.Names, timefmt.Times{Unit: h.Header.TimeUnit}, kc.rules, ko.Key, stuckFromSearch(c, k, &dr))
 				res.violation, res.steps = &v, stepsOfPath(ko, dr.path)
 			}
 		}
@@ -333,14 +334,14 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 		res.nodes += dr.nodes
 		switch dr.verdict {
 		case Violated:
-			v := explainStuck(c.Names, model.TimesOf(h.Header), rules, ko.Key, stuckFromSearch(c, k, &dr))
+			v := explainStuck(c.Names, timefmt.Times{Unit: h.Header.TimeUnit}, rules, ko.Key, stuckFromSearch(c, k, &dr))
 			res.violation, res.steps = &v, stepsOfPath(ko, dr.path)
 		case Holds:
 			// A witness is proof: the sweep was wrong. (Never seen; the
 			// property tests look for it.)
 			res.verdict, res.steps = Holds, stepsOfPath(ko, dr.path)
 		default:
-			v := explainStuck(c.Names, model.TimesOf(h.Header), rules, ko.Key, stuckFromSweep(o.stuck, kc.complete))
+			v := explainStuck(c.Names, timefmt.Times{Unit: h.Header.TimeUnit}, rules, ko.Key, stuckFromSweep(o.stuck, kc.complete))
 			res.violation, res.steps = &v, stepsOf(o.stuck.c.path)
 		}
 	case Unknown:
@@ -353,7 +354,7 @@ func checkKeyInMemory(b *budget, c *timed.Compiled, k int) keyResult {
 		res.verdict, res.steps = dr.verdict, stepsOfPath(ko, dr.path)
 		switch dr.verdict {
 		case Violated:
-			v := explainStuck(c.Names, model.TimesOf(h.Header), rules, ko.Key, stuckFromSearch(c, k, &dr))
+			v := explainStuck(c.Names, timefmt.Times{Unit: h.Header.TimeUnit}, rules, ko.Key, stuckFromSearch(c, k, &dr))
 			res.violation = &v
 		case Unknown:
 			res.reason = dr.reason

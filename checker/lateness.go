@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/internal/timed"
+	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -58,7 +59,7 @@ func lateInMemory(b *budget, h *model.History, results []keyResult) map[string]l
 		r := checkKeyInMemory(b, c, k)
 		lv := lateVerdict{verdict: r.verdict, reason: r.reason}
 		if r.violation != nil {
-			v := annotate(*r.violation, h.Faults, model.TimesOf(h.Header))
+			v := annotate(*r.violation, h.Faults, timefmt.Times{Unit: h.Header.TimeUnit})
 			lv.violation = &v
 		}
 		out[r.key] = lv

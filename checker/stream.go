@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/leasecheck/leasecheck/internal/timed"
+	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -609,7 +610,7 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 		res.verdict, res.nodes, res.reason = o.verdict, o.work, o.reason
 		switch {
 		case o.verdict == Violated:
-			v := explainStuck(names, model.TimesOf(h.Header), rules, key, stuckFromSweep(o.stuck, kc.complete))
+			v := explainStuck(names, timefmt.Times{Unit: h.Header.TimeUnit}, rules, key, stuckFromSweep(o.stuck, kc.complete))
 			res.violation = &v
 		case stopped != "":
 			res.verdict, res.reason = Unknown, stopped
@@ -621,7 +622,7 @@ func streamPass(b *budget, f *os.File, name string, ro model.ReadOptions, sv *su
 		nkeys = len(sv.keys)
 	}
 	r := &Result{Ops: ops, Keys: nkeys}
-	assemble(r, results, h.Faults, model.TimesOf(h.Header))
+	assemble(r, results, h.Faults, timefmt.Times{Unit: h.Header.TimeUnit})
 	if stopped != "" {
 		// The invariants saw only part of the history: what they found is
 		// found, what they did not is not known.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/model"
 	"pgregory.net/rapid"
 )
@@ -207,7 +208,7 @@ func TestFaultsNamedInStories(t *testing.T) {
 		{Kind: "partition", Target: "C", Peer: "coordinator", Start: 15, End: 30, HasEnd: true, Partial: true},
 		{Kind: "crash", Target: "D", Start: 21}, // after: not named
 	}
-	got := annotate(f, faults, model.Times{}).Explanation
+	got := annotate(f, faults, timefmt.Times{}).Explanation
 	// The shorter before the longer: the clock step lasts to the end.
 	want := "something happened. This happened during pause(B) [5,10], partition(C↔coordinator) [15,30] (partly applied), clock-step(coordinator) from t=3."
 	if got != want {
@@ -225,7 +226,7 @@ func TestFaultsNamedInStories(t *testing.T) {
 		{Kind: "partition", Target: "h5", Start: 99, End: 101, HasEnd: true},
 		{Kind: "pause", Target: "h2", Start: 60, End: 118, HasEnd: true},
 	}
-	got = annotate(cited, noisy, model.Times{}).Explanation
+	got = annotate(cited, noisy, timefmt.Times{}).Explanation
 	if want := "h2 wrote late. This happened during pause(h2) [60,118], clock-offset(h1) from t=0, partition(h5) [99,101]"; !strings.HasPrefix(got, want) {
 		t.Errorf("got  %s\nwant %s...", got, want)
 	}
@@ -236,7 +237,7 @@ func TestFaultsNamedInStories(t *testing.T) {
 	for i := range 8 {
 		many = append(many, model.FaultRecord{Kind: "pause", Target: fmt.Sprintf("h%d", i), Start: 12, End: 13, HasEnd: true})
 	}
-	if got := annotate(f, many, model.Times{}).Explanation; !strings.HasSuffix(got, "pause(h4) [12,13] and 3 more faults.") {
+	if got := annotate(f, many, timefmt.Times{}).Explanation; !strings.HasSuffix(got, "pause(h4) [12,13] and 3 more faults.") {
 		t.Errorf("eight faults: %s", got)
 	}
 }

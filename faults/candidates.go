@@ -12,6 +12,10 @@ package faults
 // Clock offsets are left out: they hold from the start (clock-offset's At
 // must be 0), and leases are measured on the monotonic clock, which an
 // offset does not change.
+//
+// Deprecated: leasecheck's own (its scenario generator and explorer draw
+// faults with it); it moves under internal/ in v0.16.0, with the fault
+// kinds below this package that it needs.
 func Candidates(env Env, kinds []Kind) []Fault {
 	ttl := max(env.TTL, 1)
 	var out []Fault

@@ -3,17 +3,16 @@
 // serializable, composable values.
 //
 // A Fault is one injection (a Kind, a target, a start time and parameters);
-// a Plan is a list of them, ordered by start time. Plans compose with
-// Sequence, Repeat and Shift, and Generate draws a plan from a Chooser (a
-// seeded PRNG or rapid draws), so every parameter is drawn from the run's one
-// source of randomness and printed with the scenario.
+// a Plan is a list of them, ordered by start time (Sorted), which Validate
+// checks against a scenario's holders and clock-drift bound.
 //
 // Index:
 //   - kind.go: Kind and the stable kind names (AllKinds, ParseKinds).
-//   - fault.go: Fault, Plan, Validate and the combinators.
-//   - generate.go: Chooser, Env and Generate.
-//   - candidates.go: Candidates, the fixed-parameter faults the explorer
-//     may strike with at any step (docs/design.md §7).
+//   - fault.go: Fault, Plan, Validate (and the deprecated combinators).
+//   - generate.go, candidates.go: leasecheck's own fault generator
+//     (Generate draws a plan from a Chooser, Candidates lists the faults
+//     the explorer may strike with), deprecated here: it moves under
+//     internal/ in v0.16.0.
 //
 // The package only describes faults; the drivers inject them, and
 // internal/faultsupport's one table says which driver takes which kind.

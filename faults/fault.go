@@ -80,6 +80,9 @@ func (p Plan) Sorted() Plan {
 }
 
 // Sequence concatenates plans, ordered by At.
+//
+// Deprecated: nothing uses it; a Plan is a slice, built with append and
+// ordered by Sorted. It leaves the package in v0.16.0.
 func Sequence(ps ...Plan) Plan {
 	var out Plan
 	for _, p := range ps {
@@ -89,6 +92,9 @@ func Sequence(ps ...Plan) Plan {
 }
 
 // Repeat returns n copies of f, the i-th starting i*every ms after f.At.
+//
+// Deprecated: nothing uses it; a Plan is a slice, built with append and
+// ordered by Sorted. It leaves the package in v0.16.0.
 func Repeat(f Fault, n int, every int64) Plan {
 	out := make(Plan, 0, max(n, 0))
 	for i := 0; i < n; i++ {
@@ -100,6 +106,9 @@ func Repeat(f Fault, n int, every int64) Plan {
 }
 
 // Shift returns p with every fault d ms later.
+//
+// Deprecated: nothing uses it; a Plan is a slice, built with append and
+// ordered by Sorted. It leaves the package in v0.16.0.
 func Shift(p Plan, d int64) Plan {
 	q := slices.Clone(p)
 	for i := range q {

@@ -2,11 +2,19 @@ package faults
 
 // Chooser is the one source of nondeterminism (package sim's Chooser has the
 // same method): a value in [lo, hi], named by label so rapid can show it.
+//
+// Deprecated: leasecheck's own (its scenario generator and explorer draw
+// faults with it); it moves under internal/ in v0.16.0, with the fault
+// kinds below this package that it needs.
 type Chooser interface {
 	Int64(lo, hi int64, label string) int64
 }
 
 // Env is what a generator needs to know about the scenario.
+//
+// Deprecated: leasecheck's own (its scenario generator and explorer draw
+// faults with it); it moves under internal/ in v0.16.0, with the fault
+// kinds below this package that it needs.
 type Env struct {
 	Horizon int64    // the run's length in ms
 	TTL     int64    // the lease TTL in ms
@@ -19,6 +27,10 @@ type Env struct {
 // Generate draws a plan over kinds: each kind appears 0 to maxPer times
 // (at least once when force is true), with every parameter drawn from c.
 // The plan is ordered by At.
+//
+// Deprecated: leasecheck's own (its scenario generator and explorer draw
+// faults with it); it moves under internal/ in v0.16.0, with the fault
+// kinds below this package that it needs.
 func Generate(c Chooser, env Env, kinds []Kind, maxPer int, force bool) Plan {
 	var p Plan
 	if len(env.Holders) == 0 || env.Horizon <= 0 {
@@ -31,14 +43,21 @@ func Generate(c Chooser, env Env, kinds []Kind, maxPer int, force bool) Plan {
 	for _, k := range kinds {
 		n := c.Int64(lo, int64(maxPer), "n-"+string(k))
 		for i := int64(0); i < n; i++ {
-			p = append(p, One(c, env, k))
+			p = append(p, one(c, env, k))
 		}
 	}
 	return p.Sorted()
 }
 
 // One draws a single fault of kind k.
-func One(c Chooser, env Env, k Kind) Fault {
+//
+// Deprecated: leasecheck's own (its scenario generator and explorer draw
+// faults with it); it moves under internal/ in v0.16.0, with the fault
+// kinds below this package that it needs.
+func One(c Chooser, env Env, k Kind) Fault { return one(c, env, k) }
+
+// one draws a single fault of kind k.
+func one(c Chooser, env Env, k Kind) Fault {
 	ttl := max(env.TTL, 1)
 	holder := env.Holders[c.Int64(0, int64(len(env.Holders)-1), "target")]
 	// Faults start in the first three quarters so their effect shows.

@@ -112,6 +112,9 @@ const (
 var ClientKinds = []Kind{Shutdown, Conflict}
 
 // IsClient reports whether k is a client fault.
+//
+// Deprecated: slices.Contains(ClientKinds, k) says it; nothing else
+// asks. It leaves the package in v0.16.0.
 func (k Kind) IsClient() bool {
 	for _, a := range ClientKinds {
 		if a == k {

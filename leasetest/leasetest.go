@@ -29,14 +29,6 @@ type Factory func() (b backend.Backend, stop func(), err error)
 // names the directory where every property's history and report are saved.
 const outEnv = "LEASETEST_OUT"
 
-// OutEnv is LEASETEST_OUT, the environment variable that, when Options.Out
-// is empty, names the directory where every property's history and report
-// are saved.
-//
-// Deprecated: the variable stays, its name in Go leaves the package after
-// v0.14.0.
-const OutEnv = outEnv
-
 // Options configure the suite. The zero value means the defaults.
 type Options struct {
 	// Info describes the backend: its fences (none, sequential or

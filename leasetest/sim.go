@@ -83,13 +83,6 @@ func (o *SimOptions) defaults() {
 // prints sets it.
 const replayEnv = "LEASETEST_REPLAY"
 
-// ReplayEnv is LEASETEST_REPLAY, which makes RunMachines replay one saved
-// scenario.
-//
-// Deprecated: the variable stays, its name in Go leaves the package after
-// v0.14.0.
-const ReplayEnv = replayEnv
-
 // MachinesResult is what CheckMachines found: per part ("Sweep",
 // "Explore") the failures, each a story with its replay.
 type MachinesResult struct {

@@ -1,5 +1,7 @@
 package machine
 
+import "github.com/leasecheck/leasecheck/internal/statehash"
+
 // The optional interfaces of exploration (docs/design.md §7). The explorer
 // (package explore) keeps the states it has seen and branches from them; a
 // machine that can copy and digest itself makes that fast. Without them any
@@ -38,105 +40,71 @@ type StateHasher interface {
 	HashState(h *Hasher)
 }
 
-// Hasher accumulates a 64-bit digest of a machine's state, a word at a
-// time (a multiply-xorshift mix; Sum finishes it with an avalanche). It is
-// no cryptographic hash: it tells states apart. Its digest so far is a
-// Digest, whose methods it calls.
-type Hasher struct{ h Digest }
+// Hasher is what a machine's HashState mixes its state into, a word at a
+// time (Int, Uint, Bool, String): a 64-bit multiply-xorshift digest, no
+// cryptographic hash, which tells states apart. The explorer starts,
+// finishes and reuses it (package internal/statehash, whose Hasher this
+// is); two runs of leasecheck digest the same words the same way, whatever
+// the machine they run on.
+type Hasher statehash.Hasher
 
-// NewHasher returns an empty digest.
-func NewHasher() *Hasher { return &Hasher{h: NewDigest()} }
-
-const hashSeed = 0x9e3779b97f4a7c15
-
-// Reset empties the digest (a hasher kept for reuse).
-func (h *Hasher) Reset() { h.h = NewDigest() }
-
-// Sum returns the digest.
-func (h *Hasher) Sum() uint64 { return h.h.Sum() }
-
-// Digest returns the digest so far, to go on with as a value (Resume
-// comes back).
-func (h *Hasher) Digest() Digest { return h.h }
-
-// Resume makes the hasher go on from d.
-func (h *Hasher) Resume(d Digest) { h.h = d }
+func (h *Hasher) in() *statehash.Hasher { return (*statehash.Hasher)(h) }
 
 // Int mixes v in.
-func (h *Hasher) Int(v int64) { h.h = h.h.Int(v) }
+func (h *Hasher) Int(v int64) { h.in().Int(v) }
 
 // Uint mixes v in.
-func (h *Hasher) Uint(v uint64) { h.h = h.h.Uint(v) }
+func (h *Hasher) Uint(v uint64) { h.in().Uint(v) }
 
 // Bool mixes b in.
-func (h *Hasher) Bool(b bool) { h.h = h.h.Bool(b) }
+func (h *Hasher) Bool(b bool) { h.in().Bool(b) }
 
 // String mixes s in, with its length (so "ab","c" and "a","bc" differ).
-func (h *Hasher) String(s string) { h.h = h.h.Str(s) }
+func (h *Hasher) String(s string) { h.in().String(s) }
 
-// Digest is a Hasher's digest so far, as a value: d = d.Int(v) is
-// h.Int(v), word for word the same digest. A Digest in a local variable
-// stays in a register, where a Hasher behind a pointer stores and loads
-// its digest at every word: a digest is a chain of dependent multiplies,
-// and the store and load were two fifths of its time (docs/exploration.md,
-// "Measured choices in the code"). The explorer's state digest,
-// a state's most frequent work, is written with it.
-type Digest uint64
+// NewHasher returns an empty digest.
+//
+// Deprecated: the explorer's own; a machine is handed its Hasher. It
+// leaves the package in v0.16.0.
+func NewHasher() *Hasher { return (*Hasher)(statehash.NewHasher()) }
+
+// Reset empties the digest.
+//
+// Deprecated: the explorer's own; it leaves the package in v0.16.0.
+func (h *Hasher) Reset() { h.in().Reset() }
+
+// Sum returns the digest.
+//
+// Deprecated: the explorer's own; it leaves the package in v0.16.0.
+func (h *Hasher) Sum() uint64 { return h.in().Sum() }
+
+// Digest returns the digest so far as a value.
+//
+// Deprecated: the explorer's own; it leaves the package in v0.16.0.
+func (h *Hasher) Digest() statehash.Digest { return h.in().Digest() }
+
+// Resume makes the hasher go on from d.
+//
+// Deprecated: the explorer's own; it leaves the package in v0.16.0.
+func (h *Hasher) Resume(d statehash.Digest) { h.in().Resume(d) }
+
+// Digest is the digest so far as a value, a Hasher's own (package
+// internal/statehash): leasecheck's explorer and reference machines chain
+// it in a register, word for word the same digest.
+//
+// Deprecated: leasecheck's own; it left this package. A machine digests
+// itself through the Hasher its HashState is handed.
+type Digest = statehash.Digest
 
 // NewDigest returns an empty digest.
-func NewDigest() Digest { return hashSeed }
+//
+// Deprecated: leasecheck's own; it left this package with Digest.
+func NewDigest() Digest { return statehash.New() }
 
-// Sum returns the digest, finished.
-func (d Digest) Sum() uint64 { return Finalize(uint64(d)) }
-
-// Finalize is the avalanche step of a digest (murmur3's fmix64): every
-// input bit moves about half the output bits, so digests may be summed or
-// XORed without near-equal inputs cancelling.
-func Finalize(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
-}
-
-// Int mixes v in.
-func (d Digest) Int(v int64) Digest {
-	x := (uint64(d) ^ uint64(v)) * 0x100000001b3
-	return Digest(x ^ (x >> 29))
-}
-
-// Uint mixes v in.
-func (d Digest) Uint(v uint64) Digest { return d.Int(int64(v)) }
-
-// Bool mixes b in.
-func (d Digest) Bool(b bool) Digest {
-	if b {
-		return d.Int(1)
-	}
-	return d.Int(0)
-}
-
-// Str mixes s in, with its length. Its bytes go in as big-endian words of
-// 8, the last word of what is left. (Eight at a time and the rest in a
-// loop of its own: the same words as a byte loop that counted to 8, in
-// half the instructions, and every explored state digests strings.)
-func (d Digest) Str(s string) Digest {
-	n := len(s)
-	for ; len(s) >= 8; s = s[8:] {
-		d = d.Uint(uint64(s[0])<<56 | uint64(s[1])<<48 | uint64(s[2])<<40 | uint64(s[3])<<32 |
-			uint64(s[4])<<24 | uint64(s[5])<<16 | uint64(s[6])<<8 | uint64(s[7]))
-	}
-	if len(s) > 0 {
-		var w uint64
-		for i := 0; i < len(s); i++ {
-			w = w<<8 | uint64(s[i])
-		}
-		d = d.Uint(w)
-	}
-	return d.Int(int64(n) | 1<<62)
-}
+// Finalize is the avalanche step of a digest (murmur3's fmix64).
+//
+// Deprecated: leasecheck's own; it left this package with Digest.
+func Finalize(x uint64) uint64 { return statehash.Finalize(x) }
 
 // CloneCoordinator copies a Coordinator made by ClockedCoordinator when the
 // Clocked coordinator behind it is a ClockedCloner, and returns nil

@@ -1,6 +1,10 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/leasecheck/leasecheck/internal/timefmt"
+)
 
 // Kind is what an operation does to a lease.
 type Kind uint8
@@ -91,12 +95,6 @@ func (f FenceOrder) String() string {
 	return "sequential"
 }
 
-// ParseFenceOrder maps the header's "fences" field to a FenceOrder.
-//
-// Deprecated: ReadHistory reads the header; ParseFenceOrder leaves the
-// package after v0.14.0.
-func ParseFenceOrder(s string) (FenceOrder, bool) { return parseFenceOrder(s) }
-
 // parseFenceOrder maps the header's "fences" field to a FenceOrder.
 func parseFenceOrder(s string) (FenceOrder, bool) {
 	switch s {
@@ -134,12 +132,6 @@ func (t WriteTokens) String() string {
 	}
 	return "grant"
 }
-
-// ParseWriteTokens maps the header's "tokens" field to a WriteTokens.
-//
-// Deprecated: ReadHistory reads the header; ParseWriteTokens leaves the
-// package after v0.14.0.
-func ParseWriteTokens(s string) (WriteTokens, bool) { return parseWriteTokens(s) }
 
 // parseWriteTokens maps the header's "tokens" field to a WriteTokens.
 func parseWriteTokens(s string) (WriteTokens, bool) {
@@ -196,6 +188,8 @@ type Op struct {
 }
 
 // Unknown reports whether the operation's outcome is unknown (it never returned).
+//
+// Deprecated: it is !o.Returned; it leaves the package in v0.16.0.
 func (o *Op) Unknown() bool { return !o.Returned }
 
 // RenewerProcess is the process of owner's background renewals: a lock
@@ -283,12 +277,36 @@ type FaultRecord struct {
 }
 
 // Describe renders an op the way explanations and the text report show it,
-// e.g. `A acquire(ttl=5) -> ok fence=1 [0,1] at=0`.
-func (o *Op) Describe() string { return o.DescribeIn(Times{}) }
+// e.g. `A acquire(ttl=5) -> ok fence=1 [0,1] at=0`, its times as they are
+// in the history.
+func (o *Op) Describe() string { return o.describeIn(timefmt.Times{}) }
 
-// DescribeIn is Describe with the times (ttl, call, return, at) rendered
-// as an account of the history renders them (Times).
-func (o *Op) DescribeIn(t Times) string {
+// DescribeInUnit is Describe for an op of a history whose header's
+// time_unit is unit, its times (ttl, call, return, at) rendered as
+// leasecheck's accounts of a history render them: in milliseconds, to the
+// history's own precision, each suffixed "ms" (`ttl=1500ms`); a history
+// in ms ("" or "ms") keeps its numbers as they are, as Describe does.
+func (o *Op) DescribeInUnit(unit string) string { return o.describeIn(timefmt.Times{Unit: unit}) }
+
+// DescribeIn is Describe with the times rendered by t.
+//
+// Deprecated: use DescribeInUnit with the header's time_unit (Times
+// left this package).
+func (o *Op) DescribeIn(t Times) string { return o.describeIn(t) }
+
+// Times renders a history's times in a person's account of it (in ms).
+//
+// Deprecated: leasecheck's own rendering (Op.DescribeInUnit renders an op
+// by it); it leaves this package in v0.16.0.
+type Times = timefmt.Times
+
+// TimesOf returns the account's rendering of h's times.
+//
+// Deprecated: leasecheck's own, with Times; it leaves this package in
+// v0.16.0.
+func TimesOf(h Header) Times { return Times{Unit: h.TimeUnit} }
+
+func (o *Op) describeIn(t timefmt.Times) string {
 	s := o.Owner
 	if o.Process != o.Owner {
 		s += "(" + o.Process + ")"

@@ -10,6 +10,7 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/internal/campaign"
+	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -77,8 +78,8 @@ func declared(word, detail string) string {
 }
 
 // inMs renders a time in microseconds, the histories' unit, in the one
-// unit real-backend stories use (model.Times): milliseconds, to the µs.
-func inMs(us int64) string { return model.Times{Unit: "us"}.Dur(us) }
+// unit real-backend stories use (timefmt.Times): milliseconds, to the µs.
+func inMs(us int64) string { return timefmt.Times{Unit: "us"}.Dur(us) }
 
 // WriteJSON writes s as one line of JSON.
 //

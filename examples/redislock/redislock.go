@@ -24,6 +24,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/impl/backend"
 	lcredis "github.com/leasecheck/leasecheck/internal/impl/redis"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -122,7 +123,7 @@ func (b *adapter) Do(ctx context.Context, req backend.Request) (backend.Response
 	case model.Acquire:
 		l, err := b.locker.Obtain(ctx, b.lockKey(req.Key), ttl, nil) // no retry: one attempt
 		if errors.Is(err, redislock.ErrNotObtained) {
-			return backend.Response{Reason: backend.ReasonHeld}, nil
+			return backend.Response{Reason: machine.ReasonHeld}, nil
 		}
 		if err != nil {
 			return backend.Response{}, err
@@ -133,14 +134,14 @@ func (b *adapter) Do(ctx context.Context, req backend.Request) (backend.Response
 	case model.Renew:
 		l := b.lock(req.Key, req.Owner)
 		if l == nil {
-			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
 		err := l.Refresh(ctx, ttl, nil)
 		if errors.Is(err, redislock.ErrNotObtained) {
 			// The token is gone or another's: the lease expired. The lock
 			// object stays: until someone else acquires, the owner may
 			// still release.
-			return backend.Response{Reason: backend.ReasonExpired}, nil
+			return backend.Response{Reason: machine.ReasonExpired}, nil
 		}
 		if err != nil {
 			return backend.Response{}, err
@@ -150,7 +151,7 @@ func (b *adapter) Do(ctx context.Context, req backend.Request) (backend.Response
 	case model.Release:
 		l := b.lock(req.Key, req.Owner)
 		if l == nil {
-			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
 		err := l.Release(ctx)
 		switch {

@@ -25,6 +25,7 @@ import (
 	"github.com/leasecheck/leasecheck/examples/selfrenew/internal/renewlock"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/internal/impl/memstore"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -129,13 +130,13 @@ func (a *adapter) Do(ctx context.Context, req backend.Request) (backend.Response
 			// Nothing of the owner's to refresh: the library refuses
 			// locally, definitely.
 			if l == nil {
-				return backend.Response{OK: false, Reason: backend.ReasonNotHolder}, nil
+				return backend.Response{OK: false, Reason: machine.ReasonNotHolder}, nil
 			}
-			return backend.Response{OK: false, Reason: backend.ReasonStaleFence}, nil
+			return backend.Response{OK: false, Reason: machine.ReasonStaleFence}, nil
 		}
 		resp, err := l.Refresh(ctx)
 		if err == renewlock.ErrLost {
-			return backend.Response{OK: false, Reason: backend.ReasonExpired}, nil
+			return backend.Response{OK: false, Reason: machine.ReasonExpired}, nil
 		}
 		return resp, err
 	case model.Release:

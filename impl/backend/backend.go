@@ -24,19 +24,22 @@ type Request struct {
 	Value string // write
 }
 
-// Refusal reasons, as the history's "error" field spells them (machine's,
-// spelled once).
+// Refusal reasons, machine's under a second name.
+//
+// Deprecated: use machine.ReasonHeld, machine.ReasonExpired,
+// machine.ReasonNotHolder and machine.ReasonStaleFence, the one set of
+// refusal reasons (with machine.ReasonRefused).
 const (
-	ReasonHeld       = machine.ReasonHeld       // acquire: someone holds a live lease
-	ReasonExpired    = machine.ReasonExpired    // renew, write: the lease ran out
-	ReasonNotHolder  = machine.ReasonNotHolder  // renew, release, write: owner is not the holder
-	ReasonStaleFence = machine.ReasonStaleFence // renew, release, write: fence is not the current grant
+	ReasonHeld       = machine.ReasonHeld
+	ReasonExpired    = machine.ReasonExpired
+	ReasonNotHolder  = machine.ReasonNotHolder
+	ReasonStaleFence = machine.ReasonStaleFence
 )
 
 // Response is a definite answer from the coordinator.
 type Response struct {
 	OK     bool
-	Reason string // why not OK: one of the Reason constants or a backend's own word
+	Reason string // why not OK: one of machine's Reason constants or a backend's own word
 	Fence  int64  // acquire: the fence granted
 	// TTL is the TTL the coordinator actually applied (acquire, renew), when
 	// it differs from the request's; 0 means as requested.

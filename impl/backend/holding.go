@@ -64,18 +64,25 @@ type Stopper interface {
 	StopClient(owner string) (resume func())
 }
 
-// Unwrapper is a Backend that wraps another (a workload that duplicates
-// requests, a recorder): As looks through it for optional capabilities.
-type Unwrapper interface{ Unwrap() Backend }
+// Unwrapper is a Backend that wraps another.
+//
+// Deprecated: As looks through any Backend with a method Unwrap() Backend;
+// the interface needs no name. It leaves the package in v0.16.0.
+type Unwrapper = unwrapper
+
+// unwrapper is a Backend that wraps another (a workload that duplicates
+// requests, a recorder), which As looks through.
+type unwrapper interface{ Unwrap() Backend }
 
 // As returns b's optional capability T (Holding, Stopper, Clock, ...),
-// looking through wrappers that implement Unwrapper.
+// looking through a Backend that wraps another (a workload that duplicates
+// requests, a recorder) by its method Unwrap() Backend.
 func As[T any](b Backend) (T, bool) {
 	for b != nil {
 		if t, ok := b.(T); ok {
 			return t, true
 		}
-		u, ok := b.(Unwrapper)
+		u, ok := b.(unwrapper)
 		if !ok {
 			break
 		}

@@ -9,13 +9,6 @@ import (
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// Clocked is machine.Clocked, the in-process tier: a coordinator whose
-// clock is injected as now on every call.
-//
-// Deprecated: name machine.Clocked; this alias leaves the package after
-// v0.14.0.
-type Clocked = machine.Clocked
-
 // InProcess adapts a Clocked coordinator to Backend: calls are serialized by
 // a mutex, now is the time since epoch in unit (e.g. time.Millisecond) read
 // from clock, and every Response carries At = epoch + now·unit exactly. A nil
@@ -71,7 +64,7 @@ func (p *inProcess) Do(ctx context.Context, req Request) (Response, error) {
 	switch req.Kind {
 	case model.Acquire, model.Renew, model.Release, model.Write, model.Read:
 	default:
-		return Response{}, &UnknownOpError{Kind: req.Kind}
+		return Response{}, &unknownOpError{Kind: req.Kind}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -84,7 +77,15 @@ func (p *inProcess) Do(ctx context.Context, req Request) (Response, error) {
 
 func (p *inProcess) Close() error { return nil }
 
-// UnknownOpError is a request whose Kind is not one of the five.
-type UnknownOpError struct{ Kind model.Kind }
+// unknownOpError is InProcess's error for a request whose Kind is not one
+// of the five.
+type unknownOpError struct{ Kind model.Kind }
 
-func (e *UnknownOpError) Error() string { return "backend: unknown op " + e.Kind.String() }
+func (e *unknownOpError) Error() string { return "backend: unknown op " + e.Kind.String() }
+
+// UnknownOpError is the error InProcess returns for a request whose Kind
+// is not one of the five.
+//
+// Deprecated: nothing needs to tell it from other errors (a request of an
+// unknown kind is the caller's mistake); it leaves the package in v0.16.0.
+type UnknownOpError = unknownOpError

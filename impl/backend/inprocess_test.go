@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/internal/impl/memstore"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -31,14 +32,14 @@ func TestInProcess(t *testing.T) {
 		t.Fatalf("Acquire(A) = %+v, want ok fence 1 at epoch", r)
 	}
 	now = epoch.Add(5*time.Millisecond + 300*time.Microsecond)
-	if r := do(backend.Request{Kind: model.Acquire, Key: "k", Owner: "B", TTL: 10 * time.Millisecond}); r.OK || r.Reason != backend.ReasonHeld {
+	if r := do(backend.Request{Kind: model.Acquire, Key: "k", Owner: "B", TTL: 10 * time.Millisecond}); r.OK || r.Reason != machine.ReasonHeld {
 		t.Errorf("Acquire(B) = %+v, want refused, held", r)
 	}
 	if r := do(backend.Request{Kind: model.Write, Key: "k", Owner: "A", Fence: 1, Value: "a"}); !r.OK || !r.At.Equal(epoch.Add(5*time.Millisecond)) {
 		t.Errorf("Write(A) = %+v, want ok at epoch+5ms (truncated to the unit)", r)
 	}
 	now = epoch.Add(10 * time.Millisecond)
-	if r := do(backend.Request{Kind: model.Write, Key: "k", Owner: "A", Fence: 1, Value: "late"}); r.OK || r.Reason != backend.ReasonExpired {
+	if r := do(backend.Request{Kind: model.Write, Key: "k", Owner: "A", Fence: 1, Value: "late"}); r.OK || r.Reason != machine.ReasonExpired {
 		t.Errorf("Write(A) at expiry = %+v, want refused, expired", r)
 	}
 	if r := do(backend.Request{Kind: model.Read, Key: "k"}); !r.OK || !r.HasValue || r.Value != "a" {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -42,7 +43,7 @@ func CheckCitedLines(path, story string) error {
 				return fmt.Errorf("%s: the story cites line %d, which is not an operation of the file (%q)", path, n, around(story, start))
 			}
 			if m[6] >= 0 && !strings.Contains(nums, ",") && !strings.Contains(nums, " and ") {
-				desc := op.DescribeIn(tf) // the story renders times as model.Times does
+				desc := op.DescribeInUnit(tf.Unit) // the story renders times as timefmt.Times does
 				if got := story[m[7]:min(len(story), m[7]+len(desc))]; got != desc {
 					return fmt.Errorf("%s: the story describes line %d as %q, but the file's line %d is %q", path, n, got, n, desc)
 				}
@@ -57,12 +58,12 @@ func around(s string, at int) string {
 }
 
 // opsByLine reads a history file and maps each op's physical line to it.
-func opsByLine(path string) (map[int]model.Op, model.Times, error) {
+func opsByLine(path string) (map[int]model.Op, timefmt.Times, error) {
 	h, err := model.ReadHistoryFile(path)
 	if err != nil {
-		return nil, model.Times{}, err
+		return nil, timefmt.Times{}, err
 	}
-	tf := model.TimesOf(h.Header)
+	tf := timefmt.Times{Unit: h.Header.TimeUnit}
 	out := make(map[int]model.Op, len(h.Ops))
 	for _, op := range h.Ops {
 		out[op.Line] = op

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -196,8 +197,8 @@ func (o *Outcome) TraceLines() []string {
 }
 
 // OpString renders one history operation on a line, as the stories quote
-// it, its times as the story renders them (model.Times: in ms).
-func OpString(op *model.Op, tf model.Times) string {
+// it, its times as the story renders them (timefmt.Times: in ms).
+func OpString(op *model.Op, tf timefmt.Times) string {
 	s := fmt.Sprintf("%-6s %-7s", op.Process, op.Kind)
 	if op.Owner != "" && op.Owner != op.Process {
 		s += " owner=" + op.Owner

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -235,7 +236,7 @@ func (s *story) history() {
 			break
 		}
 		op := &h.Ops[i]
-		fmt.Fprintf(w, "%3d %s\n", op.Line, OpString(op, model.TimesOf(h.Header)))
+		fmt.Fprintf(w, "%3d %s\n", op.Line, OpString(op, timefmt.Times{Unit: h.Header.TimeUnit}))
 	}
 	fmt.Fprintf(w, "```\n")
 }
@@ -419,9 +420,9 @@ func firstKey(o *Outcome) string {
 }
 
 // timesNote says in which unit the story gives the history's times: ms,
-// converted by model.Times where the file's unit is another.
+// converted by timefmt.Times where the file's unit is another.
 func timesNote(h model.Header) string {
-	if model.TimesOf(h).Converted() {
+	if (timefmt.Times{Unit: h.TimeUnit}).Converted() {
 		return fmt.Sprintf("The history's times are given in ms throughout this story, as in its fault log (the history file records them in %s).", unitName(h.TimeUnit))
 	}
 	return "The history's times are in ms."

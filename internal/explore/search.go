@@ -25,7 +25,7 @@ package explore
 import (
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/sim"
-	"github.com/leasecheck/leasecheck/machine"
+	"github.com/leasecheck/leasecheck/internal/statehash"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -53,7 +53,7 @@ func keyOf(m sim.Move, moveKey uint64, vc *vecChooser) tkey {
 	for i, c := range vc.taken {
 		if c.Value != 0 {
 			k.dev = true
-			k.id = machine.Finalize(k.id ^ (uint64(i+1)<<32 | uint64(c.Value)))
+			k.id = statehash.Finalize(k.id ^ (uint64(i+1)<<32 | uint64(c.Value)))
 		}
 	}
 	return k

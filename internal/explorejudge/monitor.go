@@ -9,6 +9,7 @@ import (
 	"github.com/leasecheck/leasecheck/internal/explore"
 	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/internal/sim"
+	"github.com/leasecheck/leasecheck/internal/statehash"
 	"github.com/leasecheck/leasecheck/internal/timed"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
@@ -191,9 +192,9 @@ func (m *monitor) HashStateRenamed(h *machine.Hasher, rename func(string) string
 		return
 	}
 	if m.kept == 0 || m.verify {
-		var x machine.Hasher
+		var x statehash.Hasher
 		x.Reset()
-		m.hashSpec(&x, nil)
+		m.hashSpec((*machine.Hasher)(&x), nil)
 		fresh := x.Sum() | 1 // never 0, "not kept"
 		if m.kept != 0 && m.kept != fresh {
 			m.stale = true

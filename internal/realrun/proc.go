@@ -11,6 +11,7 @@ import (
 	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -702,12 +703,12 @@ func (p *proc) restart(ctx context.Context, now int64) {
 
 // The fault log and the fault records' details speak the unit of the
 // stories that quote them beside the history's times: milliseconds
-// (model.Times, the one conversion), to the millisecond — not Go's
+// (timefmt.Times, the one conversion), to the millisecond — not Go's
 // Duration format, which switches to seconds at 1s.
 
 // inMs renders a duration, rounded to the millisecond: "840ms", "1300ms".
 func inMs(d time.Duration) string {
-	return model.Times{Unit: "us"}.Dur(d.Round(time.Millisecond).Microseconds())
+	return timefmt.Times{Unit: "us"}.Dur(d.Round(time.Millisecond).Microseconds())
 }
 
 // msUS is inMs of a duration in microseconds, the histories' unit.
@@ -715,7 +716,7 @@ func msUS(us int64) string { return inMs(time.Duration(us) * time.Microsecond) }
 
 // logTime renders a fault log line's time (µs since the run's start) to
 // the µs, in ms: "726.238ms".
-func logTime(us int64) string { return model.Times{Unit: "us"}.Dur(us) }
+func logTime(us int64) string { return timefmt.Times{Unit: "us"}.Dur(us) }
 
 // resumeWhole resumes the whole client, when a pause or crash stopped it.
 func (p *proc) resumeWhole() {

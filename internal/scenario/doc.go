@@ -3,7 +3,7 @@
 // plan and the seed, serialized as JSON so a run can be saved and replayed
 // exactly (package sim runs it).
 //
-// Generate draws a scenario from any faults.Chooser: a seeded PRNG
+// Generate draws a scenario from any Chooser: a seeded PRNG
 // (FromSeed) or rapid draws (sim.NewRapid), so the same code path serves
 // `leasecheck run`, the property tests and the fuzz target.
 //

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/leasecheck/leasecheck/internal/statehash"
 	"github.com/leasecheck/leasecheck/machine"
 )
 
@@ -75,8 +76,8 @@ func (w *World) machineDigest(kept *uint64, m any) uint64 {
 	}
 	h := &w.mhasher
 	h.Reset()
-	hashMachine(h, m, nil)
-	d := machine.Finalize(h.Sum()) | 1 // never 0, which means "not kept"
+	hashMachine((*machine.Hasher)(h), m, nil)
+	d := statehash.Finalize(h.Sum()) | 1 // never 0, which means "not kept"
 	if *kept != 0 && *kept != d {
 		w.fail("sim: a machine's kept digest is stale (%T written past the copy-on-write accessors): a bug in leasecheck", m)
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/statehash"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -52,17 +53,17 @@ func (w *World) EnableHashing() {
 	}
 }
 
-// The digests below are written with machine.Digest, a value the
+// The digests below are written with statehash.Digest, a value the
 // compiler keeps in a register (a Hasher behind a pointer stores and loads
 // its digest at every word): the same words in the same order, so the same
 // digests.
 
 func hashOp(o *model.Op, r *renaming) uint64 {
-	d := machine.NewDigest().Str(r.str(o.Process)).Str(r.str(o.Owner)).Str(r.str(o.Key)).
+	d := statehash.New().Str(r.str(o.Process)).Str(r.str(o.Owner)).Str(r.str(o.Key)).
 		Str(r.str(o.Value)).Str(r.str(o.Error))
 	d = d.Int(int64(o.Kind)).Int(o.TTL).Int(o.Fence).Int(o.Call).Int(o.Return).Int(o.At)
 	d = d.Bool(o.HasValue).Bool(o.Returned).Bool(o.HasAt).Bool(o.OK)
-	return machine.Finalize(d.Sum())
+	return statehash.Finalize(d.Sum())
 }
 
 func (w *World) rehashOp(i int32) {
@@ -225,7 +226,7 @@ func (w *World) StateHash() uint64 { return w.stateHash(nil) }
 // dedupe keys, and every string (names, owners, processes, values and
 // errors, inside the machines too, via the reflective walk).
 func (w *World) stateHash(r *renaming) uint64 {
-	d := machine.NewDigest().Int(w.now)
+	d := statehash.New().Int(w.now)
 	for j := range w.nodes {
 		d = w.hashNode(d, &w.nodes[r.from(j)], r)
 	}
@@ -304,18 +305,19 @@ func (w *World) stateHash(r *renaming) uint64 {
 	// escapes, and a fresh one per digest was an allocation per state.
 	h := &w.hasher
 	h.Resume(d)
+	mh := (*machine.Hasher)(h)
 	switch m := w.mon.(type) {
 	case RenamingHasher:
 		if r == nil {
-			m.HashStateRenamed(h, nil) // r.str as a func value is an allocation a state
+			m.HashStateRenamed(mh, nil) // r.str as a func value is an allocation a state
 		} else {
-			m.HashStateRenamed(h, r.str)
+			m.HashStateRenamed(mh, r.str)
 		}
 	default:
 		if r == nil {
-			m.HashState(h)
+			m.HashState(mh)
 		} else {
-			hashReflect(h, reflect.ValueOf(m), map[uintptr]bool{}, r)
+			hashReflect(mh, reflect.ValueOf(m), map[uintptr]bool{}, r)
 		}
 	}
 	return h.Sum()
@@ -323,9 +325,9 @@ func (w *World) stateHash(r *renaming) uint64 {
 
 // hashMachineD is hashMachine on a digest held as a value, through the
 // world's own hasher (one passed to a machine escapes).
-func (w *World) hashMachineD(d machine.Digest, m any, r *renaming) machine.Digest {
+func (w *World) hashMachineD(d statehash.Digest, m any, r *renaming) statehash.Digest {
 	w.hasher.Resume(d)
-	hashMachine(&w.hasher, m, r)
+	hashMachine((*machine.Hasher)(&w.hasher), m, r)
 	return w.hasher.Digest()
 }
 
@@ -333,8 +335,8 @@ func (w *World) hashMachineD(d machine.Digest, m any, r *renaming) machine.Diges
 // digest is their sum (World.dedupeSum, kept as entries are added: the
 // cache only grows).
 func hashDedupe(k dedupeKey, rep *machine.Reply, r *renaming) uint64 {
-	d := machine.NewDigest().Int(int64(r.to(k.node))).Int(int64(k.inc)).Uint(k.id)
-	return machine.Finalize(hashReply(d, rep, r).Sum())
+	d := statehash.New().Int(int64(r.to(k.node))).Int(int64(k.inc)).Uint(k.id)
+	return statehash.Finalize(hashReply(d, rep, r).Sum())
 }
 
 // spansDigest sums the digests of the belief and stop spans (World.spanSum
@@ -368,30 +370,30 @@ func (w *World) keptStop(s *Stop) uint64 {
 }
 
 func beliefDigest(b *Belief, r *renaming) uint64 {
-	d := machine.NewDigest().Str(r.str(b.Process)).Str(r.str(b.Owner)).Int(b.Fence).Int(b.From).Bool(b.Open)
+	d := statehash.New().Str(r.str(b.Process)).Str(r.str(b.Owner)).Int(b.Fence).Int(b.From).Bool(b.Open)
 	if !b.Open {
 		d = d.Int(b.To)
 	}
-	return machine.Finalize(d.Sum())
+	return statehash.Finalize(d.Sum())
 }
 
 func stopDigest(s *Stop, r *renaming) uint64 {
-	d := machine.NewDigest().Str(r.str(s.Process)).Str(string(s.Kind)).Int(s.From).Bool(s.Open)
+	d := statehash.New().Str(r.str(s.Process)).Str(string(s.Kind)).Int(s.From).Bool(s.Open)
 	if !s.Open {
 		d = d.Int(s.To)
 	}
-	return machine.Finalize(d.Sum()) ^ 0x5bd1e995
+	return statehash.Finalize(d.Sum()) ^ 0x5bd1e995
 }
 
 func sumInts(xs []int64) uint64 {
 	var s uint64
 	for _, x := range xs {
-		s += machine.Finalize(uint64(x) + 0x9e3779b97f4a7c15)
+		s += statehash.Finalize(uint64(x) + 0x9e3779b97f4a7c15)
 	}
 	return s
 }
 
-func (w *World) hashNode(d machine.Digest, n *node, r *renaming) machine.Digest {
+func (w *World) hashNode(d statehash.Digest, n *node, r *renaming) statehash.Digest {
 	// The node's own fields, digested once and kept until a write through
 	// nodeW drops the kept digest (most moves write one node or none); a
 	// renamed digest is made afresh.
@@ -450,7 +452,7 @@ func (w *World) hashNode(d machine.Digest, n *node, r *renaming) machine.Digest 
 // each within its 32-bit half (counts of pauses, cuts and incarnations), so
 // the packing is one to one.
 func (w *World) nodeCore(n *node, r *renaming) uint64 {
-	d := machine.NewDigest().Str(r.str(n.process)).Str(r.str(n.owner))
+	d := statehash.New().Str(r.str(n.process)).Str(r.str(n.owner))
 	flags := b2i(n.crashed) | b2i(n.believes)<<1 | b2i(n.waiting)<<2 | b2i(n.done)<<3 | b2i(n.belief >= 0)<<4 | b2i(n.stop >= 0)<<5
 	d = d.Uint(uint64(uint32(n.paused)) | uint64(uint32(n.inc))<<32).
 		Uint(uint64(uint32(n.nextInc)) | uint64(uint32(n.freezes))<<32).
@@ -461,7 +463,7 @@ func (w *World) nodeCore(n *node, r *renaming) uint64 {
 		d = d.Int(n.armed.Since)
 	}
 	d = d.Int(n.fence).Int(n.extraDelay)
-	return machine.Finalize(d.Sum()) | 1 // never 0, which means "not kept"
+	return statehash.Finalize(d.Sum()) | 1 // never 0, which means "not kept"
 }
 
 // nodeW returns node id for a move that may write its own fields (those
@@ -489,7 +491,7 @@ func (w *World) hashMsg(m int32, r *renaming) uint64 {
 	if r == nil && e.h != 0 {
 		own = e.h
 	} else {
-		d := machine.NewDigest().Int(int64(r.to(e.from))).Int(int64(r.to(e.to))).Int(int64(e.inc)).Bool(e.isReply).Bool(e.dup)
+		d := statehash.New().Int(int64(r.to(e.from))).Int(int64(r.to(e.to))).Int(int64(e.inc)).Bool(e.isReply).Bool(e.dup)
 		d = hashRequest(d, &e.req, r)
 		if e.isReply {
 			d = hashReply(d, &e.rep, r)
@@ -499,15 +501,15 @@ func (w *World) hashMsg(m int32, r *renaming) uint64 {
 			e.h = own
 		}
 	}
-	return machine.Finalize(own ^ w.opHashOf(e.op, r)*0x9e3779b97f4a7c15)
+	return statehash.Finalize(own ^ w.opHashOf(e.op, r)*0x9e3779b97f4a7c15)
 }
 
-func hashRequest(d machine.Digest, q *machine.Request, r *renaming) machine.Digest {
+func hashRequest(d statehash.Digest, q *machine.Request, r *renaming) statehash.Digest {
 	return d.Uint(q.ID).Int(int64(q.To)).Int(int64(q.Kind)).Str(r.str(q.Key)).Str(r.str(q.Owner)).
 		Int(q.TTL).Int(q.Fence).Str(r.str(q.Value))
 }
 
-func hashReply(d machine.Digest, p *machine.Reply, r *renaming) machine.Digest {
+func hashReply(d statehash.Digest, p *machine.Reply, r *renaming) statehash.Digest {
 	d = d.Uint(p.ID).Bool(p.OK).Int(p.Fence).Str(r.str(p.Value)).Bool(p.HasValue).Str(r.str(p.Err)).Int(p.At)
 	if p.TTL != 0 { // only a coordinator that grants other than asked sets it: the digests of every other run stay as they were
 		d = d.Int(p.TTL)
@@ -516,7 +518,7 @@ func hashReply(d machine.Digest, p *machine.Reply, r *renaming) machine.Digest {
 }
 
 func (w *World) hashEvent(e *event, r *renaming) uint64 {
-	d := machine.NewDigest().Int(e.t).Int(int64(e.kind))
+	d := statehash.New().Int(e.t).Int(int64(e.kind))
 	switch e.kind {
 	case evDeliver:
 		d = d.Uint(w.hashMsg(e.arg, r))
@@ -528,7 +530,7 @@ func (w *World) hashEvent(e *event, r *renaming) uint64 {
 			d = d.Uint(e.gen) // resume, unfreeze: the incarnation
 		}
 	}
-	return machine.Finalize(d.Sum())
+	return statehash.Finalize(d.Sum())
 }
 
 // hashMachine digests a machine: its own StateHasher, the Clocked
@@ -553,7 +555,7 @@ func hashMachine(h *machine.Hasher, m any, r *renaming) {
 	HashValue(h, m)
 }
 
-func hashFault(d machine.Digest, f *faults.Fault, r *renaming) machine.Digest {
+func hashFault(d statehash.Digest, f *faults.Fault, r *renaming) statehash.Digest {
 	return d.Str(string(f.Kind)).Str(r.str(f.Target)).Int(f.At).Int(f.Duration).Int(f.Amount).Str(r.str(f.Peer))
 }
 
@@ -623,9 +625,9 @@ func hashReflect(h *machine.Hasher, v reflect.Value, seen map[uintptr]bool, r *r
 		sums := make([]uint64, 0, v.Len())
 		it := v.MapRange()
 		for it.Next() {
-			x := machine.NewHasher()
-			hashReflect(x, it.Key(), seen, r)
-			hashReflect(x, it.Value(), seen, r)
+			x := statehash.NewHasher()
+			hashReflect((*machine.Hasher)(x), it.Key(), seen, r)
+			hashReflect((*machine.Hasher)(x), it.Value(), seen, r)
 			sums = append(sums, x.Sum())
 		}
 		sort.Slice(sums, func(i, j int) bool { return sums[i] < sums[j] })
@@ -648,9 +650,9 @@ func hashReflect(h *machine.Hasher, v reflect.Value, seen map[uintptr]bool, r *r
 func (w *World) MoveKey(m Move) uint64 {
 	switch m.Kind {
 	case MoveFault:
-		return machine.Finalize(uint64(m.Index)<<8 | 1)
+		return statehash.Finalize(uint64(m.Index)<<8 | 1)
 	case MoveClient:
-		return machine.Finalize(uint64(m.Index)<<8 | 2)
+		return statehash.Finalize(uint64(m.Index)<<8 | 2)
 	}
 	return w.hashEvent(&w.due[m.Index], nil)
 }
@@ -893,8 +895,8 @@ func sameMultiset[T any](xs []T, r *renaming) bool {
 	digests := func(r *renaming) []uint64 {
 		d := make([]uint64, len(xs))
 		for i := range xs {
-			h := machine.NewHasher()
-			hashReflect(h, reflect.ValueOf(xs[i]), map[uintptr]bool{}, r)
+			h := statehash.NewHasher()
+			hashReflect((*machine.Hasher)(h), reflect.ValueOf(xs[i]), map[uintptr]bool{}, r)
 			d[i] = h.Sum()
 		}
 		slices.Sort(d)

@@ -62,6 +62,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -297,26 +298,26 @@ func (e *Election) Do(ctx context.Context, req backend.Request) (backend.Respons
 	case model.Renew:
 		h := e.hold(req.Key, req.Owner)
 		if h == nil {
-			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
 		if req.Fence != 0 && req.Fence != h.fence {
-			return backend.Response{Reason: backend.ReasonStaleFence}, nil
+			return backend.Response{Reason: machine.ReasonStaleFence}, nil
 		}
 		r, err := h.s.Client().KeepAliveOnce(own(ctx), h.s.Lease())
 		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
-			return backend.Response{Reason: backend.ReasonExpired}, nil
+			return backend.Response{Reason: machine.ReasonExpired}, nil
 		}
 		if err != nil {
 			return backend.Response{}, err
 		}
 		if r.TTL <= 0 {
-			return backend.Response{Reason: backend.ReasonExpired}, nil
+			return backend.Response{Reason: machine.ReasonExpired}, nil
 		}
 		return backend.Response{OK: true, TTL: time.Duration(r.TTL) * time.Second}, nil
 	case model.Release:
 		h := e.hold(req.Key, req.Owner)
 		if h == nil || req.Fence != 0 && req.Fence != h.fence {
-			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
 		g, err := h.s.Client().Get(own(ctx), h.el.Key())
 		if err != nil {
@@ -350,10 +351,10 @@ func (e *Election) Do(ctx context.Context, req backend.Request) (backend.Respons
 		if h == nil {
 			// Each owner campaigns through its own client, so "no
 			// election of the owner's" is definite.
-			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
 		if req.Fence != h.fence {
-			return backend.Response{Reason: backend.ReasonStaleFence}, nil
+			return backend.Response{Reason: machine.ReasonStaleFence}, nil
 		}
 		t, err := h.s.Client().Txn(own(ctx)).
 			If(clientv3.Compare(clientv3.CreateRevision(h.el.Key()), "=", h.fence)).
@@ -363,7 +364,7 @@ func (e *Election) Do(ctx context.Context, req backend.Request) (backend.Respons
 			return backend.Response{}, err
 		}
 		if !t.Succeeded {
-			return backend.Response{Reason: backend.ReasonExpired}, nil
+			return backend.Response{Reason: machine.ReasonExpired}, nil
 		}
 		return backend.Response{OK: true}, nil
 	case model.Read:
@@ -393,7 +394,7 @@ func (e *Election) acquire(ctx context.Context, req backend.Request) (backend.Re
 	el := concurrency.NewElection(s, e.prefix+"/election/"+req.Key)
 	if _, err := el.Leader(own(ctx)); err == nil {
 		closeSession(s)
-		return backend.Response{Reason: backend.ReasonHeld}, nil
+		return backend.Response{Reason: machine.ReasonHeld}, nil
 	} else if !errors.Is(err, concurrency.ErrElectionNoLeader) {
 		closeSession(s)
 		return backend.Response{}, err

@@ -57,6 +57,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -203,17 +204,17 @@ func (c *common) revoke(id clientv3.LeaseID) {
 func (c *common) renew(ctx context.Context, req backend.Request) (backend.Response, error) {
 	g, _, ok := c.lookup(req.Key, req.Owner, req.Fence)
 	if !ok {
-		return backend.Response{Reason: backend.ReasonNotHolder}, nil
+		return backend.Response{Reason: machine.ReasonNotHolder}, nil
 	}
 	r, err := c.cli.KeepAliveOnce(ctx, g.lease)
 	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
-		return backend.Response{Reason: backend.ReasonExpired}, nil
+		return backend.Response{Reason: machine.ReasonExpired}, nil
 	}
 	if err != nil {
 		return backend.Response{}, err
 	}
 	if r.TTL <= 0 {
-		return backend.Response{Reason: backend.ReasonExpired}, nil
+		return backend.Response{Reason: machine.ReasonExpired}, nil
 	}
 	return backend.Response{OK: true, TTL: time.Duration(r.TTL) * time.Second}, nil
 }
@@ -306,11 +307,11 @@ func (b *Backend) writeAfterStaleCheck(ctx context.Context, req backend.Request)
 	}
 	switch {
 	case len(g.Kvs) == 0:
-		return backend.Response{Reason: backend.ReasonExpired}, nil
+		return backend.Response{Reason: machine.ReasonExpired}, nil
 	case string(g.Kvs[0].Value) != req.Owner:
-		return backend.Response{Reason: backend.ReasonNotHolder}, nil
+		return backend.Response{Reason: machine.ReasonNotHolder}, nil
 	case g.Kvs[0].CreateRevision != req.Fence:
-		return backend.Response{Reason: backend.ReasonStaleFence}, nil
+		return backend.Response{Reason: machine.ReasonStaleFence}, nil
 	}
 	if _, err := b.cli.Put(ctx, b.prefix+"/data/"+req.Key, req.Value); err != nil {
 		return backend.Response{}, err
@@ -346,7 +347,7 @@ func (b *Backend) Do(ctx context.Context, req backend.Request) (backend.Response
 		}
 		if !t.Succeeded {
 			b.revoke(g.ID)
-			return backend.Response{Reason: backend.ReasonHeld}, nil
+			return backend.Response{Reason: machine.ReasonHeld}, nil
 		}
 		fence := t.Header.Revision
 		b.remember(req.Key, fence, grant{owner: req.Owner, lease: g.ID})
@@ -356,7 +357,7 @@ func (b *Backend) Do(ctx context.Context, req backend.Request) (backend.Response
 	case model.Release:
 		g, fence, ok := b.lookup(req.Key, req.Owner, req.Fence)
 		if !ok {
-			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
 		t, err := b.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(lock), "=", fence), clientv3.Compare(clientv3.Value(lock), "=", req.Owner)).
@@ -372,7 +373,7 @@ func (b *Backend) Do(ctx context.Context, req backend.Request) (backend.Response
 			return backend.Response{OK: true}, nil
 		}
 		if held(t) {
-			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
 		return backend.Response{}, ErrGone
 	case model.Write:
@@ -391,11 +392,11 @@ func (b *Backend) Do(ctx context.Context, req backend.Request) (backend.Response
 		case t.Succeeded:
 			return backend.Response{OK: true}, nil
 		case !held(t):
-			return backend.Response{Reason: backend.ReasonExpired}, nil
+			return backend.Response{Reason: machine.ReasonExpired}, nil
 		case string(t.Responses[0].GetResponseRange().Kvs[0].Value) != req.Owner:
-			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
-		return backend.Response{Reason: backend.ReasonStaleFence}, nil
+		return backend.Response{Reason: machine.ReasonStaleFence}, nil
 	case model.Read:
 		return b.read(ctx, req.Key)
 	}
@@ -434,7 +435,7 @@ func (m *Mutex) Do(ctx context.Context, req backend.Request) (backend.Response, 
 		err = mu.TryLock(ctx)
 		if errors.Is(err, concurrency.ErrLocked) {
 			m.revoke(g.ID)
-			return backend.Response{Reason: backend.ReasonHeld}, nil
+			return backend.Response{Reason: machine.ReasonHeld}, nil
 		}
 		if err != nil {
 			return backend.Response{}, err
@@ -447,7 +448,7 @@ func (m *Mutex) Do(ctx context.Context, req backend.Request) (backend.Response, 
 	case model.Release:
 		g, fence, ok := m.lookup(req.Key, req.Owner, req.Fence)
 		if !ok {
-			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
 		// Not g.mutex.Unlock: it deletes the mutex's key whether or not it
 		// still exists, and answers nil for a lock that expired and was

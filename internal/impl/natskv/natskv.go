@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -257,16 +258,16 @@ func (b *Backend) term(ctx context.Context, key string) (owner string, fence int
 // of fence (the term says so), not-holder otherwise.
 func (b *Backend) notLive(ctx context.Context, key, owner string, fence int64, st lockState) (mine bool, reason string, err error) {
 	if st.released {
-		return false, backend.ReasonNotHolder, nil
+		return false, machine.ReasonNotHolder, nil
 	}
 	to, tf, ok, err := b.term(ctx, key)
 	if err != nil {
 		return false, "", err
 	}
 	if ok && to == owner && tf == fence {
-		return true, backend.ReasonExpired, nil
+		return true, machine.ReasonExpired, nil
 	}
-	return false, backend.ReasonNotHolder, nil
+	return false, machine.ReasonNotHolder, nil
 }
 
 // holderRefusal is the refusal of owner with fence when st is a live
@@ -275,9 +276,9 @@ func (b *Backend) notLive(ctx context.Context, key, owner string, fence int64, s
 func holderRefusal(st lockState, owner string, fence int64) string {
 	switch {
 	case st.owner != owner:
-		return backend.ReasonNotHolder
+		return machine.ReasonNotHolder
 	case st.fence != fence:
-		return backend.ReasonStaleFence
+		return machine.ReasonStaleFence
 	}
 	return ""
 }
@@ -330,7 +331,7 @@ func (b *Backend) acquire(ctx context.Context, req backend.Request) (backend.Res
 	ttl := granted(req.TTL)
 	rev, err := b.kv.Create(ctx, lockKey(req.Key), []byte(req.Owner), jetstream.KeyTTL(ttl))
 	if errors.Is(err, jetstream.ErrKeyExists) {
-		return backend.Response{Reason: backend.ReasonHeld}, nil
+		return backend.Response{Reason: machine.ReasonHeld}, nil
 	}
 	if err != nil {
 		// Create's second try (over a delete marker) reports a lost

@@ -62,6 +62,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -166,20 +167,20 @@ func (l *Lock) Do(ctx context.Context, req backend.Request) (backend.Response, e
 	case model.Renew:
 		h := l.hold(req.Key, req.Owner)
 		if h == nil {
-			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
 		if req.Fence != 0 && req.Fence != h.fence {
-			return backend.Response{Reason: backend.ReasonStaleFence}, nil
+			return backend.Response{Reason: machine.ReasonStaleFence}, nil
 		}
 		if l.gone(ctx, h) {
-			return backend.Response{Reason: backend.ReasonExpired}, nil
+			return backend.Response{Reason: machine.ReasonExpired}, nil
 		}
 		ok, err := call(ctx, func() (bool, error) {
 			ok, _, err := h.conn.Exists(h.node)
 			return ok, err
 		})
 		if errors.Is(err, zk.ErrSessionExpired) || err == nil && !ok || err != nil && l.gone(ctx, h) {
-			return backend.Response{Reason: backend.ReasonExpired}, nil
+			return backend.Response{Reason: machine.ReasonExpired}, nil
 		}
 		if err != nil {
 			return backend.Response{}, err
@@ -188,7 +189,7 @@ func (l *Lock) Do(ctx context.Context, req backend.Request) (backend.Response, e
 	case model.Release:
 		h := l.hold(req.Key, req.Owner)
 		if h == nil || req.Fence != 0 && req.Fence != h.fence {
-			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
 		_, err := call(ctx, func() (struct{}, error) { return struct{}{}, h.lock.Unlock() })
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
@@ -223,13 +224,13 @@ func (l *Lock) Do(ctx context.Context, req backend.Request) (backend.Response, e
 		if h == nil {
 			// Each owner locks through sessions of its own: "no grant of
 			// the owner's" is definite.
-			return backend.Response{Reason: backend.ReasonNotHolder}, nil
+			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
 		if req.Fence != h.fence {
-			return backend.Response{Reason: backend.ReasonStaleFence}, nil
+			return backend.Response{Reason: machine.ReasonStaleFence}, nil
 		}
 		if l.gone(ctx, h) {
-			return backend.Response{Reason: backend.ReasonExpired}, nil
+			return backend.Response{Reason: machine.ReasonExpired}, nil
 		}
 		_, err := call(ctx, func() ([]zk.MultiResponse, error) {
 			return h.conn.Multi(&zk.CheckVersionRequest{Path: h.node, Version: -1}, &zk.SetDataRequest{Path: data, Data: []byte(req.Value), Version: -1})
@@ -238,11 +239,11 @@ func (l *Lock) Do(ctx context.Context, req backend.Request) (backend.Response, e
 		case err == nil:
 			return backend.Response{OK: true}, nil
 		case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrSessionExpired):
-			return backend.Response{Reason: backend.ReasonExpired}, nil
+			return backend.Response{Reason: machine.ReasonExpired}, nil
 		case errors.Is(err, zk.ErrNoServer) && l.gone(ctx, h):
 			// Never sent (the library flushed it while reconnecting), and
 			// the lock is gone: definitely not applied.
-			return backend.Response{Reason: backend.ReasonExpired}, nil
+			return backend.Response{Reason: machine.ReasonExpired}, nil
 		}
 		return backend.Response{}, err
 	case model.Read:
@@ -312,7 +313,7 @@ func (l *Lock) acquire(ctx context.Context, req backend.Request) (backend.Respon
 	}
 	if len(children) > 0 {
 		go conn.Close()
-		return backend.Response{Reason: backend.ReasonHeld}, nil
+		return backend.Response{Reason: machine.ReasonHeld}, nil
 	}
 	h.lock = zk.NewLock(conn, path, acl)
 	if _, err := call(ctx, func() (struct{}, error) { return struct{}{}, h.lock.LockWithData([]byte(req.Owner)) }); err != nil {

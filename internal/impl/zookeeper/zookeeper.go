@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -348,7 +349,7 @@ func (b *Backend) acquire(ctx context.Context, req backend.Request) (backend.Res
 			// Deleted while a lower node existed (or already gone, the
 			// session expired, while one existed): never the lowest.
 			go s.close()
-			return backend.Response{Reason: backend.ReasonHeld}, nil
+			return backend.Response{Reason: machine.ReasonHeld}, nil
 		}
 		return backend.Response{}, err
 	}
@@ -398,7 +399,7 @@ func (b *Backend) renew(ctx context.Context, req backend.Request) (backend.Respo
 		return backend.Response{OK: true, TTL: s.TTL()}, nil
 	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrSessionExpired):
 		b.forget(s)
-		return backend.Response{Reason: backend.ReasonExpired}, nil
+		return backend.Response{Reason: machine.ReasonExpired}, nil
 	}
 	return backend.Response{}, err
 }
@@ -415,7 +416,7 @@ func (b *Backend) renewElsewhere(ctx context.Context, req backend.Request, s *se
 		}
 		return backend.Response{Reason: why}, nil
 	case st.Version != 1:
-		return backend.Response{Reason: backend.ReasonNotHolder}, nil // a waiting node, never granted
+		return backend.Response{Reason: machine.ReasonNotHolder}, nil // a waiting node, never granted
 	case s != nil && s.lost.Load():
 		return backend.Response{}, errors.New("zookeeper: renew: the lease session's connection is lost; it expires on the server: outcome unknown")
 	}
@@ -474,7 +475,7 @@ func (b *Backend) release(ctx context.Context, req backend.Request) (backend.Res
 		}
 		return backend.Response{OK: true}, nil
 	case len(mr) == 2 && errors.Is(mr[0].Error, zk.ErrBadVersion):
-		return backend.Response{Reason: backend.ReasonNotHolder}, nil // a waiting node, never granted
+		return backend.Response{Reason: machine.ReasonNotHolder}, nil // a waiting node, never granted
 	case len(mr) != 2 || !errors.Is(mr[0].Error, zk.ErrNoNode):
 		return backend.Response{}, err
 	}
@@ -482,7 +483,7 @@ func (b *Backend) release(ctx context.Context, req backend.Request) (backend.Res
 	if err != nil {
 		return backend.Response{}, err
 	}
-	if why != backend.ReasonExpired {
+	if why != machine.ReasonExpired {
 		return backend.Response{Reason: why}, nil
 	}
 	// Expired, not released: refused if anyone was granted since (the
@@ -492,14 +493,14 @@ func (b *Backend) release(ctx context.Context, req backend.Request) (backend.Res
 		return backend.Response{}, err
 	}
 	if later {
-		return backend.Response{Reason: backend.ReasonNotHolder}, nil
+		return backend.Response{Reason: machine.ReasonNotHolder}, nil
 	}
 	_, err = call(ctx, func() (*zk.Stat, error) { return b.data.conn.Set(term, []byte("released"), 0) })
 	switch {
 	case err == nil:
 		return backend.Response{OK: true}, nil
 	case errors.Is(err, zk.ErrBadVersion):
-		return backend.Response{Reason: backend.ReasonNotHolder}, nil // another release came first
+		return backend.Response{Reason: machine.ReasonNotHolder}, nil // another release came first
 	}
 	return backend.Response{}, err
 }
@@ -514,16 +515,16 @@ func (b *Backend) whyGone(ctx context.Context, req backend.Request) (string, err
 		return "", err
 	}
 	if mine {
-		return backend.ReasonStaleFence, nil
+		return machine.ReasonStaleFence, nil
 	}
 	st, err := b.stat(ctx, b.term(req.Key, req.Owner, req.Fence))
 	switch {
 	case err != nil:
 		return "", err
 	case st == nil, st.Version > 0: // never granted, or released
-		return backend.ReasonNotHolder, nil
+		return machine.ReasonNotHolder, nil
 	}
-	return backend.ReasonExpired, nil
+	return machine.ReasonExpired, nil
 }
 
 // holdsOther reports whether req's owner holds a granted lock node on the
@@ -603,11 +604,11 @@ func (b *Backend) write(ctx context.Context, req backend.Request) (backend.Respo
 		// written; the term node says which, for the reason.
 		why, err := b.whyGone(ctx, req)
 		if err != nil {
-			why = backend.ReasonNotHolder // the refusal is definite; only its reason is unknown
+			why = machine.ReasonNotHolder // the refusal is definite; only its reason is unknown
 		}
 		return backend.Response{Reason: why}, nil
 	case len(mr) == 2 && errors.Is(mr[0].Error, zk.ErrBadVersion):
-		return backend.Response{Reason: backend.ReasonNotHolder}, nil // a waiting node, never granted
+		return backend.Response{Reason: machine.ReasonNotHolder}, nil // a waiting node, never granted
 	}
 	return backend.Response{}, err
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 	"github.com/leasecheck/leasecheck/leasetest"
+	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -117,17 +118,17 @@ func TestContract(t *testing.T) {
 	}
 	fa := ra.Fence
 	r, err := acq("B")
-	want("Acquire(B) while A holds", r, err, false, backend.ReasonHeld)
+	want("Acquire(B) while A holds", r, err, false, machine.ReasonHeld)
 	r, err = acq("A")
-	want("Acquire(A) again while A holds", r, err, false, backend.ReasonHeld)
+	want("Acquire(A) again while A holds", r, err, false, machine.ReasonHeld)
 	r, err = do(t, b, backend.Request{Kind: model.Write, Owner: "A", Fence: fa, Value: "a1"})
 	want("Write(A, fa)", r, err, true, "")
 	r, err = do(t, b, backend.Request{Kind: model.Write, Owner: "B", Fence: fa, Value: "b-steals"})
-	want("Write(B, fa): not B's fence", r, err, false, backend.ReasonNotHolder)
+	want("Write(B, fa): not B's fence", r, err, false, machine.ReasonNotHolder)
 	r, err = do(t, b, backend.Request{Kind: model.Write, Owner: "A", Fence: fa + 1, Value: "a-future"})
 	want("Write(A, fa+1): a fence never granted", r, err, false, "")
 	r, err = do(t, b, backend.Request{Kind: model.Renew, Owner: "B", Fence: fa, TTL: ttl})
-	want("Renew(B, fa)", r, err, false, backend.ReasonNotHolder)
+	want("Renew(B, fa)", r, err, false, machine.ReasonNotHolder)
 	r, err = do(t, b, backend.Request{Kind: model.Renew, Owner: "A", Fence: fa, TTL: ttl})
 	want("Renew(A, fa)", r, err, true, "")
 	r, err = do(t, b, backend.Request{Kind: model.Release, Owner: "B", Fence: fa})
@@ -145,7 +146,7 @@ func TestContract(t *testing.T) {
 		t.Errorf("Acquire(B) = fence %d, want > %d", rb.Fence, fa)
 	}
 	r, err = do(t, b, backend.Request{Kind: model.Release, Owner: "A", Fence: fa})
-	want("Release(A, fa) again, B holding", r, err, false, backend.ReasonNotHolder)
+	want("Release(A, fa) again, B holding", r, err, false, machine.ReasonNotHolder)
 	r, err = do(t, b, backend.Request{Kind: model.Write, Owner: "A", Fence: fa, Value: "zombie"})
 	want("Write(A, fa) after B's grant", r, err, false, "")
 	r, err = do(t, b, backend.Request{Kind: model.Renew, Owner: "A", Fence: fa, TTL: ttl})
@@ -153,9 +154,9 @@ func TestContract(t *testing.T) {
 	r, err = do(t, b, backend.Request{Kind: model.Release, Owner: "B", Fence: rb.Fence})
 	want("Release(B, fb)", r, err, true, "")
 	r, err = do(t, b, backend.Request{Kind: model.Release, Owner: "B", Fence: rb.Fence})
-	want("Release(B, fb) twice, nobody since", r, err, false, backend.ReasonNotHolder)
+	want("Release(B, fb) twice, nobody since", r, err, false, machine.ReasonNotHolder)
 	r, err = do(t, b, backend.Request{Kind: model.Release, Owner: "B", Fence: rb.Fence + 7})
-	want("Release(B, a fence never granted)", r, err, false, backend.ReasonNotHolder)
+	want("Release(B, a fence never granted)", r, err, false, machine.ReasonNotHolder)
 	r, err = do(t, b, backend.Request{Kind: model.Read, Key: "never-written"})
 	want("Read of a key never written", r, err, true, "")
 	if r.HasValue {
@@ -243,7 +244,7 @@ func expiryAttempt(t *testing.T, b *zookeeper.Backend, ttl time.Duration, attemp
 	if r, err := do(t, b, backend.Request{Kind: model.Release, Owner: "L", Fence: rl.Fence, Key: k("lapsed")}); err != nil || !r.OK {
 		t.Errorf("Release(L) after its lease expired, nobody since = %+v, %v; want ok (allowed, changes nothing)", r, err)
 	}
-	if r, err := do(t, b, backend.Request{Kind: model.Release, Owner: "L", Fence: rl.Fence, Key: k("lapsed")}); err != nil || r.OK || r.Reason != backend.ReasonNotHolder {
+	if r, err := do(t, b, backend.Request{Kind: model.Release, Owner: "L", Fence: rl.Fence, Key: k("lapsed")}); err != nil || r.OK || r.Reason != machine.ReasonNotHolder {
 		t.Errorf("Release(L) a second time = %+v, %v; want refused (not-holder)", r, err)
 	}
 	return 0, nil

@@ -1,4 +1,9 @@
-package model
+// Package timefmt is how a person's account of a history — a violation's
+// explanation, a story, a fault log — renders the history's times: in
+// milliseconds, whatever the header's time_unit. model.Op.DescribeInUnit,
+// the checker's explanations, the stories and the real runner's logs all
+// render through it, so that one account speaks one unit.
+package timefmt
 
 import (
 	"math"
@@ -20,9 +25,6 @@ type Times struct {
 	// Unit is the header's time_unit: ns, us, ms or s ("" is ms).
 	Unit string
 }
-
-// TimesOf returns the account's rendering of h's times.
-func TimesOf(h Header) Times { return Times{Unit: h.TimeUnit} }
 
 // Converted reports whether the times are converted (and suffixed).
 func (t Times) Converted() bool { return t.Unit != "" && t.Unit != "ms" }
