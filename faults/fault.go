@@ -138,7 +138,7 @@ func (p Plan) Validate(holders []string, rhoPPM int64) error {
 		if f.At < 0 || f.Duration < 0 {
 			return bad("negative time")
 		}
-		if f.Kind.IsCluster() {
+		if slices.Contains(ClusterKinds, f.Kind) {
 			if !IsMember(f.Target) {
 				return bad("target must be a cluster member: leader, follower, m1, m2, ...")
 			}

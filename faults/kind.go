@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -128,14 +129,10 @@ func (k Kind) IsClient() bool {
 var ClusterKinds = []Kind{MemberIsolate, MemberBridge, PeerDelay, MemberPause, MemberCrash}
 
 // IsCluster reports whether k is a cluster fault.
-func (k Kind) IsCluster() bool {
-	for _, a := range ClusterKinds {
-		if a == k {
-			return true
-		}
-	}
-	return false
-}
+//
+// Deprecated: ClusterKinds is the one list; use slices.Contains(ClusterKinds,
+// k). IsCluster leaves this package in v0.16.0.
+func (k Kind) IsCluster() bool { return slices.Contains(ClusterKinds, k) }
 
 // AllKinds lists every kind, in the order summaries print them.
 var AllKinds = []Kind{
@@ -151,7 +148,7 @@ func (k Kind) Valid() bool {
 			return true
 		}
 	}
-	return k.IsCluster() || k.IsClient()
+	return slices.Contains(ClusterKinds, k) || slices.Contains(ClientKinds, k)
 }
 
 // ParseKinds parses a comma-separated list of kind names; "all" or "" means

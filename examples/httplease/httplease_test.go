@@ -51,7 +51,7 @@ func TestInVirtualTime(t *testing.T) {
 func TestPlantedBugCaught(t *testing.T) {
 	cfg := config(true)
 	cfg.Want = k8slease.WantViolation
-	cfg.Configure = func(c *k8slease.CampaignConfig) { c.FailFast, c.Save.Max = true, 1 }
+	cfg.FailFast, cfg.MaxSaved = true, 1
 	r := k8slease.Sweep(t, cfg)
 	if r.Replayed != nil || len(r.Failures) == 0 {
 		return // -scenario judged the file; no violation failed t already

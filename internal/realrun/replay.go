@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -447,7 +448,7 @@ func (r *runner) setup(ctx context.Context) error {
 	}
 	for i, f := range sc.Faults {
 		switch {
-		case f.Kind.IsCluster():
+		case slices.Contains(faults.ClusterKinds, f.Kind):
 			r.board.cluster = append(r.board.cluster, &planned{idx: i, f: f, at: r.us(f.At)})
 		case f.Target == faults.Coordinator || f.Target == faults.Resource:
 			r.board.server = append(r.board.server, &planned{idx: i, f: f, at: r.us(f.At)})

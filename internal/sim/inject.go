@@ -91,7 +91,7 @@ func (w *World) fault(i int) {
 		// code path (its context, its release on the way out), which the
 		// simulator's holders do not have.
 		detail, note := "not applied: a fault of a client's own code, injected in virtual time only (package vclient)", "a client fault: injected in virtual time only"
-		if f.Kind.IsCluster() {
+		if slices.Contains(faults.ClusterKinds, f.Kind) {
 			detail, note = "not applied: a fault between the servers of a cluster; the simulator has one coordinator", "a cluster fault: the simulator has one coordinator"
 		}
 		w.counts[1][kindIndex(f.Kind)]++

@@ -3,13 +3,14 @@ package k8slease
 import "github.com/leasecheck/leasecheck/internal/campaign"
 
 // A sweep is run, judged and saved by internal/campaign, which a module
-// outside leasecheck cannot import. CampaignConfig names the campaign a
-// SweepConfig.Configure tunes. What a sweep returns is read through
+// outside leasecheck cannot import. What a sweep returns is read through
 // SweepResult's fields (its Summary and Failures) and Replay's.
 
 // CampaignConfig is the campaign a sweep runs, handed to
-// SweepConfig.Configure before it starts: its save limits (Save.Max),
-// FailFast, the seeds it runs (Seeds, First), where it saves (Save.Dir).
+// SweepConfig.Configure before it starts.
+//
+// Deprecated: set SweepConfig.FailFast and MaxSaved, and the seeds with
+// Seeds or -seeds; the name leaves this package in v0.16.0.
 type CampaignConfig = campaign.Config
 
 // Outcome is one seed's run judged on every property.

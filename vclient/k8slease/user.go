@@ -115,9 +115,17 @@ type SweepConfig struct {
 	// Regressions is the directory Regressions replays (default
 	// testdata/regressions, in your package's directory).
 	Regressions string
-	// Configure, when set, tunes the campaign before it runs (save
-	// limits, fail-fast).
-	Configure func(*CampaignConfig)
+	// FailFast stops the sweep at its first failing seed, which is still
+	// shrunk and saved.
+	FailFast bool
+	// MaxSaved is how many failing seeds are shrunk and saved, the first
+	// in seed order (0: ten; negative: all).
+	MaxSaved int
+	// Configure, when set, tunes the campaign before it runs, after
+	// FailFast and MaxSaved: leasecheck's own sweeps set its seeds and save
+	// directory with it. Its type is internal/campaign's, which a module
+	// outside leasecheck cannot name: yours sets the fields above.
+	Configure func(*campaign.Config)
 
 	// notes is the Kubernetes account of a run the story tells (nil: one
 	// told from what ran, userNotes); leasecheck's own sweeps tell of
@@ -360,7 +368,7 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 	}
 	out := &SweepResult{Profile: p, class: cfg.faultClass(p)}
 	c := campaign.Config{Target: tg, Scenario: cfg.generator(t, p), Kinds: cfg.kinds(p), Seeds: k8ssweep.SeedCount(cfg.Seeds), First: 1, Workers: 2,
-		Save: campaign.SaveOptions{Dir: k8ssweep.SaveDir(t), Replay: cfg.replay(t), Shrink: campaign.ShrinkOptions{Budget: 300}}}
+		Save: campaign.SaveOptions{Dir: k8ssweep.SaveDir(t), Replay: cfg.replay(t), Shrink: campaign.ShrinkOptions{Budget: 300}, Max: cfg.MaxSaved}, FailFast: cfg.FailFast}
 	if cfg.Configure != nil {
 		cfg.Configure(&c)
 	}

@@ -126,7 +126,7 @@ func TestMyControllerFenced(t *testing.T) {
 func TestMyControllerUnfenced(t *testing.T) {
 	cfg := myConfig(false)
 	cfg.Profile, cfg.Want, cfg.Seeds = "pause", k8slease.WantViolation, 100
-	cfg.Configure = func(c *k8slease.CampaignConfig) { c.FailFast, c.Save.Max = true, 1 }
+	cfg.FailFast, cfg.MaxSaved = true, 1
 	r := k8slease.Sweep(t, cfg)
 	if r.Replayed != nil || len(r.Failures) == 0 {
 		return
