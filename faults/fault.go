@@ -132,7 +132,7 @@ func (p Plan) Validate(holders []string, rhoPPM int64) error {
 	isHolder := func(s string) bool { return slices.Contains(holders, s) }
 	for i, f := range p {
 		bad := func(why string) error { return fmt.Errorf("fault %d (%s): %s", i, f, why) }
-		if !f.Kind.Valid() {
+		if !f.Kind.valid() {
 			return bad("unknown kind")
 		}
 		if f.At < 0 || f.Duration < 0 {

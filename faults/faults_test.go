@@ -40,8 +40,8 @@ func TestClientKinds(t *testing.T) {
 			t.Errorf("all includes the client fault %s", k)
 		}
 	}
-	if !faults.Shutdown.Valid() || !slices.Contains(faults.ClientKinds, faults.Shutdown) || slices.Contains(faults.ClientKinds, faults.Crash) {
-		t.Errorf("Valid/ClientKinds wrong for shutdown or crash")
+	if _, err := faults.ParseKinds("shutdown"); err != nil || !slices.Contains(faults.ClientKinds, faults.Shutdown) || slices.Contains(faults.ClientKinds, faults.Crash) {
+		t.Errorf("ParseKinds/ClientKinds wrong for shutdown or crash: %v", err)
 	}
 	ok := faults.Plan{{Kind: faults.Shutdown, Target: "h1", At: 5}, {Kind: faults.Shutdown, Target: "h2", At: 9, Duration: 100}}
 	if err := ok.Validate([]string{"h1", "h2"}, 0); err != nil {

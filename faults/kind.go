@@ -142,7 +142,12 @@ var AllKinds = []Kind{
 }
 
 // Valid reports whether k is one of AllKinds, ClusterKinds or ClientKinds.
-func (k Kind) Valid() bool {
+//
+// Deprecated: ParseKinds and Plan.Validate refuse an unknown kind; Valid
+// leaves this package in v0.16.0.
+func (k Kind) Valid() bool { return k.valid() }
+
+func (k Kind) valid() bool {
 	for _, a := range AllKinds {
 		if a == k {
 			return true
@@ -165,7 +170,7 @@ func ParseKinds(s string) ([]Kind, error) {
 	want := map[Kind]bool{}
 	for _, f := range strings.Split(s, ",") {
 		k := Kind(strings.TrimSpace(f))
-		if !k.Valid() {
+		if !k.valid() {
 			return nil, fmt.Errorf("unknown fault kind %q (known: %s; on clusters: %s; in a client's own code: %s)", k, joinKinds(AllKinds), joinKinds(ClusterKinds), joinKinds(ClientKinds))
 		}
 		want[k] = true

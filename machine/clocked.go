@@ -41,7 +41,10 @@ type Crasher interface{ Crash() }
 // ClockedCoordinator adapts c to a Coordinator. Every driver that runs an
 // in-process coordinator — the simulator, the explorer, impl/backend's
 // InProcess — goes through it, so refusal reasons are worked out in one
-// place. When c also implements WallClockUser, so does the result.
+// place. When c also implements WallClockUser, so does the result. The
+// result has a method Unwrap() Clocked that returns c, by which the
+// explorer copies and hashes the machine behind it, as errors.Unwrap finds
+// a wrapped error.
 func ClockedCoordinator(c Clocked) Coordinator {
 	if w, ok := c.(WallClockUser); ok {
 		return &clockedWall{clocked: clocked{c: c}, w: w}
@@ -62,15 +65,18 @@ func (c *clockedWall) SetWall(wall int64) { c.w.SetWall(wall) }
 
 // Unwrap returns the Clocked coordinator behind a Coordinator made by
 // ClockedCoordinator, or nil.
+//
+// Deprecated: a Coordinator ClockedCoordinator made has a method
+// Unwrap() Clocked; Unwrap leaves this package in v0.16.0.
 func Unwrap(c Coordinator) Clocked {
-	switch c := c.(type) {
-	case *clocked:
-		return c.c
-	case *clockedWall:
-		return c.c
+	if u, ok := c.(interface{ Unwrap() Clocked }); ok {
+		return u.Unwrap()
 	}
 	return nil
 }
+
+// Unwrap returns the Clocked coordinator c adapts.
+func (c *clocked) Unwrap() Clocked { return c.c }
 
 func (c *clocked) Crash() {
 	if cr, ok := c.c.(Crasher); ok {

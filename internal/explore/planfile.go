@@ -143,7 +143,7 @@ func validSpace(b Bounds) error {
 		return fmt.Errorf("margin %d: >= 0, or -1 for none", b.Margin)
 	}
 	for _, k := range b.Faults {
-		if !k.Valid() || !slices.Contains(faults.AllKinds, k) {
+		if !slices.Contains(faults.AllKinds, k) {
 			return fmt.Errorf("fault kind %q: not one the simulator injects (%v)", k, faults.AllKinds)
 		}
 	}

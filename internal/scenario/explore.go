@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -126,8 +127,8 @@ func (s *Scenario) validateSpace() error {
 			return fmt.Errorf("scenario: space: negative bound")
 		}
 		for _, k := range sp.Faults {
-			if !k.Valid() {
-				return fmt.Errorf("scenario: space: unknown fault kind %q", k)
+			if !slices.Contains(faults.AllKinds, k) {
+				return fmt.Errorf("scenario: space: fault kind %q: not one the explorer injects (%v)", k, faults.AllKinds)
 			}
 		}
 	}

@@ -113,8 +113,8 @@ func (w *World) machinesClone() bool {
 }
 
 func canCloneCoordinator(c machine.Coordinator) bool {
-	if in := machine.Unwrap(c); in != nil {
-		_, ok := in.(machine.ClockedCloner)
+	if u, ok := c.(interface{ Unwrap() machine.Clocked }); ok {
+		_, ok := u.Unwrap().(machine.ClockedCloner)
 		return ok
 	}
 	_, ok := c.(machine.CoordinatorCloner)
@@ -539,10 +539,8 @@ func (w *World) hashEvent(e *event, r *renaming) uint64 {
 // Renamed (r non-nil), a machine is always walked by reflection, each of
 // its strings renamed: its own StateHasher cannot be told the renaming.
 func hashMachine(h *machine.Hasher, m any, r *renaming) {
-	if c, ok := m.(machine.Coordinator); ok {
-		if in := machine.Unwrap(c); in != nil {
-			m = in
-		}
+	if u, ok := m.(interface{ Unwrap() machine.Clocked }); ok {
+		m = u.Unwrap()
 	}
 	if r != nil {
 		hashReflect(h, reflect.ValueOf(m), map[uintptr]bool{}, r)

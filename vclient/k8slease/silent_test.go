@@ -25,7 +25,7 @@ func TestNothingSilentlyGreen(t *testing.T) {
 			Options: vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
 				Server: func() vclient.Server { s := k8ssweep.NewServer(); s.JSONOnly = jsonOnly; return s }}}
 		sum, err := campaign.Run(context.Background(), campaign.Config{Target: tg, Scenario: testGenerator(k8ssweep.Unfenced, "none", Timings[:1]),
-			Kinds: Profile("none").Kinds(), Seeds: seeds(10), First: 1, Workers: 2})
+			Kinds: k8ssweep.Profile("none").Kinds(), Seeds: seeds(10), First: 1, Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

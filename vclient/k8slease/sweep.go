@@ -188,6 +188,9 @@ func ParseProfile(s string) (Profile, error) {
 }
 
 // Kinds returns the fault kinds a profile draws.
+//
+// Deprecated: Profile's doc says what each profile draws; Kinds leaves
+// this package in v0.16.0.
 func (p Profile) Kinds() []faults.Kind { return k8ssweep.Profile(p).Kinds() }
 
 // houseTimings converts timings for internal/k8ssweep's generator (nil:

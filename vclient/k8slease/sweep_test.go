@@ -252,7 +252,7 @@ func TestProfilesKnownToTheGenerator(t *testing.T) {
 // cannot draw is refused.
 func TestKindsMix(t *testing.T) {
 	all := (&SweepConfig{Name: "x", Profile: "all"}).generator(t, "all")
-	same := (&SweepConfig{Name: "x", Kinds: Profile("all").Kinds()}).generator(t, "all")
+	same := (&SweepConfig{Name: "x", Kinds: k8ssweep.Profile("all").Kinds()}).generator(t, "all")
 	sub := (&SweepConfig{Name: "x", Kinds: []faults.Kind{faults.Pause, faults.Crash}}).generator(t, "all")
 	drawn := map[faults.Kind]int{}
 	for seed := uint64(1); seed <= 200; seed++ {

@@ -274,7 +274,7 @@ func (c *SweepConfig) fencedStore() bool {
 }
 
 func (c *SweepConfig) kinds(p Profile) []faults.Kind {
-	kinds := p.Kinds()
+	kinds := k8ssweep.Profile(p).Kinds()
 	if len(c.Kinds) > 0 {
 		kinds = slices.Clone(c.Kinds)
 	}
