@@ -41,8 +41,9 @@ layers:
 # The exported names of each package outside internal/ (top-level names and
 # the exported methods of exported types, non-test source), the doors marked;
 # the deprecated ones (a "Deprecated:" paragraph) listed apart, not counted.
+# NAMES=1 lists each package's names too.
 exported:
-	$(GO) run ./internal/layers/exported
+	$(GO) run ./internal/layers/exported $(if $(NAMES),-names)
 
 vet:
 	$(GO) vet $(PKGS)
