@@ -75,8 +75,13 @@ type voice struct {
 	intro     string
 	guarded   bool
 	fix, keep string
+	// fencedZombie, when set, is the fix told instead of fix when a
+	// fenced store took the zombie write all the same.
+	fencedZombie string
 	// stopped names the signal that ends the client's belief.
 	stopped string
+	// terms are the words the account is told in (nil: Kubernetes's).
+	terms *zombieTerms
 }
 
 // userNotes is the account of a failure of a client of your own (Sweep):
@@ -108,19 +113,23 @@ func userNotes(o *campaign.Outcome, cfg *SweepConfig, t *testing.T) *campaign.Do
 	return zombieNotes(o, v)
 }
 
-// zombieNotes tells a zombie write (k8ssweep.FindZombieWrite) in v's voice.
+// zombieNotes tells a zombie write (k8ssweep.FindZombieWrite) in v's voice,
+// in v.terms' words (nil: Kubernetes's).
 func zombieNotes(o *campaign.Outcome, v voice) *campaign.DomainNotes {
 	sc := o.Scenario
-	n := &campaign.DomainNotes{Heading: "Kubernetes", Setup: v.intro, Keep: v.keep}
+	w := v.terms
+	if w == nil {
+		w = &kubernetesTerms
+	}
+	n := &campaign.DomainNotes{Heading: w.heading, Setup: v.intro, Keep: v.keep}
 	z := k8ssweep.FindZombieWrite(o)
 	if z == nil {
-		n.Cause = []string{"No write reached the store from a leader the Lease had moved on from; see the violations above."}
+		n.Cause = []string{w.none(v.fix)}
 		return n
 	}
 	who := z.Write.Owner
 	if z.LastRenew != nil {
-		n.Events = append(n.Events, campaign.NoteEvent{T: z.LastRenew.At, Line: z.LastRenew.Line,
-			What: fmt.Sprintf("%s last renewed its Lease (the API server applied the update then).", who)})
+		n.Events = append(n.Events, campaign.NoteEvent{T: z.LastRenew.At, Line: z.LastRenew.Line, What: fmt.Sprintf(w.lastRenew, who)})
 	}
 	if z.Paused != nil {
 		// A pause at a write strikes half a millisecond after the work
@@ -130,15 +139,12 @@ func zombieNotes(o *campaign.Outcome, v voice) *campaign.DomainNotes {
 		if !v.guarded {
 			check = "was about to write and"
 		}
-		n.Events = append(n.Events, campaign.NoteEvent{T: z.Paused.Start, What: fmt.Sprintf("%s %s, before its write went out, was paused for %s "+
-			"(a stop-the-world GC pause, a CPU-throttled or frozen container). Nothing of client-go's could run for it meanwhile: "+
-			"`RenewDeadline` bounds how long the elector keeps retrying a renewal, not how long a process goes without looking.",
+		n.Events = append(n.Events, campaign.NoteEvent{T: z.Paused.Start, What: fmt.Sprintf("%s %s, before its write went out, was paused for %s "+w.paused,
 			who, check, secs(z.Paused.End-z.Paused.Start))})
 	}
-	n.Events = append(n.Events, campaign.NoteEvent{T: z.Grant.At, Line: z.Grant.Line, What: fmt.Sprintf("The other candidates saw the Lease stop changing and, "+
-		"`LeaseDuration` (%s) later, %s took it over (`holderIdentity` %s, `leaseTransitions` + 1).", secs(sc.TTL), z.Grant.Owner, z.Grant.Owner)})
+	n.Events = append(n.Events, campaign.NoteEvent{T: z.Grant.At, Line: z.Grant.Line, What: fmt.Sprintf(w.grant, secs(sc.TTL), z.Grant.Owner)})
 	n.Events = append(n.Events, campaign.NoteEvent{T: z.Write.At, Line: z.Write.Line, What: fmt.Sprintf("%s's write %q reached the store and was accepted: "+
-		"a write from a leader the Lease had moved on from, after the Lease was granted to %s — a zombie write.", who, z.Write.Value, z.Grant.Owner)})
+		w.zombie+" — a zombie write.", who, z.Write.Value, z.Grant.Owner)})
 	switch {
 	case z.Stopped >= 0 && z.Stopped <= z.Write.Call:
 		n.Events = append(n.Events, campaign.NoteEvent{T: z.Stopped, What: fmt.Sprintf("%s's %s came, as it resumed and the write went out: too late to stop it.", who, v.stopped)})
@@ -147,10 +153,59 @@ func zombieNotes(o *campaign.Outcome, v voice) *campaign.DomainNotes {
 	default:
 		n.Events = append(n.Events, campaign.NoteEvent{T: -1, What: fmt.Sprintf("%s's %s never came before the run ended.", who, v.stopped)})
 	}
-	n.Cause = []string{"client-go's own documentation says it: leader election does not fence. Neither a shorter `RenewDeadline` nor a " +
-		"longer `LeaseDuration` closes this window — a pause longer than `LeaseDuration` minus the time since the last renewal " +
-		"always opens it. What does: a token the store checks. " + v.fix}
+	fix := v.fix
+	if v.fencedZombie != "" {
+		fix = v.fencedZombie
+	}
+	n.Cause = []string{w.cause + fix}
 	return n
+}
+
+// zombieTerms are the words a zombie write is told in (zombieNotes).
+type zombieTerms struct {
+	heading string
+	// lastRenew takes who; paused follows "who <did what>, before its
+	// write went out, was paused for <how long> "; grant takes the TTL and
+	// the new holder (indexed); zombie follows "who's write reached the
+	// store and was accepted: " and takes the new holder; cause comes
+	// before the voice's fix.
+	lastRenew, paused, grant, zombie, cause string
+	// none is the cause when no write reached the store from a holder the
+	// lease had moved on from, given the voice's fix.
+	none func(fix string) string
+}
+
+// kubernetesTerms tell of a Lease and client-go's elector.
+var kubernetesTerms = zombieTerms{
+	heading:   "Kubernetes",
+	lastRenew: "%s last renewed its Lease (the API server applied the update then).",
+	paused: "(a stop-the-world GC pause, a CPU-throttled or frozen container). Nothing of client-go's could run for it meanwhile: " +
+		"`RenewDeadline` bounds how long the elector keeps retrying a renewal, not how long a process goes without looking.",
+	grant:  "The other candidates saw the Lease stop changing and, `LeaseDuration` (%[1]s) later, %[2]s took it over (`holderIdentity` %[2]s, `leaseTransitions` + 1).",
+	zombie: "a write from a leader the Lease had moved on from, after the Lease was granted to %s",
+	cause: "client-go's own documentation says it: leader election does not fence. Neither a shorter `RenewDeadline` nor a " +
+		"longer `LeaseDuration` closes this window — a pause longer than `LeaseDuration` minus the time since the last renewal " +
+		"always opens it. What does: a token the store checks. ",
+	none: func(string) string {
+		return "No write reached the store from a leader the Lease had moved on from; see the violations above."
+	},
+}
+
+// leaseTerms tell of a lease server of the user's own (leaseNotes).
+var leaseTerms = zombieTerms{
+	heading:   "lease",
+	lastRenew: "%s last renewed its lease (the server applied the renewal then).",
+	paused:    "(a stop-the-world GC pause, a CPU-throttled or frozen process): nothing of its client ran meanwhile, its renewals included.",
+	grant:     "The lease's TTL (%s) ran out unrenewed and the server granted it to %s.",
+	zombie:    "a write from a holder whose lease had expired, after it was granted to %s",
+	cause: "A lease alone does not fence: neither a shorter renewal period nor a longer TTL closes this window — a pause longer than the TTL " +
+		"minus the time since the last renewal always opens it. What does: a fence the store checks. ",
+	none: func(fix string) string {
+		return "No write reached the store from a holder the lease had moved on from: the violations above are of the candidates' own view " +
+			"(`exclusive-belief`: two believed they held the lease at once; `stop-on-renew-failure`: one kept working after a renewal failed). " +
+			"A holder must end its work (`Candidate.Stopped`) at the first renewal that fails or goes unanswered, before a TTL from the last renewal " +
+			"the server applied runs out; a fence the store checks keeps the writes of one that does not harmless. " + fix
+	},
 }
 
 // foreignRelease is a release the Lease store applied from a candidate
@@ -351,55 +406,23 @@ func leaseNotes(o *campaign.Outcome, cfg *SweepConfig, t *testing.T) *campaign.D
 	if cfg.Timing != nil {
 		timing = "its own"
 	}
-	setup := fmt.Sprintf("%d candidates (%s) ran `%s` against its own lease server with %s timing: a TTL of %s, renewals %s apart, each given up after %s",
-		len(sc.Holders), strings.Join(sc.Names(), ", "), sc.Implementation, timing, secs(sc.TTL), secs(rp), secs(rd))
-	fix := "Make each write carry the fence your server grants with the lease (a number that grows with every grant) and have the store refuse a lower one " +
-		"(`SweepConfig.Fenced`, or `vclient.Options.Fenced`): the store then refuses this write."
-	if cfg.fencedStore() {
-		setup += "; its writes carried a fence the store checks, keeping the highest it accepted"
-		fix = "Its writes were fenced: see the violations above for what the fence did not cover (a fence that does not grow across holders, a write the store took without one)."
-	} else {
-		setup += "; its writes carried no fence"
-	}
-	n := &campaign.DomainNotes{Heading: "lease", Setup: setup + ".",
-		Keep: fmt.Sprintf("Keep it as a regression test: copy its `.scenario.json` and `.history.jsonl` into `%s/` in your package, where a test calling "+
+	v := voice{terms: &leaseTerms, stopped: "end of holding (its `Candidate.Stopped`)",
+		intro: fmt.Sprintf("%d candidates (%s) ran `%s` against its own lease server with %s timing: a TTL of %s, renewals %s apart, each given up after %s",
+			len(sc.Holders), strings.Join(sc.Names(), ", "), sc.Implementation, timing, secs(sc.TTL), secs(rp), secs(rd)),
+		fix: "Make each write carry the fence your server grants with the lease (a number that grows with every grant) and have the store refuse a lower one " +
+			"(`SweepConfig.Fenced`, or `vclient.Options.Fenced`): the store then refuses this write.",
+		keep: fmt.Sprintf("Keep it as a regression test: copy its `.scenario.json` and `.history.jsonl` into `%s/` in your package, where a test calling "+
 			"`k8slease.Regressions` with this sweep's configuration replays every scenario and fails unless exactly its `expect` is violated and its history "+
 			"is recorded again (`%s` replays one).", cfg.regressions(), cfg.replay(t)("FILE"))}
-	z := k8ssweep.FindZombieWrite(o)
-	if z == nil {
-		n.Cause = []string{"No write reached the store from a holder the lease had moved on from: the violations above are of the candidates' own view " +
-			"(`exclusive-belief`: two believed they held the lease at once; `stop-on-renew-failure`: one kept working after a renewal failed). " +
-			"A holder must end its work (`Candidate.Stopped`) at the first renewal that fails or goes unanswered, before a TTL from the last renewal " +
-			"the server applied runs out; a fence the store checks keeps the writes of one that does not harmless. " + fix}
-		return n
-	}
-	who := z.Write.Owner
-	if z.LastRenew != nil {
-		n.Events = append(n.Events, campaign.NoteEvent{T: z.LastRenew.At, Line: z.LastRenew.Line,
-			What: fmt.Sprintf("%s last renewed its lease (the server applied the renewal then).", who)})
-	}
-	if z.Paused != nil {
-		n.Events = append(n.Events, campaign.NoteEvent{T: z.Paused.Start, What: fmt.Sprintf("%s was about to write and, before its write went out, was paused for %s "+
-			"(a stop-the-world GC pause, a CPU-throttled or frozen process): nothing of its client ran meanwhile, its renewals included.", who, secs(z.Paused.End-z.Paused.Start))})
-	}
-	n.Events = append(n.Events, campaign.NoteEvent{T: z.Grant.At, Line: z.Grant.Line, What: fmt.Sprintf("The lease's TTL (%s) ran out unrenewed and the server granted it to %s.",
-		secs(sc.TTL), z.Grant.Owner)})
-	n.Events = append(n.Events, campaign.NoteEvent{T: z.Write.At, Line: z.Write.Line, What: fmt.Sprintf("%s's write %q reached the store and was accepted: "+
-		"a write from a holder whose lease had expired, after it was granted to %s — a zombie write.", who, z.Write.Value, z.Grant.Owner)})
-	switch {
-	case z.Stopped >= 0 && z.Stopped <= z.Write.Call:
-		n.Events = append(n.Events, campaign.NoteEvent{T: z.Stopped, What: fmt.Sprintf("%s's end of holding (its `Candidate.Stopped`) came as it resumed and the write went out: too late to stop it.", who)})
-	case z.Stopped >= 0:
-		n.Events = append(n.Events, campaign.NoteEvent{T: z.Stopped, What: fmt.Sprintf("%s's end of holding (its `Candidate.Stopped`) came only then, after the write.", who)})
-	default:
-		n.Events = append(n.Events, campaign.NoteEvent{T: -1, What: fmt.Sprintf("%s's end of holding (its `Candidate.Stopped`) never came before the run ended.", who)})
-	}
 	if cfg.fencedStore() {
-		fix = "Its writes were fenced, and the store accepted this one all the same: no write under the new holder's higher fence had reached it yet, " +
+		v.intro += "; its writes carried a fence the store checks, keeping the highest it accepted"
+		v.fix = "Its writes were fenced: see the violations above for what the fence did not cover (a fence that does not grow across holders, a write the store took without one)."
+		v.fencedZombie = "Its writes were fenced, and the store accepted this one all the same: no write under the new holder's higher fence had reached it yet, " +
 			"so this fence was still the highest it knew — a fence refuses a zombie's write only once the new holder has written. " +
 			"See the violations above for what the sweep judged."
+	} else {
+		v.intro += "; its writes carried no fence"
 	}
-	n.Cause = []string{"A lease alone does not fence: neither a shorter renewal period nor a longer TTL closes this window — a pause longer than the TTL " +
-		"minus the time since the last renewal always opens it. What does: a fence the store checks. " + fix}
-	return n
+	v.intro += "."
+	return zombieNotes(o, v)
 }
