@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 60s
 PKGS     := ./...
 
-.PHONY: all build test check run soak layers exported bench bench-explore bench-matrix bench-regress bench-slow bench-memory explore-coverage fuzz fuzz-history fuzz-scenario fuzz-check vet fmt clean
+.PHONY: all build test check run soak layers exported bench bench-explore bench-matrix bench-regress bench-slow bench-stream bench-memory explore-coverage fuzz fuzz-history fuzz-reader fuzz-scenario fuzz-check vet fmt clean
 
 all: vet test
 
@@ -111,6 +111,15 @@ bench-memory: build
 
 bench-slow:
 	$(GO) test -run '^$$' -bench '^BenchmarkSlow' -benchtime 1x -timeout 60m ./checker/
+	$(MAKE) bench-stream
+
+# `leasecheck check` on two 10^6-op one-key files a user streams (exact and
+# interval mode, written at each op's return, so the checker's first pass
+# gives up and it reads the file three times): time as a ratio to the plain
+# replay of the same file and peak RSS, this tree beside releases built from
+# their source in the same run.
+bench-stream:
+	$(GO) run ./internal/classbench/streamrows
 
 # The long cluster sweeps (docs/design.md §12), a few minutes each: the fenced
 # backends clean over 20 rounds with every fault, the cluster's included;
@@ -129,13 +138,18 @@ soak: build
 # `go test ./internal/sim -run FuzzScenario/NAME`; it minimizes each new input for
 # 10 executions, not Go's 60 s, which stalled it: internal/sim/fuzz_test.go), the
 # history reader and the checker.
-fuzz: fuzz-scenario fuzz-history fuzz-check
+fuzz: fuzz-scenario fuzz-history fuzz-reader fuzz-check
 
 fuzz-scenario:
 	$(GO) test ./internal/sim -run '^$$' -fuzz '^FuzzScenario$$' -fuzztime $(FUZZTIME)
 
 fuzz-history:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadHistory$$' -fuzztime $(FUZZTIME) ./model/
+
+# The reader that decodes ahead, its input's reads cut at a drawn stride and
+# its blocks small: the same as the sequential reader.
+fuzz-reader:
+	$(GO) test -run '^$$' -fuzz '^FuzzReaderBlocks$$' -fuzztime $(FUZZTIME) ./model/
 
 # The checker itself: random small histories, the verdict against
 # porcupine's, the brute force's and the streaming path's.

@@ -47,7 +47,8 @@ import (
 // write is judged once every write whose window can end before its own
 // begins has been called: at its return + 2u (at(w') < at(w) <= return(w)
 // + u, and w' was called by at(w') + u). Its memory is bounded by the
-// owners and the writes in flight or within 2u, never by the history.
+// owners and the writes in flight or within 2u, never by the history (judge
+// unlinks a judged write from those before it).
 type staleWrites struct {
 	u      int64 // the clock uncertainty
 	seed   bool  // seed semantics: the coordinator judges the writes
@@ -236,13 +237,20 @@ func (sw *staleWrites) advance(t int64) {
 
 // judge decides w.
 func (sw *staleWrites) judge(w *staleWrite) {
+	// Judged, w needs what came before it no more. Kept, it would chain
+	// every write to the ones before it (w.before holds the best writes at
+	// its call, whose own before hold earlier ones): a stream would hold
+	// every write it ever read, and each write's kop holds its slab of 256
+	// ops.
+	before := w.before
+	w.before = staleBest{}
 	if w.open {
 		return // its owner may have been granted a later term nobody heard of
 	}
 	o := w.k.op.Owner
 	// The write of the latest term of another owner's accepted before w:
 	// by real time, or by the clock windows.
-	best := w.before.other(o)
+	best := before.other(o)
 	consider := func(c *staleWrite) {
 		if c != nil && c.k.op.Owner != o && c.term > 0 && c.hi < w.lo && (best == nil || c.term > best.term) {
 			best = c

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -262,6 +263,50 @@ func TestCheckReaderSpools(t *testing.T) {
 		}
 		if above == 0 && len(got.Ops) != len(h.Ops) || above != 0 && got.Ops != nil {
 			t.Errorf("StreamAbove %d: the history comes back with %d ops", above, len(got.Ops))
+		}
+	}
+}
+
+// TestStreamFallbackReadsTheFileAgain streams a history whose first pass
+// must give up half-way (a read called at the start is written in the
+// middle, as a recorder writes a slow op at its return) and is read again
+// from the start by the survey and the second pass. Read 10 times, it
+// is decided the same every time. The first pass's reader once went on
+// reading after it was stopped, taking blocks of the file from under the
+// survey: a valid file was refused as invalid JSON at any line, or read
+// as other values.
+func TestStreamFallbackReadsTheFileAgain(t *testing.T) {
+	h := workload{ops: 40000, keys: 1, holders: 4, seed: 9, interval: true, latency: 3}.history()
+	j := len(h.Ops) / 2
+	for h.Ops[j].Kind != model.Read || !h.Ops[j].Returned {
+		j++
+	}
+	slow := h.Ops[j]
+	slow.Process, slow.Owner, slow.Call = "audit", "audit", h.Ops[0].Call
+	h.Ops = slices.Insert(h.Ops, j+1, slow)
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	if err := os.WriteFile(path, encodeHistory(t, h), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{StreamAbove: -1, Timeout: time.Minute}
+	opts.Read.Workers = 3
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, cancel := opts.budget(context.Background())
+	defer cancel()
+	if _, _, done, err := streamPass(b, f, path, opts.Read, nil, nil, 0); done || err != nil {
+		t.Fatalf("the first pass did not give up (done %v, error %v): the test reads the file once", done, err)
+	}
+	for i := range 10 {
+		r, _, err := CheckFile(context.Background(), path, opts)
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if !r.OK() || r.Ops != len(h.Ops) {
+			t.Fatalf("run %d: %d ops, %+v %s", i, r.Ops, r.Properties, r.Reason)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // A Reader with ReadOptions.Workers > 1 decodes ahead: after the head of
@@ -14,6 +15,14 @@ import (
 // order as it goes. Everything it reports — ops, faults, warnings, the
 // first error and its line — is what the sequential Reader reports; memory
 // stays bounded by a few blocks. Call Close when done with it early.
+//
+// Close waits until the goroutine that reads ahead has stopped: a caller
+// that stops one Reader early and starts another on the same file (the
+// checker seeks back to the start and reads again) must not have the first
+// one still reading. Both would read from the one file offset, each taking
+// blocks the other then misses: the second would see lines cut at any byte,
+// with no data race a detector could see, as the file's own lock orders the
+// reads.
 
 // parallelBlock is the size of the blocks a decoding-ahead Reader decodes
 // at once. Tests lower it.
@@ -37,6 +46,7 @@ type block struct {
 type pipeline struct {
 	out    chan *block // in file order
 	stop   chan struct{}
+	done   sync.WaitGroup // the reading goroutine and the workers
 	closed bool
 	cur    *block
 	oi     int // next op of cur
@@ -56,7 +66,7 @@ func (r *Reader) startPipeline() {
 	stop := p.stop
 	base := r.dec
 	for range workers {
-		go func() {
+		p.done.Go(func() {
 			d := newDecoder()
 			d.hdr, d.headerLine, d.sawLine, d.strict = base.hdr, base.headerLine, true, base.strict
 			for {
@@ -71,10 +81,10 @@ func (r *Reader) startPipeline() {
 					close(b.done)
 				}
 			}
-		}()
+		})
 	}
 	size := parallelBlock
-	go func() {
+	p.done.Go(func() {
 		defer close(jobs)
 		next := r.line + 1
 		for {
@@ -94,7 +104,7 @@ func (r *Reader) startPipeline() {
 				return
 			}
 		}
-	}()
+	})
 	r.pipe = p
 }
 
@@ -167,11 +177,15 @@ func decodeBlock(b *block, d *decoder) {
 }
 
 // Close stops a Reader that decodes ahead; the sequential Reader needs no
-// closing. It is safe to call more than once, and after the end.
+// closing. When it returns, the Reader no longer reads from its input (it
+// waits for a read in progress to return), so the input may be read again,
+// from where the caller seeks, by another Reader. It is safe to call more
+// than once, and after the end.
 func (r *Reader) Close() {
 	if r.pipe != nil && !r.pipe.closed {
 		close(r.pipe.stop)
 		r.pipe.closed = true
+		r.pipe.done.Wait()
 	}
 }
 
