@@ -72,7 +72,7 @@ type Client struct {
 	sent      Sent
 	// changed is closed and replaced whenever the kernel reports a state
 	// change (stopped, continued, exited).
-	changed chan struct{}
+	changed    chan struct{}
 	readerDone chan struct{}
 }
 
