@@ -22,6 +22,7 @@ func redisInfo(ttl time.Duration) backend.Info {
 	i := redis.Info()
 	i.Name = "selfrenew-redis"
 	i.LossLateness = ttl/2 + ttl/3
+	i.RenewInterval = ttl / 2
 	return i
 }
 

@@ -20,9 +20,12 @@ type Owners struct {
 
 	mu      sync.Mutex
 	clients map[string]*Client
-	spare   *Client // the first client, opened to learn what they offer
-	obs     []func(backend.Renewal)
-	closed  bool
+	// spare is the next owner's client, started ahead (the first one to
+	// learn what the clients offer).
+	spare     *Client
+	refilling bool
+	obs       []func(backend.Renewal)
+	closed    bool
 }
 
 // holdingOwners is Owners for a library that holds while it says so.
@@ -98,16 +101,41 @@ func (o *Owners) client(ctx context.Context, owner string) (*Client, error) {
 	c := o.spare
 	o.spare = nil
 	if c == nil {
+		// Starting a process takes longer than many a request may: it is
+		// not charged to the request's deadline.
 		var err error
-		if c, err = o.open(ctx, owner); err != nil {
+		if c, err = o.open(context.WithoutCancel(ctx), owner); err != nil {
 			return nil, err
 		}
+		for _, fn := range o.obs { // the spare heard them when they came
+			c.Observe(fn)
+		}
+	}
+	o.clients[owner] = c
+	if !o.refilling {
+		o.refilling = true
+		go o.refill()
+	}
+	return c, nil
+}
+
+// refill starts the next owner's process ahead of its first request.
+func (o *Owners) refill() {
+	c, err := o.open(context.Background(), "")
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.refilling = false
+	if err != nil {
+		return // the next owner starts its own, and says why it cannot
+	}
+	if o.closed || o.spare != nil {
+		go c.Close()
+		return
 	}
 	for _, fn := range o.obs {
 		c.Observe(fn)
 	}
-	o.clients[owner] = c
-	return c, nil
+	o.spare = c
 }
 
 // Do implements backend.Backend.

@@ -66,6 +66,10 @@ func NewRecorder(ctx context.Context, info backend.Info, clk backend.Clock) (*Re
 // Now is the time since the recorder started, on the monotonic clock.
 func (r *Recorder) Now() time.Duration { return time.Since(r.start) }
 
+// Since is t on the recorder's timeline (a time another process read, on
+// the wall clock, as a child process's renewal carries).
+func (r *Recorder) Since(t time.Time) time.Duration { return t.Sub(r.start) }
+
 // GrantTTL rounds d up to the backend's TTL granularity.
 func (r *Recorder) GrantTTL(d time.Duration) time.Duration {
 	if g := r.info.TTLGranularity; g > 0 {
