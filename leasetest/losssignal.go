@@ -293,7 +293,9 @@ func (e *env) judgeRate(h *model.History, owner string) {
 			for _, k := range s.Service {
 				n += k
 			}
-			sent = fmt.Sprintf("; %s's process sent %d requests to the service in all", owner, n)
+			if n > 0 { // a client that reaches the service over its pipe (Processes)
+				sent = fmt.Sprintf("; %s's process sent %d requests to the service in all", owner, n)
+			}
 		}
 	}
 	mean := ""

@@ -71,3 +71,32 @@ func Processes(name string, service Factory) Factory {
 		}, nil
 	}
 }
+
+// OpenClient starts a process running the client registered as name
+// (RegisterClient), opened on s, and returns it as a backend.Backend: a
+// backend.Stopper whose stop is SIGSTOP and SIGCONT, a backend.Holding
+// when the library holds while it says so. A verify target's Open returns
+// one per client (examples/selfrenew's Verify), so that verify's pauses
+// stop the whole library for real.
+func OpenClient(ctx context.Context, name string, s Service) (backend.Backend, error) {
+	c, err := procclient.Start(ctx, procclient.Spec{Name: name, Service: s.Backend, Addr: s.Addr, Arg: s.Arg})
+	if err != nil {
+		return nil, err
+	}
+	if c.Holding() {
+		return holdingClient{c}, nil
+	}
+	return c, nil
+}
+
+// holdingClient is a client process whose library holds while it says so.
+type holdingClient struct{ *procclient.Client }
+
+// Unwrap lets backend.As find the process behind it.
+func (h holdingClient) Unwrap() backend.Backend { return h.Client }
+
+// Signal implements backend.Holding.
+func (h holdingClient) Signal(key, owner string) <-chan struct{} { return h.SignalOf(key, owner) }
+
+// Observe implements backend.Holding.
+func (h holdingClient) Observe(fn func(backend.Renewal)) { h.ObserveRenewals(fn) }

@@ -54,7 +54,7 @@ func (h holdingOwners) Signal(key, owner string) <-chan struct{} {
 	if err != nil {
 		return nil
 	}
-	return c.Signal(key, owner)
+	return c.SignalOf(key, owner)
 }
 
 // Observe implements backend.Holding: every client's renewals, the
@@ -65,7 +65,7 @@ func (h holdingOwners) Observe(fn func(backend.Renewal)) {
 	cs := h.all()
 	h.mu.Unlock()
 	for _, c := range cs {
-		c.Observe(fn)
+		c.ObserveRenewals(fn)
 	}
 }
 
@@ -108,7 +108,7 @@ func (o *Owners) client(ctx context.Context, owner string) (*Client, error) {
 			return nil, err
 		}
 		for _, fn := range o.obs { // the spare heard them when they came
-			c.Observe(fn)
+			c.ObserveRenewals(fn)
 		}
 	}
 	o.clients[owner] = c
@@ -133,7 +133,7 @@ func (o *Owners) refill() {
 		return
 	}
 	for _, fn := range o.obs {
-		c.Observe(fn)
+		c.ObserveRenewals(fn)
 	}
 	o.spare = c
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -49,7 +50,8 @@ type Sent struct {
 // backend.Stopper (SIGSTOP and SIGCONT, returning once the kernel has
 // reported each), a backend.Clock (the child's own, or the parent's
 // service's) and a backend.Cleaner; Holding tells whether the child's
-// library holds while it says so, and Signal and Observe are then its.
+// library holds while it says so, and SignalOf and ObserveRenewals are
+// then its.
 // Safe for concurrent use.
 type Client struct {
 	spec    Spec
@@ -69,6 +71,7 @@ type Client struct {
 	exited    bool
 	stopDepth int
 	cut       bool // the service is partitioned from the child
+	cutters   []func(on bool)
 	sent      Sent
 	// changed is closed and replaced whenever the kernel reports a state
 	// change (stopped, continued, exited).
@@ -98,7 +101,13 @@ func Start(ctx context.Context, spec Spec) (*Client, error) {
 	if err != nil {
 		exe = os.Args[0]
 	}
-	cmd := exec.Command(exe)
+	var args []string
+	if strings.HasSuffix(exe, ".test") {
+		// A test binary whose client is not registered before its tests
+		// start must not run them in the child.
+		args = append(args, "-test.run=^$")
+	}
+	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), envName+"="+spec.Name, envAddr+"="+spec.Addr, envArg+"="+spec.Arg)
 	if spec.Service != nil {
 		cmd.Env = append(cmd.Env, envService+"=1")
@@ -326,8 +335,10 @@ func (c *Client) Do(ctx context.Context, req backend.Request) (backend.Response,
 // (backend.Holding).
 func (c *Client) Holding() bool { return c.holding }
 
-// Signal is the child's library's signal for owner's latest grant on key.
-func (c *Client) Signal(key, owner string) <-chan struct{} {
+// SignalOf is the child's library's signal for owner's latest grant on
+// key. (Client is no backend.Holding by itself: a wrapper is, when
+// Holding reports the library holds.)
+func (c *Client) SignalOf(key, owner string) <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s := c.signals[[2]string{key, owner}]; s != nil {
@@ -336,8 +347,9 @@ func (c *Client) Signal(key, owner string) <-chan struct{} {
 	return nil
 }
 
-// Observe hears every background renewal the child's library reports.
-func (c *Client) Observe(fn func(backend.Renewal)) {
+// ObserveRenewals hears every background renewal the child's library
+// reports.
+func (c *Client) ObserveRenewals(fn func(backend.Renewal)) {
 	c.mu.Lock()
 	c.observers = append(c.observers, fn)
 	c.mu.Unlock()
@@ -439,9 +451,24 @@ func (c *Client) Sent() Sent {
 // Partition cuts (on) or restores the child's connection to the parent's
 // service: while cut, its requests get no answer (they time out in the
 // child), and answers due to it are lost.
+//
+// The child's own connections to a server (Spec.Addr) are cut by what
+// CutWith registered: the proxy the harness put between them.
 func (c *Client) Partition(on bool) {
 	c.mu.Lock()
 	c.cut = on
+	cutters := append([]func(bool){}, c.cutters...)
+	c.mu.Unlock()
+	for _, fn := range cutters {
+		fn(on)
+	}
+}
+
+// CutWith adds fn to what Partition does: cut (true) or restore (false)
+// the child's connections, at a proxy in front of its server.
+func (c *Client) CutWith(fn func(on bool)) {
+	c.mu.Lock()
+	c.cutters = append(c.cutters, fn)
 	c.mu.Unlock()
 }
 
