@@ -171,15 +171,18 @@ func (o *Owners) Partition(owner string, on bool) {
 	}
 }
 
-// ServerNow implements backend.Clock.
+// ServerNow implements backend.Clock, through a client that is not
+// stopped (a stopped one would answer when it resumes).
 func (o *Owners) ServerNow(ctx context.Context) (time.Time, error) {
 	o.mu.Lock()
 	cs := o.all()
 	o.mu.Unlock()
-	if len(cs) == 0 {
-		return time.Time{}, errors.New("procclient: no client to read the server's clock")
+	for _, c := range cs {
+		if !c.stopped() {
+			return c.ServerNow(ctx)
+		}
 	}
-	return cs[0].ServerNow(ctx)
+	return time.Time{}, errors.New("procclient: no running client to read the server's clock")
 }
 
 // Cleanup implements backend.Cleaner, through any one client.

@@ -430,6 +430,13 @@ func (c *Client) signalAndWait(sig syscall.Signal, done func() bool) {
 	}
 }
 
+// stopped reports whether a StopClient is in force.
+func (c *Client) stopped() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopDepth > 0
+}
+
 // Stops is the kernel's record of the child's stops so far.
 func (c *Client) Stops() []Span {
 	c.mu.Lock()
