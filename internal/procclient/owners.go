@@ -185,15 +185,17 @@ func (o *Owners) ServerNow(ctx context.Context) (time.Time, error) {
 	return time.Time{}, errors.New("procclient: no running client to read the server's clock")
 }
 
-// Cleanup implements backend.Cleaner, through any one client.
+// Cleanup implements backend.Cleaner, through any one running client.
 func (o *Owners) Cleanup(ctx context.Context) error {
 	o.mu.Lock()
 	cs := o.all()
 	o.mu.Unlock()
-	if len(cs) == 0 {
-		return nil
+	for _, c := range cs {
+		if !c.stopped() {
+			return c.Cleanup(ctx)
+		}
 	}
-	return cs[0].Cleanup(ctx)
+	return nil
 }
 
 // Close closes every client, in parallel.
