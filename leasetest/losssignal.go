@@ -2,11 +2,11 @@ package leasetest
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -267,24 +267,15 @@ func (e *env) judgeRate(h *model.History, owner string) {
 		e.note("%s not judged: Info.RenewInterval (how often the library renews by itself) is not declared", RenewRateProperty)
 		return
 	}
-	var calls []int64
-	for _, op := range h.Ops {
-		if op.Process == model.RenewerProcess(owner) {
-			calls = append(calls, op.Call)
-		}
-	}
-	slices.Sort(calls)
 	ttl := int64(e.ttl() / time.Microsecond)
 	allowed := int(e.ttl()/iv) + 2
-	worst, from := 0, int64(0)
-	for i, j := 0, 0; j < len(calls); j++ {
-		for calls[j]-calls[i] >= ttl {
-			i++
-		}
-		if n := j - i + 1; n > worst {
-			worst, from = n, calls[i]
+	var burst realrun.Burst
+	for _, b := range realrun.RenewalBursts(h, ttl) {
+		if b.Owner == owner {
+			burst = b
 		}
 	}
+	worst, from := burst.Most, burst.From
 	sent := ""
 	if e.procs != nil {
 		if c, ok := e.procs.Client(owner); ok {
@@ -299,16 +290,14 @@ func (e *env) judgeRate(h *model.History, owner string) {
 		}
 	}
 	mean := ""
-	if len(calls) > 1 {
-		if d := calls[len(calls)-1] - calls[0]; d > 0 {
-			mean = fmt.Sprintf(", %.1f per TTL on average over %v", float64(len(calls)-1)*float64(ttl)/float64(d), (time.Duration(d) * time.Microsecond).Round(time.Millisecond))
-		}
+	if d := burst.Span; burst.Total > 1 && d > 0 {
+		mean = fmt.Sprintf(", %.1f per TTL on average over %v", float64(burst.Total-1)*float64(ttl)/float64(d), (time.Duration(d) * time.Microsecond).Round(time.Millisecond))
 	}
 	if worst > allowed {
 		e.fail("%s: %s's library sent %d renewals within one TTL (%v, from t=%.3fs), where its declared interval %v allows at most %d; %d renewals in all%s%s: a renewal loop that does not wait its interval",
-			RenewRateProperty, owner, worst, e.ttl(), float64(from)/1e6, iv, allowed, len(calls), mean, sent)
+			RenewRateProperty, owner, worst, e.ttl(), float64(from)/1e6, iv, allowed, burst.Total, mean, sent)
 		return
 	}
 	e.note("%s holds: at most %d of %s's background renewals within one TTL (%v; its declared interval %v allows %d); %d in all%s%s",
-		RenewRateProperty, worst, owner, e.ttl(), iv, allowed, len(calls), mean, sent)
+		RenewRateProperty, worst, owner, e.ttl(), iv, allowed, burst.Total, mean, sent)
 }

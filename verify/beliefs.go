@@ -10,8 +10,10 @@ import (
 
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/internal/procclient"
+	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/internal/tcpproxy"
 	"github.com/leasecheck/leasecheck/leasetest"
+	"github.com/leasecheck/leasecheck/model"
 )
 
 // BeliefVerdict is the judgement of a library that holds while it says so
@@ -154,4 +156,47 @@ func ownersOf(ctx context.Context, tg RunTarget) (backend.Backend, func(), error
 		b.Close()
 		closeProxies()
 	}, nil
+}
+
+// roundRates keeps the worst burst of background renewals any owner's
+// library made in any round (renew-rate, judged under every fault the
+// rounds struck as under none).
+type roundRates struct {
+	interval time.Duration
+	mu       sync.Mutex
+	worst    realrun.Burst
+	seed     uint64
+}
+
+func (r *roundRates) add(seed uint64, h *model.History) {
+	if h == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range realrun.RenewalBursts(h, 0) {
+		if r.worst.Owner == "" || b.Most*int(r.worst.Window) > r.worst.Most*int(b.Window) {
+			r.worst, r.seed = b, seed
+		}
+	}
+}
+
+// judge adds the verdict over the rounds to bv.
+func (r *roundRates) judge(bv *BeliefVerdict) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.interval <= 0 || r.worst.Owner == "" {
+		return
+	}
+	w := r.worst
+	ttl := time.Duration(w.Window) * time.Microsecond
+	allowed := int(ttl/r.interval) + 2
+	line := fmt.Sprintf("%s over the rounds: at most %d background renewals of one owner within one TTL (%v: %s in round %d, from t=%.3fs), where the declared interval %v allows %d",
+		leasetest.RenewRateProperty, w.Most, ttl, w.Owner, r.seed, float64(w.From)/1e6, r.interval, allowed)
+	if w.Most > allowed {
+		bv.OK = false
+		bv.Lines = append([]string{line + ": a renewal loop that does not wait its interval"}, bv.Lines...)
+		return
+	}
+	bv.Lines = append(bv.Lines, line)
 }
