@@ -64,8 +64,14 @@
 // A library that renews by itself and signals a loss (backend.Holding,
 // backend.Stopper) has its whole client stopped between its owner's
 // scripted requests, its background renewals recorded, and its promise
-// judged by LossSignal (loss-signal, within Info.LossLateness);
+// judged by LossSignal (loss-signal, within Info.LossLateness, under a
+// pause and a partition; renew-rate, against Info.RenewInterval);
 // docs/holding-libraries.md.
+//
+// Each owner's client can be a process of its own (RegisterClient,
+// Processes, OpenClient): the program re-executed, a pause SIGSTOP, a
+// crash SIGKILL, and what the judges excuse the time the kernel reported
+// the process stopped.
 //
 // Index: leasetest.go (Factory, Options, Run, Check, Evaluate, which
 // properties apply), properties.go (the scripted properties),
@@ -73,5 +79,5 @@
 // requests), timing.go (the checker's windows, applied by the scripts),
 // env.go (requests, expectations, failure lines), report.go (Result, the
 // report, validation and judging, saved files), losssignal.go
-// (LossSignal).
+// (LossSignal, renew-rate), process.go (clients as processes).
 package leasetest

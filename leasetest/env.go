@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/internal/contract"
+	"github.com/leasecheck/leasecheck/internal/procclient"
 	"github.com/leasecheck/leasecheck/internal/realrun"
 	"github.com/leasecheck/leasecheck/internal/recording"
 	"github.com/leasecheck/leasecheck/model"
@@ -34,9 +36,23 @@ type env struct {
 	holding backend.Holding
 	stopper backend.Stopper
 	resumes map[string]func()
-	// after, when set, judges the finished history (a property whose
+	// procs is set when every owner's client is a process of its own
+	// (Processes): the kernel's record of its stops, its connection to cut.
+	procs *procclient.Owners
+	// own are the background renewals the library reported, as it made
+	// them: a scripted check counts them (surelyExpired).
+	ownMu sync.Mutex
+	own   []backend.Renewal
+	// after, when set, judge the finished history (a property whose
 	// verdict needs the server's record, as read back: LossSignal).
-	after func(h *model.History)
+	after []func(h *model.History)
+}
+
+// heard keeps a background renewal of the library's.
+func (e *env) heard(rn backend.Renewal) {
+	e.ownMu.Lock()
+	e.own = append(e.own, rn)
+	e.ownMu.Unlock()
 }
 
 // failNow ends a property early (after a failure that makes the rest moot).
@@ -62,9 +78,13 @@ func runProperty(ctx context.Context, f Factory, opts Options, name, dir string)
 		fences: opts.Info.Fences != backend.NoFences, fenced: opts.Info.Writes == backend.CheckedWrites, resumes: map[string]func(){}}
 	if h, ok := backend.As[backend.Holding](b); ok {
 		e.holding = h
-		h.Observe(rec.RecordRenewal) // its own renewals, into the history
+		h.Observe(func(rn backend.Renewal) { // its own renewals, into the history
+			rec.RecordRenewal(rn)
+			e.heard(rn)
+		})
 	}
 	e.stopper, _ = backend.As[backend.Stopper](b)
+	e.procs, _ = backend.As[*procclient.Owners](b)
 	defer e.resumeAll()
 	func() {
 		defer func() {
@@ -88,8 +108,8 @@ func runProperty(ctx context.Context, f Factory, opts Options, name, dir string)
 		h.Faults = append(h.Faults, e.faults...)
 		recording.Finish(h)
 		res.History = h
-		if e.after != nil {
-			e.after(h)
+		for _, judge := range e.after {
+			judge(h)
 		}
 	}
 	res.History.Name = opts.Info.Name + " " + name

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/model"
 )
 
 // The timing rules are the checker's own (docs/specification.md §3, model.Compile): an
@@ -59,7 +62,16 @@ func (e *env) surelyLive(g, p reply) bool {
 // surelyExpired: the lease g granted or renewed has expired, for the
 // checker, when p is applied (unless renewed in between), and the
 // coordinator may no longer treat it as held (Info.ExpiryLateness).
+//
+// The library's own background renewals of g's owner count as renewals in
+// between: one answered ok extends the lease from when it was applied, one
+// with no answer (its reply held by a stop, say) may have, so nothing is
+// sure then.
 func (e *env) surelyExpired(g, p reply) bool {
+	g, ok := e.latestOwn(g, p)
+	if !ok {
+		return false
+	}
 	_, ghi, ok1 := e.window(g)
 	plo, _, ok2 := e.window(p)
 	return ok1 && ok2 && plo >= ghi+g.ttl+e.late()
@@ -134,4 +146,35 @@ func (e *env) acquireAfter(g reply, owner string) (reply, bool) {
 	e.sleepUntil(e.lateAt(g))
 	p := e.acquire(owner)
 	return p, e.surelyExpired(g, p)
+}
+
+// latestOwn is g, or the latest background renewal of g's owner that the
+// library sent after g and before p's answer, as a reply; ok is false when
+// one of them may have extended the lease but gives no time to judge by (no
+// answer, or no server time where Info.ServerTime says there is one).
+func (e *env) latestOwn(g, p reply) (reply, bool) {
+	e.ownMu.Lock()
+	own := append([]backend.Renewal(nil), e.own...)
+	e.ownMu.Unlock()
+	us := func(t time.Time) int64 { return int64(e.rec.Since(t) / time.Microsecond) }
+	for _, rn := range own {
+		start := us(rn.Start)
+		if rn.Owner != g.owner || rn.Key != e.key || start < g.before || start > p.after || rn.Answered && !rn.OK {
+			continue
+		}
+		if !rn.Answered {
+			return g, false
+		}
+		r := reply{req: backend.Request{Kind: model.Renew, Key: rn.Key, Owner: rn.Owner, Fence: rn.Fence}, owner: rn.Owner,
+			Response: backend.Response{OK: true, At: rn.At, TTL: rn.TTL}, answered: true,
+			before: start, after: us(rn.End) + 1, ttl: int64(e.rec.GrantTTL(rn.TTL) / time.Microsecond)}
+		_, rhi, ok := e.window(r)
+		if !ok {
+			return g, false
+		}
+		if _, ghi, _ := e.window(g); rhi+r.ttl > ghi+g.ttl {
+			g = r
+		}
+	}
+	return g, true
 }

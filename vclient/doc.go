@@ -48,6 +48,19 @@
 // a release — is served and answered; restarted after Duration under the
 // same identity once it has returned).
 //
+// A pause here is not a frozen process. It holds what crosses the harness
+// — the candidate's requests and the answers to them — while the
+// candidate's own goroutines and timers go on in virtual time: a renew
+// loop whose deadline passes during the pause gives up then, and the
+// release it sends on the way out is queued mid-pause and leaves at
+// resume, before or after the next holder's grant as the plan's times
+// fall. A process stopped by SIGSTOP runs none of that until it resumes,
+// when everything due fires at once in whatever order its runtime picks;
+// so a finding that rests on a paused candidate's timer firing during the
+// pause is a property of this harness until a run with real processes
+// confirms it (leasetest.RegisterClient runs a client as a process, with
+// SIGSTOP for a pause: docs/holding-libraries.md).
+//
 // Recording. The lease server says what each request did to the lease
 // (an acquire, renew or release, with its outcome), the harness adds who
 // sent it when, when it was applied and when the answer arrived (none: the

@@ -5,10 +5,15 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/internal/procclient"
+	"github.com/leasecheck/leasecheck/internal/realrun"
+	"github.com/leasecheck/leasecheck/internal/tcpproxy"
 	"github.com/leasecheck/leasecheck/leasetest"
+	"github.com/leasecheck/leasecheck/model"
 )
 
 // BeliefVerdict is the judgement of a library that holds while it says so
@@ -34,11 +39,15 @@ func judgeBeliefs(ctx context.Context, tg RunTarget, ttl, budget time.Duration, 
 	}
 	_, holding := backend.As[backend.Holding](probe)
 	_, stopper := backend.As[backend.Stopper](probe)
-	probe.Close()
+	defer probe.Close()
 	if !holding || !stopper {
 		return nil
 	}
+	_, procs := backend.As[*procclient.Client](probe)
 	factory := func() (backend.Backend, func(), error) {
+		if procs {
+			return ownersOf(ctx, tg)
+		}
 		b, err := tg.Open(ctx, tg.Addr)
 		if err != nil {
 			return nil, nil, err
@@ -92,4 +101,102 @@ func (v *BeliefVerdict) writeText(w io.Writer) {
 	if v.History != "" {
 		fmt.Fprintf(w, "  history: %s\n", v.History)
 	}
+}
+
+// ownersOf gives each owner of LossSignal a client process of its own
+// (tg's clients are processes: leasetest.OpenClient), each behind its own
+// proxy when tg has an address, so that a partition cuts one owner's
+// connections while its process runs.
+func ownersOf(ctx context.Context, tg RunTarget) (backend.Backend, func(), error) {
+	var mu sync.Mutex
+	var proxies []*tcpproxy.Proxy
+	closeProxies := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, px := range proxies {
+			px.Close()
+		}
+		proxies = nil
+	}
+	b, err := procclient.NewOwners(ctx, func(ctx context.Context, owner string) (*procclient.Client, error) {
+		addr := tg.Addr
+		var px *tcpproxy.Proxy
+		if addr != "" && !strings.Contains(addr, ",") {
+			var err error
+			if px, err = tcpproxy.New(addr); err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			proxies = append(proxies, px)
+			mu.Unlock()
+			addr = px.Addr()
+		}
+		b, err := tg.Open(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		c, ok := backend.As[*procclient.Client](b)
+		if !ok {
+			b.Close()
+			return nil, fmt.Errorf("%s: a client opened as a process once is not one now", tg.Info.Name)
+		}
+		if px != nil {
+			c.CutWith(px.Blackhole)
+		}
+		return c, nil
+	})
+	if err != nil {
+		closeProxies()
+		return nil, nil, err
+	}
+	return b, func() {
+		if c, ok := b.(backend.Cleaner); ok {
+			c.Cleanup(context.WithoutCancel(ctx))
+		}
+		b.Close()
+		closeProxies()
+	}, nil
+}
+
+// roundRates keeps the worst burst of background renewals any owner's
+// library made in any round (renew-rate, judged under every fault the
+// rounds struck as under none).
+type roundRates struct {
+	interval time.Duration
+	mu       sync.Mutex
+	worst    realrun.Burst
+	seed     uint64
+}
+
+func (r *roundRates) add(seed uint64, h *model.History) {
+	if h == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range realrun.RenewalBursts(h, 0) {
+		if r.worst.Owner == "" || b.Most*int(r.worst.Window) > r.worst.Most*int(b.Window) {
+			r.worst, r.seed = b, seed
+		}
+	}
+}
+
+// judge adds the verdict over the rounds to bv.
+func (r *roundRates) judge(bv *BeliefVerdict) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.interval <= 0 || r.worst.Owner == "" {
+		return
+	}
+	w := r.worst
+	ttl := time.Duration(w.Window) * time.Microsecond
+	allowed := int(ttl/r.interval) + 2
+	line := fmt.Sprintf("%s over the rounds: at most %d background renewals of one owner within one TTL (%v: %s in round %d, from t=%.3fs), where the declared interval %v allows %d",
+		leasetest.RenewRateProperty, w.Most, ttl, w.Owner, r.seed, float64(w.From)/1e6, r.interval, allowed)
+	if w.Most > allowed {
+		bv.OK = false
+		bv.Lines = append([]string{line + ": a renewal loop that does not wait its interval"}, bv.Lines...)
+		return
+	}
+	bv.Lines = append(bv.Lines, line)
 }

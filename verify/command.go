@@ -387,6 +387,8 @@ func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int 
 	judge := campaign.JudgeOptions{Budget: cfg.budget}
 	v.judge = judge
 	v.sum = newSummary(tg.Info, campaign.NewSummary(v.impl, cfg.first, cfg.kinds, rounds.Properties(), false), cfg.kinds)
+	// What a library that renews by itself sent in each round (renew-rate).
+	rate := &roundRates{interval: tg.Info.RenewInterval}
 	ccfg := campaign.Config{
 		Target: rounds,
 		Scenario: func(seed uint64) *scenario.Scenario {
@@ -403,6 +405,7 @@ func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int 
 		FailFast:   cfg.failFast,
 		OnOutcome: func(seed uint64, o *campaign.Outcome) error {
 			v.sum.add(o)
+			rate.add(seed, o.History)
 			if v.bar != nil {
 				v.bar.Add(1)
 			}
@@ -422,6 +425,7 @@ func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int 
 	// A library that holds while it says so: its own signal, judged on
 	// the real server after the rounds (LossSignal).
 	if bv := judgeBeliefs(ctx, tg, cfg.ttl, cfg.budget, cfg.out); bv != nil {
+		rate.judge(bv)
 		v.sum.Beliefs = bv
 	}
 	if v.told > maxTold {

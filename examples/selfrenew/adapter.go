@@ -14,7 +14,9 @@
 //
 // NewAdapter's lossDelay plants the bug the property loss-signal exists
 // for: the context is cancelled that much after the library found the
-// lock lost.
+// lock lost. AdapterOver runs the library over a service it is given —
+// the one leasetest.Processes serves each owner's client process — with
+// that bug or the renewal loop renew-rate exists for (Bugs).
 package selfrenew
 
 import (
@@ -33,10 +35,41 @@ import (
 // checked writes, its clock in every answer, and the library's loss
 // lateness: it finds a loss on its next renewal, at most half a TTL after
 // the client resumes, plus the renewal's own timeout (a third of a TTL).
+// It renews every half TTL (Info.RenewInterval, judged by renew-rate).
 func Info(ttl time.Duration) backend.Info {
 	i := backend.InProcessInfo("selfrenew")
 	i.LossLateness = ttl/2 + ttl/3
+	i.RenewInterval = ttl / 2
 	return i
+}
+
+// Bugs plant what the properties exist for.
+type Bugs struct {
+	// LossDelay: every client cancels a lost lock's context that long
+	// after it finds the lock lost (loss-signal).
+	LossDelay time.Duration
+	// SilentLossDelay: the same, only when the loss was found by the
+	// service's silence (renewals unanswered past the TTL), not by a
+	// refusal: a bug only a partition shows, not a pause.
+	SilentLossDelay time.Duration
+	// RenewOnReply: the library renews again as soon as each renewal is
+	// answered, instead of every half TTL (renew-rate).
+	RenewOnReply bool
+}
+
+// NewService is the lease service the tests run the library over: a fresh
+// in-process reference coordinator. Served to client processes by
+// leasetest.Processes, each owner's library reaches it over its pipe.
+func NewService() backend.Backend {
+	return backend.InProcess(memstore.New(), time.Millisecond, nil)
+}
+
+// AdapterOver returns the library over conn (NewService's, as a client
+// process reaches it: leasetest.Service.Backend), with bugs planted.
+func AdapterOver(conn backend.Backend, bugs Bugs) backend.Backend {
+	a := newAdapter(conn, bugs.LossDelay)
+	a.renewOnReply, a.silentLossDelay = bugs.RenewOnReply, bugs.SilentLossDelay
+	return a
 }
 
 // adapter is the library as a backend.Backend, with backend.Holding,
@@ -44,8 +77,10 @@ func Info(ttl time.Duration) backend.Info {
 // release is Release; writes and reads go to the service as they are.
 type adapter struct {
 	conn backend.Backend
-	// lossDelay is set on every client (a planted late loss signal).
-	lossDelay time.Duration
+	// lossDelay and renewOnReply are set on every client (planted bugs).
+	lossDelay       time.Duration
+	silentLossDelay time.Duration
+	renewOnReply    bool
 
 	mu        sync.Mutex
 	clients   map[string]*renewlock.Client
@@ -59,7 +94,7 @@ type adapter struct {
 // client cancels a lost lock's context that long after it finds the lock
 // lost. Verify runs the same adapter over a real Redis.
 func NewAdapter(lossDelay time.Duration) backend.Backend {
-	return newAdapter(backend.InProcess(memstore.New(), time.Millisecond, nil), lossDelay)
+	return newAdapter(NewService(), lossDelay)
 }
 
 // newAdapter returns the library over conn, any lease service (a real
@@ -83,6 +118,7 @@ func (a *adapter) client(owner string) *renewlock.Client {
 	if c == nil {
 		c = renewlock.New(a.conn, owner)
 		c.LossDelay = a.lossDelay
+		c.RenewOnReply, c.SilentLossDelay = a.renewOnReply, a.silentLossDelay
 		a.clients[owner] = c
 	}
 	return c

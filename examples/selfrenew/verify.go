@@ -3,11 +3,13 @@ package selfrenew
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/internal/impl/redis"
 	"github.com/leasecheck/leasecheck/internal/servers"
+	"github.com/leasecheck/leasecheck/leasetest"
 	"github.com/leasecheck/leasecheck/verify"
 )
 
@@ -22,15 +24,49 @@ func redisInfo(ttl time.Duration) backend.Info {
 	i := redis.Info()
 	i.Name = "selfrenew-redis"
 	i.LossLateness = ttl/2 + ttl/3
+	i.RenewInterval = ttl / 2
 	return i
 }
+
+// redisClient names the client process of the library over a real Redis,
+// with its context cancelled delay late.
+func redisClient(delay time.Duration) string {
+	if delay > 0 {
+		return "selfrenew-redis-late"
+	}
+	return "selfrenew-redis"
+}
+
+// The library over a real Redis, as each client process opens it: the
+// process's Service.Arg is the server's URL and the keys' prefix. Any
+// program that imports the package (selfrenew-verify, its tests) can be
+// re-executed as one.
+func init() {
+	for _, delay := range []time.Duration{0, lateBy} {
+		leasetest.RegisterClient(redisClient(delay), func(ctx context.Context, s leasetest.Service) (backend.Backend, error) {
+			url, prefix, ok := strings.Cut(s.Arg, "\n")
+			if !ok {
+				return nil, errors.New("selfrenew: the client process was given no Redis URL and prefix")
+			}
+			conn, err := redis.Open(ctx, url, s.Addr, prefix)
+			if err != nil {
+				return nil, err
+			}
+			return newAdapter(conn, delay), nil
+		})
+	}
+}
+
+// lateBy is how late selfrenew-late cancels a lost lock's context.
+const lateBy = 5 * time.Second
 
 // Verify is the library on a real Redis as entries of verify's registry:
 // --backend selfrenew (a redis-server started here) or
 // selfrenew+redis://HOST:PORT; selfrenew-late is the same library with its
 // context cancelled 5 s after it finds the lock lost (the planted broken
-// promise). Every client process of a round opens its own library and its
-// own connection, through its own proxy.
+// promise). Every client of a round is a process of its own (SIGSTOP
+// pauses it, SIGKILL crashes it) with its own library and its own
+// connection, through its own proxy.
 func Verify() []verify.Backend {
 	open := func(delay time.Duration) func(ctx context.Context, spec, prefix string) (*verify.Opened, error) {
 		return func(ctx context.Context, spec, prefix string) (*verify.Opened, error) {
@@ -52,14 +88,11 @@ func Verify() []verify.Backend {
 				}
 				return nil, errors.New("bad Redis URL: want selfrenew+redis://HOST:PORT[/db]")
 			}
+			// Each client is a process of its own (the program
+			// re-executed: redisClient), so verify's pause is SIGSTOP.
 			p := "leasecheck:" + prefix + ":"
 			o := verify.Connect(redisInfo(verifyTTL), addr, func(ctx context.Context, addr string) (backend.Backend, error) {
-				conn, err := redis.Open(ctx, url, addr, p)
-				if err != nil {
-					return nil, err
-				}
-				a := newAdapter(conn, delay)
-				return a, nil
+				return leasetest.OpenClient(ctx, redisClient(delay), leasetest.Service{Addr: addr, Arg: url + "\n" + p})
 			})
 			if started != nil {
 				o.Target.Server, o.Shown, o.Close = started, spec+" (the library on a redis-server started here, "+started.Addr+")", func() { started.Close() }
@@ -69,6 +102,6 @@ func Verify() []verify.Backend {
 	}
 	return []verify.Backend{
 		{Name: "selfrenew", Schemes: []string{"selfrenew+redis"}, Usage: "selfrenew (the background-renewing library on a redis-server started here) | selfrenew+redis://HOST:PORT", Open: open(0)},
-		{Name: "selfrenew-late", Usage: "selfrenew-late (the same, its context cancelled 5s late: a planted broken promise)", Open: open(5 * time.Second)},
+		{Name: "selfrenew-late", Usage: "selfrenew-late (the same, its context cancelled 5s late: a planted broken promise)", Open: open(lateBy)},
 	}
 }

@@ -129,6 +129,13 @@ type Info struct {
 	// property loss-signal, declared like ExpiryLateness. 0 with Holding:
 	// the signal must come by the loss itself.
 	LossLateness time.Duration
+	// RenewInterval is how often a library that holds while it says so
+	// (Holding) renews by itself: the bound of the property renew-rate,
+	// which counts its background renewals within every TTL and reports
+	// more than that interval allows (TTL/RenewInterval, plus one due at a
+	// resume and one for the window's edge) with the rate it measured —
+	// a renewal loop that never settles. 0: not judged.
+	RenewInterval time.Duration
 }
 
 // Check returns an error naming every declaration of i that was left

@@ -20,9 +20,14 @@ import "time"
 //     history then knows of no renewal). The runner records each as a
 //     renew of the owner, from the process "<owner>/renewer".
 //
-// A Do(renew) of such an adapter answers from the library: ok with the
-// library's latest own renewal (Response.At its server time, Response.TTL
-// its TTL) when it still holds, refused when it has said the lock is lost.
+// A Do(renew) of such an adapter runs the library's own refresh when it
+// has one, and answers with that renewal. A library with no refresh sends
+// nothing, so its adapter answers refused once the library has said the
+// lock is lost and, while it holds, with the library's next background
+// renewal if one comes within the request's deadline, else an error (the
+// outcome unknown) — never ok with an earlier renewal's time, which would
+// date a renewal before its call (docs/holding-libraries.md, "What the
+// contract says of renewals").
 //
 // Info.LossLateness declares how late after the lock is lost the library
 // may signal it (its renew interval plus a request timeout, for a library

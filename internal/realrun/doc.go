@@ -48,6 +48,10 @@
 //     nothing, a background keepalive would stop too), its clocks run on;
 //     without Target.Addr there is no proxy, and what was in flight goes on
 //     (the fault's record says which).
+//     A client that is a process of its own (internal/procclient) is
+//     stopped by SIGSTOP instead, its proxy left alone (its sockets go on as
+//     the kernel's do), and the pause's record spans the kernel's reports of
+//     it stopped and running; such a client's crash is SIGKILL.
 //     When it resumes, the held write leaves first — the zombie write only
 //     a fenced write can refuse (the article's GC pause; Kleppmann's first
 //     argument for fencing tokens). If it writes nothing within a TTL, it is

@@ -10,6 +10,7 @@ import (
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/procclient"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/machine"
@@ -329,8 +330,15 @@ func (p *proc) endStops(now int64) {
 	}
 	if p.pauseUntil > 0 && now >= p.pauseUntil {
 		p.pauseUntil = 0
-		p.r.ended(p.pauseRec, now)
 		p.resumeWhole()
+		end := now
+		if k, ok := backend.As[kernelStops](p.cl.b); ok {
+			// The pause ends when the kernel reported the process running.
+			if sp := k.Stops(); len(sp) > 0 && !sp[len(sp)-1].Open {
+				end = max(now, int64(p.r.rec.Since(sp[len(sp)-1].To)/time.Microsecond))
+			}
+		}
+		p.r.ended(p.pauseRec, end)
 	}
 	if p.stopped() {
 		return
@@ -410,7 +418,15 @@ func (p *proc) step(now int64, rep *machine.Reply) {
 			p.resumeClient = s.StopClient(p.owner)
 		}
 		conn := "its connection frozen too"
-		if p.cl.proxy != nil {
+		if k, ok := backend.As[kernelStops](p.cl.b); ok {
+			// Its client is a process, stopped by SIGSTOP: the record
+			// starts when the kernel reported it stopped, and what its
+			// sockets hold travels as the kernel sends it.
+			if sp := k.Stops(); len(sp) > 0 && sp[len(sp)-1].Open {
+				now = max(now, int64(p.r.rec.Since(sp[len(sp)-1].From)/time.Microsecond))
+			}
+			conn = "its client process stopped (SIGSTOP), from when the kernel reported it stopped"
+		} else if p.cl.proxy != nil {
 			p.cl.proxy.Freeze(true)
 		} else {
 			// Without Target.Addr there is no proxy to freeze: what the
@@ -642,7 +658,12 @@ func (p *proc) crash(now int64, f faults.Fault, rec model.FaultRecord) {
 		p.believes, p.fence = false, 0
 		p.r.believe(p, false, 0, now)
 	}
-	if s, ok := backend.As[backend.Stopper](p.cl.b); ok && p.resumeClient == nil {
+	killed := ""
+	if k, ok := backend.As[killer](p.cl.b); ok {
+		// The client is a process of its own: it dies as a process does.
+		k.Kill()
+		killed = " (its client process killed: SIGKILL)"
+	} else if s, ok := backend.As[backend.Stopper](p.cl.b); ok && p.resumeClient == nil {
 		// A dead process's library renews nothing: its whole client stops
 		// (until a restart under the same owner opens it again).
 		p.resumeClient = s.StopClient(p.owner)
@@ -671,9 +692,9 @@ func (p *proc) crash(now int64, f faults.Fault, rec model.FaultRecord) {
 		if faultsupport.KeepsOwner(f.Kind) {
 			owner = p.owner
 		}
-		rec.Detail = fmt.Sprintf("%s%s crashed without releasing; back in %v as %s (owner %s)", old, fence, msUS(d), next, owner)
+		rec.Detail = fmt.Sprintf("%s%s crashed without releasing%s; back in %v as %s (owner %s)", old, fence, killed, msUS(d), next, owner)
 	} else {
-		rec.Detail = fmt.Sprintf("%s%s crashed without releasing, for good", old, fence)
+		rec.Detail = fmt.Sprintf("%s%s crashed without releasing%s, for good", old, fence, killed)
 	}
 	p.r.count(f.Kind, rec)
 }
@@ -717,6 +738,14 @@ func msUS(us int64) string { return inMs(time.Duration(us) * time.Microsecond) }
 // logTime renders a fault log line's time (µs since the run's start) to
 // the µs, in ms: "726.238ms".
 func logTime(us int64) string { return timefmt.Times{Unit: "us"}.Dur(us) }
+
+// kernelStops is a client that is a process of its own: the kernel's
+// record of its stops (internal/procclient).
+type kernelStops interface{ Stops() []procclient.Span }
+
+// killer is a client that is a process of its own: a crash kills it
+// (internal/procclient's SIGKILL).
+type killer interface{ Kill() }
 
 // resumeWhole resumes the whole client, when a pause or crash stopped it.
 func (p *proc) resumeWhole() {

@@ -42,6 +42,9 @@ type Recorder struct {
 	asking     bool
 	askFrom    time.Duration
 	lastErr    string
+	// renewerEnd is the return of each renewer process's last renewal
+	// (under mu): the next one's call is not before it.
+	renewerEnd map[string]int64
 
 	// Set by Finish.
 	CalibrationError, Drift time.Duration
@@ -65,6 +68,10 @@ func NewRecorder(ctx context.Context, info backend.Info, clk backend.Clock) (*Re
 
 // Now is the time since the recorder started, on the monotonic clock.
 func (r *Recorder) Now() time.Duration { return time.Since(r.start) }
+
+// Since is t on the recorder's timeline (a time another process read, on
+// the wall clock, as a child process's renewal carries).
+func (r *Recorder) Since(t time.Time) time.Duration { return t.Sub(r.start) }
 
 // GrantTTL rounds d up to the backend's TTL granularity.
 func (r *Recorder) GrantTTL(d time.Duration) time.Duration {
@@ -185,6 +192,12 @@ func (r *Recorder) RecordRenewal(rn backend.Renewal) {
 	op := model.Op{Process: RenewerProcess(rn.Owner), Owner: rn.Owner, Key: rn.Key, Kind: model.Renew,
 		Call: int64(rn.Start.Sub(r.start) / unit)}
 	recording.Call(&op, &machine.Request{TTL: int64(r.GrantTTL(rn.TTL) / unit), Fence: rn.Fence})
+	// The library's renewals are sequential, but a call rounded down and a
+	// return rounded up to the µs can make the next one start before the
+	// last one's return: they touch, never overlap.
+	r.mu.Lock()
+	op.Call = max(op.Call, r.renewerEnd[op.Process])
+	r.mu.Unlock()
 	if rn.Answered {
 		// A library's renewal says yes or no, never why; its one TTL went
 		// with the request.
@@ -196,6 +209,18 @@ func (r *Recorder) RecordRenewal(rn backend.Renewal) {
 	} else {
 		op.Error = "timeout"
 	}
+	r.mu.Lock()
+	if r.renewerEnd == nil {
+		r.renewerEnd = map[string]int64{}
+	}
+	if op.Returned {
+		r.renewerEnd[op.Process] = op.Return
+	} else {
+		// Unanswered: the process's next op may start at once; a later
+		// renewal of the library's still starts after this one's call.
+		r.renewerEnd[op.Process] = op.Call
+	}
+	r.mu.Unlock()
 	r.record(op)
 }
 

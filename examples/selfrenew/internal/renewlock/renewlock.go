@@ -8,7 +8,8 @@
 // fails. It has no renew to call; its Refresh runs the same renewal step
 // at once. Client.LossDelay plants the bug the property loss-signal exists
 // for: the context is cancelled that much after the library found the
-// lock lost.
+// lock lost; Client.RenewOnReply the one renew-rate exists for: the next
+// renewal goes out as soon as the last one is answered.
 package renewlock
 
 import (
@@ -33,6 +34,14 @@ type Client struct {
 	owner string
 	// LossDelay delays cancelling a lost lock's context (a planted bug).
 	LossDelay time.Duration
+	// SilentLossDelay delays cancelling the context when the loss was
+	// found by the service's silence (renewals unanswered past the TTL:
+	// "Redis is down") rather than by a refusal (a planted bug).
+	SilentLossDelay time.Duration
+	// RenewOnReply renews again as soon as each renewal is answered,
+	// instead of every half validity (a planted bug: a renewal loop that
+	// never settles).
+	RenewOnReply bool
 	// gate stops the whole client (its renewal goroutines) while closed.
 	gate backend.Gate
 }
@@ -99,18 +108,20 @@ func (l *Lock) renewLoop() {
 	t := time.NewTicker(l.ttl / 2)
 	defer t.Stop()
 	for {
-		select {
-		case <-l.ctx.Done():
-			return
-		case <-t.C:
-		}
+		if !l.c.RenewOnReply {
+			select {
+			case <-l.ctx.Done():
+				return
+			case <-t.C:
+			}
+		} // BUG when planted: the next renewal goes out on the last one's reply
 		l.c.wait(l.ctx)
 		if l.ctx.Err() != nil {
 			return
 		}
-		if err := l.renew(l.ctx, true); err != nil {
+		if err := l.renew(l.ctx, true); err == ErrLost {
 			return
-		}
+		} // an unanswered renewal is retried on the next tick while the lease may live
 	}
 }
 
@@ -135,7 +146,10 @@ func (l *Lock) renew(ctx context.Context, background bool) error {
 	switch {
 	case err != nil && time.Since(l.Last().At) < l.ttl:
 		return err // unknown: retry on the next tick while the lease may live
-	case err != nil || !resp.OK:
+	case err != nil:
+		l.loseAfter(l.c.LossDelay + l.c.SilentLossDelay) // BUG when planted: silence is a loss too
+		return ErrLost
+	case !resp.OK:
 		l.loseAfter(l.c.LossDelay)
 		return ErrLost
 	}
