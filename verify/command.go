@@ -189,15 +189,14 @@ func (c Command) parse(args []string, stdout, stderr io.Writer) (*config, int, b
 	fs.BoolVar(&cfg.quiet, "quiet", false, "do not log injected faults on standard error")
 	fs.BoolVar(&cfg.progress, "progress", true, "show a progress bar when stderr is a terminal")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: %s [--backend SPEC] [--seeds N] [--faults KINDS] [--duration D]\n"+
-			"         [--ttl D] [--scenario FILE] [--mutant NAME] [--out DIR] [--json] ...\n"+
+		fmt.Fprintf(fs.Output(), "usage: %s [--backend SPEC] [--seeds N] [--faults KINDS]\n"+
+			"         [--duration D] [--ttl D] [--scenario FILE] [--mutant NAME] [--json] ...\n"+
 			"       %s --list-backends\n", c.Name, c.Name)
 		fmt.Fprintln(fs.Output(), "\nRuns holders against a real lease backend under real faults (pauses, clock\n"+
 			"faults, a proxy that delays or cuts, crashes, server restarts), records the\n"+
 			"history with its faults and checks it; --scenario replays a saved one, its\n"+
 			"times scaled onto the backend's TTL. Failing rounds are shrunk for\n"+
-			"--shrink-for and saved with their page, story and replay line. What a\n"+
-			"round stores is removed after it.\n"+
+			"--shrink-for and saved with their page, story and replay line.\n"+
 			"Exit status: 0 all hold, 1 a violation, 2 bad usage or a backend unusable\n"+
 			"or gone silent, 3 undecided within the budget.")
 		fs.PrintDefaults()

@@ -340,11 +340,13 @@ func TestUsage(t *testing.T) {
 }
 
 // TestListBackendsAndHelp: --list-backends prints each backend's line,
-// one a line, on stdout; --help fits a screen (80 columns, 50 lines)
+// one a line, on stdout; --help fits a screen (80 columns, 46 lines and a
+// caller's examples)
 // however many backends the table has and however long their lines are.
 func TestListBackendsAndHelp(t *testing.T) {
 	t.Parallel()
 	c := command()
+	c.Name = "leasecheck verify" // the longest name a usage line starts with
 	for i := range 40 {
 		c.Backends = append(c.Backends, verify.Backend{Name: fmt.Sprintf("long%d", i), Schemes: []string{fmt.Sprintf("long%d", i)},
 			Usage: fmt.Sprintf("long%d (a backend whose line is long: %s) | long%d://HOST:PORT", i, strings.Repeat("words ", 12), i)})
@@ -367,8 +369,8 @@ func TestListBackendsAndHelp(t *testing.T) {
 		t.Fatalf("--help: exit %d", code)
 	}
 	help := strings.Split(strings.TrimSuffix(so.String(), "\n"), "\n")
-	if len(help) > 50 {
-		t.Errorf("--help is %d lines, more than a screen's 50", len(help))
+	if len(help) > 46 { // a screen's 50, with room for a caller's examples
+		t.Errorf("--help is %d lines, more than 46", len(help))
 	}
 	for _, l := range help {
 		w := 0
