@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 60s
 PKGS     := ./...
 
-.PHONY: all build test check run soak layers exported bench bench-explore bench-matrix bench-regress bench-slow bench-stream bench-memory explore-coverage fuzz fuzz-history fuzz-reader fuzz-scenario fuzz-check vet fmt clean
+.PHONY: all build test check run soak layers exported api-check bench bench-explore bench-matrix bench-regress bench-slow bench-stream bench-memory explore-coverage fuzz fuzz-history fuzz-reader fuzz-scenario fuzz-check vet fmt clean
 
 all: vet test
 
@@ -44,6 +44,14 @@ layers:
 # NAMES=1 lists each package's names too.
 exported:
 	$(GO) run ./internal/layers/exported $(if $(NAMES),-names)
+
+# The public API against the previous release (.ci/api-baseline: its tag
+# and commit, taken from the clone's history): any incompatible change to
+# a door fails, but the deletion of a name the release deprecated, listed
+# with the release that deprecated it in .ci/api-allow (golang.org/x/exp's
+# apidiff, pinned, from the module proxy; CHANGELOG.md states the policy).
+api-check:
+	$(GO) run ./internal/layers/apicheck $(if $(V),-v)
 
 vet:
 	$(GO) vet $(PKGS)

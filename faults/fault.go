@@ -79,44 +79,6 @@ func (p Plan) Sorted() Plan {
 	return q
 }
 
-// Sequence concatenates plans, ordered by At.
-//
-// Deprecated: nothing uses it; a Plan is a slice, built with append and
-// ordered by Sorted. It leaves the package in v0.16.0.
-func Sequence(ps ...Plan) Plan {
-	var out Plan
-	for _, p := range ps {
-		out = append(out, p...)
-	}
-	return out.Sorted()
-}
-
-// Repeat returns n copies of f, the i-th starting i*every ms after f.At.
-//
-// Deprecated: nothing uses it; a Plan is a slice, built with append and
-// ordered by Sorted. It leaves the package in v0.16.0.
-func Repeat(f Fault, n int, every int64) Plan {
-	out := make(Plan, 0, max(n, 0))
-	for i := 0; i < n; i++ {
-		g := f
-		g.At += int64(i) * every
-		out = append(out, g)
-	}
-	return out
-}
-
-// Shift returns p with every fault d ms later.
-//
-// Deprecated: nothing uses it; a Plan is a slice, built with append and
-// ordered by Sorted. It leaves the package in v0.16.0.
-func Shift(p Plan, d int64) Plan {
-	q := slices.Clone(p)
-	for i := range q {
-		q[i].At += d
-	}
-	return q
-}
-
 // Counts returns how many faults of each kind p holds.
 func (p Plan) Counts() map[Kind]int {
 	m := map[Kind]int{}

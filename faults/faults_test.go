@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
@@ -73,5 +74,39 @@ func TestValidate(t *testing.T) {
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("Validate(%v) = %v, want %q", tc.f, err, tc.want)
 		}
+	}
+}
+
+// A plan is a slice built with append: Sorted orders it by At, keeping
+// ties in their order, Counts counts each kind, and it survives JSON.
+func TestPlanSortedCountsJSON(t *testing.T) {
+	p := faults.Plan{
+		{Kind: faults.Pause, Target: "h1", At: 210, Duration: 5},
+		{Kind: faults.Crash, Target: "h2", At: 100},
+		{Kind: faults.Pause, Target: "h1", At: 60, Duration: 5},
+		{Kind: faults.Pause, Target: "h2", At: 100, Duration: 5},
+	}
+	q := p.Sorted()
+	var got []string
+	for _, f := range q {
+		got = append(got, f.String())
+	}
+	want := []string{p[2].String(), p[1].String(), p[3].String(), p[0].String()}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Sorted = %v, want %v", got, want)
+	}
+	if p[0].At != 210 {
+		t.Fatalf("Sorted changed its receiver: %v", p)
+	}
+	if c := q.Counts(); c[faults.Pause] != 3 || c[faults.Crash] != 1 || len(c) != 2 {
+		t.Fatalf("Counts = %v", c)
+	}
+	b, err := json.Marshal(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back faults.Plan
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, q) {
+		t.Fatalf("JSON round trip: %v %v", back, err)
 	}
 }

@@ -112,27 +112,8 @@ const (
 // ClientKinds lists the client faults, in the order summaries print them.
 var ClientKinds = []Kind{Shutdown, Conflict}
 
-// IsClient reports whether k is a client fault.
-//
-// Deprecated: slices.Contains(ClientKinds, k) says it; nothing else
-// asks. It leaves the package in v0.16.0.
-func (k Kind) IsClient() bool {
-	for _, a := range ClientKinds {
-		if a == k {
-			return true
-		}
-	}
-	return false
-}
-
 // ClusterKinds lists the cluster faults, in the order summaries print them.
 var ClusterKinds = []Kind{MemberIsolate, MemberBridge, PeerDelay, MemberPause, MemberCrash}
-
-// IsCluster reports whether k is a cluster fault.
-//
-// Deprecated: ClusterKinds is the one list; use slices.Contains(ClusterKinds,
-// k). IsCluster leaves this package in v0.16.0.
-func (k Kind) IsCluster() bool { return slices.Contains(ClusterKinds, k) }
 
 // AllKinds lists every kind, in the order summaries print them.
 var AllKinds = []Kind{
@@ -140,12 +121,6 @@ var AllKinds = []Kind{
 	DropHeartbeats, RenewDeath, Delay, Partition, Crash, CoordinatorCrash,
 	DoubleRelease, OwnerReuse,
 }
-
-// Valid reports whether k is one of AllKinds, ClusterKinds or ClientKinds.
-//
-// Deprecated: ParseKinds and Plan.Validate refuse an unknown kind; Valid
-// leaves this package in v0.16.0.
-func (k Kind) Valid() bool { return k.valid() }
 
 func (k Kind) valid() bool {
 	for _, a := range AllKinds {

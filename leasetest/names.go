@@ -19,21 +19,6 @@ import (
 // defaults (HolderConfig.WithDefaults).
 type HolderConfig = holder.Config
 
-// HolderBug is a set of planted holder bugs (HolderConfig.Bugs); the zero
-// value is the correct protocol.
-//
-// Deprecated: a holder of your own reads HolderConfig.Bugs without naming
-// its type (the bugs are leasecheck's, planted in its reference holder); it
-// leaves the package in v0.16.0.
-type HolderBug = holder.Bug
-
-// WorkItem is one unit of a holder's work (HolderConfig.Work): Work
-// milliseconds of local computation, then Writes writes.
-//
-// Deprecated: a holder of your own reads HolderConfig.Work's items
-// without naming their type; it leaves the package in v0.16.0.
-type WorkItem = holder.Item
-
 // ExploreBounds describe one bounded space the exploration searches
 // (SimOptions.Explore): how many holders, which faults may strike and how
 // many on one path, the adversarial client's requests, the messages'

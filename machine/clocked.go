@@ -63,18 +63,6 @@ type clockedWall struct {
 
 func (c *clockedWall) SetWall(wall int64) { c.w.SetWall(wall) }
 
-// Unwrap returns the Clocked coordinator behind a Coordinator made by
-// ClockedCoordinator, or nil.
-//
-// Deprecated: a Coordinator ClockedCoordinator made has a method
-// Unwrap() Clocked; Unwrap leaves this package in v0.16.0.
-func Unwrap(c Coordinator) Clocked {
-	if u, ok := c.(interface{ Unwrap() Clocked }); ok {
-		return u.Unwrap()
-	}
-	return nil
-}
-
 // Unwrap returns the Clocked coordinator c adapts.
 func (c *clocked) Unwrap() Clocked { return c.c }
 

@@ -62,50 +62,6 @@ func (h *Hasher) Bool(b bool) { h.in().Bool(b) }
 // String mixes s in, with its length (so "ab","c" and "a","bc" differ).
 func (h *Hasher) String(s string) { h.in().String(s) }
 
-// NewHasher returns an empty digest.
-//
-// Deprecated: the explorer's own; a machine is handed its Hasher. It
-// leaves the package in v0.16.0.
-func NewHasher() *Hasher { return (*Hasher)(statehash.NewHasher()) }
-
-// Reset empties the digest.
-//
-// Deprecated: the explorer's own; it leaves the package in v0.16.0.
-func (h *Hasher) Reset() { h.in().Reset() }
-
-// Sum returns the digest.
-//
-// Deprecated: the explorer's own; it leaves the package in v0.16.0.
-func (h *Hasher) Sum() uint64 { return h.in().Sum() }
-
-// Digest returns the digest so far as a value.
-//
-// Deprecated: the explorer's own; it leaves the package in v0.16.0.
-func (h *Hasher) Digest() statehash.Digest { return h.in().Digest() }
-
-// Resume makes the hasher go on from d.
-//
-// Deprecated: the explorer's own; it leaves the package in v0.16.0.
-func (h *Hasher) Resume(d statehash.Digest) { h.in().Resume(d) }
-
-// Digest is the digest so far as a value, a Hasher's own (package
-// internal/statehash): leasecheck's explorer and reference machines chain
-// it in a register, word for word the same digest.
-//
-// Deprecated: leasecheck's own; it left this package. A machine digests
-// itself through the Hasher its HashState is handed.
-type Digest = statehash.Digest
-
-// NewDigest returns an empty digest.
-//
-// Deprecated: leasecheck's own; it left this package with Digest.
-func NewDigest() Digest { return statehash.New() }
-
-// Finalize is the avalanche step of a digest (murmur3's fmix64).
-//
-// Deprecated: leasecheck's own; it left this package with Digest.
-func Finalize(x uint64) uint64 { return statehash.Finalize(x) }
-
 // CloneCoordinator copies a Coordinator made by ClockedCoordinator when the
 // Clocked coordinator behind it is a ClockedCloner, and returns nil
 // otherwise. (A driver digests such a coordinator through Unwrap.)

@@ -187,11 +187,6 @@ type Op struct {
 	Error string
 }
 
-// Unknown reports whether the operation's outcome is unknown (it never returned).
-//
-// Deprecated: it is !o.Returned; it leaves the package in v0.16.0.
-func (o *Op) Unknown() bool { return !o.Returned }
-
 // RenewerProcess is the process of owner's background renewals: a lock
 // library that renews by itself (a keepalive goroutine) has its renewals
 // recorded as renew ops of this process, beside the owner's own calls.
@@ -287,24 +282,6 @@ func (o *Op) Describe() string { return o.describeIn(timefmt.Times{}) }
 // history's own precision, each suffixed "ms" (`ttl=1500ms`); a history
 // in ms ("" or "ms") keeps its numbers as they are, as Describe does.
 func (o *Op) DescribeInUnit(unit string) string { return o.describeIn(timefmt.Times{Unit: unit}) }
-
-// DescribeIn is Describe with the times rendered by t.
-//
-// Deprecated: use DescribeInUnit with the header's time_unit (Times
-// left this package).
-func (o *Op) DescribeIn(t Times) string { return o.describeIn(t) }
-
-// Times renders a history's times in a person's account of it (in ms).
-//
-// Deprecated: leasecheck's own rendering (Op.DescribeInUnit renders an op
-// by it); it leaves this package in v0.16.0.
-type Times = timefmt.Times
-
-// TimesOf returns the account's rendering of h's times.
-//
-// Deprecated: leasecheck's own, with Times; it leaves this package in
-// v0.16.0.
-func TimesOf(h Header) Times { return Times{Unit: h.TimeUnit} }
 
 func (o *Op) describeIn(t timefmt.Times) string {
 	s := o.Owner

@@ -189,25 +189,6 @@ func ceilMs(d time.Duration) time.Duration { return (d + ms - 1) / ms * ms }
 func (w *world) now() time.Duration { return time.Since(w.start) }
 func (w *world) nowMs() int64       { return int64(w.now() / ms) }
 
-// Run runs scenario sc against client in a synctest bubble and returns
-// what it produced.
-//
-// Deprecated: leasecheck's own: a client runs through a Target, in
-// vclient/k8slease's Sweep and ReplayFile; Run leaves this package in
-// v0.16.0.
-func Run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*sim.Result, error) {
-	r, err := run(t, sc, client, opts)
-	if err != nil {
-		return nil, err
-	}
-	return r.Result, nil
-}
-
-// Record is a run as Target judges it (RunRecord).
-//
-// Deprecated: leasecheck's own; Record leaves this package in v0.16.0.
-type Record = record
-
 // record is a run as Target judges it: what the run produced, the stores'
 // own log of the run, and the first failed request.
 type record struct {
@@ -222,15 +203,6 @@ type record struct {
 	// answer; "" when none failed. A sweep that exercised nothing gives it
 	// as its cause (a campaign summary's Unexercised).
 	FirstError string
-}
-
-// RunRecord is Run, returning the Record.
-//
-// Deprecated: leasecheck's own: a client runs through a Target, in
-// vclient/k8slease's Sweep and ReplayFile; RunRecord leaves this package
-// in v0.16.0.
-func RunRecord(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*Record, error) {
-	return run(t, sc, client, opts)
 }
 
 // run runs scenario sc against client in a synctest bubble and records it:

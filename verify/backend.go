@@ -71,7 +71,7 @@ func (b *Backend) usage() string {
 }
 
 // lookup finds the backend spec names: by its name, or by the scheme of a
-// URL. An unknown spec is an error listing the known ones.
+// URL. An unknown spec is an error naming the known ones.
 func lookup(backends []Backend, spec string) (*Backend, error) {
 	for i := range backends {
 		if backends[i].Name == spec {
@@ -87,11 +87,13 @@ func lookup(backends []Backend, spec string) (*Backend, error) {
 			}
 		}
 	}
+	// The names only: the lines --list-backends prints made one line of
+	// thousands of characters for a few dozen backends.
 	var known []string
 	for i := range backends {
-		known = append(known, backends[i].usage())
+		known = append(known, backends[i].Name)
 	}
-	return nil, fmt.Errorf("unknown backend %q; known: %s", redact(spec), strings.Join(known, " | "))
+	return nil, fmt.Errorf("unknown backend %q; known: %s (--list-backends says what each takes)", redact(spec), strings.Join(known, ", "))
 }
 
 // newPrefix returns a prefix unique to one verify run: "lc" and 12 hex

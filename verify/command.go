@@ -40,12 +40,6 @@ const (
 // run of seconds.
 const defaultShrinkFor = 60 * time.Second
 
-// DefaultShrinkFor is --shrink-for's default.
-//
-// Deprecated: verify's own (its --help shows it); DefaultShrinkFor leaves
-// this package in v0.16.0.
-const DefaultShrinkFor = defaultShrinkFor
-
 // Command is `verify` for a set of backends: `leasecheck verify` is one
 // with the built-in table, and a user's own main is another with its own.
 // Both run the same code: flags, faults, progress bar, text and JSON
@@ -105,7 +99,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	if c.Name == "" {
 		c.Name = "verify"
 	}
-	cfg, code, ok := c.parse(args, stderr)
+	cfg, code, ok := c.parse(args, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -167,37 +161,44 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	return v.run(ctx, tg, stdout)
 }
 
-func (c Command) parse(args []string, stderr io.Writer) (*config, int, bool) {
+func (c Command) parse(args []string, stdout, stderr io.Writer) (*config, int, bool) {
 	def := c.Default
 	if def == "" && len(c.Backends) > 0 {
 		def = c.Backends[0].Name
 	}
-	var usages []string
-	for i := range c.Backends {
-		usages = append(usages, c.Backends[i].usage())
-	}
 	cfg := &config{}
 	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.spec, "backend", def, strings.Join(usages, " | "))
-	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "workload time per round (faulted runs end up to 3 TTLs later)")
-	fs.DurationVar(&cfg.ttl, "ttl", 2*time.Second, "lease TTL (raised to the backend's minimum: etcd whole seconds, at least 2s); with --scenario, the real TTL the scenario's TTL maps onto (default: chosen for the backend)")
-	fs.StringVar(&cfg.faultList, "faults", "all", "comma-separated fault kinds, \"all\" (every kind applicable to the backend) or \"none\"")
-	fs.IntVar(&cfg.seeds, "seeds", 1, "rounds to run (seeds first, first+1, ...); each draws its own workload and fault times (with --scenario: replays of it)")
+	// The backends are listed by --list-backends, a line each: in --help
+	// the table of a few dozen made one line thousands of characters long.
+	fs.StringVar(&cfg.spec, "backend", def, "the backend, by `NAME` or URL (--list-backends lists them)")
+	listBackends := fs.Bool("list-backends", false, "list the backends --backend takes, one a line, and exit")
+	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "workload time per round (a faulted one: up to 3 TTLs more)")
+	fs.DurationVar(&cfg.ttl, "ttl", 2*time.Second, "lease TTL, raised to the backend's minimum (etcd: 2s)")
+	fs.StringVar(&cfg.faultList, "faults", "all", "comma-separated fault `KINDS`; \"all\": those that apply")
+	fs.IntVar(&cfg.seeds, "seeds", 1, "rounds to run (seeds first, first+1, ...)")
 	fs.Uint64Var(&cfg.first, "first", 1, "the first seed")
-	fs.StringVar(&cfg.scenarioFile, "scenario", "", "replay this scenario `FILE` (a saved failure of verify or run, a shrunk mutant counterexample) against the backend instead of the generated workload")
-	fs.StringVar(&cfg.mutant, "mutant", "", "run the holders with a planted holder bug `NAME` (leasecheck mutants; holder mutants only: the backend is the coordinator)")
-	fs.StringVar(&cfg.out, "out", "leasecheck-failures", "where failing rounds are saved: scenario, history with fault records, timeline page, story")
-	fs.IntVar(&cfg.maxSaved, "save", campaign.DefaultMaxSaved, "save (and shrink) the first `N` failing rounds (-1: all, 0: none)")
-	fs.DurationVar(&cfg.shrinkFor, "shrink-for", defaultShrinkFor, "time to shrink each saved failure (every candidate is a real run; one running when it ends finishes); 0: save it as run (the default with --scenario: a replay replays)")
+	fs.StringVar(&cfg.scenarioFile, "scenario", "", "replay this scenario `FILE` (a saved failure, a counterexample)")
+	fs.StringVar(&cfg.mutant, "mutant", "", "run the holders with the planted bug `NAME` (leasecheck mutants)")
+	fs.StringVar(&cfg.out, "out", "leasecheck-failures", "where failing rounds are saved")
+	fs.IntVar(&cfg.maxSaved, "save", campaign.DefaultMaxSaved, "save (and shrink) the first `N` failing rounds (-1: all)")
+	fs.DurationVar(&cfg.shrinkFor, "shrink-for", defaultShrinkFor, "time to shrink each saved failure, a real run per try; 0: save it\nas it ran (the default with --scenario)")
 	fs.BoolVar(&cfg.failFast, "fail-fast", false, "stop at the first failing round")
 	fs.BoolVar(&cfg.json, "json", false, "print the summary as one JSON object")
 	fs.DurationVar(&cfg.budget, "timeout", 60*time.Second, "linearizability search budget per history")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "do not log injected faults on standard error")
 	fs.BoolVar(&cfg.progress, "progress", true, "show a progress bar when stderr is a terminal")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: %s [--backend SPEC] [--seeds N] [--duration D] [--ttl D] [--faults LIST] [--scenario FILE] [--mutant NAME] [--out DIR] [--shrink-for D] [--json]\n", c.Name)
-		fmt.Fprintln(fs.Output(), "\nRuns holders and a reader — the protocol machines the simulator runs — against a\nreal lease backend, injects real faults (holder pauses and freezes, clock drift\nand steps, dropped renewals, a TCP proxy that delays or blackholes, holder\ncrashes, a stopped or restarted server where verify started it), records the\nhistory with a record of every fault and checks it. --scenario replays a\nscenario instead, its times scaled onto the backend's TTL. Failing rounds are\nshrunk for --shrink-for and saved with their timeline page and story, and the\nline that replays them. Everything stored lives under a unique prefix, removed\nafter every round. A backend that stops answering ends the run within seconds.\nExit status: 0 all hold, 1 a violation, 2 bad usage, an unusable backend or\none that stopped answering, 3 undecided within the budget.")
+		fmt.Fprintf(fs.Output(), "usage: %s [--backend SPEC] [--seeds N] [--faults KINDS]\n"+
+			"         [--duration D] [--ttl D] [--scenario FILE] [--mutant NAME] [--json] ...\n"+
+			"       %s --list-backends\n", c.Name, c.Name)
+		fmt.Fprintln(fs.Output(), "\nRuns holders against a real lease backend under real faults (pauses, clock\n"+
+			"faults, a proxy that delays or cuts, crashes, server restarts), records the\n"+
+			"history with its faults and checks it; --scenario replays a saved one, its\n"+
+			"times scaled onto the backend's TTL. Failing rounds are shrunk for\n"+
+			"--shrink-for and saved with their page, story and replay line.\n"+
+			"Exit status: 0 all hold, 1 a violation, 2 bad usage or a backend unusable\n"+
+			"or gone silent, 3 undecided within the budget.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -209,6 +210,12 @@ func (c Command) parse(args []string, stderr io.Writer) (*config, int, bool) {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "%s: unexpected arguments %q\n", c.Name, fs.Args())
 		return nil, ExitUsage, false
+	}
+	if *listBackends {
+		for i := range c.Backends {
+			fmt.Fprintln(stdout, c.Backends[i].usage())
+		}
+		return nil, ExitOK, false
 	}
 	failf := func(format string, a ...any) (*config, int, bool) {
 		fmt.Fprintf(stderr, "%s: %s\n", c.Name, fmt.Sprintf(format, a...))

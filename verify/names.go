@@ -1,9 +1,6 @@
 package verify
 
-import (
-	"github.com/leasecheck/leasecheck/internal/realrun"
-	"github.com/leasecheck/leasecheck/internal/scenario"
-)
+import "github.com/leasecheck/leasecheck/internal/realrun"
 
 // What a backend is to the real runner (internal/realrun) is the house's,
 // which a module outside leasecheck cannot import; a Backend's Open fills
@@ -36,22 +33,3 @@ type Cluster = realrun.Cluster
 // ClockStepper is a coordinator clock the harness can step
 // (RunTarget.Clock: StepClock), for the clock faults on the coordinator.
 type ClockStepper = realrun.ClockStepper
-
-// RunResult is a recorded real run.
-//
-// Deprecated: verify's own (the partial history of a round that could not
-// finish, which verify saves); RunResult leaves this package in v0.16.0.
-type RunResult = realrun.Result
-
-// RunBelief is one interval of a RunResult in which a holder believed it
-// held the lease under one fence.
-//
-// Deprecated: verify's own; RunBelief leaves this package in v0.16.0.
-type RunBelief = realrun.Belief
-
-// Scenario is one run, complete: the holders and their work, the TTL, the
-// fault plan and the seed.
-//
-// Deprecated: verify's own (a saved failure's .scenario.json is one, which
-// --scenario replays); Scenario leaves this package in v0.16.0.
-type Scenario = scenario.Scenario

@@ -83,8 +83,10 @@ func inMs(us int64) string { return timefmt.Times{Unit: "us"}.Dur(us) }
 
 // WriteJSON writes s as one line of JSON.
 //
-// Deprecated: verify's own (--json); WriteJSON leaves this package in
-// v0.16.0.
+// Deprecated: verify's own (--json). It stays while Summary embeds the
+// campaign's summary, whose own WriteJSON, writing only its part, would
+// silently take its place; the release that ends the embedding deletes
+// both.
 func (s *Summary) WriteJSON(w io.Writer) error { return s.writeJSON(w) }
 
 // writeJSON writes s as one line of JSON (--json).
@@ -96,8 +98,9 @@ func (s *Summary) writeJSON(w io.Writer) error {
 
 // WriteText renders s for people.
 //
-// Deprecated: verify's own (its summary without --json); WriteText leaves
-// this package in v0.16.0.
+// Deprecated: verify's own (its summary without --json). It stays while
+// Summary embeds the campaign's summary, whose own WriteText would take its
+// place; the release that ends the embedding deletes both.
 func (s *Summary) WriteText(w io.Writer, shown string, info backend.Info, wall time.Duration) {
 	s.writeText(w, shown, info, wall)
 }

@@ -82,9 +82,3 @@ type roundError struct {
 
 func (e *roundError) Error() string { return e.Err.Error() }
 func (e *roundError) Unwrap() error { return e.Err }
-
-// RunError is a round that started but could not finish.
-//
-// Deprecated: verify's own: Command.Run reports it (exit 2) and saves the
-// partial history; RunError leaves this package in v0.16.0.
-type RunError = roundError

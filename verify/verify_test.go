@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -311,7 +312,7 @@ func TestUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--backend", "nope"}, `unknown backend "nope"; known: mem | mem://...`},
+		{[]string{"--backend", "nope"}, `unknown backend "nope"; known: mem, mem-unfenced, mem-dies, mem-undeclared (--list-backends says what each takes)`},
 		{[]string{"--backend", "nope://u:s3cret@h:1"}, "unknown backend"},
 		{[]string{"--seeds", "0"}, "must be positive"},
 		{[]string{"--faults", "bogus"}, "bogus"},
@@ -335,6 +336,55 @@ func TestUsage(t *testing.T) {
 	var so bytes.Buffer
 	if code := command().Run(context.Background(), []string{"--help"}, &so, &so); code != verify.ExitOK || !strings.Contains(so.String(), "usage: memverify") || !strings.Contains(so.String(), "--shrink-for") {
 		t.Errorf("--help: exit %d\n%s", code, so.String())
+	}
+}
+
+// TestListBackendsAndHelp: --list-backends prints each backend's line,
+// one a line, on stdout; --help fits a screen (80 columns, 46 lines and a
+// caller's examples)
+// however many backends the table has and however long their lines are.
+func TestListBackendsAndHelp(t *testing.T) {
+	t.Parallel()
+	c := command()
+	c.Name = "leasecheck verify" // the longest name a usage line starts with
+	for i := range 40 {
+		c.Backends = append(c.Backends, verify.Backend{Name: fmt.Sprintf("long%d", i), Schemes: []string{fmt.Sprintf("long%d", i)},
+			Usage: fmt.Sprintf("long%d (a backend whose line is long: %s) | long%d://HOST:PORT", i, strings.Repeat("words ", 12), i)})
+	}
+	var so, se bytes.Buffer
+	if code := c.Run(context.Background(), []string{"--list-backends"}, &so, &se); code != verify.ExitOK || se.Len() != 0 {
+		t.Fatalf("--list-backends: exit %d, stderr %q", code, se.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(so.String(), "\n"), "\n")
+	if len(lines) != len(c.Backends) {
+		t.Fatalf("--list-backends printed %d lines for %d backends:\n%s", len(lines), len(c.Backends), so.String())
+	}
+	for i, l := range lines {
+		if want := c.Backends[i].Usage; want == "" && !strings.HasPrefix(l, c.Backends[i].Name+" | ") || want != "" && l != want {
+			t.Errorf("line %d %q: want backend %s's line", i+1, l, c.Backends[i].Name)
+		}
+	}
+	so.Reset()
+	if code := c.Run(context.Background(), []string{"--help"}, &so, &so); code != verify.ExitOK {
+		t.Fatalf("--help: exit %d", code)
+	}
+	help := strings.Split(strings.TrimSuffix(so.String(), "\n"), "\n")
+	if len(help) > 46 { // a screen's 50, with room for a caller's examples
+		t.Errorf("--help is %d lines, more than 46", len(help))
+	}
+	for _, l := range help {
+		w := 0
+		for _, r := range l {
+			if w++; r == '\t' {
+				w = (w + 7) / 8 * 8 // to the next tab stop
+			}
+		}
+		if w > 80 {
+			t.Errorf("--help line of %d columns, over 80: %q", w, l)
+		}
+	}
+	if !strings.Contains(so.String(), "--list-backends") || strings.Contains(so.String(), "long7") {
+		t.Errorf("--help should point to --list-backends and list no backend:\n%s", so.String())
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 
 func init() {
 	register("repro", command{
-		summary: "replay one simulated run exactly (a seed or a saved scenario file), judge it and write its history",
+		summary: "replay one simulated run exactly (a seed or a saved scenario file) and judge it; --history writes its history",
 		run:     runRepro,
 	})
 }
@@ -28,7 +28,7 @@ func init() {
 func runRepro(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	histPath := fs.String("history", "", "write the history to `FILE` (default: standard output, unless --json)")
+	histPath := fs.String("history", "", "write the history to `FILE` (-: standard output, ahead of --json's report)")
 	faultList := fs.String("faults", "all", "fault kinds, as given to run, when replaying a seed")
 	mutantName := fs.String("mutant", "", "replay against planted-bug mutant `NAME` (a seed: as run --mutant generates it; a file: instead of the implementation it records)")
 	scOut := fs.String("scenario", "", "also write the scenario as JSON to `FILE`")
@@ -37,7 +37,7 @@ func runRepro(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	budget := fs.Duration("timeout", defaultCheckBudget, "linearizability search budget (0: no limit)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: leasecheck repro SEED|SCENARIO.json [--mutant NAME] [--faults LIST] [--history FILE] [--scenario FILE] [--trace] [--json]")
-		fmt.Fprintln(fs.Output(), "\nReplays one run exactly, writes its history (format v1) and judges every\nproperty. A saved scenario replays against the implementation it records\n(reference or mutant:NAME) with no other flag, and is compared with the\nproperties it expects to violate. Exit status: 0 holds, 1 violated, 2 bad\ninput, 3 undecided.")
+		fmt.Fprintln(fs.Output(), "\nReplays one run exactly and judges every property; --history writes its\nhistory (format v1). A saved scenario replays against the implementation it\nrecords (reference or mutant:NAME) with no other flag, and is compared with\nthe properties it expects to violate. Exit status: 0 holds, 1 violated, 2 bad\ninput, 3 undecided.")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -53,6 +53,9 @@ func runRepro(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "leasecheck repro: %v\n", err)
 		return exitUsage
+	}
+	if *histPath == "-" && *asJSON {
+		return fail(errors.New("--history - and --json would both write standard output: write the history to a file"))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -91,11 +94,14 @@ func runRepro(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	switch {
-	case *histPath != "":
-		err = writeHistoryFile(*histPath, o.History)
-	case !*asJSON:
+	// The history is written only where --history asks: ahead of the
+	// report on standard output it buried the report.
+	switch *histPath {
+	case "":
+	case "-":
 		err = model.WriteHistory(stdout, o.History)
+	default:
+		err = writeHistoryFile(*histPath, o.History)
 	}
 	if err != nil {
 		return fail(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/model"
 )
 
 // buildBinary builds leasecheck into a temporary directory, so run, repro
@@ -139,18 +140,29 @@ func TestRunHistoriesPassCheck(t *testing.T) {
 }
 
 // TestReproScenarioFile: a saved scenario replays to the same history as its
-// seed, and a bad scenario is a usage error (exit 2).
+// seed, the history is written only where --history asks (- for standard
+// output), and a bad scenario is a usage error (exit 2).
 func TestReproScenarioFile(t *testing.T) {
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	sc := filepath.Join(dir, "s.json")
-	a := execBin(t, bin, nil, "repro", "11", "--scenario", sc)
-	b := execBin(t, bin, nil, "repro", sc)
+	a := execBin(t, bin, nil, "repro", "11", "--scenario", sc, "--history", "-")
+	b := execBin(t, bin, nil, "repro", sc, "--history", "-")
 	if a.code != 0 || b.code != 0 || !bytes.Equal(a.stdout, b.stdout) || len(a.stdout) == 0 {
 		t.Fatalf("repro seed vs scenario file: exits %d %d, same=%v\n%s%s", a.code, b.code, bytes.Equal(a.stdout, b.stdout), a.stderr, b.stderr)
 	}
+	if _, err := model.ReadHistory(bytes.NewReader(a.stdout), "stdout"); err != nil {
+		t.Errorf("repro --history - wrote no history: %v", err)
+	}
 	if !strings.Contains(string(a.stderr), "trace hash") {
 		t.Errorf("repro should print the trace hash:\n%s", a.stderr)
+	}
+	plain := execBin(t, bin, nil, "repro", sc)
+	if plain.code != 0 || len(plain.stdout) != 0 || !bytes.Equal(plain.stderr, b.stderr) {
+		t.Errorf("repro without --history: exit %d, %d bytes on stdout (want none), the same report %v\n%s", plain.code, len(plain.stdout), bytes.Equal(plain.stderr, b.stderr), plain.stdout)
+	}
+	if c := execBin(t, bin, nil, "repro", sc, "--history", "-", "--json"); c.code != 2 || !strings.Contains(string(c.stderr), "both write standard output") {
+		t.Errorf("repro --history - --json: exit %d, want 2 saying why\n%s", c.code, c.stderr)
 	}
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"version":1,"ttl":-1}`), 0o644)

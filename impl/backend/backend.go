@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -23,18 +22,6 @@ type Request struct {
 	Fence int64
 	Value string // write
 }
-
-// Refusal reasons, machine's under a second name.
-//
-// Deprecated: use machine.ReasonHeld, machine.ReasonExpired,
-// machine.ReasonNotHolder and machine.ReasonStaleFence, the one set of
-// refusal reasons (with machine.ReasonRefused).
-const (
-	ReasonHeld       = machine.ReasonHeld
-	ReasonExpired    = machine.ReasonExpired
-	ReasonNotHolder  = machine.ReasonNotHolder
-	ReasonStaleFence = machine.ReasonStaleFence
-)
 
 // Response is a definite answer from the coordinator.
 type Response struct {

@@ -69,12 +69,6 @@ type Stopper interface {
 	StopClient(owner string) (resume func())
 }
 
-// Unwrapper is a Backend that wraps another.
-//
-// Deprecated: As looks through any Backend with a method Unwrap() Backend;
-// the interface needs no name. It leaves the package in v0.16.0.
-type Unwrapper = unwrapper
-
 // unwrapper is a Backend that wraps another (a workload that duplicates
 // requests, a recorder), which As looks through.
 type unwrapper interface{ Unwrap() Backend }

@@ -82,10 +82,3 @@ func (p *inProcess) Close() error { return nil }
 type unknownOpError struct{ Kind model.Kind }
 
 func (e *unknownOpError) Error() string { return "backend: unknown op " + e.Kind.String() }
-
-// UnknownOpError is the error InProcess returns for a request whose Kind
-// is not one of the five.
-//
-// Deprecated: nothing needs to tell it from other errors (a request of an
-// unknown kind is the caller's mistake); it leaves the package in v0.16.0.
-type UnknownOpError = unknownOpError

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/internal/report"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -253,20 +252,15 @@ type PageInfo struct {
 // WritePage writes the HTML page of a failure: the lease timeline
 // (report.WriteTimeline) with the checker's violations, the run
 // properties' findings, and the holders' beliefs from the simulator's
-// trace (or, for a real run, those its runner recorded: Execution.Beliefs);
-// below it, porcupine's view of the linearization (checker.WriteHTML),
-// embedded in the same file so that a failure is one page to open, mail
-// or attach. It is the one place that chooses the page of a saved failure.
+// trace (or, for a real run, those its runner recorded: Execution.Beliefs).
+// It is the one place that chooses the page of a saved failure.
+// Porcupine's view of the linearization is no longer embedded below it:
+// squeezed into a frame of the page its labels overlapped at 1400x1000,
+// and the timeline lists the same linearization; `leasecheck check
+// --porcupine FILE` writes that view on a page of its own.
 func WritePage(w io.Writer, o *Outcome, info PageInfo) error {
 	in := report.Input{Title: info.Title, History: o.History, Check: o.Check, Replay: info.Replay,
 		Beliefs: o.Beliefs, Parameters: Parameters(o)}
-	if o.Check != nil {
-		var porc bytes.Buffer
-		if err := checker.WriteHTML(&porc, o.History, o.Check); err != nil {
-			return err
-		}
-		in.Porcupine = porc.Bytes()
-	}
 	if o.Sim != nil {
 		trace := make([]report.TraceLine, len(o.Sim.Trace))
 		for i, e := range o.Sim.Trace {

@@ -14,7 +14,8 @@ import (
 // functions, types, constants and variables, and the exported methods of
 // exported types, from non-test source, main packages left out — and,
 // apart, by name, those whose doc has a "Deprecated:" paragraph (a method
-// as Type.Method), which leave after one release and are not counted.
+// or a struct field as Type.Method, Type.Field), which are not counted and
+// are deleted after at least two minor releases (CHANGELOG.md).
 type Exported struct {
 	Counts     map[string]int
 	Names      map[string][]string
@@ -115,6 +116,19 @@ func exported(f *ast.File, self string, methods func(path, name string) []string
 						continue
 					}
 					count(s.Name.Name, d.Doc, s.Doc)
+					// A field is not counted as a name, but a deprecated one
+					// leaves like one: it is listed apart (Type.Field), so
+					// that its deletion is allowed as any other's
+					// (internal/layers/apicheck).
+					if st, ok := s.Type.(*ast.StructType); ok {
+						for _, fl := range st.Fields.List {
+							for _, n := range fl.Names {
+								if n.IsExported() && isDeprecated(fl.Doc) {
+									deprecated = append(deprecated, s.Name.Name+"."+n.Name)
+								}
+							}
+						}
+					}
 					path, name, ok := houseAlias(f, s)
 					if id, local := s.Type.(*ast.Ident); local && s.Assign.IsValid() && !id.IsExported() {
 						path, name, ok = self, id.Name, true

@@ -58,6 +58,15 @@ const C, c = 1, 2
 
 type D int
 
+// G has a field on its way out.
+type G struct {
+	Kept int
+	// Gone was G's.
+	//
+	// Deprecated: use Kept.
+	Gone int
+}
+
 func (D) M() {}
 func (d D) m() {}
 func F() {}
@@ -79,19 +88,20 @@ func Exported() {}
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A, A.Shown, A.Too, B, B.Moved, C, D, D.M, E, E.Called, F.
-	if e.Counts["door"] != 11 {
-		t.Errorf("door counts %d names %v, want 11 (A, A.Shown, A.Too, B, B.Moved, C, D, D.M, E, E.Called, F)", e.Counts["door"], e.Names["door"])
+	// A, A.Shown, A.Too, B, B.Moved, C, D, D.M, E, E.Called, F, G (its
+	// fields are not names).
+	if e.Counts["door"] != 12 {
+		t.Errorf("door counts %d names %v, want 12 (A, A.Shown, A.Too, B, B.Moved, C, D, D.M, E, E.Called, F, G)", e.Counts["door"], e.Names["door"])
 	}
-	if old := slices.Sorted(slices.Values(e.Deprecated["door"])); !slices.Equal(old, []string{"Old", "Old.Shown", "Old.Too"}) {
-		t.Errorf("deprecated %v, want Old and its methods", old)
+	if old := slices.Sorted(slices.Values(e.Deprecated["door"])); !slices.Equal(old, []string{"G.Gone", "Old", "Old.Shown", "Old.Too"}) {
+		t.Errorf("deprecated %v, want Old and its methods, and G's field Gone", old)
 	}
 	for p := range e.Counts {
 		if p != "door" && e.Counts[p] != 0 {
 			t.Errorf("%s counted %d: only door is outside internal/ and not a main package", p, e.Counts[p])
 		}
 	}
-	if all, doors := e.Total(); all != 11 || doors != 0 {
-		t.Errorf("Total() = %d, %d; want 11 in all, none in a door (door is not one of Doors)", all, doors)
+	if all, doors := e.Total(); all != 12 || doors != 0 {
+		t.Errorf("Total() = %d, %d; want 12 in all, none in a door (door is not one of Doors)", all, doors)
 	}
 }

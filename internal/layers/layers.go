@@ -71,10 +71,11 @@ var Map = []Layer{
 // vocabulary every door's options name.
 var Doors = []string{"model", "checker", "machine", "faults", "impl/backend", "leasetest", "verify", "vclient", "vclient/k8slease"}
 
-// Deprecated are the packages kept at an old path for one release, for
-// users only: no package of the module imports one (Check finds one that
-// does), so that deleting it next release breaks nothing here. None today:
-// campaign's old path, kept for v0.13.0, is gone.
+// Deprecated are the packages kept at an old path for at least two minor
+// releases (CHANGELOG.md), for users only: no package of the module
+// imports one (Check finds one that does), so that deleting it breaks
+// nothing here. None today: campaign's old path, kept for v0.13.0, is
+// gone.
 var Deprecated []string
 
 // An Edge is one package importing another.

@@ -56,7 +56,7 @@ func TestImportsGoOneWay(t *testing.T) {
 		t.Errorf("%s no longer imports %s: take it off KnownWrongWay", e.From, e.To)
 	}
 	for _, e := range f.Deprecated {
-		t.Errorf("%s imports %s, kept for users for one release: import what it aliases (internal/%s)", e.From, e.To, e.To)
+		t.Errorf("%s imports %s, kept for users for a while: import what it aliases (internal/%s)", e.From, e.To, e.To)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/leasecheck/leasecheck/checker"
+	"github.com/leasecheck/leasecheck/internal/timefmt"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -316,9 +318,7 @@ func TestBrowserTimeline(t *testing.T) {
 			if !strings.Contains(s.Text, in.Replay) {
 				t.Errorf("the replay command %q is not on the page", in.Replay)
 			}
-			if want := "time (" + in.History.Header.TimeUnit + ")"; !strings.Contains(tb.axisText(t), want) {
-				t.Errorf("the axis does not read %q", want)
-			}
+			checkOneUnit(t, tb, s, in.History)
 			if name == "xss" {
 				if s.Title != in.Title+" — leasecheck timeline" {
 					t.Errorf("document.title = %q", s.Title)
@@ -356,6 +356,17 @@ func TestBrowserTimeline(t *testing.T) {
 			after := lookAt(t, tb)
 			if !strings.Contains(after.Details, "line") && len(in.Check.Violations) > 0 {
 				t.Errorf("clicking the first violation's op shows no details: %q", after.Details)
+			}
+			// The details give the op's times in ms too, as the story does.
+			if strings.Contains(after.Details, "call") {
+				ms := timefmt.Times{Unit: in.History.Header.TimeUnit}
+				found := false
+				for _, op := range in.History.Ops {
+					found = found || strings.Contains(after.Details, ms.Num(op.Call)+" ms")
+				}
+				if !found {
+					t.Errorf("the details give no op's call in ms (as the story would: %s): %q", ms.Dur(in.History.Ops[0].Call), after.Details)
+				}
 			}
 			if p := tb.problems(); len(p) > 0 {
 				t.Errorf("using the page reported problems:\n%s", strings.Join(p, "\n"))
@@ -414,6 +425,7 @@ func TestBrowserTimeline(t *testing.T) {
 				if len(s.Faults) != max(1, len(tc.in.History.Faults)) { // "no fault records" is one item
 					t.Errorf("faults listed: %q", s.Faults)
 				}
+				checkOneUnit(t, tb, s, tc.in.History)
 			})
 		}
 	})
@@ -463,11 +475,46 @@ func TestBrowserTimeline(t *testing.T) {
 	})
 }
 
-// axisText is what the axis canvas drew, read back through the canvas's
-// own record of its labels (a canvas has no DOM text).
-func (tb *tab) axisText(t *testing.T) string {
+// tickLabel is a tick of the time axis: ms, no thousands separator (a
+// "+" from the start of a history whose times are counted from 1970).
+var tickLabel = regexp.MustCompile(`^\+?-?\d+(\.\d+)?$`)
+
+// checkOneUnit asserts the page speaks the stories' unit, ms at the
+// history's precision (internal/timefmt), wherever it gives a time: the
+// axis, its ticks, the clock uncertainty in the header; and names the unit
+// the history was recorded in when it is not ms.
+func checkOneUnit(t *testing.T, tb *tab, s seen, h *model.History) {
 	t.Helper()
-	s, err := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`window.leasecheckTimeline.axisLabels().join(" ")`))
+	labels := tb.axisLabels(t)
+	if len(labels) == 0 || labels[0] != "time (ms)" {
+		t.Errorf("the axis reads %q, want \"time (ms)\" first", labels)
+	}
+	ticks := 0
+	for _, l := range labels[1:] {
+		if strings.HasPrefix(l, "since ") {
+			continue
+		}
+		ticks++
+		if !tickLabel.MatchString(l) {
+			t.Errorf("axis tick %q is not a time in ms", l)
+		}
+	}
+	if ticks == 0 && len(h.Ops) > 0 {
+		t.Errorf("the axis has no tick: %q", labels)
+	}
+	ms := timefmt.Times{Unit: h.Header.TimeUnit}
+	if want := "clock uncertainty u = " + ms.Num(h.Header.ClockUncertainty) + " ms"; !strings.Contains(s.Text, want) {
+		t.Errorf("the header does not say %q", want)
+	}
+	if unit := h.Header.TimeUnit; unit != "" && unit != "ms" && !strings.Contains(s.Text, "recorded in ") {
+		t.Errorf("the header does not name the unit the history was recorded in (%s)", unit)
+	}
+}
+
+// axisLabels is what the axis canvas drew, label by label.
+func (tb *tab) axisLabels(t *testing.T) []string {
+	t.Helper()
+	s, err := chromedp.Run(tb.ctx, chromedp.Evaluate[[]string](`window.leasecheckTimeline.axisLabels()`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,12 +42,6 @@ type Input struct {
 	// another view of the same history, such as porcupine's page written
 	// beside it.
 	Secondary string
-	// Porcupine, when set, is porcupine's page of the same history
-	// (checker.WriteHTML). It is embedded whole below the timeline, in a
-	// sandboxed frame of its own, so that one self-contained file carries
-	// both views; the header then links down to it unless Secondary says
-	// otherwise.
-	Porcupine []byte
 }
 
 // Finding is a violated run property: a property the runner judges from
@@ -112,11 +106,6 @@ func WriteTimeline(w io.Writer, in Input, opts Options) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	if len(in.Porcupine) > 0 {
-		if err := writePorcupine(w, in.Porcupine); err != nil {
-			return err
-		}
-	}
 	if _, err := io.WriteString(w, "<script id=\"data\" type=\"application/json\">\n"); err != nil {
 		return err
 	}
@@ -124,21 +113,6 @@ func WriteTimeline(w io.Writer, in Input, opts Options) error {
 		return err
 	}
 	_, err := io.WriteString(w, "</script>\n<script>\n"+pageJS+"</script>\n</body>\n</html>\n")
-	return err
-}
-
-// porcupineID is the id of the section that embeds porcupine's page, the
-// header's link to it.
-const porcupineID = "porcupine"
-
-// writePorcupine writes the section that embeds porcupine's page: as the
-// srcdoc of an iframe, escaped for a quoted attribute, so its scripts and
-// styles stay its own (a sandbox without allow-same-origin: it cannot
-// reach the timeline's page) and the file still needs no network.
-func writePorcupine(w io.Writer, page []byte) error {
-	_, err := io.WriteString(w, "<section id=\""+porcupineID+"\">\n<h2>Porcupine’s view of the linearization</h2>\n"+
-		"<iframe title=\"porcupine’s view of the linearization\" sandbox=\"allow-scripts\" srcdoc=\""+
-		html.EscapeString(string(page))+"\"></iframe>\n</section>\n")
 	return err
 }
 
@@ -706,11 +680,7 @@ func (p *page) writeHeader(j *jsonBuf, title string) {
 		j.strs(p.in.Parameters)
 	}
 	j.field("secondary", false)
-	secondary := p.in.Secondary
-	if secondary == "" && len(p.in.Porcupine) > 0 {
-		secondary = "#" + porcupineID
-	}
-	j.str(safeLink(secondary))
+	j.str(safeLink(p.in.Secondary))
 	j.field("unit", false)
 	unit := h.Header.TimeUnit
 	if unit == "" {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -326,51 +325,6 @@ func TestPageEscaping(t *testing.T) {
 	// The script never parses data as markup.
 	if regexp.MustCompile(`innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function`).MatchString(pageJS) {
 		t.Error("the script uses an API that parses markup or code")
-	}
-}
-
-// Porcupine's page rides in the same file as the srcdoc of a sandboxed
-// frame: whatever it holds comes back byte for byte from the attribute and
-// never becomes markup of the timeline's page; the header links down to it.
-func TestPagePorcupine(t *testing.T) {
-	in := loadCase(t, "gc-pause")
-	porc := "<!DOCTYPE html>\n<html><head><title>Porcupine</title></head><body>\n" +
-		`<script>var s = "</script><script>alert(1)</script>"; var t = 'a' && "b";</script>` + "\n</body></html>\n"
-	in.Porcupine = []byte(porc)
-	page := render(t, in, Options{})
-	if !bytes.Equal(page, render(t, in, Options{})) {
-		t.Error("two renderings differ")
-	}
-	_, rest, ok := strings.Cut(string(page), `<section id="porcupine">`)
-	if !ok {
-		t.Fatal("no porcupine section")
-	}
-	_, rest, ok = strings.Cut(rest, `sandbox="allow-scripts" srcdoc="`)
-	if !ok {
-		t.Fatal("no sandboxed srcdoc frame")
-	}
-	attr, _, ok := strings.Cut(rest, `"`)
-	if !ok {
-		t.Fatal("the srcdoc attribute is not closed")
-	}
-	if strings.ContainsAny(attr, "<>'") {
-		t.Errorf("the srcdoc attribute holds markup raw: %.80q", attr)
-	}
-	if got := html.UnescapeString(attr); got != porc {
-		t.Errorf("srcdoc unescapes to %q, want %q", got, porc)
-	}
-	if n := bytes.Count(page, []byte("<script")); n != 2 {
-		t.Errorf("%d <script elements, want 2 (the data and the code)", n)
-	}
-	if d := decode(t, page); d.Secondary != "#porcupine" {
-		t.Errorf("secondary = %q, want the link down to the frame", d.Secondary)
-	}
-	in.Secondary = "other.html"
-	if d := decode(t, render(t, in, Options{})); d.Secondary != "other.html" {
-		t.Errorf("secondary = %q: an explicit link must win", d.Secondary)
-	}
-	if bytes.Contains(render(t, loadCase(t, "gc-pause"), Options{}), []byte(`id="porcupine"`)) {
-		t.Error("a page without porcupine's has its section")
 	}
 }
 

@@ -7,9 +7,10 @@
 //
 // With -names it also lists each package's names.
 //
-// A name whose doc comment has a "Deprecated:" paragraph is kept for one
-// release and then goes: it is listed apart, by name, and left out of each
-// package's count and of the totals, which say how many were left out.
+// A name whose doc comment has a "Deprecated:" paragraph is kept for at
+// least two minor releases and then goes (CHANGELOG.md): it is listed
+// apart, by name, and left out of each package's count and of the totals,
+// which say how many were left out.
 package main
 
 import (
@@ -62,7 +63,7 @@ func main() {
 	if old == 0 {
 		return
 	}
-	fmt.Printf("\ndeprecated, kept for one release (%d; %d in all with them):\n", old, total+old)
+	fmt.Printf("\ndeprecated, kept for at least two minor releases (%d; %d in all with them):\n", old, total+old)
 	for _, p := range pkgs {
 		if len(deprecated[p]) == 0 {
 			continue

@@ -14,7 +14,12 @@
   var GUTTER = 150, RH_PROC = 78, RH_TERMS = 46, RH_LANE = 36;
   // A process row, top to bottom: faults, op bars, two lines of op labels, beliefs.
   var P_FAULT = 3, P_FAULT_H = 12, P_OP = 18, P_OP_H = 20, P_LABEL = [46, 58], P_BELIEF = 66, P_BELIEF_H = 9;
-  var unit = D.unit, U = D.uncertainty;
+  // Every time on the page is in ms, as the stories and explanations say
+  // it (internal/timefmt): a history in ms keeps its numbers, any other
+  // unit is converted to ms at the history's own precision (µs: three
+  // decimals). unit is the history's own, named once in the header.
+  var unit = D.unit || 'ms', U = D.uncertainty;
+  var DIV = unit === 'us' ? 1000 : unit === 'ns' ? 1000000 : 1, MUL = unit === 's' ? 1000 : 1;
   var base = D.base === '0' ? null : D.base;
 
   // ---- decode the columns ----
@@ -46,20 +51,36 @@
     for (var k = 0; k < s.length; k++) { if (k > 0 && (s.length - k) % 3 === 0) out += ','; out += s[k]; }
     return (n < 0 ? '-' : '') + out;
   }
-  function abs(t) { // a time as the history wrote it
-    if (base === null) return grp(t);
-    return (BigInt(base) + BigInt(Math.round(t))).toString();
+  function msNum(n) { // n (in the history's unit) in ms, without a unit, as timefmt.Times.Num
+    n = Math.round(n);
+    if (MUL !== 1) return String(n * MUL);
+    if (DIV === 1) return String(n);
+    var a = Math.abs(n), f = a % DIV, s = String((a - f) / DIV);
+    if (f) s += '.' + String(f + DIV).slice(1).replace(/0+$/, '');
+    return (n < 0 ? '-' : '') + s;
   }
-  function T(t) { return abs(t) + ' ' + unit; }
+  function msBig(b) { // msNum of a BigInt (times since 1970 in ns are past 2^53)
+    if (MUL !== 1) return (b * BigInt(MUL)).toString();
+    if (DIV === 1) return b.toString();
+    var neg = b < BigInt(0), a = neg ? -b : b, d = BigInt(DIV), f = a % d, s = (a / d).toString();
+    if (f > BigInt(0)) s += '.' + (f + d).toString().slice(1).replace(/0+$/, '');
+    return (neg ? '-' : '') + s;
+  }
+  function abs(t) { // a time in ms, without the unit
+    if (base === null) return msNum(t);
+    return msBig(BigInt(base) + BigInt(Math.round(t)));
+  }
+  function T(t) { return abs(t) + ' ms'; }
+  function dur(d) { return msNum(d) + ' ms'; } // a duration (a TTL, the clock uncertainty, a clock fault's amount)
   function win(lo, hi) { return lo === hi ? abs(lo) : abs(lo) + '…' + abs(hi); }
   function plural(n, w) { return grp(n) + ' ' + w + (n === 1 ? '' : 's'); }
   function q(s) { return JSON.stringify(s); }
 
-  function describe(i) { // as model.Op.Describe
+  function describe(i) { // as model.Op.DescribeInUnit
     var k = oKind[i], f = oFlags[i], owner = ownerOf(i), p = procName(oProc[i]);
     var s = owner + (p !== owner ? '(' + p + ')' : '') + ' ' + KIND[k] + '(';
     var args = [];
-    if (k === 1 || k === 2) args.push('ttl=' + oTTL[i]);
+    if (k === 1 || k === 2) args.push('ttl=' + msNum(oTTL[i]) + (unit === 'ms' ? '' : 'ms'));
     if ((k === 2 || k === 3) && oFence[i]) args.push('fence=' + oFence[i]);
     if (k === 4) { if (oFence[i]) args.push('fence=' + oFence[i]); args.push(q(S[oVal[i] - 1] || '')); }
     s += args.join(', ') + ')';
@@ -68,8 +89,9 @@
     else if (k === 1) s += ' -> ok fence=' + oFence[i];
     else if (k === 5) s += (f & F_VAL) ? ' -> ' + q(S[oVal[i] - 1]) : ' -> nothing';
     else s += ' -> ok';
-    s += (f & F_RET) ? ' [' + abs(oCall[i]) + ',' + abs(oRet[i]) + ']' : ' [' + abs(oCall[i]) + ',-]';
-    if (f & F_AT) s += ' at=' + abs(oAt[i]);
+    var sfx = unit === 'ms' ? '' : 'ms';
+    s += (f & F_RET) ? ' [' + abs(oCall[i]) + ',' + abs(oRet[i]) + ']' + sfx : ' [' + abs(oCall[i]) + ',-]' + sfx;
+    if (f & F_AT) s += ' at=' + abs(oAt[i]) + sfx;
     return s;
   }
   function shortLabel(i) {
@@ -177,7 +199,7 @@
   var nAt = 0; for (i = 0; i < N; i++) if (oFlags[i] & F_AT) nAt++;
   var mode = nAt === N ? 'exact mode (every op carries at)' : nAt === 0 ? 'interval mode (no at: the clock is known within [call−u, return+u])' : 'exact where at was recorded, interval elsewhere';
   $('summary').textContent = [plural(D.total, 'operation'), plural(D.procs.length, 'process').replace('processs', 'processes'), plural(D.keys.length, 'key'),
-    'time in ' + unit, 'clock uncertainty u = ' + U + ' ' + unit, D.semantics + ' semantics', D.fences + ' fences', mode].join(' · ');
+    'times in ms' + (unit === 'ms' ? '' : ' (recorded in ' + (unit === 'us' ? 'µs' : unit) + ')'), 'clock uncertainty u = ' + dur(U), D.semantics + ' semantics', D.fences + ' fences', mode].join(' · ');
   D.properties.forEach(function (p) {
     var mark = p[1] === 'holds' ? '✓ ' : p[1] === 'violated' ? '✗ ' : '? ';
     $('verdicts').appendChild(el('span', p[1], mark + p[0] + ' ' + p[1]));
@@ -207,7 +229,7 @@
     var s = f.kind;
     if (f.amount) {
       if (f.kind === 'clock-drift') s += ' ' + f.amount + ' ppm';
-      else s += ' ' + (f.amount > 0 && /clock/.test(f.kind) ? '+' : '') + f.amount + ' ' + unit;
+      else s += ' ' + (f.amount > 0 && /clock/.test(f.kind) ? '+' : '') + dur(f.amount);
     }
     return s;
   }
@@ -329,13 +351,13 @@
       add('owner', ownerOf(o));
       if (D.keys.length > 1 || D.keys[0] !== '') add('key', q(D.keys[oKey[o]]));
       add('op', KIND[oKind[o]]);
-      if (oTTL[o]) add('ttl', oTTL[o] + ' ' + unit);
+      if (oTTL[o]) add('ttl', dur(oTTL[o]));
       if (oFence[o]) add('fence', String(oFence[o]));
       if (oKind[o] === 4 || (f & F_VAL)) add('value', (f & F_VAL) ? q(S[oVal[o] - 1]) : 'nothing written yet');
       add('call', T(oCall[o]));
       add('return', (f & F_RET) ? T(oRet[o]) : 'never');
       if (f & F_AT) add('at', T(oAt[o]) + ' (the coordinator’s clock when it applied it)');
-      else add('clock window', '[' + abs(oCall[o] - U) + ', ' + ((f & F_RET) ? abs(oRet[o] + U) : '∞') + '] ' + unit + ' (no at: somewhere in here)');
+      else add('clock window', '[' + abs(oCall[o] - U) + ', ' + ((f & F_RET) ? abs(oRet[o] + U) : '∞') + '] ms (no at: somewhere in here)');
       add('outcome', outcome(o));
       if (oKey[o] !== st.key) setKey(oKey[o]);
       var sn = stepsOfKey(oKey[o]).get(o);
@@ -349,10 +371,10 @@
     } else if (obj.term) {
       var tm = obj.term;
       add('term', tm.owner + (tm.fence ? ' · fence ' + tm.fence : ' · the lease'));
-      add('granted', 't = ' + win(tm.s0, tm.s1) + ' ' + unit + (tm.grant >= 0 ? ' (line ' + oLine[tm.grant] + ')' : ''));
+      add('granted', 't = ' + win(tm.s0, tm.s1) + ' ms' + (tm.grant >= 0 ? ' (line ' + oLine[tm.grant] + ')' : ''));
       add('renewals', tm.renewals ? tm.renewals + (tm.lastRenew >= 0 ? ', the last at line ' + oLine[tm.lastRenew] : '') : 'none');
-      add('granted expiry', 't = ' + win(tm.g0, tm.g1) + ' ' + unit);
-      add('actual end', 't = ' + win(tm.e0, tm.e1) + ' ' + unit + ', by ' + tm.cause + (tm.release >= 0 ? ' (line ' + oLine[tm.release] + ')' : ''));
+      add('granted expiry', 't = ' + win(tm.g0, tm.g1) + ' ms');
+      add('actual end', 't = ' + win(tm.e0, tm.e1) + ' ms, by ' + tm.cause + (tm.release >= 0 ? ' (line ' + oLine[tm.release] + ')' : ''));
       add('derived from', tm.lin ? 'the checker’s linearization' : 'the recorded outcomes (no linearization covers them)');
     } else if (obj.belief) {
       var b = obj.belief;
@@ -377,7 +399,7 @@
   }
   // held names what a holder holds: its fence, or (fence-less) the lease.
   function held(f) { return f ? 'fence ' + f : 'the lease'; }
-  function termText(t) { return t.owner + ' holds ' + held(t.fence) + ' from t = ' + win(t.s0, t.s1) + ' until ' + win(t.e0, t.e1) + ' ' + unit + ' (' + t.cause + ')'; }
+  function termText(t) { return t.owner + ' holds ' + held(t.fence) + ' from t = ' + win(t.s0, t.s1) + ' until ' + win(t.e0, t.e1) + ' ms (' + t.cause + ')'; }
   function termAt(k, t) {
     var best = null;
     terms.forEach(function (tm) { if (tm.key === k && tm.s0 <= t && t < tm.e1) best = tm; });
@@ -464,10 +486,12 @@
   var pending = false;
   function draw() { if (!pending) { pending = true; requestAnimationFrame(function () { pending = false; render(); }); } }
 
+  // A tick step in the history's unit that is a round number of ms (1, 2
+  // or 5 times a power of ten), and at least one of the history's units.
   function niceStep(raw) {
-    var p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
+    var ms = raw * MUL / DIV, p = Math.pow(10, Math.floor(Math.log10(ms))), m = ms / p;
     var s = m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10;
-    return Math.max(1, s * p);
+    return Math.max(1, Math.round(s * p * DIV / MUL));
   }
   function render() {
     marks = [];
@@ -478,14 +502,14 @@
     ax.font = FONT; ax.textBaseline = 'middle';
     var step = niceStep((st.v1 - st.v0) / (plotW() / 90));
     var t0 = Math.ceil(st.v0 / step) * step;
-    ax.fillStyle = '#1a202c'; ax.fillText('time (' + unit + ')', 8, 32);
-    axisLabels = ['time (' + unit + ')'];
-    if (base !== null) { ax.fillStyle = '#5a6472'; ax.font = FONT_S; ax.fillText('since ' + base, 8, 12); ax.font = FONT; }
+    ax.fillStyle = '#1a202c'; ax.fillText('time (ms)', 8, 32);
+    axisLabels = ['time (ms)'];
+    if (base !== null) { ax.fillStyle = '#5a6472'; ax.font = FONT_S; ax.fillText('since ' + msBig(BigInt(base)), 8, 12); ax.font = FONT; axisLabels.push('since ' + msBig(BigInt(base))); }
     ax.strokeStyle = '#9aa5b1';
     for (var t = t0; t <= st.v1; t += step) {
       var x = X(t); if (x < GUTTER) continue;
       ax.beginPath(); ax.moveTo(x + 0.5, 36); ax.lineTo(x + 0.5, 44); ax.stroke();
-      var tl = base === null ? grp(t) : '+' + grp(t);
+      var tl = base === null ? msNum(t) : '+' + msNum(t);
       ax.fillStyle = '#1a202c'; ax.textAlign = 'center'; ax.fillText(tl, x, 30); axisLabels.push(tl);
     }
     ax.textAlign = 'left';
@@ -819,7 +843,7 @@
       var vs = involved.get(o); if (vs) s += '\ninvolved in ' + vs.map(function (k) { return '#' + (k + 1) + ' ' + D.violations[k].property; }).join(', ');
       return s;
     }
-    if (h.term) return 'term: ' + termText(h.term) + '\ngranted expiry ' + win(h.term.g0, h.term.g1) + ' ' + unit;
+    if (h.term) return 'term: ' + termText(h.term) + '\ngranted expiry ' + win(h.term.g0, h.term.g1) + ' ms';
     if (h.belief) return procName(h.belief.proc) + ' believes it holds ' + held(h.belief.fence) + ', t = ' + abs(h.belief.from) + '–' + T(h.belief.to) + (h.belief.open ? ' (still at the end)' : '');
     if (h.fault) return faultText(h.fault);
     return '';
