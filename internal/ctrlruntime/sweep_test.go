@@ -24,7 +24,8 @@ func replayCommand(file string) string {
 func seeds(short int) int { return k8ssweep.SeedCount(short) }
 
 type sweepResult struct {
-	sum      *campaign.Summary
+	res      *k8slease.SweepResult
+	sum      *k8slease.Summary
 	failures []*campaign.Failure
 	warned   []*campaign.Outcome
 	grants   int // acquires the API server granted, over every seed
@@ -50,8 +51,31 @@ func config(t *testing.T, impl string, p k8slease.Profile, timings []k8slease.Ti
 
 func sweep(t *testing.T, impl string, p k8slease.Profile, timings []k8slease.Timing, n int, cfg func(*campaign.Config)) *sweepResult {
 	t.Helper()
-	r := k8slease.Sweep(t, config(t, impl, p, timings, n, cfg))
-	return &sweepResult{sum: r.Summary, failures: r.Failures, warned: r.Warned, grants: r.Grants}
+	out := &sweepResult{}
+	c := config(t, impl, p, timings, n, cfg)
+	configure := c.Configure
+	c.Configure = func(c *campaign.Config) {
+		configure(c)
+		onOutcome, onFailure := c.OnOutcome, c.OnFailure
+		c.OnOutcome = func(seed uint64, o *campaign.Outcome) error {
+			if len(o.Warnings) > 0 && !o.Violated() {
+				out.warned = append(out.warned, o)
+			}
+			if onOutcome != nil {
+				return onOutcome(seed, o)
+			}
+			return nil
+		}
+		c.OnFailure = func(f *campaign.Failure) {
+			out.failures = append(out.failures, f)
+			if onFailure != nil {
+				onFailure(f)
+			}
+		}
+	}
+	r := k8slease.Sweep(t, c)
+	out.res, out.sum, out.grants = r, r.Summary, r.Grants
+	return out
 }
 
 // clean asserts that a sweep found nothing — no violation, nothing
@@ -59,7 +83,7 @@ func sweep(t *testing.T, impl string, p k8slease.Profile, timings []k8slease.Tim
 // least one a seed.
 func (r *sweepResult) clean(t *testing.T) {
 	t.Helper()
-	(&k8slease.SweepResult{Summary: r.sum, Failures: r.failures, Grants: r.grants}).Clean(t)
+	r.res.Clean(t)
 	if r.grants < r.sum.Seeds {
 		t.Errorf("the sweep exercised too little: %d grants in %d seeds", r.grants, r.sum.Seeds)
 	}

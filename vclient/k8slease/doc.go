@@ -44,8 +44,8 @@
 // takeover, fence), not Kubernetes'; ReplayScenario and Regressions
 // replay its saved files. examples/httplease is that template.
 //
-// leasecheck's own sweeps of client-go's LeaderElector (Elector,
-// deprecated here; its implementations, profiles' draws, API server and
+// leasecheck's own sweeps of client-go's LeaderElector (its program,
+// elector, in this package; its implementations, profiles' draws, API server and
 // work loop live in internal/k8ssweep) find the zombie write unfenced,
 // and clean runs fenced — but for client-go's own belief outliving a slow
 // renewal's answer by up to RetryPeriod + RenewDeadline, a warning where
@@ -77,9 +77,9 @@
 // ReplayScenario, the go test flags), sweep.go (Timing, Timings, Profile,
 // Profiles; the targets of leasecheck's own sweeps), tokens.go (Tokens:
 // the tokens users make), tokentransport.go (TokenTransport), jitter.go
-// (UseJitter), clock.go (UseClock), elector.go (Elector, leasecheck's own
+// (UseJitter), clock.go (UseClock), elector.go (elector, leasecheck's own
 // program around client-go's elector), story.go (the account of a failure
 // in Kubernetes terms that the saved story tells: electorNotes,
-// userNotes), names.go (CampaignConfig: internal/campaign's type a sweep
-// of your own tunes), deprecated.go (the names that leave in v0.16.0).
+// userNotes), results.go (Outcome, Failure, Saved, Summary: what a sweep
+// gives back, each seed to SweepConfig.OnSeed).
 package k8slease

@@ -17,7 +17,7 @@ func secs(ms int64) string {
 	return fmt.Sprintf("%gs", float64(ms)/1000)
 }
 
-// electorNotes is the account of a failure of this package's own Elector
+// electorNotes is the account of a failure of this package's own elector
 // (Target's implementations) in Kubernetes terms: what ran, the zombie
 // write or the release of another's Lease it finds, and what closes it.
 func electorNotes(o *campaign.Outcome) *campaign.DomainNotes {
@@ -223,7 +223,7 @@ type foreignRelease struct {
 	// Paused is the releaser's pause that covered Victim's grant, if any.
 	Paused *model.FaultRecord
 	// Read is the releaser's own account of its release (its trace line,
-	// from the Elector: what Lock.Get read, what IsLeader() said), "" when
+	// from the elector: what Lock.Get read, what IsLeader() said), "" when
 	// it left none.
 	Read string
 }
