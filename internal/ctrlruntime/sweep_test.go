@@ -12,6 +12,7 @@ import (
 	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient/k8slease"
 )
 
@@ -32,13 +33,16 @@ type sweepResult struct {
 }
 
 // config is the sweep configuration of impl: the exported entry
-// (k8slease.Sweep) over the manager, as a user's module runs it.
+// (k8slease.Sweep) over the manager, as a user's module runs it — the
+// default API server, which takes the holder a manager writes
+// (hostname_uuid) for its candidate.
 func config(t *testing.T, impl string, p k8slease.Profile, timings []k8slease.Timing, n int, cfg func(*campaign.Config)) k8slease.SweepConfig {
 	tg, err := Target(t, impl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return k8slease.SweepConfig{Name: impl, Client: tg.Client, Options: &tg.Options, Profile: p, Timings: timings, Want: k8slease.WantResult,
+	return k8slease.SweepConfig{Name: impl, Client: tg.Client, Fenced: tg.Options.Fenced, Tokens: model.GrantTokens,
+		Profile: p, Timings: timings, Want: k8slease.WantResult,
 		Replay: replayCommand,
 		Configure: func(c *campaign.Config) {
 			c.Seeds = n

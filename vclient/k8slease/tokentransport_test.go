@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
@@ -27,7 +28,7 @@ func (a answering) RoundTrip(req *http.Request) (*http.Response, error) {
 		panic("no serializer for " + a.mediaType)
 	}
 	var b bytes.Buffer
-	if err := scheme.Codecs.EncoderForVersion(info.Serializer, coordinationv1.SchemeGroupVersion).Encode(a.obj, &b); err != nil {
+	if err := scheme.Codecs.EncoderForVersion(info.Serializer, schema.GroupVersions{coordinationv1.SchemeGroupVersion, corev1.SchemeGroupVersion}).Encode(a.obj, &b); err != nil {
 		return nil, err
 	}
 	rec := httptest.NewRecorder()
