@@ -47,7 +47,6 @@ type Manager struct {
 	// Namespace and LeaderElectionID, the Lease's namespace and name
 	// (default "default", "leasecheck").
 	Namespace, LeaderElectionID string
-
 }
 
 // Use implements vclient.RandUser: client-go's jitter (which the manager's
