@@ -3,6 +3,7 @@ package k8slease
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,15 +20,12 @@ import (
 )
 
 // The go test flags of every sweep (Sweep), registered by
-// internal/k8ssweep when a test binary imports this package, so a user's
-// module runs
+// internal/k8ssweep when a test binary imports this package, under the
+// prefix "k8slease." so that a test of the same binary may define -seeds,
+// -profile, -save or -scenario of its own; a user's module runs
 //
-//	go test -run TestMyElection -seeds 10000 -profile pause -save DIR
-//	go test -run TestMyElection -scenario DIR/seed-N.scenario.json
-//
-// They are registered when the package is initialized, as a testing
-// library's are: a test of the same binary that defines -seeds, -profile,
-// -save or -scenario itself clashes with them.
+//	go test -run TestMyElection -k8slease.seeds 10000 -k8slease.profile pause -k8slease.save DIR
+//	go test -run TestMyElection -k8slease.scenario DIR/seed-N.scenario.json
 var (
 	profileFlag  = k8ssweep.ProfileFlag
 	saveFlag     = k8ssweep.SaveFlag
@@ -114,7 +112,10 @@ type SweepConfig struct {
 	// Want is what the sweep must show (default WantClean).
 	Want Want
 	// Replay is the command that replays a saved file (nil: go test -run
-	// '^TestName$' -count=1 -scenario FILE, in your package's directory).
+	// '^TestName$' -count=1 -k8slease.scenario FILE, in your package's
+	// directory, carrying the other flags the sweep's command line set —
+	// an -impl of your own that picks the configuration — but go test's
+	// and the sweeps' own).
 	Replay func(file string) string
 	// Regressions is the directory Regressions replays (default
 	// testdata/regressions, in your package's directory).
@@ -326,9 +327,35 @@ func (c *SweepConfig) replay(t *testing.T) func(string) string {
 		return c.Replay
 	}
 	top, _, _ := strings.Cut(t.Name(), "/")
+	carried := carriedFlags()
 	return func(file string) string {
-		return fmt.Sprintf("go test -run '^%s$' -count=1 -scenario %s", top, file)
+		return fmt.Sprintf("go test -run '^%s$' -count=1%s -%sscenario %s", top, carried, k8ssweep.FlagPrefix, file)
 	}
+}
+
+// carriedFlags are the flags of this test binary's command line that a
+// replay carries: those set other than go test's own (test.*) and the
+// sweeps' (-k8slease.seeds ...), which the configuration under test may
+// read (an -impl of the user's), each " -name=value".
+func carriedFlags() string {
+	var b strings.Builder
+	flag.Visit(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "test.") || k8ssweep.IsSweepFlag(f.Name) {
+			return
+		}
+		fmt.Fprintf(&b, " -%s=%s", f.Name, shellQuote(f.Value.String()))
+	})
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell where it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:,=+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func (c *SweepConfig) regressions() string {

@@ -166,7 +166,7 @@ func TestMyControllerUnfenced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## In Kubernetes terms", "with its own timing", "— a zombie write.", "`k8slease.Regressions`", "-scenario FILE"} {
+	for _, want := range []string{"## In Kubernetes terms", "with its own timing", "— a zombie write.", "`k8slease.Regressions`", "-k8slease.scenario FILE"} {
 		if !strings.Contains(string(story), want) {
 			t.Errorf("the saved story lacks %q:\n%s", want, story)
 		}
