@@ -47,12 +47,12 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 	if s.impl == "" {
 		s.impl = ImplReference
 	}
+	s.dn = notes(o)
 	s.facts()
 	s.glance()
 	s.scenario()
 	s.trace = o.TraceLines()
 	s.happened()
-	s.dn = notes(o)
 	if s.dn != nil {
 		writeNotes(w, s.dn)
 		fmt.Fprintln(w)
@@ -169,7 +169,11 @@ func (s *story) scenario() {
 	if sc.ReadEvery > 0 {
 		fmt.Fprintf(w, "- reader r1 reads every %d%s\n", sc.ReadEvery, unit)
 	}
-	for _, l := range Parameters(o) {
+	params := Parameters(o)
+	if s.dn != nil && len(s.dn.Parameters) > 0 {
+		params = s.dn.Parameters // the client's own, not the reference holder's
+	}
+	for _, l := range params {
 		fmt.Fprintf(w, "- %s\n", l)
 	}
 	for _, f := range CauseFirst(o, sc.Faults) {

@@ -166,9 +166,16 @@ func TestMyControllerUnfenced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## In Kubernetes terms", "with its own timing", "— a zombie write.", "`k8slease.Regressions`", "-k8slease.scenario FILE"} {
+	for _, want := range []string{"## In Kubernetes terms", "with its own timing", "— a zombie write.", "`k8slease.Regressions`", "-k8slease.scenario FILE",
+		"- timing: `LeaseDuration=15s`, `RenewDeadline=10s`, `RetryPeriod=2s` — the client's own (`SweepConfig.Timing` \"mine\")", "- writes: no token"} {
 		if !strings.Contains(string(story), want) {
 			t.Errorf("the saved story lacks %q:\n%s", want, story)
+		}
+	}
+	// The reference holder's settings, which this controller never had.
+	for _, not := range []string{"acquire backoff", "margin", "It exits 1"} {
+		if strings.Contains(string(story), not) {
+			t.Errorf("the saved story tells %q:\n%s", not, story)
 		}
 	}
 }
