@@ -61,9 +61,10 @@ func (w *world) bubbled() [][]byte {
 	ownHeader := own[:bytes.IndexByte(own, '\n')]
 	var leaked [][]byte
 	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		header, _, _ := bytes.Cut(g, []byte("\n"))
-		if bytes.Equal(header, ownHeader) {
-			continue
+		header, frames, _ := bytes.Cut(g, []byte("\n"))
+		if bytes.Equal(header, ownHeader) || bytes.HasPrefix(frames, []byte("internal/synctest.Run(")) ||
+			bytes.HasPrefix(frames, []byte("testing/synctest.testingSynctestTest(")) {
+			continue // synctest's own: the bubble's root and its test's goroutine
 		}
 		if gm := bubbleID.FindSubmatch(header); gm != nil && bytes.Equal(gm[1], m[1]) {
 			leaked = append(leaked, g)

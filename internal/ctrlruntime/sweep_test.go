@@ -213,7 +213,11 @@ func Replay(t *testing.T, file string) (*campaign.Outcome, error) {
 // writes it judges carry tokens.
 func TestFenceUnchecked(t *testing.T) {
 	cfg := config(t, Fenced, "pause", k8slease.Timings[:1], seeds(200), func(c *campaign.Config) { c.FailFast = true })
-	o := *cfg.Options
+	tg, err := Target(t, Fenced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := tg.Options
 	o.FenceUnchecked = true
 	cfg.Options, cfg.Want = &o, k8slease.WantViolation
 	k8slease.Sweep(t, cfg)
