@@ -45,9 +45,9 @@ type Summary struct {
 	Faults map[string]int `json:"faults"`
 	// NotInjected counts the faults the scenarios drew that never struck
 	// or were applied in part (Execution.Partial: a pause armed for a
-	// write no candidate made), by kind; absent when none. A kind drawn
-	// and never injected over a whole campaign is an error (Unexercised).
-	NotInjected map[string]int `json:"not_injected,omitempty"`
+	// write no candidate made), by kind ({} when none). A kind drawn and
+	// never injected over a whole campaign is an error (Unexercised).
+	NotInjected map[string]int `json:"not_injected"`
 	// NotInjectedWhy is the first reason a fault of each kind of
 	// NotInjected gave for not striking (its fault record's detail).
 	NotInjectedWhy map[string]string `json:"not_injected_why,omitempty"`
@@ -109,7 +109,7 @@ type SimStats struct {
 // named impl from seed first, listing every fault kind in kinds and every
 // property in props at zero.
 func NewSummary(impl string, first uint64, kinds []faults.Kind, props []string, simulated bool) *Summary {
-	s := &Summary{Implementation: impl, FirstSeed: first, Faults: map[string]int{}, Violations: map[string]int{}, FailedSeeds: []uint64{}}
+	s := &Summary{Implementation: impl, FirstSeed: first, Faults: map[string]int{}, NotInjected: map[string]int{}, Violations: map[string]int{}, FailedSeeds: []uint64{}}
 	for _, k := range kinds {
 		s.Faults[string(k)] = 0
 	}
@@ -139,7 +139,10 @@ func (s *Summary) Add(seed uint64, o *Outcome) {
 			continue
 		}
 		if s.NotInjected == nil {
-			s.NotInjected, s.NotInjectedWhy = map[string]int{}, map[string]string{}
+			s.NotInjected = map[string]int{}
+		}
+		if s.NotInjectedWhy == nil {
+			s.NotInjectedWhy = map[string]string{}
 		}
 		s.NotInjected[string(k)] += n
 		if _, ok := s.NotInjectedWhy[string(k)]; !ok {
@@ -274,7 +277,7 @@ func Merge(parts ...*Summary) (*Summary, error) {
 		return nil, err
 	}
 	a := ps[0]
-	out := &Summary{Implementation: a.Implementation, FirstSeed: a.FirstSeed, Faults: map[string]int{}, Violations: map[string]int{}, FailedSeeds: []uint64{}}
+	out := &Summary{Implementation: a.Implementation, FirstSeed: a.FirstSeed, Faults: map[string]int{}, NotInjected: map[string]int{}, Violations: map[string]int{}, FailedSeeds: []uint64{}}
 	if a.SimStats != nil {
 		out.SimStats = &SimStats{}
 	}
@@ -310,8 +313,8 @@ func Merge(parts ...*Summary) (*Summary, error) {
 			out.Violations[k] += n
 		}
 		for k, n := range p.NotInjected {
-			if out.NotInjected == nil {
-				out.NotInjected, out.NotInjectedWhy = map[string]int{}, map[string]string{}
+			if out.NotInjectedWhy == nil {
+				out.NotInjectedWhy = map[string]string{}
 			}
 			out.NotInjected[k] += n
 			if _, ok := out.NotInjectedWhy[k]; !ok && p.NotInjectedWhy[k] != "" {
