@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"time"
 )
@@ -34,6 +36,21 @@ type Candidate struct {
 	w      *world
 	seq    [2]int // requests admitted, per store
 	writes int    // writes admitted that the harness named
+	rnd    *rand.Rand
+}
+
+// Rand is the incarnation's own seeded source, drawn from the run's seed
+// and the incarnation's name: what a client draws the random part of its
+// identity from (a UUID: k8slease.SeedUUIDs), so that a replay draws the
+// same and no two incarnations of a run draw alike. Each call goes on
+// from where the last left off; it is for one goroutine at a time.
+func (c *Candidate) Rand() *rand.Rand {
+	if c.rnd == nil {
+		h := fnv.New64a()
+		h.Write([]byte(c.Name))
+		c.rnd = rand.New(rand.NewPCG(c.w.sc.Seed, h.Sum64()))
+	}
+	return c.rnd
 }
 
 // Errors a candidate's calls return.

@@ -196,10 +196,12 @@ func (r *recorder) result(w *world) *sim.Result {
 	res := &sim.Result{Scenario: r.sc, History: h, Trace: r.trace, Plan: r.sc.Faults, Beliefs: r.beliefs, Stops: r.stops,
 		AdvisoryBelief: r.opts.AdvisoryBelief, HarnessFences: true}
 	r.store = r.storeLog(h, idx)
-	res.Stats = sim.Stats{End: end, Ops: len(ops), Faults: map[faults.Kind]int{}}
+	res.Stats = sim.Stats{End: end, Ops: len(ops), Faults: map[faults.Kind]int{}, NotApplied: map[faults.Kind]int{}}
 	for i := range r.sc.Faults {
 		if _, ok := r.struckAt[i]; ok || r.sc.Faults[i].Kind != faults.Pause {
 			res.Stats.Faults[r.sc.Faults[i].Kind]++
+		} else {
+			res.Stats.NotApplied[faults.Pause]++ // armed, and no write came to strike at
 		}
 	}
 	lm := r.meter.Measures()

@@ -33,5 +33,5 @@ func (t *Target) Run(_ context.Context, sc *scenario.Scenario) (*campaign.Execut
 		return nil, err
 	}
 	return &campaign.Execution{Scenario: sc, History: r.History, Store: r.Store, Sim: r.Result, Faults: r.Stats.Faults,
-		FirstError: r.FirstError}, nil
+		Partial: r.Stats.NotApplied, FirstError: r.FirstError}, nil
 }

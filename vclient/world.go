@@ -248,6 +248,7 @@ func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*rec
 		w.plan()
 		w.loop()
 		rec = &record{Result: w.rec.result(w), Store: w.rec.store, FirstError: w.rec.firstError()}
+		w.reportLeaks()
 	})
 	if rec == nil {
 		return nil, fmt.Errorf("vclient: the run of seed %d did not finish", sc.Seed)

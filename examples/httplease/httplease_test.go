@@ -58,7 +58,7 @@ func TestPlantedBugCaught(t *testing.T) {
 	}
 	f := r.Failures[0]
 	if !f.Outcome.Fails("exclusive-belief") && !f.Outcome.Fails("stop-on-renew-failure") {
-		t.Errorf("seed %d violates %v, want exclusive-belief or stop-on-renew-failure", f.Seed, f.Outcome.Failed())
+		t.Errorf("seed %d violates %v, want exclusive-belief or stop-on-renew-failure", f.Seed, f.Outcome.Violated)
 	}
 	if f.Saved == nil {
 		t.Fatalf("seed %d not saved: %v", f.Seed, f.SaveErr)
@@ -70,7 +70,7 @@ func TestPlantedBugCaught(t *testing.T) {
 	if !strings.Contains(string(story), "## In lease terms") || strings.Contains(string(story), "Kubernetes") {
 		t.Errorf("the saved story is not told in lease terms:\n%s", story)
 	}
-	t.Logf("seed %d: %v, saved as %s", f.Seed, f.Outcome.Failed(), f.Saved.Scenario)
+	t.Logf("seed %d: %v, saved as %s", f.Seed, f.Outcome.Violated, f.Saved.Scenario)
 }
 
 // TestRegressions replays the failures kept in testdata/regressions (the

@@ -19,6 +19,11 @@ type DomainNotes struct {
 	Heading string
 	// Setup says what ran, in those terms.
 	Setup string
+	// Parameters, when set, are the lines the story's scenario section
+	// lists for the run's configuration instead of the reference holder's
+	// (its margin, renewal interval and acquire backoff, which a client of
+	// its own never had): the client's own timing and settings.
+	Parameters []string
 	// Events are what happened. The story tells them in time order (those
 	// at no one instant last, each group in the order given), so a driver
 	// that gathers them by cause cannot tell a reader an effect before it.

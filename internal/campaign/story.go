@@ -47,12 +47,12 @@ func WriteStory(w io.Writer, o *Outcome, info StoryInfo) {
 	if s.impl == "" {
 		s.impl = ImplReference
 	}
+	s.dn = notes(o)
 	s.facts()
 	s.glance()
 	s.scenario()
 	s.trace = o.TraceLines()
 	s.happened()
-	s.dn = notes(o)
 	if s.dn != nil {
 		writeNotes(w, s.dn)
 		fmt.Fprintln(w)
@@ -169,7 +169,11 @@ func (s *story) scenario() {
 	if sc.ReadEvery > 0 {
 		fmt.Fprintf(w, "- reader r1 reads every %d%s\n", sc.ReadEvery, unit)
 	}
-	for _, l := range Parameters(o) {
+	params := Parameters(o)
+	if s.dn != nil && len(s.dn.Parameters) > 0 {
+		params = s.dn.Parameters // the client's own, not the reference holder's
+	}
+	for _, l := range params {
 		fmt.Fprintf(w, "- %s\n", l)
 	}
 	for _, f := range CauseFirst(o, sc.Faults) {
@@ -275,9 +279,10 @@ func (s *story) replay() {
 		writeRealReplay(w, failed, impl, info)
 		return
 	}
-	if strings.HasPrefix(impl, "vclient:") {
+	if strings.HasPrefix(impl, "vclient:") || strings.HasPrefix(replay, "go test ") {
 		// A virtual-time client replays as a go test of its own package,
-		// which keeps its regressions itself (package vclient's stories).
+		// which keeps its regressions itself (package vclient's stories):
+		// a test passes, exit 0, when the replay is as saved.
 		fmt.Fprintf(w, "The test passes when the replay violates exactly %s and fails otherwise: the scenario records its implementation (`%s`), its fault kinds and the properties it must violate (`expect`).\n", code(failed), impl)
 		writeKeep(w, dn)
 		return

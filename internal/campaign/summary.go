@@ -30,6 +30,10 @@ type Summary struct {
 	Seeds          int    `json:"seeds"`
 	FirstSeed      uint64 `json:"first_seed"`
 	Ops            int64  `json:"ops"`
+	// Writes counts the writes recorded (accepted, refused or never
+	// answered): a campaign whose operations are all lease traffic
+	// exercised no writer, and is an error (Unexercised).
+	Writes int64 `json:"writes"`
 	// Grants counts the acquires granted over the seeds. A campaign with
 	// no operation or no grant exercised nothing, and is an error
 	// (Unexercised), not a pass.
@@ -39,6 +43,14 @@ type Summary struct {
 	FirstError string `json:"first_error"`
 	// Faults counts the faults injected, for every kind of the campaign.
 	Faults map[string]int `json:"faults"`
+	// NotInjected counts the faults the scenarios drew that never struck
+	// or were applied in part (Execution.Partial: a pause armed for a
+	// write no candidate made), by kind ({} when none). A kind drawn and
+	// never injected over a whole campaign is an error (Unexercised).
+	NotInjected map[string]int `json:"not_injected"`
+	// NotInjectedWhy is the first reason a fault of each kind of
+	// NotInjected gave for not striking (its fault record's detail).
+	NotInjectedWhy map[string]string `json:"not_injected_why,omitempty"`
 	// Violations counts the seeds that violate each property judged.
 	Violations map[string]int `json:"violations"`
 	// Warnings counts the seeds with a warning on each property (a finding
@@ -97,7 +109,7 @@ type SimStats struct {
 // named impl from seed first, listing every fault kind in kinds and every
 // property in props at zero.
 func NewSummary(impl string, first uint64, kinds []faults.Kind, props []string, simulated bool) *Summary {
-	s := &Summary{Implementation: impl, FirstSeed: first, Faults: map[string]int{}, Violations: map[string]int{}, FailedSeeds: []uint64{}}
+	s := &Summary{Implementation: impl, FirstSeed: first, Faults: map[string]int{}, NotInjected: map[string]int{}, Violations: map[string]int{}, FailedSeeds: []uint64{}}
 	for _, k := range kinds {
 		s.Faults[string(k)] = 0
 	}
@@ -114,12 +126,28 @@ func NewSummary(impl string, first uint64, kinds []faults.Kind, props []string, 
 func (s *Summary) Add(seed uint64, o *Outcome) {
 	s.Seeds++
 	s.Ops += int64(o.Ops())
+	s.Writes += o.writes()
 	s.Grants += o.grants()
 	if s.FirstError == "" {
 		s.FirstError = o.firstError()
 	}
 	for k, n := range o.Faults {
 		s.Faults[string(k)] += n
+	}
+	for k, n := range o.Partial {
+		if n == 0 {
+			continue
+		}
+		if s.NotInjected == nil {
+			s.NotInjected = map[string]int{}
+		}
+		if s.NotInjectedWhy == nil {
+			s.NotInjectedWhy = map[string]string{}
+		}
+		s.NotInjected[string(k)] += n
+		if _, ok := s.NotInjectedWhy[string(k)]; !ok {
+			s.NotInjectedWhy[string(k)] = o.partialWhy(k)
+		}
 	}
 	for _, p := range o.Failed() {
 		s.Violations[p]++ // seeds, not counterexamples
@@ -181,23 +209,44 @@ func (s *Summary) Violated() bool { return s.Failed > 0 }
 // Unexercised says why a campaign that ran seeds exercised nothing — no
 // operation recorded, or no lease granted, over all of them (every request
 // failing: a client and a server that do not speak one content type, a
-// backend that refuses every call) — with the first failed request as its
-// cause; nil when the seeds exercised the lease, or none ran (an empty
+// backend that refuses every call), or no write (its operations all lease
+// traffic: a fenced client that never learned a token writes nothing), or
+// a fault kind its scenarios drew and never injected (a pause strikes at a
+// write, and none was made) — with the first failed request, or the
+// fault's own record, as its cause; nil when the seeds exercised the
+// lease, the writer and every fault kind drawn, or none ran (an empty
 // shard). A campaign that exercised nothing is an error (exit 2), not a
 // pass: Status says so unless a seed violated a property.
 func (s *Summary) Unexercised() error {
-	if s.Seeds == 0 || s.Ops > 0 && s.Grants > 0 {
+	if s.Seeds == 0 {
+		return nil
+	}
+	seeds := Count(int64(s.Seeds), "seed", "seeds")
+	if s.Ops > 0 && s.Grants > 0 && s.Writes > 0 {
+		for _, k := range orderedKinds(s.NotInjected) {
+			if s.Faults[k] == 0 && s.NotInjected[k] > 0 {
+				why := ""
+				if w := s.NotInjectedWhy[k]; w != "" {
+					why = " (the first: " + w + ")"
+				}
+				return fmt.Errorf("%s did not exercise its faults: over %s, the scenarios drew %s and none was injected%s",
+					s.Implementation, seeds, Count(int64(s.NotInjected[k]), k+" fault", k+" faults"), why)
+			}
+		}
 		return nil
 	}
 	what := "no operation was recorded"
-	if s.Ops > 0 {
+	switch {
+	case s.Ops > 0 && s.Grants == 0:
 		what = fmt.Sprintf("%s recorded, and no lease was granted", Count(s.Ops, "operation", "operations"))
+	case s.Ops > 0:
+		what = fmt.Sprintf("%s and %s recorded, and no write: every operation was lease traffic", Count(s.Ops, "operation", "operations"), Count(s.Grants, "grant", "grants"))
 	}
 	cause := "no request failed: nothing was asked"
 	if s.FirstError != "" {
 		cause = "the first failed request: " + s.FirstError
 	}
-	return fmt.Errorf("%s exercised nothing: over %s, %s; %s", s.Implementation, Count(int64(s.Seeds), "seed", "seeds"), what, cause)
+	return fmt.Errorf("%s exercised nothing: over %s, %s; %s", s.Implementation, seeds, what, cause)
 }
 
 // Status is the campaign's exit status (Status): a violation wins, then a
@@ -228,7 +277,7 @@ func Merge(parts ...*Summary) (*Summary, error) {
 		return nil, err
 	}
 	a := ps[0]
-	out := &Summary{Implementation: a.Implementation, FirstSeed: a.FirstSeed, Faults: map[string]int{}, Violations: map[string]int{}, FailedSeeds: []uint64{}}
+	out := &Summary{Implementation: a.Implementation, FirstSeed: a.FirstSeed, Faults: map[string]int{}, NotInjected: map[string]int{}, Violations: map[string]int{}, FailedSeeds: []uint64{}}
 	if a.SimStats != nil {
 		out.SimStats = &SimStats{}
 	}
@@ -252,6 +301,7 @@ func Merge(parts ...*Summary) (*Summary, error) {
 		next = p.FirstSeed + uint64(p.Seeds)
 		out.Seeds += p.Seeds
 		out.Ops += p.Ops
+		out.Writes += p.Writes
 		out.Grants += p.Grants
 		if out.FirstError == "" {
 			out.FirstError = p.FirstError
@@ -261,6 +311,15 @@ func Merge(parts ...*Summary) (*Summary, error) {
 		}
 		for k, n := range p.Violations {
 			out.Violations[k] += n
+		}
+		for k, n := range p.NotInjected {
+			if out.NotInjectedWhy == nil {
+				out.NotInjectedWhy = map[string]string{}
+			}
+			out.NotInjected[k] += n
+			if _, ok := out.NotInjectedWhy[k]; !ok && p.NotInjectedWhy[k] != "" {
+				out.NotInjectedWhy[k] = p.NotInjectedWhy[k]
+			}
 		}
 		for k, n := range p.Warnings {
 			if out.Warnings == nil {
@@ -414,6 +473,7 @@ func (s *Summary) WriteText(w io.Writer, wall time.Duration) {
 		row("seeds", "0")
 	}
 	row("operations", "%d", s.Ops)
+	row("writes", "%d", s.Writes)
 	row("grants", "%d", s.Grants)
 	if m := s.SimStats; m != nil {
 		simSec := float64(m.SimulatedMs) / 1000
@@ -428,7 +488,11 @@ func (s *Summary) WriteText(w io.Writer, wall time.Duration) {
 	}
 	fmt.Fprintln(w, "\nfaults injected")
 	for _, k := range orderedKinds(s.Faults) {
-		fmt.Fprintf(w, "  %-24s %d\n", k, s.Faults[k])
+		not := ""
+		if n := s.NotInjected[k]; n > 0 {
+			not = fmt.Sprintf("  (%d drawn and never struck)", n)
+		}
+		fmt.Fprintf(w, "  %-24s %d%s\n", k, s.Faults[k], not)
 	}
 	fmt.Fprintln(w, "\nseeds violating")
 	for _, p := range orderedProps(s.Violations) {

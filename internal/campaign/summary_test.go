@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -312,16 +313,18 @@ func TestFailedSeedsCapped(t *testing.T) {
 // idleTarget is a target whose every request failed: its runs record the
 // ops it was given, and say what the first failure was.
 type idleTarget struct {
-	ops   []model.Op
-	first string
+	ops             []model.Op
+	first           string
+	faults, partial map[faults.Kind]int
+	records         []model.FaultRecord
 }
 
 func (idleTarget) Implementation() string { return "idle" }
 
 func (t idleTarget) Run(_ context.Context, sc *scenario.Scenario) (*Execution, error) {
-	h := &model.History{Name: "idle", Header: model.DefaultHeader(), Ops: slices.Clone(t.ops)}
+	h := &model.History{Name: "idle", Header: model.DefaultHeader(), Ops: slices.Clone(t.ops), Faults: slices.Clone(t.records)}
 	h.NumberLines()
-	return &Execution{Scenario: sc, History: h, Faults: map[faults.Kind]int{}, FirstError: t.first}, nil
+	return &Execution{Scenario: sc, History: h, Faults: maps.Clone(t.faults), Partial: maps.Clone(t.partial), FirstError: t.first}, nil
 }
 
 // TestUnexercisedIsAnError: a campaign whose seeds recorded no operation,
@@ -331,6 +334,8 @@ func (t idleTarget) Run(_ context.Context, sc *scenario.Scenario) (*Execution, e
 func TestUnexercisedIsAnError(t *testing.T) {
 	gen := Reference().Generator(nil)
 	unanswered := model.Op{Process: "h1", Kind: model.Acquire, TTL: 100, Call: 1}
+	granted := model.Op{Process: "h1", Owner: "h1", Kind: model.Acquire, TTL: 100, Call: 1, Return: 2, Returned: true, OK: true, Fence: 1}
+	wrote := model.Op{Process: "h1", Owner: "h1", Kind: model.Write, Call: 3, Return: 4, Returned: true, OK: true, Fence: 1}
 	for _, tc := range []struct {
 		name  string
 		tg    idleTarget
@@ -339,10 +344,21 @@ func TestUnexercisedIsAnError(t *testing.T) {
 		{"zero operations", idleTarget{first: `POST /apis/coordination.k8s.io/v1/namespaces/default/leases (Content-Type application/vnd.kubernetes.protobuf): 415 Unsupported Media Type`},
 			"application/vnd.kubernetes.protobuf"},
 		{"every request unanswered", idleTarget{ops: []model.Op{unanswered}}, "line 2"},
+		{"lease traffic only", idleTarget{ops: []model.Op{granted}}, "no write: every operation was lease traffic"},
+		{"pauses never struck", idleTarget{ops: []model.Op{granted, wrote}, partial: map[faults.Kind]int{faults.Pause: 1},
+			records: []model.FaultRecord{{Kind: "pause", Target: "h1", Partial: true, Detail: "h1 wrote nothing after it"}}},
+			"the scenarios drew 3 pause faults and none was injected (the first: h1 wrote nothing after it)"},
+		{"pauses struck in part", idleTarget{ops: []model.Op{granted, wrote}, faults: map[faults.Kind]int{faults.Pause: 1}, partial: map[faults.Kind]int{faults.Pause: 1}}, ""},
 	} {
 		sum, err := Run(context.Background(), Config{Target: tc.tg, Scenario: gen, Seeds: 3, First: 1, Workers: 1})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if tc.cause == "" { // exercised: some of each kind drawn struck
+			if err := sum.Unexercised(); err != nil || sum.Status() != ExitOK {
+				t.Errorf("%s: %v, status %d; want exercised, exit 0", tc.name, err, sum.Status())
+			}
+			continue
 		}
 		if sum.Status() != ExitUsage {
 			t.Errorf("%s: status %d, want %d", tc.name, sum.Status(), ExitUsage)

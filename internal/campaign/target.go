@@ -67,6 +67,17 @@ type Execution struct {
 	Notes func(*Outcome) *DomainNotes
 }
 
+// partialWhy is the detail of r's first fault record of kind k applied in
+// part or not at all: why it did not strike.
+func (r *Execution) partialWhy(k faults.Kind) string {
+	for _, f := range r.History.Faults {
+		if f.Partial && f.Kind == string(k) {
+			return f.Detail
+		}
+	}
+	return ""
+}
+
 // firstError is r's FirstError, or else its history's first op refused
 // with an error or never answered.
 func (r *Execution) firstError() string {
@@ -99,6 +110,18 @@ func (r *Execution) grants() int64 {
 
 // Ops is how many operations the run recorded.
 func (r *Execution) Ops() int { return len(r.History.Ops) }
+
+// writes counts the writes the run recorded (accepted, refused or never
+// answered): a run whose operations are all lease traffic wrote nothing.
+func (r *Execution) writes() int64 {
+	var n int64
+	for i := range r.History.Ops {
+		if r.History.Ops[i].Kind == model.Write {
+			n++
+		}
+	}
+	return n
+}
 
 // Simulated runs scenarios in the deterministic simulator (package sim)
 // against the reference implementation or one planted bug.

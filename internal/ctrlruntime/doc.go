@@ -18,14 +18,14 @@
 // and a new one is built, as a restarted pod would.
 //
 // Identity. controller-runtime draws its identity's UUID from
-// github.com/google/uuid's source; the harness points that source
-// (uuid.SetRand) at one drawn from the run's seed while a manager is
-// built, and checks that the manager drew exactly one UUID, so a replay
-// elects the same identities. At the API server's door the holder string a
-// manager writes is translated to its candidate's name and back, so the
-// history speaks of h1, h2 while every manager sees the Lease it wrote.
-// The hostname part is the machine's, as controller-runtime takes it; it
-// reaches neither the history nor the trace.
+// github.com/google/uuid's source; the manager is built inside
+// k8slease.SeedUUIDs, which points that source at the candidate's own
+// seeded one, so a replay elects the same identities. The API server a
+// sweep runs against takes the holder string a manager writes for its
+// candidate (k8ssweep.Holders, k8slease's default), so the history speaks
+// of h1, h2 while every manager sees the Lease it wrote; the hostname part
+// is the machine's, as controller-runtime takes it, and reaches no
+// history.
 //
 // Unfenced (Unfenced), under pauses, a manager writes after its Lease went
 // to another: the zombie write. Fenced (Fenced), each write presents the
@@ -43,7 +43,6 @@
 // Its sweeps go through k8slease.Sweep, the entry a user's module calls,
 // and so take its flags (-seeds, -save, -scenario).
 //
-// Index: manager.go (Manager, the leader's Runnable), identity.go (the
-// seeded hostname_uuid), server.go (the identities at the API server's
-// door), sweep.go (Target, Generator).
+// Index: manager.go (Manager, the leader's Runnable), sweep.go (Target,
+// Generator).
 package ctrlruntime

@@ -20,7 +20,7 @@ import (
 // Manager is the user's program around a controller-runtime manager, as a
 // vclient.Client: per candidate, manager.New with leader election on and
 // everything else of it at its defaults — the "leases" lock, the
-// hostname_uuid identity (seeded: identity.go), its event recorder (its
+// hostname_uuid identity (its UUID seeded: k8slease.SeedUUIDs), its event recorder (its
 // "became leader" Events go to the API server, which accepts them) — with
 // the scenario's LeaseDuration (its TTL), RenewDeadline (the holder's
 // timeout) and RetryPeriod (its renew interval) as k8slease.Parameters
@@ -47,19 +47,12 @@ type Manager struct {
 	// Namespace and LeaderElectionID, the Lease's namespace and name
 	// (default "default", "leasecheck").
 	Namespace, LeaderElectionID string
-
-	// key is the run's, drawn from its seeded source (Use): the identities'
-	// UUIDs derive from it.
-	key uint64
 }
 
 // Use implements vclient.RandUser: client-go's jitter (which the manager's
-// leader election draws from) and the identities' UUIDs come from the
-// run's seeded source.
-func (m *Manager) Use(r *rand.Rand) func() {
-	m.key = r.Uint64()
-	return k8slease.UseJitter(r)
-}
+// leader election draws from) comes from the run's seeded source; the
+// identities' UUIDs from each candidate's (k8slease.SeedUUIDs).
+func (m *Manager) Use(r *rand.Rand) func() { return k8slease.UseJitter(r) }
 
 // Start implements vclient.Client.
 func (m *Manager) Start(ctx context.Context, c *vclient.Candidate) {
@@ -72,17 +65,18 @@ func (m *Manager) Start(ctx context.Context, c *vclient.Candidate) {
 	}
 	ld, rd, rp := k8slease.Parameters(c)
 	ctx = klog.NewContext(ctx, logr.Discard())
-	for k := 0; ctx.Err() == nil; k++ {
+	for ctx.Err() == nil {
 		var mgr manager.Manager
 		var fence func() int64
-		id, err := withIdentity(m.key, c.Name, k, func(id string) error {
-			cfg := &rest.Config{Host: "http://kube-apiserver.invalid", Transport: c.Transport(), QPS: -1,
-				// JSON: the translation of identities at the API server's
-				// door and the token's reading decode JSON.
-				ContentConfig: rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"}}
+		err := k8slease.SeedUUIDs(c, func() error {
+			// The rest of the configuration at client-go's defaults: its
+			// content types, protobuf where the type has one.
+			cfg := &rest.Config{Host: "http://kube-apiserver.invalid", Transport: c.Transport(), QPS: -1}
 			if m.Fenced {
 				cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-					rt, fence = k8slease.TokenTransport(rt, id)
+					// The identity is the manager's own (hostname_uuid),
+					// learned from its first Lease write.
+					rt, fence = k8slease.TokenTransport(rt, "")
 					return rt
 				}
 			}
@@ -105,7 +99,6 @@ func (m *Manager) Start(ctx context.Context, c *vclient.Candidate) {
 			<-ctx.Done()
 			return
 		}
-		c.Trace("manager", "identity <hostname>_"+id[len(id)-36:])
 		if m.Fenced && fence == nil {
 			c.Trace("refused", "the manager built no client through its rest.Config's transport")
 			<-ctx.Done()

@@ -33,11 +33,11 @@ func Target(t *testing.T, impl string) (*vclient.Target, error) {
 	case Unfenced:
 		return &vclient.Target{T: t, Name: impl, Client: &Manager{},
 			Options: vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
-				Server: func() vclient.Server { return newServer(k8ssweep.NewServer()) }}}, nil
+				Server: func() vclient.Server { return k8ssweep.Holders(k8ssweep.NewServer()) }}}, nil
 	case Fenced:
 		return &vclient.Target{T: t, Name: impl, Client: &Manager{Fenced: true},
 			Options: vclient.Options{Fenced: true, Fences: model.Increasing, AdvisoryBelief: true,
-				Server: func() vclient.Server { s := k8ssweep.NewServer(); s.Fenced = true; return newServer(s) }}}, nil
+				Server: func() vclient.Server { s := k8ssweep.NewServer(); s.Fenced = true; return k8ssweep.Holders(s) }}}, nil
 	}
 	return nil, fmt.Errorf("implementation %q: want %s or %s", impl, Unfenced, Fenced)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient/k8slease"
 )
 
@@ -24,20 +25,24 @@ func replayCommand(file string) string {
 func seeds(short int) int { return k8ssweep.SeedCount(short) }
 
 type sweepResult struct {
-	sum      *campaign.Summary
+	res      *k8slease.SweepResult
+	sum      *k8slease.Summary
 	failures []*campaign.Failure
 	warned   []*campaign.Outcome
 	grants   int // acquires the API server granted, over every seed
 }
 
 // config is the sweep configuration of impl: the exported entry
-// (k8slease.Sweep) over the manager, as a user's module runs it.
+// (k8slease.Sweep) over the manager, as a user's module runs it — the
+// default API server, which takes the holder a manager writes
+// (hostname_uuid) for its candidate.
 func config(t *testing.T, impl string, p k8slease.Profile, timings []k8slease.Timing, n int, cfg func(*campaign.Config)) k8slease.SweepConfig {
 	tg, err := Target(t, impl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return k8slease.SweepConfig{Name: impl, Client: tg.Client, Options: &tg.Options, Profile: p, Timings: timings, Want: k8slease.WantResult,
+	return k8slease.SweepConfig{Name: impl, Client: tg.Client, Fenced: tg.Options.Fenced, Tokens: model.GrantTokens,
+		Profile: p, Timings: timings, Want: k8slease.WantResult,
 		Replay: replayCommand,
 		Configure: func(c *campaign.Config) {
 			c.Seeds = n
@@ -50,8 +55,31 @@ func config(t *testing.T, impl string, p k8slease.Profile, timings []k8slease.Ti
 
 func sweep(t *testing.T, impl string, p k8slease.Profile, timings []k8slease.Timing, n int, cfg func(*campaign.Config)) *sweepResult {
 	t.Helper()
-	r := k8slease.Sweep(t, config(t, impl, p, timings, n, cfg))
-	return &sweepResult{sum: r.Summary, failures: r.Failures, warned: r.Warned, grants: r.Grants}
+	out := &sweepResult{}
+	c := config(t, impl, p, timings, n, cfg)
+	configure := c.Configure
+	c.Configure = func(c *campaign.Config) {
+		configure(c)
+		onOutcome, onFailure := c.OnOutcome, c.OnFailure
+		c.OnOutcome = func(seed uint64, o *campaign.Outcome) error {
+			if len(o.Warnings) > 0 && !o.Violated() {
+				out.warned = append(out.warned, o)
+			}
+			if onOutcome != nil {
+				return onOutcome(seed, o)
+			}
+			return nil
+		}
+		c.OnFailure = func(f *campaign.Failure) {
+			out.failures = append(out.failures, f)
+			if onFailure != nil {
+				onFailure(f)
+			}
+		}
+	}
+	r := k8slease.Sweep(t, c)
+	out.res, out.sum, out.grants = r, r.Summary, r.Grants
+	return out
 }
 
 // clean asserts that a sweep found nothing — no violation, nothing
@@ -59,7 +87,7 @@ func sweep(t *testing.T, impl string, p k8slease.Profile, timings []k8slease.Tim
 // least one a seed.
 func (r *sweepResult) clean(t *testing.T) {
 	t.Helper()
-	(&k8slease.SweepResult{Summary: r.sum, Failures: r.failures, Grants: r.grants}).Clean(t)
+	r.res.Clean(t)
 	if r.grants < r.sum.Seeds {
 		t.Errorf("the sweep exercised too little: %d grants in %d seeds", r.grants, r.sum.Seeds)
 	}
@@ -185,7 +213,11 @@ func Replay(t *testing.T, file string) (*campaign.Outcome, error) {
 // writes it judges carry tokens.
 func TestFenceUnchecked(t *testing.T) {
 	cfg := config(t, Fenced, "pause", k8slease.Timings[:1], seeds(200), func(c *campaign.Config) { c.FailFast = true })
-	o := *cfg.Options
+	tg, err := Target(t, Fenced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := tg.Options
 	o.FenceUnchecked = true
 	cfg.Options, cfg.Want = &o, k8slease.WantViolation
 	k8slease.Sweep(t, cfg)

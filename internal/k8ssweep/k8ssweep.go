@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/leasecheck/leasecheck/faults"
@@ -24,21 +25,46 @@ import (
 	"github.com/leasecheck/leasecheck/vclient"
 )
 
-// The go test flags of every sweep (k8slease.Sweep): a test binary that
-// imports k8slease has them, so a user's module runs
+// The go test flags of every sweep (k8slease.Sweep), under the prefix
+// "k8slease.": a test binary that imports k8slease has them, so a user's
+// module runs
 //
-//	go test -run TestMyElection -seeds 10000 -profile pause -save DIR
-//	go test -run TestMyElection -scenario DIR/seed-N.scenario.json
+//	go test -run TestMyElection -k8slease.seeds 10000 -k8slease.profile pause -k8slease.save DIR
+//	go test -run TestMyElection -k8slease.scenario DIR/seed-N.scenario.json
 //
-// They are registered when the package is initialized, as a testing
-// library's are: a test of the same binary that defines -seeds, -profile,
-// -save or -scenario itself clashes with them.
+// and a test of the same binary may define -seeds, -profile, -save or
+// -scenario of its own. leasecheck's own test binaries also take the short
+// names (ShortFlags).
 var (
-	SeedsFlag    = flag.Int("seeds", 0, "k8slease sweeps: seeds per sweep (0: each sweep's default, a fifth of it with -short)")
-	ProfileFlag  = flag.String("profile", "", "k8slease sweeps: the fault profile of a sweep whose SweepConfig names none (none, latency, pause, pause-any, partition, conflict, contention, clock, all)")
-	SaveFlag     = flag.String("save", "", "k8slease sweeps: where failures are saved, shrunk, with their stories (default: the test's temporary directory)")
-	ScenarioFlag = flag.String("scenario", "", "k8slease sweeps: replay this saved scenario file instead of sweeping")
+	SeedsFlag    = flag.Int(FlagPrefix+"seeds", 0, "k8slease sweeps: seeds per sweep (0: each sweep's default, a fifth of it with -short)")
+	ProfileFlag  = flag.String(FlagPrefix+"profile", "", "k8slease sweeps: the fault profile of a sweep whose SweepConfig names none (none, latency, pause, pause-any, partition, conflict, contention, clock, all)")
+	SaveFlag     = flag.String(FlagPrefix+"save", "", "k8slease sweeps: where failures are saved, shrunk, with their stories (default: the test's temporary directory)")
+	ScenarioFlag = flag.String(FlagPrefix+"scenario", "", "k8slease sweeps: replay this saved scenario file instead of sweeping")
 )
+
+// FlagPrefix prefixes the names of the sweeps' flags.
+const FlagPrefix = "k8slease."
+
+// sweepFlags are the sweeps' flags, by their short names.
+var sweepFlags = []string{"seeds", "profile", "save", "scenario"}
+
+// ShortFlags registers -seeds, -profile, -save and -scenario as second
+// names of the k8slease.* flags, for leasecheck's own test binaries (their
+// commands, in docs/, use them); call it from a test file's init. A user's
+// binary does not, and its own -seeds is its own.
+func ShortFlags() {
+	for _, n := range sweepFlags {
+		f := flag.Lookup(FlagPrefix + n)
+		flag.Var(f.Value, n, f.Usage)
+	}
+}
+
+// IsSweepFlag reports whether name is one of the sweeps' flags, by either
+// name: the flags a replay command sets itself, not carried over from the
+// command line.
+func IsSweepFlag(name string) bool {
+	return slices.Contains(sweepFlags, strings.TrimPrefix(name, FlagPrefix))
+}
 
 // SeedCount is the number of seeds a sweep whose default is n runs: -seeds
 // when given, a fifth of n with -short (a race run looks for data races,

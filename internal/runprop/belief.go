@@ -118,6 +118,12 @@ func exclusiveBeliefWarned(r *runrecord.Run) (violations, warnings []Finding) {
 					f.Explanation += fmt.Sprintf(" A warning, not a violation: the client's belief is advisory, the history is in fenced storage, and no write %s sent under fence %d while it believed was accepted "+
 						"after a newer fence had been — the fence kept the overlap harmless to the fenced resource (a side effect of %s's that the fence does not guard, it does not cover).",
 						old.Process, grantFence(old, og), old.Process)
+					if w, rel := writeAfterOwnRelease(r.History, old.Process); w != nil {
+						f.Lines = lines(append(f.Lines, w.Line, rel.Line)...)
+						f.Explanation += fmt.Sprintf(" Yet a write outlived its holder: %s's write %q (line %d), sent at t=%d, before its own release of the lease (line %d, t=%d), "+
+							"was applied at t=%d, %dms after that release — delayed past it; the fence admitted it because no newer fence had been accepted yet.",
+							old.Process, w.Value, w.Line, w.Call, rel.Line, opTime(rel), opTime(w), opTime(w)-opTime(rel))
+					}
 					if len(warnings) < maxFindings {
 						warnings = append(warnings, f)
 					}
@@ -201,6 +207,29 @@ func staleOwnWrite(h *model.History, b *runrecord.Belief, fence int64) *model.Op
 		}
 	}
 	return first
+}
+
+// writeAfterOwnRelease returns process's first write the store accepted
+// after process's own release of the lease had taken effect, though sent
+// before it (a write delayed past its holder's release), and that release;
+// nil when there is none.
+func writeAfterOwnRelease(h *model.History, process string) (w, rel *model.Op) {
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Process != process || op.Kind != model.Release || !accepted(op) {
+			continue
+		}
+		for j := range h.Ops {
+			x := &h.Ops[j]
+			if x.Process == process && x.Kind == model.Write && accepted(x) && x.Call < opTime(op) && opTime(x) > opTime(op) && (w == nil || opTime(x) < opTime(w)) {
+				w, rel = x, op
+			}
+		}
+		if w != nil {
+			return w, rel
+		}
+	}
+	return nil, nil
 }
 
 // accepted reports whether the store accepted op, as far as the history

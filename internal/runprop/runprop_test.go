@@ -513,3 +513,23 @@ func rec(r *sim.Result) *runrecord.Run {
 	x := sim.Record(r)
 	return &x
 }
+
+// TestWriteAfterOwnRelease: a write sent before its holder's own release
+// and applied after it is named with that release; one applied before the
+// release, one sent after it, another's, or a refused one is not.
+func TestWriteAfterOwnRelease(t *testing.T) {
+	h := &model.History{Ops: []model.Op{
+		{Line: 1, Process: "h1", Kind: model.Write, OK: true, Returned: true, Call: 10, At: 20, HasAt: true},   // applied before the release
+		{Line: 2, Process: "h1", Kind: model.Release, OK: true, Returned: true, Call: 25, At: 30, HasAt: true}, // the release
+		{Line: 3, Process: "h2", Kind: model.Write, OK: true, Returned: true, Call: 26, At: 40, HasAt: true},   // another's
+		{Line: 4, Process: "h1", Kind: model.Write, OK: true, Returned: true, Call: 35, At: 45, HasAt: true},   // sent after the release
+		{Line: 5, Process: "h1", Kind: model.Write, OK: false, Returned: true, Call: 27, At: 50, HasAt: true},  // refused
+	}}
+	if w, _ := writeAfterOwnRelease(h, "h1"); w != nil {
+		t.Errorf("writeAfterOwnRelease = line %d; want none", w.Line)
+	}
+	h.Ops[4].OK = true // delayed past the release, and applied
+	if w, rel := writeAfterOwnRelease(h, "h1"); w == nil || w.Line != 5 || rel.Line != 2 {
+		t.Errorf("writeAfterOwnRelease = %v, %v; want line 5 after the release at line 2", w, rel)
+	}
+}

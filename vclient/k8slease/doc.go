@@ -13,9 +13,15 @@
 //
 // Sweep is the one entry: it takes your candidate program
 // (SweepConfig.Client, a vclient.Client) and reads the go test flags this
-// package registers — -seeds, -profile, -save, and -scenario to replay one
+// package registers under the prefix "k8slease." — -k8slease.seeds,
+// -k8slease.profile, -k8slease.save, and -k8slease.scenario to replay one
 // saved file — so your module runs
-// go test -run TestMyElection -seeds 10000 -profile pause-any.
+// go test -run TestMyElection -k8slease.seeds 10000 -k8slease.profile pause-any
+// and may define a -seeds of its own. SweepConfig.OnSeed sees every
+// seed's judged run (Outcome: its verdicts, the clients' view and the
+// store's record, its trace on demand), FirstSeed starts later, and what
+// a sweep returns (SweepResult: Summary, Failure, Saved) is in names your
+// module can write.
 // SweepConfig.Timing declares the parameters your controller runs with
 // when it reads none of the scenario's (Parameters reads them from a
 // Candidate): no seed and no shrinker's edit changes them. A failure is
@@ -26,8 +32,11 @@
 // ReplayScenario replays one file and says what it showed.
 //
 // UseJitter points client-go's jitter at the run's seeded source, so a run
-// replays exactly; UseClock hands a candidate's skewed clock to its
-// elector (the "clock" profile). A controller that fences its writes takes
+// replays exactly; SeedUUIDs seeds the UUID in an identity a client makes
+// itself (controller-runtime's hostname_uuid), and the API server a sweep
+// runs against takes whatever holder string a candidate writes for that
+// candidate; UseClock hands a candidate's skewed clock to its elector (the
+// "clock" profile). A controller that fences its writes takes
 // its token from the Leases it is answered with: Tokens, wrapping the
 // typed client given to its LeaseLock (TokenAcquired, TokenHeld,
 // TokenTransitions), or TokenTransport, wrapping the client's transport
@@ -44,8 +53,8 @@
 // takeover, fence), not Kubernetes'; ReplayScenario and Regressions
 // replay its saved files. examples/httplease is that template.
 //
-// leasecheck's own sweeps of client-go's LeaderElector (Elector,
-// deprecated here; its implementations, profiles' draws, API server and
+// leasecheck's own sweeps of client-go's LeaderElector (its program,
+// elector, in this package; its implementations, profiles' draws, API server and
 // work loop live in internal/k8ssweep) find the zombie write unfenced,
 // and clean runs fenced — but for client-go's own belief outliving a slow
 // renewal's answer by up to RetryPeriod + RenewDeadline, a warning where
@@ -77,9 +86,9 @@
 // ReplayScenario, the go test flags), sweep.go (Timing, Timings, Profile,
 // Profiles; the targets of leasecheck's own sweeps), tokens.go (Tokens:
 // the tokens users make), tokentransport.go (TokenTransport), jitter.go
-// (UseJitter), clock.go (UseClock), elector.go (Elector, leasecheck's own
+// (UseJitter), uuids.go (SeedUUIDs), clock.go (UseClock), elector.go (elector, leasecheck's own
 // program around client-go's elector), story.go (the account of a failure
 // in Kubernetes terms that the saved story tells: electorNotes,
-// userNotes), names.go (CampaignConfig: internal/campaign's type a sweep
-// of your own tunes), deprecated.go (the names that leave in v0.16.0).
+// userNotes), results.go (Outcome, Failure, Saved, Summary: what a sweep
+// gives back, each seed to SweepConfig.OnSeed).
 package k8slease

@@ -21,7 +21,7 @@ import (
 	"github.com/leasecheck/leasecheck/vclient"
 )
 
-// Elector is leasecheck's own program around client-go's LeaderElector,
+// elector is leasecheck's own program around client-go's LeaderElector,
 // as a vclient.Client: per candidate, a typed coordination/v1 client whose
 // transport is the harness's (rest.Config.Timeout = RenewDeadline, as
 // kube-controller-manager and kube-scheduler configure their
@@ -50,11 +50,7 @@ import (
 // of the context OnStartedLeading was given: client-go calls
 // OnStoppedLeading only after the release's round trips, while the work
 // stopped when its context ended.
-//
-// Deprecated: leasecheck's own (its sweeps of client-go's LeaderElector);
-// it leaves this package in v0.16.0. Sweep your own controller with
-// SweepConfig.Client.
-type Elector struct {
+type elector struct {
 	Fenced          bool
 	ReleaseOnCancel bool
 	// WriteWithTermContext makes the work write under the context
@@ -76,22 +72,15 @@ type Elector struct {
 	// New builds the elector from its configuration; nil is client-go's
 	// leaderelection.NewLeaderElector. The tests put a patched copy of
 	// client-go's package here (internal/clientgopatched).
-	New func(leaderelection.LeaderElectionConfig) (LeaderElector, error)
+	New func(leaderelection.LeaderElectionConfig) (leaderElector, error)
 }
 
-// leaderElector is what Elector uses of client-go's
+// leaderElector is what elector uses of client-go's
 // *leaderelection.LeaderElector (or of the patched copy its tests build).
 type leaderElector interface {
 	Run(ctx context.Context)
 	IsLeader() bool
 }
-
-// LeaderElector is what Elector uses of client-go's
-// *leaderelection.LeaderElector.
-//
-// Deprecated: leasecheck's own (Elector's); it leaves this package in
-// v0.16.0.
-type LeaderElector = leaderElector
 
 func newClientGo(cfg leaderelection.LeaderElectionConfig) (leaderElector, error) {
 	return leaderelection.NewLeaderElector(cfg)
@@ -99,10 +88,7 @@ func newClientGo(cfg leaderelection.LeaderElectionConfig) (leaderElector, error)
 
 // Use implements vclient.RandUser: client-go's jitter draws from the run's
 // seeded source.
-//
-// Deprecated: leasecheck's own (Elector's); it leaves this package in
-// v0.16.0.
-func (e *Elector) Use(r *rand.Rand) func() { return useJitter(r) }
+func (e *elector) Use(r *rand.Rand) func() { return useJitter(r) }
 
 // Parameters returns the three parameters a candidate's elector runs with:
 // LeaseDuration is the scenario's TTL, RenewDeadline the holder's timeout
@@ -121,10 +107,7 @@ func Parameters(c *vclient.Candidate) (leaseDuration, renewDeadline, retryPeriod
 }
 
 // Start implements vclient.Client.
-//
-// Deprecated: leasecheck's own (Elector's); it leaves this package in
-// v0.16.0.
-func (e *Elector) Start(ctx context.Context, c *vclient.Candidate) {
+func (e *elector) Start(ctx context.Context, c *vclient.Candidate) {
 	ns, name := e.Namespace, e.Name
 	if ns == "" {
 		ns = "default"
@@ -241,7 +224,7 @@ type job struct {
 
 // work is the leader's side effect (k8ssweep.Work), each write guarded by
 // IsLeader() and, fenced, carrying the token of this candidate's grant.
-func (e *Elector) work(ctx context.Context, c *vclient.Candidate, le leaderElector, tok *Tokens) {
+func (e *elector) work(ctx context.Context, c *vclient.Candidate, le leaderElector, tok *Tokens) {
 	o := k8ssweep.WorkOptions{Leading: le.IsLeader, TermContext: e.WriteWithTermContext}
 	if e.Fenced {
 		o.Fence = func() int64 { return tok.Token(e.Token) }

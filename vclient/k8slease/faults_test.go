@@ -144,7 +144,7 @@ func TestConflictsProfile(t *testing.T) {
 // candidates (up to seven); with seven, the fenced elector is clean under
 // pauses and the unfenced one's zombie write is found.
 func TestReplicas(t *testing.T) {
-	cfg := SweepConfig{Name: k8ssweep.Unfenced, Client: &Elector{}, MinReplicas: 2, MaxReplicas: 7}
+	cfg := SweepConfig{Name: k8ssweep.Unfenced, Client: &elector{}, MinReplicas: 2, MaxReplicas: 7}
 	seen := map[int]bool{}
 	gen := cfg.generator(t, "pause")
 	for seed := uint64(1); seed <= 200; seed++ {

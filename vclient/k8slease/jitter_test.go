@@ -11,7 +11,7 @@ import (
 
 // TestUseJitter: with UseJitter, client-go's wait.Jitter draws from the
 // source given — the same seed, the same waits; another seed, others —
-// and undo puts the process-wide source back. Elector.Use is the same.
+// and undo puts the process-wide source back. elector.Use is the same.
 func TestUseJitter(t *testing.T) {
 	draw := func(use func(*rand.Rand) func(), seed uint64) []time.Duration {
 		undo := use(rand.New(rand.NewPCG(seed, 1)))
@@ -29,8 +29,8 @@ func TestUseJitter(t *testing.T) {
 	if c := draw(UseJitter, 2); slices.Equal(a, c) {
 		t.Errorf("seeds 1 and 2 drew the same %v", a)
 	}
-	if e := draw((&Elector{}).Use, 1); !slices.Equal(a, e) {
-		t.Errorf("Elector.Use drew %v, UseJitter %v", e, a)
+	if e := draw((&elector{}).Use, 1); !slices.Equal(a, e) {
+		t.Errorf("elector.Use drew %v, UseJitter %v", e, a)
 	}
 	// Undone: the process-wide source again, which does not repeat seed 1.
 	var after []time.Duration

@@ -10,7 +10,7 @@ import (
 )
 
 // TestNaiveWriteCaught: a controller that writes under the context
-// OnStartedLeading gave it (Elector.WriteWithTermContext, what most
+// OnStartedLeading gave it (elector.WriteWithTermContext, what most
 // controllers do), under pauses. client-go cancels that context as the
 // paused leader resumes, so the client gives up on the write a pause held
 // while the API server applies it: the client's view records it unanswered

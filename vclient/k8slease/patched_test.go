@@ -15,7 +15,7 @@ func init() { patchedElector = newPatched }
 
 func newPatched(cfg leaderelection.LeaderElectionConfig) (leaderElector, error) {
 	if cfg.WatchDog != nil {
-		panic("k8slease: the patched elector takes no WatchDog") // the Elector sets none
+		panic("k8slease: the patched elector takes no WatchDog") // the elector sets none
 	}
 	return patched.NewLeaderElector(patched.LeaderElectionConfig{
 		Lock:          cfg.Lock,

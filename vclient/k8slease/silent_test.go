@@ -21,7 +21,7 @@ import (
 // "OK: every property held".
 func TestNothingSilentlyGreen(t *testing.T) {
 	run := func(jsonOnly bool) *campaign.Summary {
-		tg := &vclient.Target{T: t, Name: "vclient:k8slease-protobuf", Client: &Elector{ContentType: runtime.ContentTypeProtobuf},
+		tg := &vclient.Target{T: t, Name: "vclient:k8slease-protobuf", Client: &elector{ContentType: runtime.ContentTypeProtobuf},
 			Options: vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
 				Server: func() vclient.Server { s := k8ssweep.NewServer(); s.JSONOnly = jsonOnly; return s }}}
 		sum, err := campaign.Run(context.Background(), campaign.Config{Target: tg, Scenario: testGenerator(k8ssweep.Unfenced, "none", Timings[:1]),

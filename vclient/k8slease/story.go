@@ -17,7 +17,7 @@ func secs(ms int64) string {
 	return fmt.Sprintf("%gs", float64(ms)/1000)
 }
 
-// electorNotes is the account of a failure of this package's own Elector
+// electorNotes is the account of a failure of this package's own elector
 // (Target's implementations) in Kubernetes terms: what ran, the zombie
 // write or the release of another's Lease it finds, and what closes it.
 func electorNotes(o *campaign.Outcome) *campaign.DomainNotes {
@@ -110,7 +110,68 @@ func userNotes(o *campaign.Outcome, cfg *SweepConfig, t *testing.T) *campaign.Do
 		"copy its `.scenario.json` and `.history.jsonl` into `%s/` in your package, where a test calling `k8slease.Regressions` "+
 		"with this sweep's configuration replays every scenario and fails unless exactly its `expect` is violated and its history is recorded again "+
 		"(`%s` replays one).", cfg.regressions(), cfg.replay(t)("FILE"))
-	return zombieNotes(o, v)
+	var n *campaign.DomainNotes
+	if fr := findForeignRelease(o); fr != nil {
+		// A deposed holder's release cleared another's Lease: the finding
+		// is on the release path, and the writes after it are the
+		// legitimate holder's, not a zombie's.
+		n = releaseNotes(o, fr, v)
+	} else {
+		n = zombieNotes(o, v)
+	}
+	n.Parameters = userParameters(o, cfg, "Kubernetes")
+	if hint := releaseBeliefHint(o); hint != "" {
+		n.Cause = append(n.Cause, hint)
+	}
+	return n
+}
+
+// userParameters are the scenario section's lines for a client of your
+// own: the timing it ran with and whose it is, what its writes carried,
+// the step-downs and the network — not the reference holder's margin and
+// backoff, which it never had. terms is "Kubernetes" or "lease".
+func userParameters(o *campaign.Outcome, cfg *SweepConfig, terms string) []string {
+	sc := o.Scenario
+	rd, rp := storyTiming(o)
+	whose := "drawn by the sweep from its timings, read by the client (`k8slease.Parameters`)"
+	if cfg.Timing != nil {
+		whose = fmt.Sprintf("the client's own (`SweepConfig.Timing` %q)", cfg.Timing.Name)
+	}
+	var out []string
+	if terms == "lease" {
+		out = append(out, fmt.Sprintf("timing: TTL %s, renewals %s apart, each given up after %s — %s", secs(sc.TTL), secs(rp), secs(rd), whose))
+	} else {
+		out = append(out, fmt.Sprintf("timing: `LeaseDuration=%s`, `RenewDeadline=%s`, `RetryPeriod=%s` — %s", secs(sc.TTL), secs(rd), secs(rp), whose))
+	}
+	switch {
+	case cfg.fencedStore():
+		out = append(out, "writes: each carries a token (`Candidate.Write`'s fence); the store keeps the highest it accepted and refuses a lower one")
+	default:
+		out = append(out, "writes: no token; the store accepts every write")
+	}
+	if cfg.Shutdowns {
+		out = append(out, "step-downs: one candidate a seed is shut down gracefully (`SweepConfig.Shutdowns`)")
+	}
+	return append(out, fmt.Sprintf("network: each leg %d-%dms", sc.Network.MinDelay, sc.Network.MaxDelay))
+}
+
+// releaseBeliefHint is the advice for a client that releases its Lease on
+// the way out (ReleaseOnCancel) and whose belief outlived its lease: the
+// belief should end with the work's context, not with OnStoppedLeading.
+func releaseBeliefHint(o *campaign.Outcome) string {
+	released := false
+	for i := range o.History.Ops {
+		if op := &o.History.Ops[i]; op.Kind == model.Release {
+			released = true
+			break
+		}
+	}
+	if !released || !(o.Fails("exclusive-belief") || o.Fails("stop-on-renew-failure") || o.Fails("belief-fence")) {
+		return ""
+	}
+	return "With `ReleaseOnCancel`, client-go calls `OnStoppedLeading` only after its release's round trips, while the work stopped when the context " +
+		"`OnStartedLeading` was given ended: end the belief there (`Candidate.Stopped` when that context is done), as the work does, " +
+		"not in `OnStoppedLeading`."
 }
 
 // zombieNotes tells a zombie write (k8ssweep.FindZombieWrite) in v's voice,
@@ -223,7 +284,7 @@ type foreignRelease struct {
 	// Paused is the releaser's pause that covered Victim's grant, if any.
 	Paused *model.FaultRecord
 	// Read is the releaser's own account of its release (its trace line,
-	// from the Elector: what Lock.Get read, what IsLeader() said), "" when
+	// from the elector: what Lock.Get read, what IsLeader() said), "" when
 	// it left none.
 	Read string
 }
@@ -424,5 +485,7 @@ func leaseNotes(o *campaign.Outcome, cfg *SweepConfig, t *testing.T) *campaign.D
 		v.intro += "; its writes carried no fence"
 	}
 	v.intro += "."
-	return zombieNotes(o, v)
+	n := zombieNotes(o, v)
+	n.Parameters = userParameters(o, cfg, "lease")
+	return n
 }

@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/client-go/tools/leaderelection"
 
-	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient"
@@ -36,7 +35,7 @@ func fencedToken(impl string) (k TokenKind, ok bool) {
 }
 
 // target returns the campaign target an implementation name of
-// leasecheck's own sweeps of this package's Elector stands for,
+// leasecheck's own sweeps of this package's elector stands for,
 // its runs bubbles of t; an unknown name is an error naming the known ones.
 // Every one declares client-go's belief advisory (vclient.Options): its
 // documentation promises no end of IsLeader before the Lease can move, so
@@ -47,14 +46,14 @@ func target(t *testing.T, impl string) (*vclient.Target, error) {
 	switch impl {
 	case k8ssweep.Unfenced, k8ssweep.AcceptStale:
 		stale := impl == k8ssweep.AcceptStale
-		tg.Client = &Elector{}
+		tg.Client = &elector{}
 		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true,
 			Server: func() vclient.Server { s := k8ssweep.NewServer(); s.AcceptStale = stale; return s }}
 	case k8ssweep.Naive:
-		tg.Client = &Elector{WriteWithTermContext: true}
+		tg.Client = &elector{WriteWithTermContext: true}
 		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true, Server: func() vclient.Server { return k8ssweep.NewServer() }}
 	case k8ssweep.Fenced, k8ssweep.FencedHeld, k8ssweep.FencedTransitions, k8ssweep.Release, k8ssweep.ReleaseFenced, k8ssweep.ReleasePatched, k8ssweep.ReleaseFencedPatched:
-		e := &Elector{Fenced: isFenced(impl), ReleaseOnCancel: releases(impl)}
+		e := &elector{Fenced: isFenced(impl), ReleaseOnCancel: releases(impl)}
 		if impl == k8ssweep.ReleasePatched || impl == k8ssweep.ReleaseFencedPatched {
 			if patchedElector == nil {
 				return nil, fmt.Errorf("implementation %q: the patched copy of client-go's leaderelection is built into this package's tests only", impl)
@@ -157,22 +156,6 @@ type Profile string
 // Profiles lists them.
 var Profiles = []Profile{"none", "latency", "pause", "contention", "clock", "all", "pause-any", "partition", "conflict"}
 
-// The profiles by name, each the Profile of that name.
-//
-// Deprecated: name the profile (Profile's doc lists them; ParseProfile
-// checks one), as the -profile flag does.
-const (
-	NoFaults      Profile = "none"
-	Latency       Profile = "latency"
-	Pauses        Profile = "pause"
-	Contention    Profile = "contention"
-	Clock         Profile = "clock"
-	All           Profile = "all"
-	PauseAnywhere Profile = "pause-any"
-	Partitions    Profile = "partition"
-	Conflicts     Profile = "conflict"
-)
-
 // ParseProfile reads a profile name.
 func ParseProfile(s string) (Profile, error) {
 	for _, p := range Profiles {
@@ -186,12 +169,6 @@ func ParseProfile(s string) (Profile, error) {
 	}
 	return "", fmt.Errorf("unknown fault profile %q (known: %s)", s, strings.Join(names, ", "))
 }
-
-// Kinds returns the fault kinds a profile draws.
-//
-// Deprecated: Profile's doc says what each profile draws; Kinds leaves
-// this package in v0.16.0.
-func (p Profile) Kinds() []faults.Kind { return k8ssweep.Profile(p).Kinds() }
 
 // houseTimings converts timings for internal/k8ssweep's generator (nil:
 // all of Timings).

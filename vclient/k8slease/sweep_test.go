@@ -30,7 +30,7 @@ type sweepResult struct {
 
 // sweep runs a campaign of n seeds against impl under profile p: the
 // exported entry (Sweep) over this package's own target, its story the
-// Elector's (electorNotes), failures saved only with -save.
+// elector's (electorNotes), failures saved only with -save.
 func sweep(t *testing.T, impl string, p Profile, timings []Timing, n int, cfg func(*campaign.Config)) sweepResult {
 	t.Helper()
 	tg, err := target(t, impl)
@@ -38,7 +38,7 @@ func sweep(t *testing.T, impl string, p Profile, timings []Timing, n int, cfg fu
 		t.Fatal(err)
 	}
 	r := Sweep(t, ownConfig(tg, p, timings, n, cfg))
-	return sweepResult{sum: r.Summary, failures: r.Failures}
+	return sweepResult{sum: r.sum, failures: r.failures}
 }
 
 // ownConfig is the sweep configuration of one of this package's targets.

@@ -139,6 +139,22 @@ func (t *Tokens) observe(l *coordinationv1.Lease, written bool) {
 	t.seen = h
 }
 
+// identity is the holder these tokens are of ("" until learned).
+func (t *Tokens) identity() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.id
+}
+
+// learn takes id as the holder these tokens are of, where none was given.
+func (t *Tokens) learn(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.id == "" {
+		t.id = id
+	}
+}
+
 // Leases wraps a typed client's LeasesGetter: every Lease its Get, Create
 // and Update answer with is observed.
 func (t *Tokens) Leases(c coordinationv1client.LeasesGetter) coordinationv1client.LeasesGetter {

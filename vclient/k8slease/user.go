@@ -3,6 +3,7 @@ package k8slease
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,15 +20,12 @@ import (
 )
 
 // The go test flags of every sweep (Sweep), registered by
-// internal/k8ssweep when a test binary imports this package, so a user's
-// module runs
+// internal/k8ssweep when a test binary imports this package, under the
+// prefix "k8slease." so that a test of the same binary may define -seeds,
+// -profile, -save or -scenario of its own; a user's module runs
 //
-//	go test -run TestMyElection -seeds 10000 -profile pause -save DIR
-//	go test -run TestMyElection -scenario DIR/seed-N.scenario.json
-//
-// They are registered when the package is initialized, as a testing
-// library's are: a test of the same binary that defines -seeds, -profile,
-// -save or -scenario itself clashes with them.
+//	go test -run TestMyElection -k8slease.seeds 10000 -k8slease.profile pause -k8slease.save DIR
+//	go test -run TestMyElection -k8slease.scenario DIR/seed-N.scenario.json
 var (
 	profileFlag  = k8ssweep.ProfileFlag
 	saveFlag     = k8ssweep.SaveFlag
@@ -69,7 +67,11 @@ type SweepConfig struct {
 	Fenced bool
 	Tokens model.WriteTokens
 	// Server returns the API server of one run (nil: leasecheck's
-	// in-process API server, fenced as above) — or the lease server of a
+	// in-process API server, fenced as above, which takes the holder
+	// string a candidate writes into a Lease — controller-runtime's
+	// hostname_uuid, a pod name — for that candidate, and shows it back in
+	// every Lease answered: the history speaks of candidates, "h1", never
+	// of a host) — or the lease server of a
 	// client that is not Kubernetes's: a sweep whose server is your own
 	// (Server, or Options.Server) tells its failures' stories in lease
 	// terms (TTL, renewal, takeover), not in Kubernetes's.
@@ -110,11 +112,21 @@ type SweepConfig struct {
 	// Want is what the sweep must show (default WantClean).
 	Want Want
 	// Replay is the command that replays a saved file (nil: go test -run
-	// '^TestName$' -count=1 -scenario FILE, in your package's directory).
+	// '^TestName$' -count=1 -k8slease.scenario FILE, in your package's
+	// directory, carrying the other flags the sweep's command line set —
+	// an -impl of your own that picks the configuration — but go test's
+	// and the sweeps' own).
 	Replay func(file string) string
 	// Regressions is the directory Regressions replays (default
 	// testdata/regressions, in your package's directory).
 	Regressions string
+	// FirstSeed is the sweep's first seed (0: 1): a sweep of one seed from
+	// a later one runs that seed alone, its trace on demand (OnSeed).
+	FirstSeed uint64
+	// OnSeed, when set, sees every seed's judged run in seed order, before
+	// it is counted: a per-seed audit, or one seed's trace printed. An
+	// error stops the sweep and fails the test.
+	OnSeed func(*Outcome) error
 	// FailFast stops the sweep at its first failing seed, which is still
 	// shrunk and saved.
 	FailFast bool
@@ -124,23 +136,24 @@ type SweepConfig struct {
 	// Configure, when set, tunes the campaign before it runs, after
 	// FailFast and MaxSaved: leasecheck's own sweeps set its seeds and save
 	// directory with it. Its type is internal/campaign's, which a module
-	// outside leasecheck cannot name: yours sets the fields above.
+	// outside leasecheck cannot name: yours sets the fields above (Seeds,
+	// FirstSeed, OnSeed, FailFast, MaxSaved).
 	Configure func(*campaign.Config)
 
 	// notes is the Kubernetes account of a run the story tells (nil: one
 	// told from what ran, userNotes); leasecheck's own sweeps tell of
-	// their Elector (electorNotes).
+	// their elector (electorNotes).
 	notes func(*campaign.Outcome) *campaign.DomainNotes
 }
 
 // SweepResult is what a sweep ran and found.
 type SweepResult struct {
-	Summary *campaign.Summary
+	Summary *Summary
 	// Failures are the seeds that violated a property (shrunk and saved,
-	// up to the campaign's save limit).
-	Failures []*campaign.Failure
+	// up to MaxSaved).
+	Failures []*Failure
 	// Warned are the outcomes with warnings only.
-	Warned []*campaign.Outcome
+	Warned []*Outcome
 	// Grants counts the acquires the API server granted over every seed.
 	Grants int
 	// Profile is the profile the sweep ran ("all" for a sweep of
@@ -148,9 +161,13 @@ type SweepResult struct {
 	Profile Profile
 	// Replayed is the outcome of the one file -scenario named (the sweep
 	// then ran no seed).
-	Replayed *campaign.Outcome
+	Replayed *Outcome
 
 	class string // the faults drawn, as the log says them
+	// The campaign's own values, for leasecheck's own sweeps' tests.
+	sum      *campaign.Summary
+	failures []*campaign.Failure
+	warned   []*campaign.Outcome
 }
 
 func (c *SweepConfig) name(t *testing.T) string {
@@ -173,7 +190,7 @@ func (c *SweepConfig) target(t *testing.T) (campaign.Target, error) {
 	} else {
 		srv, fenced := c.Server, c.Fenced
 		if srv == nil {
-			srv = func() vclient.Server { s := k8ssweep.NewServer(); s.Fenced = fenced; return s }
+			srv = func() vclient.Server { s := k8ssweep.NewServer(); s.Fenced = fenced; return k8ssweep.Holders(s) }
 		}
 		tg.Options = vclient.Options{Server: srv, Fences: model.NoFences, AdvisoryBelief: true}
 		if fenced {
@@ -310,9 +327,35 @@ func (c *SweepConfig) replay(t *testing.T) func(string) string {
 		return c.Replay
 	}
 	top, _, _ := strings.Cut(t.Name(), "/")
+	carried := carriedFlags()
 	return func(file string) string {
-		return fmt.Sprintf("go test -run '^%s$' -count=1 -scenario %s", top, file)
+		return fmt.Sprintf("go test -run '^%s$' -count=1%s -%sscenario %s", top, carried, k8ssweep.FlagPrefix, file)
 	}
+}
+
+// carriedFlags are the flags of this test binary's command line that a
+// replay carries: those set other than go test's own (test.*) and the
+// sweeps' (-k8slease.seeds ...), which the configuration under test may
+// read (an -impl of the user's), each " -name=value".
+func carriedFlags() string {
+	var b strings.Builder
+	flag.Visit(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "test.") || k8ssweep.IsSweepFlag(f.Name) {
+			return
+		}
+		fmt.Fprintf(&b, " -%s=%s", f.Name, shellQuote(f.Value.String()))
+	})
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell where it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:,=+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func (c *SweepConfig) regressions() string {
@@ -350,7 +393,7 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 		if err := campaign.CheckExpect(o); err != nil {
 			t.Errorf("%s: %v", *scenarioFlag, err)
 		}
-		return &SweepResult{Replayed: o}
+		return &SweepResult{Replayed: newOutcome(o.Scenario.Seed, o)}
 	}
 	if err := k8ssweep.CheckKinds(cfg.Kinds); err != nil {
 		t.Fatalf("SweepConfig.Kinds: %v", err)
@@ -367,7 +410,11 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 		}
 	}
 	out := &SweepResult{Profile: p, class: cfg.faultClass(p)}
-	c := campaign.Config{Target: tg, Scenario: cfg.generator(t, p), Kinds: cfg.kinds(p), Seeds: k8ssweep.SeedCount(cfg.Seeds), First: 1, Workers: 2,
+	first := cfg.FirstSeed
+	if first == 0 {
+		first = 1
+	}
+	c := campaign.Config{Target: tg, Scenario: cfg.generator(t, p), Kinds: cfg.kinds(p), Seeds: k8ssweep.SeedCount(cfg.Seeds), First: first, Workers: 2,
 		Save: campaign.SaveOptions{Dir: k8ssweep.SaveDir(t), Replay: cfg.replay(t), Shrink: campaign.ShrinkOptions{Budget: 300}, Max: cfg.MaxSaved}, FailFast: cfg.FailFast}
 	if cfg.Configure != nil {
 		cfg.Configure(&c)
@@ -376,12 +423,22 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 	c.Target = telling(c.Target, cfg.tellingNotes(t))
 	onOutcome, onFailure := c.OnOutcome, c.OnFailure
 	c.OnOutcome = func(seed uint64, o *campaign.Outcome) error {
+		var pub *Outcome
 		if len(o.Warnings) > 0 && !o.Violated() {
-			out.Warned = append(out.Warned, o)
+			pub = newOutcome(seed, o)
+			out.Warned, out.warned = append(out.Warned, pub), append(out.warned, o)
 		}
 		for _, op := range o.History.Ops {
 			if op.Kind == model.Acquire && op.OK {
 				out.Grants++
+			}
+		}
+		if cfg.OnSeed != nil {
+			if pub == nil {
+				pub = newOutcome(seed, o)
+			}
+			if err := cfg.OnSeed(pub); err != nil {
+				return fmt.Errorf("seed %d: OnSeed: %w", seed, err)
 			}
 		}
 		if onOutcome != nil {
@@ -390,18 +447,21 @@ func Sweep(t *testing.T, cfg SweepConfig) *SweepResult {
 		return nil
 	}
 	c.OnFailure = func(f *campaign.Failure) {
-		out.Failures = append(out.Failures, f)
+		pub := &Failure{Seed: f.Seed, Outcome: newOutcome(f.Seed, f.Outcome), SaveErr: f.SaveErr}
+		if s := f.Saved; s != nil {
+			pub.Saved = &Saved{Scenario: s.Scenario, History: s.History, Story: s.Story, Page: s.Page}
+		}
+		out.Failures, out.failures = append(out.Failures, pub), append(out.failures, f)
 		if onFailure != nil {
 			onFailure(f)
 		}
 	}
-	out.Summary, err = campaign.Run(context.Background(), c)
+	sum, err := campaign.Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	out.Summary.WriteText(&b, 0)
-	t.Logf("%s, %s, %d seeds:\n%s", tg.Implementation(), out.class, out.Summary.Seeds, b.String())
+	out.sum, out.Summary = sum, newSummary(sum)
+	t.Logf("%s, %s, %d seeds:\n%s", tg.Implementation(), out.class, sum.Seeds, out.Summary)
 	switch cfg.Want {
 	case WantClean:
 		out.Clean(t)
@@ -420,13 +480,11 @@ func (r *SweepResult) Clean(t *testing.T) {
 			t.Errorf("... and %d more failing seeds", len(r.Failures)-3)
 			break
 		}
-		var w strings.Builder
-		campaign.WriteOutcome(&w, f.Outcome)
 		saved := ""
 		if f.Saved != nil {
 			saved = "\nsaved: " + f.Saved.Scenario + " (story " + f.Saved.Story + ")"
 		}
-		t.Errorf("seed %d: %s%s\n%s", f.Seed, strings.Join(f.Outcome.Failed(), ", "), saved, w.String())
+		t.Errorf("seed %d: %s%s\n%s", f.Seed, strings.Join(f.Outcome.Violated, ", "), saved, f.Outcome.Report())
 	}
 	if r.Summary.Undecided > 0 {
 		t.Errorf("%d seeds undecided", r.Summary.Undecided)
