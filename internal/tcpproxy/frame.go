@@ -1,0 +1,197 @@
+package tcpproxy
+
+import (
+	"bytes"
+	"strconv"
+	"sync/atomic"
+)
+
+// The protocols a proxy frames, found from the first bytes a client sends.
+const (
+	protoUnknown uint32 = iota
+	protoRESP           // Redis: requests are arrays of bulk strings
+	protoNone           // not one the proxy frames: bytes are counted, messages are not
+)
+
+// framer finds the message boundaries of one leg of a connection, to count
+// requests and replies and to copy a whole request. It gives up (the leg
+// becomes unframed) on anything it does not understand, rather than guess.
+type framer struct {
+	proto *atomic.Uint32 // the connection's, shared by its two legs
+	tail  []byte         // the start of a message not complete yet
+	gone  bool           // gave up on this leg
+	// Request-leg state of a RESP connection: a transaction or a
+	// subscription is no place for a copy; setup is the commands a copy's
+	// own connection must replay first (AUTH, HELLO, SELECT).
+	inMulti, noCopy bool
+	setup           [][]byte
+}
+
+// feed takes the next bytes of the leg and returns how many messages ended
+// in them, and (request leg, wantCopy) the whole requests that ended there
+// and may be sent again; gaveUp is true the one time it gives up on a
+// leg it had not framed before.
+func (f *framer) feed(b []byte, leg Leg, wantCopy bool) (msgs int, copies [][]byte, gaveUp bool) {
+	if f.gone {
+		return 0, nil, false
+	}
+	proto := f.proto.Load()
+	if proto == protoUnknown && leg == Request && len(b) > 0 {
+		proto = protoNone
+		if b[0] == '*' {
+			proto = protoRESP
+		}
+		f.proto.CompareAndSwap(protoUnknown, proto)
+		proto = f.proto.Load()
+	}
+	if proto != protoRESP {
+		f.gone = true
+		return 0, nil, true
+	}
+	data := b
+	if len(f.tail) > 0 {
+		f.tail = append(f.tail, b...)
+		data = f.tail
+	}
+	for len(data) > 0 {
+		n, ok := respValue(data, 0)
+		if n < 0 {
+			f.gone, f.tail = true, nil
+			return msgs, copies, true
+		}
+		if !ok {
+			break
+		}
+		msg := data[:n]
+		data = data[n:]
+		if leg == Reply && msg[0] == '>' {
+			continue // a RESP3 push answers no request
+		}
+		msgs++
+		if leg == Request {
+			if c := f.request(msg, wantCopy); c != nil {
+				copies = append(copies, c)
+			}
+		}
+	}
+	if len(data) == 0 {
+		f.tail = f.tail[:0]
+	} else if len(f.tail) == 0 || &data[0] != &f.tail[0] {
+		f.tail = append(f.tail[:0], data...)
+	}
+	return msgs, copies, false
+}
+
+// request follows a RESP connection's state through one command and
+// returns a copy of it when it may be sent again on a connection of its
+// own: not inside MULTI (queued, it would run alone, unqueued), not once
+// the connection subscribes or monitors (its replies are no longer one per
+// request), not a command that sets the connection up or changes how it
+// replies.
+func (f *framer) request(msg []byte, wantCopy bool) []byte {
+	name := bytes.ToUpper(respCommand(msg))
+	switch string(name) {
+	case "MULTI":
+		f.inMulti = true
+		return nil
+	case "EXEC", "DISCARD":
+		f.inMulti = false
+		return nil
+	case "AUTH", "HELLO", "SELECT":
+		f.setup = append(f.setup, bytes.Clone(msg))
+		return nil
+	case "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR", "CLIENT", "QUIT", "RESET", "WATCH", "UNWATCH":
+		if string(name) != "WATCH" && string(name) != "UNWATCH" {
+			f.noCopy = true
+		}
+		return nil
+	}
+	if !wantCopy || f.inMulti || f.noCopy || len(name) == 0 {
+		return nil
+	}
+	return bytes.Clone(msg)
+}
+
+// respCommand is the name of a RESP command (the first bulk string of its
+// array), or nil.
+func respCommand(msg []byte) []byte {
+	if len(msg) == 0 || msg[0] != '*' {
+		return nil
+	}
+	i := bytes.Index(msg, []byte("\r\n"))
+	if i < 0 || i+1 >= len(msg) || msg[i+2] != '$' {
+		return nil
+	}
+	rest := msg[i+2:]
+	j := bytes.Index(rest, []byte("\r\n"))
+	if j < 0 {
+		return nil
+	}
+	n, err := strconv.Atoi(string(rest[1:j]))
+	if err != nil || n < 0 || j+2+n > len(rest) {
+		return nil
+	}
+	return rest[j+2 : j+2+n]
+}
+
+// respValue measures the RESP value (RESP2 or RESP3) that starts b: its
+// length and true when it is complete, 0 and false when more bytes are
+// needed, -1 when b is not RESP.
+func respValue(b []byte, depth int) (int, bool) {
+	if depth > 64 {
+		return -1, false
+	}
+	if len(b) == 0 {
+		return 0, false
+	}
+	eol := bytes.Index(b, []byte("\r\n"))
+	if eol < 0 {
+		if len(b) > 64<<10 {
+			return -1, false // no line is that long in RESP's headers
+		}
+		return 0, false
+	}
+	line := b[1:eol]
+	head := eol + 2
+	switch b[0] {
+	case '+', '-', ':', '_', ',', '#', '(':
+		return head, true
+	case '$', '!', '=':
+		n, err := strconv.Atoi(string(line))
+		if err != nil || n < -1 {
+			return -1, false
+		}
+		if n == -1 {
+			return head, true
+		}
+		if len(b) < head+n+2 {
+			return 0, false
+		}
+		return head + n + 2, true
+	case '*', '%', '~', '>', '|':
+		n, err := strconv.Atoi(string(line))
+		if err != nil || n < -1 {
+			return -1, false
+		}
+		if b[0] == '%' || b[0] == '|' {
+			n *= 2
+		}
+		at := head
+		for i := 0; i < n; i++ {
+			m, ok := respValue(b[at:], depth+1)
+			if m < 0 || !ok {
+				return m, ok
+			}
+			at += m
+		}
+		if b[0] == '|' { // an attribute precedes the value it annotates
+			m, ok := respValue(b[at:], depth+1)
+			if m < 0 || !ok {
+				return m, ok
+			}
+			at += m
+		}
+		return at, true
+	}
+	return -1, false
+}
