@@ -22,6 +22,9 @@ import (
 func (p *Proxy) Duplicate(on bool, after time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if on == p.dupOn.Load() && (!on || after == p.dupAfter) {
+		return
+	}
 	if on {
 		p.endLocked(&p.dupEv)
 		p.dupEv = p.openLocked(Event{Fault: FaultDuplicate, Leg: Request, Amount: after})

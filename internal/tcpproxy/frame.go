@@ -100,10 +100,17 @@ func (f *framer) request(msg []byte, wantCopy bool) []byte {
 	case "AUTH", "HELLO", "SELECT":
 		f.setup = append(f.setup, bytes.Clone(msg))
 		return nil
-	case "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR", "CLIENT", "QUIT", "RESET", "WATCH", "UNWATCH":
-		if string(name) != "WATCH" && string(name) != "UNWATCH" {
+	case "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "MONITOR", "QUIT", "RESET":
+		f.noCopy = true
+		return nil
+	case "CLIENT":
+		// CLIENT REPLY changes which requests get replies; the rest
+		// (SETNAME, SETINFO, ID, ...) concern the connection alone.
+		if bytes.EqualFold(respArg(msg, 1), []byte("REPLY")) {
 			f.noCopy = true
 		}
+		return nil
+	case "WATCH", "UNWATCH":
 		return nil
 	}
 	if !wantCopy || f.inMulti || f.noCopy || len(name) == 0 {
@@ -114,24 +121,35 @@ func (f *framer) request(msg []byte, wantCopy bool) []byte {
 
 // respCommand is the name of a RESP command (the first bulk string of its
 // array), or nil.
-func respCommand(msg []byte) []byte {
+func respCommand(msg []byte) []byte { return respArg(msg, 0) }
+
+// respArg is argument i of a RESP command (0: its name), or nil.
+func respArg(msg []byte, i int) []byte {
 	if len(msg) == 0 || msg[0] != '*' {
 		return nil
 	}
-	i := bytes.Index(msg, []byte("\r\n"))
-	if i < 0 || i+1 >= len(msg) || msg[i+2] != '$' {
+	eol := bytes.Index(msg, []byte("\r\n"))
+	if eol < 0 {
 		return nil
 	}
-	rest := msg[i+2:]
-	j := bytes.Index(rest, []byte("\r\n"))
-	if j < 0 {
-		return nil
+	rest := msg[eol+2:]
+	for k := 0; ; k++ {
+		if len(rest) == 0 || rest[0] != '$' {
+			return nil
+		}
+		j := bytes.Index(rest, []byte("\r\n"))
+		if j < 0 {
+			return nil
+		}
+		n, err := strconv.Atoi(string(rest[1:j]))
+		if err != nil || n < 0 || j+2+n > len(rest) {
+			return nil
+		}
+		if k == i {
+			return rest[j+2 : j+2+n]
+		}
+		rest = rest[min(j+2+n+2, len(rest)):]
 	}
-	n, err := strconv.Atoi(string(rest[1:j]))
-	if err != nil || n < 0 || j+2+n > len(rest) {
-		return nil
-	}
-	return rest[j+2 : j+2+n]
 }
 
 // respValue measures the RESP value (RESP2 or RESP3) that starts b: its

@@ -522,3 +522,33 @@ func TestRESPFramerSplits(t *testing.T) {
 		t.Error("respValue took a line that is not RESP")
 	}
 }
+
+// TestCopyOnlyOutsideTransactions: the framer copies a plain command, not
+// one queued inside MULTI, not a connection's setup, and nothing once the
+// connection subscribes; AUTH and SELECT are kept to replay.
+func TestCopyOnlyOutsideTransactions(t *testing.T) {
+	var proto atomic.Uint32
+	f := framer{proto: &proto}
+	var stream []byte
+	for _, c := range [][]string{
+		{"CLIENT", "SETINFO", "lib-name", "x"}, {"SELECT", "2"}, {"SET", "a", "1"},
+		{"MULTI"}, {"SET", "b", "1"}, {"EXEC"}, {"incr", "c"},
+		{"SUBSCRIBE", "ch"}, {"SET", "d", "1"},
+	} {
+		stream = append(stream, resp(c...)...)
+	}
+	msgs, copies, gaveUp := f.feed(stream, Request, true)
+	if msgs != 9 || gaveUp {
+		t.Fatalf("framed %d commands (gave up: %v), want 9", msgs, gaveUp)
+	}
+	var names []string
+	for _, c := range copies {
+		names = append(names, string(respArg(c, 0))+" "+string(respArg(c, 1)))
+	}
+	if strings.Join(names, ",") != "SET a,incr c" {
+		t.Errorf("copied %v; want SET a and incr c only", names)
+	}
+	if len(f.setup) != 1 || string(respArg(f.setup[0], 0)) != "SELECT" {
+		t.Errorf("setup kept %q; want the SELECT", f.setup)
+	}
+}

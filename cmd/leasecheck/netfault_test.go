@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/realrun"
+	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
+)
+
+// TestNetworkFaultsOnRedis: the faults at each client's socket, on a real
+// redis-server through the real runner: every kind applied in full (RESP
+// is framed, so a duplicate copies requests), each record's start and end
+// those of the socket with what it did to which leg, and no false alarm.
+func TestNetworkFaultsOnRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real time: 3 runs of 5 s")
+	}
+	url, _ := serverstest.Redis(t)
+	injected := map[faults.Kind]int{}
+	for seed := uint64(1); seed <= 3; seed++ {
+		tg, err := openSpec(url, fmt.Sprintf("lcnet%d%d", seed, time.Now().UnixNano()%1e6))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := realrun.Config{Seed: seed, Duration: 5 * time.Second, TTL: time.Second, Faults: faults.NetworkKinds}
+		res, cr, err := serverstest.RunAndCheck(context.Background(), tg, cfg, time.Minute)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if !cr.OK() {
+			for _, v := range cr.Violations {
+				t.Errorf("seed %d: false alarm %s (lines %v): %s", seed, v.Property, v.Lines, v.Explanation)
+			}
+			t.Logf("history: %s", saveForTest(t, res))
+		}
+		for k, n := range res.Partial {
+			t.Errorf("seed %d: %s applied in part %d times", seed, k, n)
+		}
+		for k, n := range res.Faults {
+			injected[k] += n
+		}
+		for _, f := range res.History.Faults {
+			if !slices.Contains(faults.NetworkKinds, faults.Kind(f.Kind)) {
+				continue
+			}
+			if !f.HasEnd && !strings.Contains(f.Detail, "held the socket") {
+				continue // still in force at the horizon: never lifted, so never read back
+			}
+			if f.End < f.Start || !strings.Contains(f.Detail, "; it held the socket for ") {
+				t.Errorf("seed %d: record %+v: want the socket's start and end and what it did", seed, f)
+			}
+			leg := map[string]string{"request-loss": "request leg", "reply-loss": "reply leg", "request-delay": "request leg", "reply-delay": "reply leg"}[f.Kind]
+			if leg != "" && !strings.Contains(f.Detail, "touched nothing") && !strings.Contains(f.Detail, leg) {
+				t.Errorf("seed %d: %s record names no %s: %s", seed, f.Kind, leg, f.Detail)
+			}
+			t.Logf("%s %s [%d, %d]: %s", f.Kind, f.Target, f.Start, f.End, f.Detail)
+		}
+	}
+	for _, k := range faults.NetworkKinds {
+		if injected[k] == 0 {
+			t.Errorf("%s never injected in 3 runs (injected %v)", k, injected)
+		}
+	}
+}
