@@ -16,7 +16,7 @@ import (
 
 // redisServer starts a redis-server on a free port for the test, or skips
 // when none is installed.
-func redisServer(t *testing.T) string {
+func redisServer(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -46,7 +46,7 @@ func redisServer(t *testing.T) string {
 
 // waitFor polls cond for up to 10 s: a bound on a loaded machine, never a
 // timing under test.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
 		if time.Now().After(deadline) {
