@@ -16,9 +16,10 @@
 // arrive in order or not at all. So reordering is of whole messages across
 // a client's connections (Jitter), lost bytes end their connection when
 // the loss ends (Lose), and a duplicate is a retry on a connection of its
-// own — only for requests the proxy can frame (RESP: Redis, Valkey). For
-// HTTP, gRPC and other protocols the proxy counts bytes, not messages,
-// and copies nothing. docs/specification.md (fault kinds) has the table.
+// own — only for requests the proxy can frame and answer apart (RESP:
+// Redis, Valkey). It counts the messages of RESP, HTTP/1 and gRPC over
+// HTTP/2, and only the bytes of anything else; it copies nothing but RESP.
+// docs/specification.md (fault kinds at a client's socket) has the table.
 //
 // It is the proxy leasecheck's own real runner puts in front of each
 // client (the network fault kinds of package faults); `leasecheck verify`

@@ -250,9 +250,12 @@ type Counts struct {
 	// Dropped what a loss threw away.
 	Bytes, Delivered, Dropped [2]int64
 	// Messages counts the framed messages on each leg: the client's
-	// requests and the server's replies, on connections the proxy frames
-	// (RESP). Unframed is how many of the client's connections it could
-	// not frame; their messages are not counted, their bytes are.
+	// requests and the server's replies, on connections the proxy frames —
+	// RESP commands and replies; HTTP/1 requests and final responses,
+	// counted when their heads arrive (a watch when it begins); gRPC
+	// messages over HTTP/2 (each call's, each message on a stream).
+	// Unframed is how many of the client's connections it could not frame
+	// (TLS among them); their messages are not counted, their bytes are.
 	Messages [2]int64
 	Unframed int64
 	// Duplicates is how many requests Duplicate sent again.

@@ -10,8 +10,13 @@ import (
 const (
 	protoUnknown uint32 = iota
 	protoRESP           // Redis: requests are arrays of bulk strings
+	protoHTTP1          // HTTP/1.x: a Kubernetes or lease API server
+	protoH2             // HTTP/2 with prior knowledge: gRPC (etcd)
 	protoNone           // not one the proxy frames: bytes are counted, messages are not
 )
+
+// h2Preface opens every HTTP/2 connection with prior knowledge (gRPC's).
+const h2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
 // framer finds the message boundaries of one leg of a connection, to count
 // requests and replies and to copy a whole request. It gives up (the leg
@@ -25,6 +30,8 @@ type framer struct {
 	// own connection must replay first (AUTH, HELLO, SELECT).
 	inMulti, noCopy bool
 	setup           [][]byte
+	http            httpState
+	h2              h2State
 }
 
 // feed takes the next bytes of the leg and returns how many messages ended
@@ -37,14 +44,35 @@ func (f *framer) feed(b []byte, leg Leg, wantCopy bool) (msgs int, copies [][]by
 	}
 	proto := f.proto.Load()
 	if proto == protoUnknown && leg == Request && len(b) > 0 {
-		proto = protoNone
-		if b[0] == '*' {
-			proto = protoRESP
-		}
+		proto = sniff(b)
 		f.proto.CompareAndSwap(protoUnknown, proto)
 		proto = f.proto.Load()
 	}
-	if proto != protoRESP {
+	if proto == protoUnknown && leg == Reply {
+		// The server spoke before the client's first bytes were read (an
+		// HTTP/2 server's SETTINGS): keep them until the protocol is known.
+		if len(f.tail)+len(b) > 64<<10 {
+			f.gone, f.tail = true, nil
+			return 0, nil, true
+		}
+		f.tail = append(f.tail, b...)
+		return 0, nil, false
+	}
+	switch proto {
+	case protoHTTP1:
+		n, ok := f.feedHTTP(b, leg)
+		if !ok {
+			f.gone, f.tail = true, nil
+		}
+		return n, nil, !ok
+	case protoH2:
+		n, ok := f.feedH2(b, leg)
+		if !ok {
+			f.gone, f.tail = true, nil
+		}
+		return n, nil, !ok
+	case protoRESP:
+	default:
 		f.gone = true
 		return 0, nil, true
 	}

@@ -11,8 +11,8 @@
 //
 // Files: proxy.go (the proxy, its whole-proxy and per-label faults),
 // legs.go (the per-leg faults and the pipe every byte crosses), frame.go
-// (which messages a stream holds: RESP), duplicate.go (a request sent
-// again), record.go (Event, Counts).
+// (which messages a stream holds: RESP), framehttp.go (HTTP/1 and gRPC over
+// HTTP/2), duplicate.go (a request sent again), record.go (Event, Counts).
 package tcpproxy
 
 import (

@@ -74,8 +74,9 @@ type Counts struct {
 	// connection closed.)
 	Delivered, Dropped [2]int64
 	// Messages counts the framed messages that arrived on each leg: the
-	// client's requests (RESP commands, HTTP/1 requests, HTTP/2 streams it
-	// opened) and the server's replies (RESP replies, HTTP/1 responses).
+	// client's requests and the server's replies — RESP commands and
+	// replies, HTTP/1 requests and final responses (counted when their
+	// heads arrive), gRPC messages over HTTP/2.
 	// It counts only connections the proxy could frame; Unframed says how
 	// many it could not.
 	Messages [2]int64
