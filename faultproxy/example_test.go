@@ -27,7 +27,7 @@ func Example() {
 	ca, _ := net.Dial("tcp", a.Addr()) // client a dials its own end
 	defer ca.Close()
 	fmt.Fprintln(ca, "renew")
-	for a.Counts().Dropped[faultproxy.Reply] == 0 {
+	for end := time.Now().Add(10 * time.Second); a.Counts().Dropped[faultproxy.Reply] == 0 && time.Now().Before(end); {
 		time.Sleep(time.Millisecond) // until the server's answer is dropped
 	}
 	ca.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
