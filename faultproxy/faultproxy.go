@@ -260,4 +260,8 @@ type Counts struct {
 	Unframed int64
 	// Duplicates is how many requests Duplicate sent again.
 	Duplicates int64
+	// Protocol is what the client's latest connection speaks, as far as
+	// the proxy can tell: "resp", "http/1", "http/2", "unframed" (none of
+	// those), "" (it has sent nothing yet). Duplicate copies "resp" only.
+	Protocol string
 }

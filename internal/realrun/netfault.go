@@ -72,8 +72,8 @@ func (p *proc) applyNetwork(now int64, f faults.Fault, rec model.FaultRecord) {
 	d := r.us(f.Duration)
 	amt := time.Duration(r.us(f.Amount)) * time.Microsecond
 	if f.Kind == faults.Duplicate {
-		if n := px.counts(); n.Unframed > 0 && n.Messages[tcpproxy.Request] == 0 {
-			rec.Detail = fmt.Sprintf("not applied: %s's connections are not a protocol the proxy frames (RESP only), so no request can be cut out and sent again", r.t.Info.Name)
+		if n := px.counts(); n.Protocol != "" && n.Protocol != "resp" {
+			rec.Detail = fmt.Sprintf("not applied: %s's connections speak %s, and the proxy copies only RESP requests (a copy needs a request it can cut out of the stream and a reply it can tell from the next)", r.t.Info.Name, n.Protocol)
 			r.partialf(f.Kind, rec)
 			return
 		}
@@ -178,11 +178,11 @@ func (r *runner) socketRecord(id int, k faults.Kind, from, to time.Time, px prox
 		what = strings.Join(parts, "; ") + fmt.Sprintf("; the first %s %s, the last %s", noun,
 			sinceStart(r.atUS(first)-rec.Start), sinceStart(r.atUS(last)-rec.Start))
 	}
-	if k == faults.Duplicate && len(copies) == 0 && n.Unframed > 0 && n.Messages[tcpproxy.Request] == 0 {
+	if k == faults.Duplicate && len(copies) == 0 && n.Protocol != "" && n.Protocol != "resp" {
 		rec.Partial = true
 		r.injected[k]--
 		r.partial[k]++
-		what = "not applied: the client's connections are not a protocol the proxy frames (RESP only), so no request could be sent again"
+		what = fmt.Sprintf("not applied: the client's connections speak %s, and the proxy copies only RESP requests", n.Protocol)
 	}
 	rec.Detail += fmt.Sprintf("; it held the socket for %v: %s", msUS(rec.End-rec.Start), what)
 	detail, at := rec.Detail, rec.Start

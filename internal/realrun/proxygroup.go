@@ -84,6 +84,9 @@ func (g proxyGroup) counts() tcpproxy.Counts {
 		n.Conns += c.Conns
 		n.Unframed += c.Unframed
 		n.Duplicates += c.Duplicates
+		if c.Protocol != "" {
+			n.Protocol = c.Protocol
+		}
 		for l := range n.Bytes {
 			n.Bytes[l] += c.Bytes[l]
 			n.Delivered[l] += c.Delivered[l]

@@ -15,6 +15,9 @@ const (
 	protoNone           // not one the proxy frames: bytes are counted, messages are not
 )
 
+// protoNames are the protocols' names in Counts.Protocol.
+var protoNames = map[uint32]string{protoRESP: "resp", protoHTTP1: "http/1", protoH2: "http/2", protoNone: "unframed"}
+
 // h2Preface opens every HTTP/2 connection with prior knowledge (gRPC's).
 const h2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 

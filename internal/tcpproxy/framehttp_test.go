@@ -61,7 +61,7 @@ func TestHTTP1Counts(t *testing.T) {
 		resp.Body.Close()
 	}
 	waitFor(t, "every response counted", func() bool { return p.Counts().Messages[Reply] >= n })
-	if c := p.Counts(); c.Messages != [2]int64{n, n} || c.Unframed != 0 || c.Conns != 1 {
+	if c := p.Counts(); c.Messages != [2]int64{n, n} || c.Unframed != 0 || c.Conns != 1 || c.Protocol != "http/1" {
 		t.Errorf("counts %+v; want %d requests and responses on one framed connection", c, n)
 	}
 }
@@ -94,7 +94,7 @@ func TestGRPCCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if c := p.Counts(); c.Messages != [2]int64{n, n} || c.Unframed != 0 {
+	if c := p.Counts(); c.Messages != [2]int64{n, n} || c.Unframed != 0 || c.Protocol != "http/2" {
 		t.Errorf("counts %+v; want %d calls each way", c, n)
 	}
 }

@@ -216,6 +216,9 @@ func (p *Proxy) read(pc *proxyConn, src net.Conn, leg Leg, ch chan<- *chunk, qui
 			if gaveUp && leg == Request {
 				p.counts.Unframed++
 			}
+			if pr := pc.proto.Load(); pr != protoUnknown {
+				p.counts.Protocol = protoNames[pr]
+			}
 			lf := &p.legs[leg]
 			d := p.delay + p.delayFrom[pc.label] + lf.delay
 			if lf.delay > 0 {

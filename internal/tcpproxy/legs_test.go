@@ -440,7 +440,7 @@ func TestRESPCountsAndDuplicate(t *testing.T) {
 		}
 	}
 	cnt := p.Counts()
-	if cnt.Messages != [2]int64{n, n} || cnt.Bytes[Request] != sent || cnt.Bytes[Reply] != 5*n || cnt.Unframed != 0 {
+	if cnt.Messages != [2]int64{n, n} || cnt.Bytes[Request] != sent || cnt.Bytes[Reply] != 5*n || cnt.Unframed != 0 || cnt.Protocol != "resp" {
 		t.Fatalf("counts %+v; want %d requests and replies, %d bytes sent, %d back", cnt, n, sent, 5*n)
 	}
 
@@ -491,7 +491,7 @@ func TestDuplicateNotFramed(t *testing.T) {
 	if got := srv.lines(); len(got) != 1 {
 		t.Errorf("the server got %v; want the one line, no copy", got)
 	}
-	if n := p.Counts(); n.Duplicates != 0 || n.Unframed != 1 || n.Messages != [2]int64{} {
+	if n := p.Counts(); n.Duplicates != 0 || n.Unframed != 1 || n.Messages != [2]int64{} || n.Protocol != "unframed" {
 		t.Errorf("counts %+v", n)
 	}
 }

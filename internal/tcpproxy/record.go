@@ -83,6 +83,10 @@ type Counts struct {
 	Unframed int64
 	// Duplicates is how many requests a duplicate sent again.
 	Duplicates int64
+	// Protocol is what the client's latest connection speaks, as far as
+	// the proxy can tell: "resp", "http/1", "http/2", "unframed" (none of
+	// those), "" (it has sent nothing yet).
+	Protocol string
 }
 
 // Events is the proxy's fault record so far, in the order the faults took
