@@ -115,8 +115,8 @@ const (
 // connection — the request leg, client to server, and the reply leg — is
 // faulted apart. They need the server's address (a proxy) and the
 // simulator, which has no sockets, reports one as not applied; like the
-// cluster faults they are not in AllKinds, and `verify` adds them to "all"
-// for a backend that gives its address. What each can and cannot do to a
+// cluster faults they are not in AllKinds, and `verify` adds them (but
+// Duplicate) to "all" for a backend that gives its address. What each can and cannot do to a
 // TCP byte stream is in docs/specification.md (fault kinds).
 const (
 	// Blackhole drops every byte either way on the holder's connections
@@ -144,7 +144,9 @@ const (
 	// Amount ms later, on a connection of its own, as a retry would; the
 	// holder sees only its own reply. Only where the proxy can frame
 	// requests (RESP: Redis); elsewhere it copies nothing and is recorded
-	// so.
+	// so. A copy is in the fault's record, not in the history as an
+	// operation, so a checker cannot explain what a copied acquire did to
+	// the lease: it is a fault to run by name, not in verify's "all".
 	Duplicate Kind = "duplicate"
 )
 

@@ -28,7 +28,8 @@ func TestNetworkFaultsOnRedis(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := realrun.Config{Seed: seed, Duration: 5 * time.Second, TTL: time.Second, Faults: faults.NetworkKinds}
+		kinds := slices.DeleteFunc(slices.Clone(faults.NetworkKinds), func(k faults.Kind) bool { return k == faults.Duplicate })
+		cfg := realrun.Config{Seed: seed, Duration: 5 * time.Second, TTL: time.Second, Faults: kinds}
 		res, cr, err := serverstest.RunAndCheck(context.Background(), tg, cfg, time.Minute)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
@@ -63,8 +64,36 @@ func TestNetworkFaultsOnRedis(t *testing.T) {
 		}
 	}
 	for _, k := range faults.NetworkKinds {
-		if injected[k] == 0 {
+		if injected[k] == 0 && k != faults.Duplicate {
 			t.Errorf("%s never injected in 3 runs (injected %v)", k, injected)
+		}
+	}
+}
+
+// TestDuplicateOnRedis: a duplicate on Redis sends the holder's requests
+// again, and its record names each copy and the server's answer; the
+// history is recorded whole (what the checker makes of a copy it has no
+// operation for is not asserted: it cannot explain one).
+func TestDuplicateOnRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real time: a 5 s run")
+	}
+	url, _ := serverstest.Redis(t)
+	tg, err := openSpec(url, fmt.Sprintf("lcdup%d", time.Now().UnixNano()%1e6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := realrun.Config{Seed: 1, Duration: 5 * time.Second, TTL: time.Second, Faults: []faults.Kind{faults.Duplicate}}
+	res, err := realrun.Run(context.Background(), tg, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Faults[faults.Duplicate] != 1 || len(res.Partial) != 0 {
+		t.Fatalf("faults %v partial %v; want the one duplicate applied", res.Faults, res.Partial)
+	}
+	for _, f := range res.History.Faults {
+		if f.Kind == string(faults.Duplicate) && !strings.Contains(f.Detail, "sent again: EVALSHA answered") {
+			t.Errorf("duplicate record names no copy and answer: %s", f.Detail)
 		}
 	}
 }
