@@ -96,7 +96,8 @@
 //     interfaces (machine.RenewKiller, Overrunner, DoubleReleaser); a
 //     machine without one gets the fault recorded as not applied.
 //   - delay, partition: through the holder's TCP proxy (tcpproxy: every chunk
-//     delayed; blackholed, then its connections reset). They need
+//     delivered that much late, both legs; blackholed, then its connections
+//     reset). They need
 //     Target.Addr. A partition from the resource cuts the whole connection.
 //   - the network faults (faults.NetworkKinds: blackhole, request-loss,
 //     reply-loss, request-delay, reply-delay, reorder, duplicate): on the
