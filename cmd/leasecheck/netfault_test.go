@@ -43,6 +43,19 @@ func TestNetworkFaultsOnRedis(t *testing.T) {
 		for k, n := range res.Partial {
 			t.Errorf("seed %d: %s applied in part %d times", seed, k, n)
 		}
+		// What each client sent, counted at the socket: every holder and
+		// the reader, in RESP commands, at least one per operation it
+		// recorded (a holder's own renewals and checks come on top).
+		ops := map[string]int64{}
+		for _, op := range res.History.Ops {
+			ops[strings.SplitN(op.Process, "#", 2)[0]]++
+		}
+		for name, n := range ops {
+			tr, ok := res.Traffic[name]
+			if !ok || tr.Protocol != "resp" || tr.Messages[0] < n || tr.Bytes[0] == 0 {
+				t.Errorf("seed %d: %s recorded %d operations; its traffic %+v", seed, name, n, tr)
+			}
+		}
 		for k, n := range res.Faults {
 			injected[k] += n
 		}

@@ -243,6 +243,17 @@ func plural(n int64, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
+// traffic is each client's proxies' counts, by the scenario's process name.
+func (r *runner) traffic() map[string]tcpproxy.Counts {
+	out := map[string]tcpproxy.Counts{}
+	for _, p := range r.procs {
+		if p.cl != nil && p.cl.proxy != nil {
+			out[p.node] = p.cl.proxy.counts()
+		}
+	}
+	return out
+}
+
 // atUS is time t on the recorder's clock, µs since the run started.
 func (r *runner) atUS(t time.Time) int64 {
 	return r.now() - int64(time.Since(t)/time.Microsecond)
