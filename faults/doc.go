@@ -7,7 +7,9 @@
 // checks against a scenario's holders and clock-drift bound.
 //
 // Index:
-//   - kind.go: Kind and the stable kind names (AllKinds, ParseKinds).
+//   - kind.go: Kind and the stable kind names (AllKinds, ParseKinds; the
+//     lists of kinds outside "all": ClusterKinds, NetworkKinds — the
+//     faults at a client's socket, per leg — and ClientKinds).
 //   - fault.go: Fault, Plan, Validate (and the deprecated combinators).
 //   - generate.go, candidates.go: leasecheck's own fault generator
 //     (Generate draws a plan from a Chooser, Candidates lists the faults

@@ -147,6 +147,17 @@ func (p Plan) Validate(holders []string, rhoPPM int64) error {
 		if f.Kind == Delay && f.Amount < 0 {
 			return bad("negative delay")
 		}
+		if slices.Contains(NetworkKinds, f.Kind) {
+			if f.Duration <= 0 {
+				return bad("a network fault needs a duration > 0")
+			}
+			if f.Amount < 0 {
+				return bad("a negative amount")
+			}
+			if (f.Kind == RequestDelay || f.Kind == ReplyDelay || f.Kind == Reorder) && f.Amount == 0 {
+				return bad(string(f.Kind) + " needs an amount > 0 (ms)")
+			}
+		}
 	}
 	return nil
 }

@@ -110,3 +110,33 @@ func TestPlanSortedCountsJSON(t *testing.T) {
 		t.Fatalf("JSON round trip: %v %v", back, err)
 	}
 }
+
+// TestNetworkKinds: the faults at a client's socket are kinds of their
+// own, parsed by name, not in "all" (the simulator has no sockets), and a
+// plan refuses one without a duration, or a delay without an amount.
+func TestNetworkKinds(t *testing.T) {
+	got, err := faults.ParseKinds("duplicate,blackhole,pause")
+	if err != nil || !slices.Equal(got, []faults.Kind{faults.Pause, faults.Blackhole, faults.Duplicate}) {
+		t.Fatalf("ParseKinds = %v, %v; want [pause blackhole duplicate]", got, err)
+	}
+	for _, k := range faults.NetworkKinds {
+		if slices.Contains(faults.AllKinds, k) {
+			t.Errorf("%s is in AllKinds", k)
+		}
+	}
+	for _, c := range []struct {
+		f  faults.Fault
+		ok bool
+	}{
+		{faults.Fault{Kind: faults.ReplyLoss, Target: "h1", Duration: 100}, true},
+		{faults.Fault{Kind: faults.ReplyLoss, Target: "h1"}, false},
+		{faults.Fault{Kind: faults.RequestDelay, Target: "h1", Duration: 100}, false},
+		{faults.Fault{Kind: faults.RequestDelay, Target: "h1", Duration: 100, Amount: 20}, true},
+		{faults.Fault{Kind: faults.Duplicate, Target: "h1", Duration: 100}, true},
+		{faults.Fault{Kind: faults.Blackhole, Target: "coordinator", Duration: 100}, false},
+	} {
+		if err := (faults.Plan{c.f}).Validate([]string{"h1"}, 0); (err == nil) != c.ok {
+			t.Errorf("Validate(%v) = %v, want ok %v", c.f, err, c.ok)
+		}
+	}
+}

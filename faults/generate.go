@@ -112,6 +112,14 @@ func one(c Chooser, env Env, k Kind) Fault {
 		f.Amount = c.Int64(0, ttl, "late")
 	case OwnerReuse:
 		f.Duration = c.Int64(1, 2*ttl, "restart")
+	case Blackhole, RequestLoss, ReplyLoss:
+		f.Duration = c.Int64(1, 2*ttl, "window")
+	case RequestDelay, ReplyDelay, Reorder:
+		f.Duration = c.Int64(1, 2*ttl, "window")
+		f.Amount = c.Int64(1, ttl, "extra")
+	case Duplicate:
+		f.Duration = c.Int64(1, 2*ttl, "window")
+		f.Amount = c.Int64(0, ttl, "late")
 	}
 	return f
 }

@@ -109,6 +109,50 @@ const (
 	Conflict Kind = "conflict"
 )
 
+// The network faults strike one client's connections at the socket, in the
+// proxy the real runner puts between each client and the server (package
+// faultproxy is the same proxy for a user's own test): each leg of the
+// connection — the request leg, client to server, and the reply leg — is
+// faulted apart. They need the server's address (a proxy) and the
+// simulator, which has no sockets, reports one as not applied; like the
+// cluster faults they are not in AllKinds, and `verify` adds them (but
+// Duplicate) to "all" for a backend that gives its address. What each can and cannot do to a
+// TCP byte stream is in docs/specification.md (fault kinds).
+const (
+	// Blackhole drops every byte either way on the holder's connections
+	// for Duration; they stay open and nobody is told. When it ends, each
+	// connection that lost bytes is reset (a stream with a hole cannot go
+	// on); the others go on.
+	Blackhole Kind = "blackhole"
+	// RequestLoss is Blackhole on the request leg only: the server never
+	// sees what the holder sent meanwhile; its replies to what it had
+	// still arrive.
+	RequestLoss Kind = "request-loss"
+	// ReplyLoss is Blackhole on the reply leg only: the server gets and
+	// applies the holder's requests, and the answers never arrive.
+	ReplyLoss Kind = "reply-loss"
+	// RequestDelay delivers each chunk the holder sends Amount ms late for
+	// Duration (a latency; the order of a connection's bytes is kept).
+	RequestDelay Kind = "request-delay"
+	// ReplyDelay is RequestDelay on the reply leg.
+	ReplyDelay Kind = "reply-delay"
+	// Reorder delays each chunk either way by a fresh draw in [0, Amount]
+	// ms for Duration: within a connection the order is kept (TCP), across
+	// the holder's connections what was sent later may arrive first.
+	Reorder Kind = "reorder"
+	// Duplicate sends each request the holder makes during Duration again,
+	// Amount ms later, on a connection of its own, as a retry would; the
+	// holder sees only its own reply. Only where the proxy can frame
+	// requests (RESP: Redis); elsewhere it copies nothing and is recorded
+	// so. A copy is in the fault's record, not in the history as an
+	// operation, so a checker cannot explain what a copied acquire did to
+	// the lease: it is a fault to run by name, not in verify's "all".
+	Duplicate Kind = "duplicate"
+)
+
+// NetworkKinds lists the network faults, in the order summaries print them.
+var NetworkKinds = []Kind{Blackhole, RequestLoss, ReplyLoss, RequestDelay, ReplyDelay, Reorder, Duplicate}
+
 // ClientKinds lists the client faults, in the order summaries print them.
 var ClientKinds = []Kind{Shutdown, Conflict}
 
@@ -128,12 +172,13 @@ func (k Kind) valid() bool {
 			return true
 		}
 	}
-	return slices.Contains(ClusterKinds, k) || slices.Contains(ClientKinds, k)
+	return slices.Contains(ClusterKinds, k) || slices.Contains(NetworkKinds, k) || slices.Contains(ClientKinds, k)
 }
 
 // ParseKinds parses a comma-separated list of kind names; "all" or "" means
 // AllKinds and "none" means no faults. The result follows AllKinds' order,
-// then ClusterKinds', then ClientKinds', and has no duplicates.
+// then ClusterKinds', NetworkKinds' and ClientKinds', and has no
+// duplicates.
 func ParseKinds(s string) ([]Kind, error) {
 	s = strings.TrimSpace(s)
 	switch s {
@@ -146,12 +191,12 @@ func ParseKinds(s string) ([]Kind, error) {
 	for _, f := range strings.Split(s, ",") {
 		k := Kind(strings.TrimSpace(f))
 		if !k.valid() {
-			return nil, fmt.Errorf("unknown fault kind %q (known: %s; on clusters: %s; in a client's own code: %s)", k, joinKinds(AllKinds), joinKinds(ClusterKinds), joinKinds(ClientKinds))
+			return nil, fmt.Errorf("unknown fault kind %q (known: %s; on clusters: %s; at a client's socket: %s; in a client's own code: %s)", k, joinKinds(AllKinds), joinKinds(ClusterKinds), joinKinds(NetworkKinds), joinKinds(ClientKinds))
 		}
 		want[k] = true
 	}
 	var out []Kind
-	for _, k := range append(append(append([]Kind(nil), AllKinds...), ClusterKinds...), ClientKinds...) {
+	for _, k := range slices.Concat(AllKinds, ClusterKinds, NetworkKinds, ClientKinds) {
 		if want[k] {
 			out = append(out, k)
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -140,6 +141,17 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 			if tg.Cluster != nil { // "all" on a cluster: the faults between its servers too
 				cfg.kinds = append(cfg.kinds, faults.ClusterKinds...)
 			}
+			// "all" includes the faults at each client's socket; they need
+			// the server's address, and are named below when it gives none.
+			// Not duplicate: its copy changes the server with a request the
+			// history has no operation for (a copied acquire grants the
+			// lease), so the checker cannot explain what follows; it runs
+			// when named.
+			for _, k := range faults.NetworkKinds {
+				if k != faults.Duplicate {
+					cfg.kinds = append(cfg.kinds, k)
+				}
+			}
 			// Every kind that applies; the rest are named with the reason, so
 			// that a kind left out is never a silent gap in the verdict.
 			for _, k := range cfg.kinds {
@@ -151,7 +163,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		for _, k := range cfg.kinds {
 			if why := realrun.NotApplicable(tg, k); why != "" {
-				return fail("fault %q is not applicable to %s: %s (applicable: %s)", k, shown, why, kindList(realrun.ApplicableKinds(tg, append(append([]faults.Kind(nil), faults.AllKinds...), faults.ClusterKinds...))))
+				return fail("fault %q is not applicable to %s: %s (applicable: %s)", k, shown, why, kindList(realrun.ApplicableKinds(tg, slices.Concat(faults.AllKinds, faults.ClusterKinds, faults.NetworkKinds))))
 			}
 		}
 	}
@@ -291,11 +303,11 @@ func holderMachine(name string, sc *scenario.Scenario) (string, func(holder.Conf
 }
 
 // planKinds lists the kinds a plan holds, in AllKinds' order, then
-// ClusterKinds'.
+// ClusterKinds', then NetworkKinds'.
 func planKinds(p faults.Plan) []faults.Kind {
 	c := p.Counts()
 	var out []faults.Kind
-	for _, k := range append(append([]faults.Kind(nil), faults.AllKinds...), faults.ClusterKinds...) {
+	for _, k := range slices.Concat(faults.AllKinds, faults.ClusterKinds, faults.NetworkKinds) {
 		if c[k] > 0 {
 			out = append(out, k)
 		}

@@ -21,7 +21,9 @@
 // cmd/leasecheck/verify.go is the same call with the built-in table
 // (etcd, etcd-mutex, redis, postgres, zookeeper, etcd34, the clusters
 // etcd-cluster, etcd-cluster-mutex and zookeeper-ensemble, and their URL
-// forms; on a cluster target, "--faults all" adds faults.ClusterKinds); examples/redislock/cmd/redislock-verify is a third-party lock
+// forms; on a cluster target, "--faults all" adds faults.ClusterKinds, and
+// on any target that gives the server's address faults.NetworkKinds but
+// duplicate, the faults at each client's socket); examples/redislock/cmd/redislock-verify is a third-party lock
 // library's.
 //
 // # What a run is

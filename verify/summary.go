@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -136,7 +137,7 @@ func (s *Summary) writeText(w io.Writer, shown string, info backend.Info, wall t
 			inMs(s.ClockUncertainty), inMs(s.minTTL), inMs(s.ClockUncertainty))
 	}
 	var partial []string
-	for _, k := range append(append([]faults.Kind(nil), faults.AllKinds...), faults.ClusterKinds...) {
+	for _, k := range slices.Concat(faults.AllKinds, faults.ClusterKinds, faults.NetworkKinds) {
 		if n := s.FaultsPartial[string(k)]; n > 0 {
 			partial = append(partial, fmt.Sprintf("  %-24s %d", k, n))
 		}

@@ -71,6 +71,13 @@ var applies = map[faults.Kind][3]Need{
 	faults.PeerDelay:        {Never, NeedsCluster, Never},
 	faults.MemberPause:      {Never, NeedsCluster, Never},
 	faults.MemberCrash:      {Never, NeedsCluster, Never},
+	faults.Blackhole:        {Never, NeedsProxy, Never},
+	faults.RequestLoss:      {Never, NeedsProxy, Never},
+	faults.ReplyLoss:        {Never, NeedsProxy, Never},
+	faults.RequestDelay:     {Never, NeedsProxy, Never},
+	faults.ReplyDelay:       {Never, NeedsProxy, Never},
+	faults.Reorder:          {Never, NeedsProxy, Never},
+	faults.Duplicate:        {Never, NeedsProxy, Never},
 	faults.Shutdown:         {Never, Never, Always},
 	faults.Conflict:         {Never, Never, Always},
 }
@@ -85,11 +92,11 @@ func Needs(k faults.Kind, d Driver) Need {
 }
 
 // Kinds lists the kinds driver d can inject into some target, in the
-// order summaries print them (faults.AllKinds, then ClusterKinds, then
-// ClientKinds).
+// order summaries print them (faults.AllKinds, then ClusterKinds,
+// NetworkKinds, ClientKinds).
 func Kinds(d Driver) []faults.Kind {
 	var out []faults.Kind
-	for _, list := range [][]faults.Kind{faults.AllKinds, faults.ClusterKinds, faults.ClientKinds} {
+	for _, list := range [][]faults.Kind{faults.AllKinds, faults.ClusterKinds, faults.NetworkKinds, faults.ClientKinds} {
 		for _, k := range list {
 			if Needs(k, d) != Never {
 				out = append(out, k)

@@ -12,7 +12,7 @@ import (
 // saying where it strikes fails here rather than being refused everywhere.
 func TestEveryKindHasItsRow(t *testing.T) {
 	var all []faults.Kind
-	for _, list := range [][]faults.Kind{faults.AllKinds, faults.ClusterKinds, faults.ClientKinds} {
+	for _, list := range [][]faults.Kind{faults.AllKinds, faults.ClusterKinds, faults.NetworkKinds, faults.ClientKinds} {
 		all = append(all, list...)
 	}
 	for _, k := range all {
@@ -49,6 +49,11 @@ func TestKinds(t *testing.T) {
 	for _, k := range faults.ClusterKinds {
 		if Needs(k, RealBackend) != NeedsCluster {
 			t.Errorf("%s needs %d of a real backend, want a cluster", k, Needs(k, RealBackend))
+		}
+	}
+	for _, k := range faults.NetworkKinds {
+		if Needs(k, RealBackend) != NeedsProxy || Needs(k, Simulator) != Never || Needs(k, VirtualTime) != Never {
+			t.Errorf("%s: the network faults strike at a real client's socket only, through a proxy", k)
 		}
 	}
 	vt := Kinds(VirtualTime)

@@ -34,7 +34,7 @@ type Layer struct {
 // own layer and of the layers its layer's MayImport names; nothing else.
 var Map = []Layer{
 	{Name: "base", What: "helpers that know nothing of leases",
-		Packages: []string{"internal/ports", "internal/rapidtest", "internal/tcpproxy", "internal/statehash", "internal/timefmt"}},
+		Packages: []string{"internal/ports", "internal/rapidtest", "internal/tcpproxy", "faultproxy", "internal/statehash", "internal/timefmt"}},
 	{Name: "specification", What: "the history format, the fault vocabulary, the protocol's machine contract, the backend contract, the liveness measurements, the recording rules, a run's record",
 		Packages:  []string{"model", "faults", "internal/faultsupport", "machine", "impl/backend", "internal/contract", "internal/liveness", "internal/recording", "internal/runrecord"},
 		MayImport: []string{"base"}},
@@ -69,7 +69,7 @@ var Map = []Layer{
 // what leasecheck promises to keep. Everything else is the house, under
 // internal/ but for cmd/..., examples/... and deploy. faults is the fault
 // vocabulary every door's options name.
-var Doors = []string{"model", "checker", "machine", "faults", "impl/backend", "leasetest", "verify", "vclient", "vclient/k8slease"}
+var Doors = []string{"model", "checker", "machine", "faults", "faultproxy", "impl/backend", "leasetest", "verify", "vclient", "vclient/k8slease"}
 
 // Deprecated are the packages kept at an old path for at least two minor
 // releases (CHANGELOG.md), for users only: no package of the module

@@ -100,8 +100,20 @@
 //     interfaces (machine.RenewKiller, Overrunner, DoubleReleaser); a
 //     machine without one gets the fault recorded as not applied.
 //   - delay, partition: through the holder's TCP proxy (tcpproxy: every chunk
-//     delayed; blackholed, then its connections reset). They need
+//     delivered that much late, both legs; blackholed, then its connections
+//     reset). They need
 //     Target.Addr. A partition from the resource cuts the whole connection.
+//   - the network faults (faults.NetworkKinds: blackhole, request-loss,
+//     reply-loss, request-delay, reply-delay, reorder, duplicate): on the
+//     holder's proxies, per leg (netfault.go; tcpproxy's Lose, SetLegDelay,
+//     SetJitter, Duplicate). Faults of one kind may overlap: what the
+//     proxies do is recomputed from all those in force. When one is lifted
+//     its record is rewritten from the proxies' own record: start and end
+//     are when the sockets took and let go of it (later than planned when
+//     the holder's loop was held up), and the detail what was dropped,
+//     delayed or sent again, on which leg. A duplicate on a protocol the
+//     proxy does not frame (anything but RESP) is recorded as not applied.
+//     They need Target.Addr.
 //   - crash, owner-reuse: the incarnation vanishes without releasing (its
 //     call in flight abandoned, its proxy blackholed) and, after Duration, a
 //     new one starts with a new connection as process h1#2 — under a new
@@ -154,6 +166,7 @@
 // (Workload), replay.go (Options, RunScenario, AutoTTL, the server faults),
 // proc.go (the driver of one process), recorder.go, proxygroup.go (a
 // client's proxies: internal/tcpproxy, one per address of the target),
+// netfault.go (the network faults on them, and their records),
 // server.go (Server, Restarter: what a controlled server offers), cluster.go
 // (Cluster, the cluster faults, the leader records). It records and does
 // not judge: campaign's judge, verify and serverstest.RunAndCheck check

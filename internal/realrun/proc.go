@@ -75,6 +75,7 @@ type proc struct {
 type client struct {
 	b     backend.Backend
 	proxy proxyGroup // nil without Target.Addr; one per address of a cluster
+	net   netFaults  // the network faults in force on proxy
 }
 
 // inflight is the backend call in progress.
@@ -626,6 +627,8 @@ func (p *proc) apply(now int64, f faults.Fault) {
 		p.lifts = append(p.lifts, lift{at: now + d, rec: r.count(f.Kind, rec), fn: func() { px.Blackhole(false) }, cut: true})
 	case faults.Crash, faults.OwnerReuse:
 		p.crash(now, f, rec)
+	case faults.Blackhole, faults.RequestLoss, faults.ReplyLoss, faults.RequestDelay, faults.ReplyDelay, faults.Reorder, faults.Duplicate:
+		p.applyNetwork(now, f, rec) // netfault.go
 	default:
 		notApplied(fmt.Sprintf("%s has no real counterpart on a holder", f.Kind))
 	}

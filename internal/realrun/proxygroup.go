@@ -54,6 +54,49 @@ func (g proxyGroup) Blackhole(on bool) {
 	}
 }
 
+// setLegs puts the leg faults s in force on every proxy of the group; a
+// setting already in force is left as it is (its record goes on).
+func (g proxyGroup) setLegs(s legSettings) {
+	for _, p := range g {
+		for leg := range s.lost {
+			p.Lose(tcpproxy.Leg(leg), s.lost[leg])
+			p.SetLegDelay(tcpproxy.Leg(leg), s.delay[leg])
+			p.SetJitter(tcpproxy.Leg(leg), s.jitter)
+		}
+		p.Duplicate(s.dup, s.dupAfter)
+	}
+}
+
+// events is the fault record of every proxy of the group.
+func (g proxyGroup) events() []tcpproxy.Event {
+	var out []tcpproxy.Event
+	for _, p := range g {
+		out = append(out, p.Events()...)
+	}
+	return out
+}
+
+// counts is what crossed the group's proxies, summed.
+func (g proxyGroup) counts() tcpproxy.Counts {
+	var n tcpproxy.Counts
+	for _, p := range g {
+		c := p.Counts()
+		n.Conns += c.Conns
+		n.Unframed += c.Unframed
+		n.Duplicates += c.Duplicates
+		if c.Protocol != "" {
+			n.Protocol = c.Protocol
+		}
+		for l := range n.Bytes {
+			n.Bytes[l] += c.Bytes[l]
+			n.Delivered[l] += c.Delivered[l]
+			n.Dropped[l] += c.Dropped[l]
+			n.Messages[l] += c.Messages[l]
+		}
+	}
+	return n
+}
+
 func (g proxyGroup) Close() error {
 	for _, p := range g {
 		p.Close()

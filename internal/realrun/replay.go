@@ -260,7 +260,7 @@ func (r *runner) result(h *model.History, ttl time.Duration) *Result {
 	recording.Finish(h) // numbered again: the fault records come before the ops
 	res := &Result{History: h, Ops: len(h.Ops), Faults: r.injected, Partial: r.partial, Beliefs: r.beliefs,
 		Scenario: r.asRun(), TTL: ttl, Scale: float64(r.num) / float64(r.den),
-		CalibrationError: r.rec.CalibrationError, Drift: r.rec.Drift}
+		CalibrationError: r.rec.CalibrationError, Drift: r.rec.Drift, Traffic: r.traffic()}
 	r.mu.Unlock()
 	return res
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/internal/tcpproxy"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -143,6 +144,12 @@ type Result struct {
 	// the mapping onto the client's timeline, and how much the offset moved
 	// over the run.
 	CalibrationError, Drift time.Duration
+	// Traffic is what each client's connections carried through its
+	// proxies over the run, by the scenario's process name (h1, r1; a
+	// restarted holder's incarnations share theirs): bytes, and the
+	// requests and replies the proxy could frame, per leg — what a client
+	// sent, measured at the socket. Empty without Target.Addr.
+	Traffic map[string]tcpproxy.Counts
 }
 
 // Belief is one interval in which a holder believed it held the lease

@@ -128,6 +128,15 @@ func Workload(t Target, cfg Config) *scenario.Scenario {
 			f.Duration = max(T/2, 1)
 		case faults.DoubleRelease:
 			f.Amount = T / 4
+		case faults.Blackhole, faults.RequestLoss, faults.ReplyLoss:
+			f.Duration = T // as long as a partition
+		case faults.RequestDelay, faults.ReplyDelay:
+			// Each leg its own latency, drawn apart, so the two differ.
+			f.Duration, f.Amount = T, c.Int64(max(T/20, 1), max(T/5, 1), "leg-delay")
+		case faults.Reorder:
+			f.Duration, f.Amount = T, max(T/5, 1)
+		case faults.Duplicate:
+			f.Duration, f.Amount = T, c.Int64(0, T/4, "copy-late")
 		case faults.MemberIsolate, faults.MemberBridge, faults.PeerDelay, faults.MemberPause, faults.MemberCrash:
 			// Between the servers, at the leader or a follower (found when it
 			// strikes), for about a TTL or two: long enough for an election

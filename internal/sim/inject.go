@@ -94,6 +94,9 @@ func (w *World) fault(i int) {
 		if slices.Contains(faults.ClusterKinds, f.Kind) {
 			detail, note = "not applied: a fault between the servers of a cluster; the simulator has one coordinator", "a cluster fault: the simulator has one coordinator"
 		}
+		if slices.Contains(faults.NetworkKinds, f.Kind) {
+			detail, note = "not applied: a fault at a client's socket, injected by the real runner's proxy only; the simulator has no sockets", "a network fault: the real runner's proxy only"
+		}
 		w.counts[1][kindIndex(f.Kind)]++
 		w.faultRecs = append(w.faultRecs, model.FaultRecord{Kind: string(f.Kind), Target: f.Target, Start: w.now, Partial: true, Detail: detail})
 		if w.tracing() {

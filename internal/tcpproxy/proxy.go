@@ -1,14 +1,22 @@
 // Package tcpproxy is a TCP proxy in front of a server that injects real
 // network faults: latency, a paused process, partitions that drop or
-// refuse, held requests; per connection label for the links of a cluster.
-// It knows nothing of leases: the real runner puts one in front of each
-// holder's server, internal/servers one on each link between members, and
-// tests one in front of a data store.
+// refuse, held requests; per connection label for the links of a cluster;
+// and per leg (request or reply) a delay, jitter that reorders a client's
+// connections, loss, a hold, and (for RESP) duplicated requests, each
+// recorded as it was applied at the socket (Event), with what crossed
+// counted per leg (Counts). It knows nothing of leases: the real runner
+// puts one in front of each client's server, internal/servers one on each
+// link between members, tests one in front of a data store, and package
+// faultproxy hands one to a user's own test.
+//
+// Files: proxy.go (the proxy, its whole-proxy and per-label faults),
+// legs.go (the per-leg faults and the pipe every byte crosses), frame.go
+// (which messages a stream holds: RESP), framehttp.go (HTTP/1 and gRPC over
+// HTTP/2), duplicate.go (a request sent again), record.go (Event, Counts).
 package tcpproxy
 
 import (
 	"bytes"
-	"io"
 	"net"
 	"strings"
 	"sync"
@@ -54,6 +62,15 @@ type Proxy struct {
 	holdFor   time.Duration
 	matched   atomic.Int64
 	held      atomic.Int64
+
+	legs        [2]legFaults // per leg: Request, Reply
+	events      []Event
+	counts      Counts
+	lastReadOut [2]time.Time // the latest read time of a chunk delivered, per leg
+	dupOn       atomic.Bool
+	dupEv       int
+	dupAfter    time.Duration
+	done        chan struct{} // closed by Close
 	// Dialer dials the target; its zero value is net.Dialer's.
 	Dialer net.Dialer
 }
@@ -62,6 +79,12 @@ type proxyConn struct {
 	client, server net.Conn // server nil until dialled
 	label          string
 	cut            bool // saw a blackhole: reset on heal
+	// broken: the leg lost bytes, so the stream cannot go on (reset when
+	// the loss ends); lossEv: the loss that broke it.
+	broken [2]bool
+	lossEv [2]int
+	proto  atomic.Uint32 // the protocol its framers found
+	frames [2]framer
 }
 
 // New listens on 127.0.0.1 on a free port and forwards to target.
@@ -79,7 +102,11 @@ func NewLabeled(target string, label func(c net.Conn, head []byte) (string, bool
 		return nil, err
 	}
 	p := &Proxy{ln: ln, target: target, label: label, conns: map[*proxyConn]struct{}{},
-		cutFrom: map[string]bool{}, rejectFrom: map[string]bool{}, delayFrom: map[string]time.Duration{}}
+		cutFrom: map[string]bool{}, rejectFrom: map[string]bool{}, delayFrom: map[string]time.Duration{},
+		dupEv: -1, done: make(chan struct{})}
+	for i := range p.legs {
+		p.legs[i] = legFaults{delayEv: -1, jitterEv: -1, lossEv: -1, holdEv: -1}
+	}
 	p.cond = sync.NewCond(&p.mu)
 	p.wg.Add(1)
 	go p.accept()
@@ -271,6 +298,9 @@ func (p *Proxy) Blackhole(on bool) {
 // Close stops the proxy and closes every connection.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
+	if !p.closed {
+		close(p.done)
+	}
 	p.closed = true
 	p.frozen, p.holed = false, false
 	conns := p.conns
@@ -302,7 +332,13 @@ func (p *Proxy) accept() {
 
 func (p *Proxy) serve(client net.Conn) {
 	var head []byte
-	pc := &proxyConn{client: client}
+	pc := &proxyConn{client: client, lossEv: [2]int{-1, -1}}
+	for i := range pc.frames {
+		pc.frames[i].proto = &pc.proto
+	}
+	p.mu.Lock()
+	p.counts.Conns++
+	p.mu.Unlock()
 	if p.label != nil {
 		head, pc.label = readHead(client, p.label)
 	}
@@ -359,8 +395,8 @@ func (p *Proxy) serve(client net.Conn) {
 		}
 	}
 	done := make(chan struct{}, 2)
-	go func() { p.pipe(pc, server, client, true); done <- struct{}{} }()
-	go func() { p.pipe(pc, client, server, false); done <- struct{}{} }()
+	go func() { p.pipe(pc, server, client, Request); done <- struct{}{} }()
+	go func() { p.pipe(pc, client, server, Reply); done <- struct{}{} }()
 	<-done
 	client.Close()
 	server.Close()
@@ -422,33 +458,4 @@ func (p *Proxy) waitPass(pc *proxyConn) bool {
 		p.cond.Wait()
 	}
 	return !p.closed && !pc.cut && !p.rejectsLocked(pc)
-}
-
-// pipe forwards src to dst; up: from the client to the server.
-func (p *Proxy) pipe(pc *proxyConn, dst io.Writer, src io.Reader, up bool) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			d := p.delay + p.delayFrom[pc.label]
-			if up && p.holdMatch != nil && bytes.Contains(buf[:n], p.holdMatch) && p.matched.Add(1)%p.holdEvery == 0 {
-				p.held.Add(1)
-				d += p.holdFor
-			}
-			p.mu.Unlock()
-			if d > 0 {
-				time.Sleep(d)
-			}
-			if !p.waitPass(pc) {
-				return
-			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
 }
