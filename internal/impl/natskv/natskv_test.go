@@ -25,6 +25,7 @@ import (
 // start starts n embedded servers for the test.
 func start(t *testing.T, n int) *servers.NATSCluster {
 	t.Helper()
+	serverstest.Full(t, "embedded nats-server")
 	c, err := servers.StartNATSCluster(context.Background(), n)
 	if err != nil {
 		t.Fatal(err)
