@@ -43,8 +43,7 @@ type StateHasher interface {
 // Hasher is what a machine's HashState mixes its state into, a word at a
 // time (Int, Uint, Bool, String): a 64-bit multiply-xorshift digest, no
 // cryptographic hash, which tells states apart. The explorer starts,
-// finishes and reuses it (package internal/statehash, whose Hasher this
-// is); two runs of leasecheck digest the same words the same way, whatever
+// finishes and reuses it; two runs of leasecheck digest the same words the same way, whatever
 // the machine they run on.
 type Hasher statehash.Hasher
 
@@ -88,8 +87,7 @@ func (h *Hasher) Digest() statehash.Digest { return h.in().Digest() }
 // Deprecated: the explorer's own; it leaves the package in v0.16.0.
 func (h *Hasher) Resume(d statehash.Digest) { h.in().Resume(d) }
 
-// Digest is the digest so far as a value, a Hasher's own (package
-// internal/statehash): leasecheck's explorer and reference machines chain
+// Digest is the digest so far as a value, a Hasher's own: leasecheck's explorer and reference machines chain
 // it in a register, word for word the same digest.
 //
 // Deprecated: leasecheck's own; it left this package. A machine digests
