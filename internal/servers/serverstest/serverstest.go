@@ -34,10 +34,12 @@ func Prefix() string {
 // real server, embedded or not, and no real-time round; the full tier
 // (`make test-all`, CI) runs it. Every finder here calls it first, so a
 // test that asks for a server is in the full tier by that alone.
+// LEASECHECK_SERVERS=1 keeps these tests under -short, where -short only
+// cuts the long sweeps: .ci/run's race step runs them so.
 func Full(t testing.TB, why string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip(why + ": the full tier (make test-all) runs it, -short does not")
+	if testing.Short() && os.Getenv("LEASECHECK_SERVERS") == "" {
+		t.Skip(why + ": the full tier (make test-all) runs it, -short does not (LEASECHECK_SERVERS=1 keeps it)")
 	}
 }
 
