@@ -16,7 +16,7 @@ import (
 // 3-member cluster of the installed etcd 3.4 with every fault, the cluster
 // faults included: every property holds, every cluster fault kind fired,
 // and verify leaves no server process and no data directory behind. CI
-// runs it (make test).
+// runs it (make test-all).
 func TestVerifyEtcdClusterSmoke(t *testing.T) {
 	serverstest.Full(t, "real rounds on a real server")
 	needEtcd34(t)
