@@ -31,7 +31,7 @@ GOTESTSUM ?= $(GO) run gotest.tools/gotestsum@v1.13.0
 TESTFMT   ?= testname
 test:
 	@echo "make test: the fast tier (go test -short $(PKGS)): building, then each test as it ends"
-	$(GOTESTSUM) --format $(TESTFMT) --hide-summary=skipped -- -short -p $(TESTP) -timeout 15m $(PKGS)
+	$(GOTESTSUM) --format $(TESTFMT) --hide-summary=skipped -- -short -p $(TESTP) -timeout 30m $(PKGS)
 
 test-all:
 	@echo "make test-all: every test (go test $(PKGS)), real servers included: building, then each test as it ends"
