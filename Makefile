@@ -3,24 +3,39 @@ GO       ?= go
 FUZZTIME ?= 60s
 PKGS     := ./...
 
-.PHONY: all build test check run soak layers exported api-check bench bench-explore bench-matrix bench-regress bench-slow bench-stream bench-memory explore-coverage fuzz fuzz-history fuzz-reader fuzz-scenario fuzz-check vet fmt clean
+.PHONY: all build test test-all check run soak layers exported api-check bench bench-explore bench-matrix bench-regress bench-slow bench-stream bench-memory explore-coverage fuzz vet fmt clean
 
 all: vet test
 
 build:
 	$(GO) build -o bin/leasecheck ./cmd/leasecheck
 
-# The tests: unit, golden, property (rapid) and CLI tests. About half of
-# their time is spent waiting on real servers and real time (TTLs, session
-# expiries, timeouts), not computing, so twice as many packages run at once
-# as there are cores (measured on 2 cores: 785 s with go test's default of
-# one package a core, 529 s with four at once). Parallel tests inside a
-# package stay at one a core: four of the command's verify tests at once
-# (327 s against 444 s) put four 3-member etcd clusters side by side, and
-# one stopped answering for 5 s in CI.
-TESTP ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 2) )))
+# The tests, in two tiers. `make test` is the fast tier: go test -short,
+# which runs no real server (embedded or not) and no real-time round
+# (serverstest.Full skips those) and cuts the long sweeps short — what a
+# change is checked with. `make test-all` is everything: the real servers
+# (Redis, PostgreSQL, ZooKeeper, etcd 3.4 and the embedded etcd 3.7 and
+# nats-server), the real-time rounds and the long sweeps; CI (.ci/run)
+# runs it. Both print each test as it ends (gotestsum, from the module
+# proxy at a fixed version: nothing to install), so a long package shows
+# its progress instead of one line at its end, and end with a summary of
+# what failed. Twice as many packages run at once as there are cores: much
+# of the full tier waits on real servers and real time (TTLs, session
+# expiries), not on the CPU (measured on 2 cores: 785 s with go test's
+# default of one package a core, 529 s with four at once). Parallel tests
+# inside a package stay at one a core: four of the command's verify tests
+# at once put four 3-member etcd clusters side by side, and one stopped
+# answering for 5 s in CI.
+TESTP     ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 2) )))
+GOTESTSUM ?= $(GO) run gotest.tools/gotestsum@v1.13.0
+TESTFMT   ?= testname
 test:
-	$(GO) test -p $(TESTP) -timeout 30m $(PKGS)
+	@echo "make test: the fast tier (go test -short $(PKGS)): building, then each test as it ends"
+	$(GOTESTSUM) --format $(TESTFMT) --hide-summary=skipped -- -short -p $(TESTP) -timeout 30m $(PKGS)
+
+test-all:
+	@echo "make test-all: every test (go test $(PKGS)), real servers included: building, then each test as it ends"
+	$(GOTESTSUM) --format $(TESTFMT) --hide-summary=skipped -- -p $(TESTP) -timeout 30m $(PKGS)
 
 # The main job: 1000 seeded scenarios with every fault kind, run against the
 # reference implementation in the simulator, every property judged on every
@@ -140,29 +155,19 @@ soak: build
 	bin/leasecheck verify --backend etcd-cluster-mutex --faults pause,partition --seeds 20 --shrink-for 30s --save 1 --progress=false; test $$? -eq 1
 	LEASECHECK_SOAK=1 $(GO) test ./internal/servers -run '^TestZooKeeperEnsembleLostCommits$$' -count=1 -v -timeout 30m
 
-# Go native fuzzing, FUZZTIME per target: the scenario generator (through
-# rapid.MakeFuzz; seed corpus in testdata/fuzz/FuzzScenario, new failing
-# inputs in internal/sim/testdata/fuzz/FuzzScenario, replay with
-# `go test ./internal/sim -run FuzzScenario/NAME`; it minimizes each new input for
-# 10 executions, not Go's 60 s, which stalled it: internal/sim/fuzz_test.go), the
-# history reader and the checker.
-fuzz: fuzz-scenario fuzz-history fuzz-reader fuzz-check
-
-fuzz-scenario:
-	$(GO) test ./internal/sim -run '^$$' -fuzz '^FuzzScenario$$' -fuzztime $(FUZZTIME)
-
-fuzz-history:
-	$(GO) test -run '^$$' -fuzz '^FuzzReadHistory$$' -fuzztime $(FUZZTIME) ./model/
-
-# The reader that decodes ahead, its input's reads cut at a drawn stride and
-# its blocks small: the same as the sequential reader.
-fuzz-reader:
-	$(GO) test -run '^$$' -fuzz '^FuzzReaderBlocks$$' -fuzztime $(FUZZTIME) ./model/
-
-# The checker itself: random small histories, the verdict against
-# porcupine's, the brute force's and the streaming path's.
-fuzz-check:
-	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME) ./checker/
+# Go native fuzzing: every fuzz target of the module (each func FuzzXxx in
+# a _test.go file; FUZZ=REGEXP picks some) for FUZZTIME each, starting
+# from its committed seed corpus (DIR/testdata/fuzz/FuzzXxx, which go test
+# runs on every run too), each new input minimized for at most
+# FUZZMINIMIZE (go test's default of 60 s an input left FuzzCheck and
+# FuzzReadHistory executing nothing new for most of their minute), and a
+# table at the end: each target's executions, executions per second and
+# the share of its time in which it executed new inputs. Inputs that fail
+# land in DIR/testdata/fuzz/FuzzXxx; `go test ./DIR -run FuzzXxx/NAME`
+# replays one.
+FUZZMINIMIZE ?= 10x
+fuzz:
+	$(GO) run ./internal/fuzzing/fuzzall -fuzztime $(FUZZTIME) -minimize $(FUZZMINIMIZE) $(if $(FUZZ),-run '$(FUZZ)')
 
 clean:
 	rm -rf bin

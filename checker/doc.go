@@ -5,7 +5,7 @@
 //
 //   - linearizable: some order of the operations, respecting real time and
 //     each process's own order, explains every outcome under the timed
-//     lease model (internal/timed);
+//     lease model (docs/specification.md §3);
 //   - single-writer-per-fence: a fence's accepted writes come from the one
 //     owner it was granted to — the coordinator's numbering, judged where
 //     the history says writes present the grants' fences (the default;
@@ -28,7 +28,7 @@
 // invariants and stale-write are state machines over those events. In memory, a key's
 // linearizability is first tried by a greedy pass (greedy.go): one order
 // of its ops, built op by op with local repairs, judged by the timed model
-// apart from the pass (timed.VerifyLinearization) — a correct history is
+// apart from the pass (an independent replay of the order) — a correct history is
 // decided at about the cost of reading it. Where the pass gets stuck, cheap
 // projections of the model (the data as a register, the fences, the
 // holder: projections.go, register.go) may refute. Otherwise linearizability
@@ -38,11 +38,11 @@
 // depth-first try for a witness within a node allowance as linear, then the
 // relaxed sweep's refutation, then the search with the rest of the budget
 // (keycheck.go: no phase may burn the budget on a shape another
-// decides at once). The class these are judged on, and the benchmark
-// matrix over it, are internal/classgen and internal/classbench. Every
+// decides at once). The class of histories these are judged on, and the
+// benchmark matrix over it: docs/benchmarks.md. Every
 // phase spends one budget, time and memory (Options); when it runs out the
 // verdict is Unknown with the reason, never a guess and never an
-// out-of-memory kill. The porcupine model in internal/timed is the test
+// out-of-memory kill. The timed model written for porcupine is the test
 // oracle and draws the HTML report (WriteHTML).
 //
 // A Violation names the property, the history lines involved and, in plain

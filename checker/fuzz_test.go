@@ -16,8 +16,9 @@ import (
 // instant) never reject what it accepts — and with the brute force, which
 // it must never contradict by raising a false alarm, nor by accepting where
 // every op carries at. The streaming path must agree with memory.
-// `make fuzz` runs it for $(FUZZTIME); failing inputs land in
-// checker/testdata/fuzz/FuzzCheck/.
+// Its seed corpus, inputs the fuzzer found new coverage with, is
+// testdata/fuzz/FuzzCheck/ (go test runs each on every run); `make fuzz`
+// runs it for $(FUZZTIME), and failing inputs land there too.
 func FuzzCheck(f *testing.F) {
 	dir := f.TempDir()
 	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) {

@@ -16,6 +16,6 @@
 //     the explorer may strike with), deprecated here: it moves under
 //     internal/ in v0.16.0.
 //
-// The package only describes faults; the drivers inject them, and
-// internal/faultsupport's one table says which driver takes which kind.
+// The package only describes faults; the drivers inject them, each the
+// kinds it can (docs/design.md says which driver takes which kind).
 package faults

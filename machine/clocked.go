@@ -8,7 +8,8 @@ import (
 
 // Clocked is the in-process coordinator tier: lease operations with the
 // coordinator's clock injected as now on every call (the method set of
-// internal/impl/memstore.Store, whose semantics are reference/lease.py's). Write
+// leasecheck's reference coordinator, whose semantics are
+// reference/lease.py's). Write
 // returns nil when the write was accepted; a refusal may implement
 // interface{ RefusalReason() string } to say why.
 type Clocked interface {

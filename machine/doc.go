@@ -24,20 +24,19 @@
 // for code that reads the wall clock (which faults step): correct code never
 // needs it, planted bugs do.
 //
-// Clocked is the in-process backend tier (the method set of
-// internal/impl/memstore.Store): ClockedCoordinator turns any Clocked implementation
+// Clocked is the in-process backend tier (the method set of leasecheck's
+// reference coordinator): ClockedCoordinator turns any Clocked implementation
 // into a Coordinator, with refusal reasons worked out in one place, so a
 // third party's in-process coordinator runs in the simulator as it is.
 //
-// The explorer (package explore) copies and digests world states; a machine
+// leasecheck's explorer copies and digests world states; a machine
 // that implements the optional HolderCloner, CoordinatorCloner,
 // ResourceCloner or ClockedCloner and StateHasher makes that fast. Without
 // them any machine still works (re-run paths, reflection digests), slower.
 //
-// To check your own machines: leasetest.RunMachines (an in-process
-// conformance suite over the simulator and the explorer), or sim.Options
-// and explore.Options directly; examples/machine/tablestore shows all
-// three.
+// To check your own machines: leasetest.RunMachines, an in-process
+// conformance suite over the simulator and the explorer;
+// examples/machine/tablestore shows it.
 //
 // Index: wire.go (Request, Reply, Dest, the refusal reasons), machine.go
 // (Holder, Coordinator, Resource, Ready, the fault interfaces), clocked.go

@@ -43,8 +43,7 @@ type StateHasher interface {
 // Hasher is what a machine's HashState mixes its state into, a word at a
 // time (Int, Uint, Bool, String): a 64-bit multiply-xorshift digest, no
 // cryptographic hash, which tells states apart. The explorer starts,
-// finishes and reuses it (package internal/statehash, whose Hasher this
-// is); two runs of leasecheck digest the same words the same way, whatever
+// finishes and reuses it; two runs of leasecheck digest the same words the same way, whatever
 // the machine they run on.
 type Hasher statehash.Hasher
 

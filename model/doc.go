@@ -9,8 +9,7 @@
 // naming the line and the reason.
 //
 // The timed lease model that judges a history (docs/specification.md §3) is not part of
-// this API: it lives in internal/timed, and package checker is its public
-// face.
+// this API: package checker is its public face.
 //
 // Index:
 //   - op.go: Op, Kind, Semantics, FenceOrder, Header, History, FaultRecord.

@@ -15,7 +15,9 @@ import (
 // or not, and Strict refuses exactly the first line a warning names; a
 // *ParseError names a line of the input; whatever reads OK passes Validate
 // and round-trips through the writer to an equal history, byte-identical
-// from the second write on.
+// from the second write on. Besides the inputs added here, its seed
+// corpus in testdata/fuzz/FuzzReadHistory/ holds real histories of
+// checker/testdata (fault records, keys, fenced storage, lost answers).
 func FuzzReadHistory(f *testing.F) {
 	for _, s := range []string{
 		"",

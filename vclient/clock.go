@@ -25,7 +25,8 @@ import (
 // shifts every reading (harmless to code that only subtracts its own
 // readings), a drift makes elapsed time run Amount ppm fast (negative:
 // slow) from the fault's At on, and a later drift on the same node
-// replaces an earlier one (internal/faultsupport's clock, the one implementation).
+// replaces an earlier one (the simulator's clock faults, the one
+// implementation).
 // A clock-step is refused: it moves the wall clock only, and a time.Time
 // carries one reading for both, so the harness cannot step the one without
 // the other; code comparing Now's values (client-go does) is measured on

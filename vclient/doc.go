@@ -85,8 +85,8 @@
 // a bug in the fenced resource (it compares no fences), for the tests
 // that show what the fence is for.
 //
-// Judging, shrinking and saving are internal/campaign's: Target is a
-// campaign target, so the house's seed loop sweeps seeds over it, shrinks
+// Judging, shrinking and saving are leasecheck's own: Target is a
+// target of its campaigns, so the house's seed loop sweeps seeds over it, shrinks
 // its failures with the scenario shrinker and saves them (scenario,
 // history, timeline, story, trace, replay command). The scenarios, the
 // result and the judge are the house's; what a user writes is a Client
@@ -97,7 +97,7 @@
 // the faults), candidate.go (Candidate: Transport, Write, Leading,
 // Stopped; Response), clock.go (Clock: a candidate's clock faults),
 // record.go (the history, the stores' log, the result, and the feed of
-// internal/liveness's recovery and handoff measurements), target.go
+// the recovery and handoff measurements), target.go
 // (Target), names.go (Process and WorkItem: a candidate's part of the
 // scenario; the deprecated aliases). Kinds lists
 // the fault kinds injected; a scenario with another is refused. The

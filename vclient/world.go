@@ -87,8 +87,8 @@ type Options struct {
 }
 
 // Kinds are the fault kinds the harness injects (package doc; the
-// virtual-time column of internal/faultsupport's table); a scenario with another is
-// refused, never run as if the fault had struck.
+// virtual-time column of the drivers' table in docs/design.md); a scenario
+// with another is refused, never run as if the fault had struck.
 var Kinds = faultsupport.Kinds(faultsupport.VirtualTime)
 
 // runs serializes runs whose client draws from a process-wide source.

@@ -54,6 +54,10 @@ type Command struct {
 	Backends []Backend
 	// Default is --backend's default: a Backend's Name (empty: the first's).
 	Default string
+
+	// rerun is how replay lines start when Name is not a command the user
+	// can type (Main's, for a program `go run` built); empty: Name.
+	rerun string
 }
 
 // Main runs a Command named after the program on os.Args, for backends,
@@ -65,7 +69,7 @@ type Command struct {
 // what it stored, and exits.
 func Main(backends ...Backend) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	c := Command{Name: filepath.Base(os.Args[0]), Backends: backends}
+	c := Command{Name: filepath.Base(os.Args[0]), Backends: backends, rerun: rerunCommand()}
 	code := c.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -28,32 +28,34 @@
 //
 // # What a run is
 //
-// Each round is a scenario — the generated workload of its seed
-// (realrun.Workload: three holders and a reader, one fault of each kind),
-// or the --scenario file replayed — run for real by realrun.RunScenario
-// against the backend, on a key of its own under the run's unique prefix
-// (removed after every round). Rounds go through package campaign
-// (campaign.Run, one at a time: Config.Sequential), so they are judged,
-// counted and summed as `leasecheck run`'s seeds are: campaign.Judge on the
-// six history properties (a real run has no simulator result, so no run
-// properties; target.Properties says why exclusive-belief is not judged),
-// campaign.Summary with verify's own fields beside it (Summary), the exit
-// status computed one way (campaign.Status).
+// Each round is a scenario — the generated workload of its seed (three
+// holders and a reader, one fault of each kind), or the --scenario file
+// replayed — run for real against the backend by leasecheck's real runner,
+// on a key of its own under the run's unique prefix (removed after every
+// round). Rounds run one at a time and are judged, counted and summed as
+// `leasecheck run`'s seeds are, by the same code: the six history
+// properties (a real run has no simulator result, so no run properties;
+// a library that signals its own loss has its beliefs judged apart:
+// BeliefVerdict), the summary with verify's own fields beside it
+// (Summary), the exit status computed one way.
 //
-// A failing round is shrunk (campaign.ShrinkWithStats) for --shrink-for —
-// every candidate is a real run, so the budget is time, and the smallest
-// scenario that still failed the same way when it ran out is kept — and
-// saved (campaign.WriteFailure): the scenario as run, with
-// "implementation": "backend:SPEC" (no password) and its fault kinds and
-// expect; the history with its fault records; the timeline page with the
-// holders' beliefs; the Markdown story; and the line that replays it
-// (`leasecheck verify --backend SPEC --ttl T --scenario FILE`).
+// A failing round is shrunk for --shrink-for — every candidate is a real
+// run, so the budget is time, and the smallest scenario that still failed
+// the same way when it ran out is kept — and saved: the scenario as run,
+// with "implementation": "backend:SPEC" (no password) and its fault kinds
+// and expect; the history with its fault records; the timeline page with
+// the holders' beliefs; the Markdown story; and the line that replays it
+// (`leasecheck verify --backend SPEC --ttl T --scenario FILE`; for a
+// program of yours, its own name, or `go run PKG` when go run built it). A
+// real round does not replay byte for byte, so a failure saved again —
+// the same seeds run again, or a replay failing again — is saved beside
+// the first as NAME-2, NAME-3, never refused.
 //
 // A backend that stops answering mid-round ends the run within seconds
-// (realrun.DeadAfter, five seconds more after a fault between a cluster's
-// members) with exit 2, and the partial history is saved
-// beside the failures. Credentials are never printed: specs are shown
-// with their password replaced, and errors with it removed.
+// (five seconds more after a fault between a cluster's members) with exit
+// 2, and the partial history is saved beside the failures. Credentials
+// are never printed: specs are shown with their password replaced, and
+// errors with it removed.
 //
 // # What a backend hands the harness
 //
@@ -68,7 +70,7 @@
 // Index: command.go (Command, Main, the flags, the run), backend.go
 // (Backend, Opened, Connect, the registry's lookup, redacting specs),
 // names.go (RunTarget, Server, Cluster, ClockStepper; the deprecated
-// aliases), target.go (the campaign.Target of a real backend, the error
-// of a round that could not finish), summary.go (Summary), beliefs.go
+// aliases), rerun.go (the command a replay line starts with), target.go (a real backend as the target of a campaign, the
+// error of a round that could not finish), summary.go (Summary), beliefs.go
 // (BeliefVerdict), failure.go (saving, telling and replaying failures).
 package verify

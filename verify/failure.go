@@ -53,7 +53,7 @@ func (v *verifier) failure(ctx context.Context, f *campaign.Failure) {
 				how = fmt.Sprintf("shrunk from %s to %s (%s)", sz, campaign.SizeOf(s), st)
 			}
 		}
-		saved, saveErr = campaign.WriteFailure(v.cfg.out, v.failureName(f.Seed), small, from, v.replay)
+		saved, saveErr = v.save(f.Seed, small, from)
 		if saved != nil {
 			v.sum.Histories = append(v.sum.Histories, saved.History)
 			told = small
@@ -84,10 +84,34 @@ func (v *verifier) failure(ctx context.Context, f *campaign.Failure) {
 	}
 }
 
+// maxRerunNames bounds the names save tries for one seed's failure.
+const maxRerunNames = 100
+
+// save saves a failing round under its seed's name, or, when a file of
+// that name holds another failure, under the first free NAME-2, NAME-3, ...
+// A real round is not reproducible as a simulated seed is: running the same
+// seeds again, or replaying a saved failure (whose round is seed 1 of the
+// replay), records another history, which is another failure to keep, not
+// the same one to refuse ("not saved: ... exists and holds something
+// else", which left the replay's own failure unsaved).
+func (v *verifier) save(seed uint64, o *campaign.Outcome, from *campaign.Size) (*campaign.Saved, error) {
+	name := v.failureName(seed)
+	for i := 1; ; i++ {
+		try := name
+		if i > 1 {
+			try = name + "-" + strconv.Itoa(i)
+		}
+		saved, err := campaign.WriteFailure(v.cfg.out, try, o, from, v.replay)
+		if err == nil || !errors.Is(err, campaign.ErrExists) || i == maxRerunNames {
+			return saved, err
+		}
+	}
+}
+
 // replay is the line that replays a saved scenario file: the same backend
 // (its spec without the password), the same real TTL, the same holders.
 func (v *verifier) replay(file string) string {
-	s := v.c.Name + " --backend " + shellQuote(redact(v.cfg.spec))
+	s := v.c.rerunName() + " --backend " + shellQuote(redact(v.cfg.spec))
 	if v.cfg.sc == nil || v.cfg.ttlSet {
 		s += " --ttl " + v.cfg.ttl.String()
 	}
@@ -102,7 +126,7 @@ func (v *verifier) replayRound(seed uint64) string {
 	if v.cfg.sc != nil {
 		return v.replay(v.cfg.scenarioFile)
 	}
-	s := fmt.Sprintf("%s --backend %s --seeds 1 --first %d --duration %v --ttl %v --faults %s", v.c.Name, shellQuote(redact(v.cfg.spec)),
+	s := fmt.Sprintf("%s --backend %s --seeds 1 --first %d --duration %v --ttl %v --faults %s", v.c.rerunName(), shellQuote(redact(v.cfg.spec)),
 		seed, v.cfg.duration, v.cfg.ttl, kindList(v.cfg.kinds))
 	if v.cfg.mutant != "" {
 		s += " --mutant " + v.cfg.mutant

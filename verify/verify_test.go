@@ -433,8 +433,8 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 // TestSavedNamesPerBackend: two registered backends whose clients report
 // the same Info.Name (as etcd34-mutex and etcd-mutex do) save their
 // failures at the same seed under different names into one --out, each
-// printed in its replay line; a rerun whose failure differs does not
-// overwrite the first one's files, and says so.
+// printed in its replay line; a rerun whose failure differs is saved
+// beside the first one (NAME-2), whose files stay as they were.
 func TestSavedNamesPerBackend(t *testing.T) {
 	t.Parallel()
 	twin := memBackend("mem-unfenced") // the same client, Info.Name "mem-unfenced"
@@ -476,13 +476,18 @@ func TestSavedNamesPerBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A real rerun never repeats exactly: its failure is another one.
+	// A real rerun never repeats exactly: its failure is another one,
+	// saved beside the first (NAME-2), never over it nor refused.
 	out, errOut := verifyInto("mem-unfenced")
-	if !strings.Contains(errOut, "never overwritten") {
-		t.Errorf("the rerun does not say its failure was not saved over the first:\n%s", errOut)
+	if strings.Contains(errOut, "not saved") {
+		t.Errorf("the rerun's failure was not saved:\n%s", errOut)
 	}
-	if s := decode(t, out); len(s.Histories) != 0 {
-		t.Errorf("the rerun lists saved histories %v", s.Histories)
+	second := strings.TrimSuffix(histories["mem-unfenced"], ".history.jsonl") + "-2.history.jsonl"
+	if s := decode(t, out); len(s.Histories) != 1 || s.Histories[0] != second {
+		t.Errorf("the rerun lists saved histories %v, want [%s]", s.Histories, second)
+	}
+	if !strings.Contains(errOut, "--scenario "+strings.TrimSuffix(second, ".history.jsonl")+".scenario.json") {
+		t.Errorf("the rerun's replay line does not name its own file:\n%s", errOut)
 	}
 	if now, _ := os.ReadFile(first); !bytes.Equal(now, before) {
 		t.Errorf("%s was overwritten by the rerun", first)

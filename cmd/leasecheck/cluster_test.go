@@ -9,14 +9,16 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 )
 
 // TestVerifyEtcdClusterSmoke: one round of the fenced etcd backend on a
 // 3-member cluster of the installed etcd 3.4 with every fault, the cluster
 // faults included: every property holds, every cluster fault kind fired,
 // and verify leaves no server process and no data directory behind. CI
-// runs it (make test).
+// runs it (make test-all).
 func TestVerifyEtcdClusterSmoke(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	needEtcd34(t)
 	verifyClusterSmoke(t, "etcd-cluster", 1, "etcd 3.4.")
 }
@@ -26,6 +28,7 @@ func TestVerifyEtcdClusterSmoke(t *testing.T) {
 // etcd-server (TestMain dispatches it), a child process like the 3.4
 // members, so the same check finds none left.
 func TestVerifyEtcd37ClusterSmoke(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	verifyClusterSmoke(t, "etcd37-cluster", 2, "etcd 3.7.")
 }
 
@@ -70,6 +73,7 @@ func verifyClusterSmoke(t *testing.T, backend string, seeds int, version string)
 // caught. The same recipe on one etcd server, and the fenced backend on the
 // same cluster under the same scenario, are clean.
 func TestVerifyClusterStaleCheck(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	needEtcd34(t)
 	file := scenarioPath("testdata/scenarios/cluster", "minority-serves-holder")
 	run := func(t *testing.T, spec string, seeds int) (int, verifyJSON, string) {
@@ -169,6 +173,7 @@ func assertNoServersLeft(t *testing.T, before map[string]bool) {
 // pause, its story naming the member that led, shrunk, saved, and
 // reproduced by replaying the saved file.
 func TestVerifyClusterMutexCaught(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	if testing.Short() {
 		t.Skip("a few real rounds on a cluster")
 	}
@@ -220,6 +225,7 @@ func TestVerifyClusterMutexCaught(t *testing.T) {
 // serializable-read check (a planted bug only a cluster exposes) under the
 // minority-serves-holder scenario; nothing is left behind either way.
 func TestVerifyEtcd37ClusterCatches(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	dirs := clusterDirs(t)
 	scenario := scenarioPath("testdata/scenarios/cluster", "minority-serves-holder")
 	// The two recipes run side by side (independent real-time runs, each on

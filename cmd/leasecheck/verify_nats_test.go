@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 )
 
 // TestVerifyNATS: verify starts its nats-server(s) itself, judges the
@@ -18,6 +19,7 @@ import (
 // holder pause (exit 1), and leaves no server goroutine and no store
 // directory behind.
 func TestVerifyNATS(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	t.Parallel()
 	before := natsDirs(t)
 	verifyAll(t, "nats-kv", holderAndNet)

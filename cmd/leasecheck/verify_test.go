@@ -70,11 +70,13 @@ var holderAndNet = []faults.Kind{faults.Pause, faults.Overrun, faults.ClockOffse
 	faults.DropHeartbeats, faults.RenewDeath, faults.Delay, faults.Partition, faults.Crash, faults.DoubleRelease, faults.OwnerReuse}
 
 func TestVerifyEtcd(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	t.Parallel()
 	verifyAll(t, "etcd", holderAndNet)
 }
 
 func TestVerifyRedis(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	t.Parallel()
 	// Prefer a server verify starts itself, and may stop: every fault applies.
 	if p, err := servers.StartRedis(context.Background()); err == nil {
@@ -87,6 +89,7 @@ func TestVerifyRedis(t *testing.T) {
 }
 
 func TestVerifyPostgres(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	t.Parallel()
 	if _, err := os.Stat(servers.PostgresBinDir() + "/postgres"); err == nil {
 		verifyAll(t, "postgres", append(holderAndNet, faults.CoordinatorCrash))
@@ -121,6 +124,7 @@ func needEtcd34(t *testing.T) {
 // that matter for it: a holder paused past its TTL, a partition through
 // the proxy, SIGSTOP and a restart of the server.
 func TestVerifyZooKeeper(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	t.Parallel()
 	needZooKeeper(t)
 	kinds := []faults.Kind{faults.Pause, faults.Partition, faults.CoordinatorCrash}
@@ -129,6 +133,7 @@ func TestVerifyZooKeeper(t *testing.T) {
 
 // TestVerifyEtcd34 is TestVerifyZooKeeper for an etcd 3.4 server process.
 func TestVerifyEtcd34(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	t.Parallel()
 	needEtcd34(t)
 	kinds := []faults.Kind{faults.Pause, faults.Partition, faults.CoordinatorCrash}
@@ -139,6 +144,7 @@ func TestVerifyEtcd34(t *testing.T) {
 // ZooKeeper's with a plain setData, etcd 3.4's concurrency.Mutex with a
 // plain Put (Jepsen's 2020 finding) — are caught under a holder pause.
 func TestVerifyUnfencedCaught(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	t.Parallel()
 	for _, c := range []struct {
 		spec string
@@ -162,6 +168,7 @@ func TestVerifyUnfencedCaught(t *testing.T) {
 // TestVerifyEtcdExternal: etcd://HOST:PORT verifies an etcd verify did not
 // start (here an embedded one standing in for a real cluster).
 func TestVerifyEtcdExternal(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	t.Parallel()
 	s, err := etcd.StartEmbedded(context.Background())
 	if err != nil {
@@ -179,6 +186,7 @@ func TestVerifyEtcdExternal(t *testing.T) {
 // the failure is shrunk within its time budget, saved, and the printed
 // replay line reproduces it against the same kind of server.
 func TestVerifyEtcdMutexCaught(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	t.Parallel()
 	dir := t.TempDir()
 	var so, se bytes.Buffer
@@ -232,6 +240,7 @@ func TestVerifyEtcdMutexCaught(t *testing.T) {
 // server (own key prefixes), every applicable fault in each: no violation.
 // LEASECHECK_REPEAT changes the count (e.g. 100 for a soak).
 func TestVerifyNoFalseAlarm(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	n := 20
 	if s := os.Getenv("LEASECHECK_REPEAT"); s != "" {
 		n, _ = strconv.Atoi(s)
@@ -399,6 +408,7 @@ func saveForTest(t *testing.T, res *realrun.Result) string {
 // garbage gets a clear error (exit 2), its dial and first request bounded
 // by verify's own timeouts (a hang here would end in the test's timeout).
 func TestVerifyUnusableBackends(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	t.Parallel()
 	down := closedPort(t)
 	hang := listen(t, func(c net.Conn) { time.Sleep(time.Minute); c.Close() })
@@ -493,6 +503,7 @@ func verifyScenario(t *testing.T, spec, file string, extra ...string) (int, stri
 // The fenced backends refuse that write; an unfenced one (etcd-mutex: a
 // concurrency.Mutex and a plain Put) accepts it, and verify says so.
 func TestVerifyScenarioCounterexample(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	file := scenarioPath("testdata/scenarios/real", "frozen-zombie")
 	redisSpec := "redis" // a redis-server verify starts itself, when there is one
 	if p, err := servers.StartRedis(context.Background()); err == nil {
@@ -534,6 +545,7 @@ func TestVerifyScenarioCounterexample(t *testing.T) {
 // (--mutant trust-local-clock) writes for three TTLs after its lease
 // lapsed: caught against etcd-mutex, refused by etcd and Redis.
 func TestVerifyClockFaultsBite(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	redisSpec := "redis" // a redis-server verify starts itself, when there is one
 	if p, err := servers.StartRedis(context.Background()); err == nil {
 		p.Close()
@@ -606,6 +618,7 @@ func TestVerifyScenarioUsage(t *testing.T) {
 // run within seconds, with a clear message, exit 2 and the partial
 // history saved.
 func TestVerifyBackendStopsMidRun(t *testing.T) {
+	serverstest.Full(t, "real rounds on a real server")
 	t.Parallel()
 	type server struct {
 		p    *servers.Process

@@ -53,8 +53,8 @@ type Backend interface {
 // applies and reports what is missing once. The two declarations that
 // decide which properties are checked, Fences and Writes, have no default:
 // their zero values are "undeclared", which Check (and so leasetest.Run,
-// realrun.Run and verify) refuses, so that a forgotten field never turns
-// checks off in silence.
+// verify and leasecheck's real runner) refuses, so that a forgotten field
+// never turns checks off in silence.
 type Info struct {
 	Name string // e.g. "redis", "etcd"
 	// Fences says what token a grant carries: NoFences (most lock

@@ -120,7 +120,7 @@ func TestZombieWrite(t *testing.T) {
 		// while engageStopProcedure reads it (internal.go:513), unlocked:
 		// a data race of the library's own, which a leader that loses its
 		// Lease while its manager stops — what this test makes — reaches.
-		// The race detector stops the test there; make test runs it.
+		// The race detector stops the test there; make test and make test-all run it.
 		t.Skip("controller-runtime's own data race on gracefulShutdownTimeout when a leader is lost while stopping")
 	}
 	dir := k8ssweep.SaveDir(t)

@@ -19,6 +19,7 @@ import (
 
 // TestEtcdCluster runs testEtcdCluster on the installed etcd (3.4).
 func TestEtcdCluster(t *testing.T) {
+	serverstest.Full(t, "real servers")
 	prog, err := servers.InstalledEtcd()
 	if err != nil {
 		serverstest.SkipOrFail(t, "%v", err)
@@ -30,6 +31,7 @@ func TestEtcdCluster(t *testing.T) {
 // each member this test binary run as etcd-server (TestMain dispatches
 // it): nothing to install, so never skipped.
 func TestEtcd37Cluster(t *testing.T) {
+	serverstest.Full(t, "real servers")
 	prog, err := etcdmember.Program()
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 // others go on; an isolated leader is replaced by one of the other two
 // (the time it took is logged) and, healed, catches up.
 func TestZooKeeperEnsemble(t *testing.T) {
+	serverstest.Full(t, "real servers")
 	if _, err := servers.ZooKeeperClasspath(); err != nil {
 		serverstest.SkipOrFail(t, "%v", err)
 	}

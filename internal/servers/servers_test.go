@@ -131,6 +131,7 @@ func (quiet) Printf(string, ...any) {}
 // back on the same port with what it had acknowledged; Close removes its
 // directory.
 func TestServers(t *testing.T) {
+	serverstest.Full(t, "real servers")
 	for _, s := range starters {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
@@ -200,6 +201,7 @@ func TestServers(t *testing.T) {
 // A child copy of this test binary starts redis-server, prints its pid
 // and exits without closing it; the server must be gone soon after.
 func TestNoOrphans(t *testing.T) {
+	serverstest.Full(t, "real servers")
 	if os.Getenv("LEASECHECK_ORPHAN_CHILD") != "" {
 		p, err := servers.StartRedis(context.Background())
 		if err != nil {

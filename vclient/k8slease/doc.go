@@ -55,7 +55,7 @@
 //
 // leasecheck's own sweeps of client-go's LeaderElector (its program,
 // elector, in this package; its implementations, profiles' draws, API server and
-// work loop live in internal/k8ssweep) find the zombie write unfenced,
+// work loop are leasecheck's own) find the zombie write unfenced,
 // and clean runs fenced — but for client-go's own belief outliving a slow
 // renewal's answer by up to RetryPeriod + RenewDeadline, a warning where
 // the writes are fenced. With ReleaseOnCancel under pauses, client-go
@@ -64,8 +64,7 @@
 // the stale observedRecord
 // (docs/findings/client-go-release-clears-new-leader.md); the patched
 // variants run a copy of the package with that one check fixed, linked
-// into this package's tests only (internal/clientgopatched,
-// patched_test.go). They run as go test (a synctest bubble needs a
+// into this package's tests only (patched_test.go). They run as go test (a synctest bubble needs a
 // *testing.T):
 //
 //	go test ./vclient/k8slease -run TestNoFaultsClean -seeds 10000

@@ -58,7 +58,7 @@ type elector struct {
 	// own: when the term ends while a write is on its way (a pause held
 	// it, and client-go cancels the context as the process resumes) the
 	// client gives up on the write, which the store may still apply. Only
-	// the store's log then shows it (campaign.Execution.Store).
+	// the store's log then shows it.
 	WriteWithTermContext bool
 	// ContentType is the media type the candidates' client sends and
 	// prefers: "" for JSON, runtime.ContentTypeProtobuf for what a
@@ -70,8 +70,8 @@ type elector struct {
 	// Namespace and Name of the Lease (default "default", "leasecheck").
 	Namespace, Name string
 	// New builds the elector from its configuration; nil is client-go's
-	// leaderelection.NewLeaderElector. The tests put a patched copy of
-	// client-go's package here (internal/clientgopatched).
+	// leaderelection.NewLeaderElector. leasecheck's tests put a patched
+	// copy of client-go's package here.
 	New func(leaderelection.LeaderElectionConfig) (leaderElector, error)
 }
 

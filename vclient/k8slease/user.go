@@ -135,9 +135,9 @@ type SweepConfig struct {
 	MaxSaved int
 	// Configure, when set, tunes the campaign before it runs, after
 	// FailFast and MaxSaved: leasecheck's own sweeps set its seeds and save
-	// directory with it. Its type is internal/campaign's, which a module
-	// outside leasecheck cannot name: yours sets the fields above (Seeds,
-	// FirstSeed, OnSeed, FailFast, MaxSaved).
+	// directory with it. Its type is leasecheck's own campaign's, which a
+	// module outside leasecheck cannot name: yours sets the fields above
+	// (Seeds, FirstSeed, OnSeed, FailFast, MaxSaved).
 	Configure func(*campaign.Config)
 
 	// notes is the Kubernetes account of a run the story tells (nil: one

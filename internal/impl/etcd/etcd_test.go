@@ -19,6 +19,7 @@ import (
 )
 
 func embedded(t *testing.T) *etcd.Embedded {
+	serverstest.Full(t, "embedded etcd")
 	t.Helper()
 	s, err := etcd.StartEmbedded(context.Background())
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 // start starts n embedded servers for the test.
 func start(t *testing.T, n int) *servers.NATSCluster {
 	t.Helper()
+	serverstest.Full(t, "embedded nats-server")
 	c, err := servers.StartNATSCluster(context.Background(), n)
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +189,7 @@ func TestKeyTTLTruncated(t *testing.T) {
 // The lease must never end before the acquire's call plus the TTL.
 func TestExpiryLateness(t *testing.T) {
 	if testing.Short() {
-		t.Skip("measures expiry lateness over real TTLs: make test runs it")
+		t.Skip("measures expiry lateness over real TTLs: make test-all runs it")
 	}
 	t.Parallel()
 	c := start(t, 1)
@@ -253,7 +254,7 @@ func target(addr, bk string, fenced bool, replicas int) realrun.Target {
 // partitions and clock faults on one server.
 func TestFaults(t *testing.T) {
 	if testing.Short() {
-		t.Skip("real rounds under every fault: make test runs it")
+		t.Skip("real rounds under every fault: make test-all runs it")
 	}
 	t.Parallel()
 	c := start(t, 1)
@@ -288,7 +289,7 @@ func TestUnfencedPauseCaught(t *testing.T) {
 // is granted after the TTL and A's write is refused.
 func TestClusterKillStreamLeader(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 3-server cluster, a leader killed: make test runs it")
+		t.Skip("a 3-server cluster, a leader killed: make test-all runs it")
 	}
 	t.Parallel()
 	c := start(t, 3)
@@ -351,7 +352,7 @@ func TestClusterKillStreamLeader(t *testing.T) {
 // faults.
 func TestClusterFaults(t *testing.T) {
 	if testing.Short() {
-		t.Skip("real rounds on a 3-server cluster: make test runs it")
+		t.Skip("real rounds on a 3-server cluster: make test-all runs it")
 	}
 	t.Parallel()
 	c := start(t, 3)

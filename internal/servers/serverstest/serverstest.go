@@ -30,6 +30,19 @@ func Prefix() string {
 	return "lc" + hex.EncodeToString(b)
 }
 
+// Full skips a test under -short: the fast tier (`make test`) runs no
+// real server, embedded or not, and no real-time round; the full tier
+// (`make test-all`, CI) runs it. Every finder here calls it first, so a
+// test that asks for a server is in the full tier by that alone.
+// LEASECHECK_SERVERS=1 keeps these tests under -short, where -short only
+// cuts the long sweeps: .ci/run's race step runs them so.
+func Full(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() && os.Getenv("LEASECHECK_SERVERS") == "" {
+		t.Skip(why + ": the full tier (make test-all) runs it, -short does not (LEASECHECK_SERVERS=1 keeps it)")
+	}
+}
+
 // SkipOrFail skips a test whose server is missing on a developer's
 // machine, but fails it under CI (CI is set).
 func SkipOrFail(t testing.TB, format string, args ...any) {
@@ -45,6 +58,7 @@ func SkipOrFail(t testing.TB, format string, args ...any) {
 // controllable), else the test is skipped (failed under CI) with the reason.
 func Redis(t testing.TB) (string, realrun.Server) {
 	t.Helper()
+	Full(t, "a real server")
 	if u := os.Getenv("LEASECHECK_REDIS_URL"); u != "" {
 		return u, nil
 	}
@@ -59,6 +73,7 @@ func Redis(t testing.TB) (string, realrun.Server) {
 // Postgres is Redis for PostgreSQL (LEASECHECK_POSTGRES_URL).
 func Postgres(t testing.TB) (string, realrun.Server) {
 	t.Helper()
+	Full(t, "a real server")
 	if u := os.Getenv("LEASECHECK_POSTGRES_URL"); u != "" {
 		return u, nil
 	}
@@ -75,6 +90,7 @@ func Postgres(t testing.TB) (string, realrun.Server) {
 // falls back to LEASECHECK_REDIS_URL (without that fault).
 func RedisControlled(t testing.TB) (string, realrun.Server) {
 	t.Helper()
+	Full(t, "a real server")
 	if p, err := servers.StartRedis(context.Background()); err == nil {
 		t.Cleanup(func() { p.Close() })
 		return "redis://" + p.Addr, p
@@ -85,6 +101,7 @@ func RedisControlled(t testing.TB) (string, realrun.Server) {
 // PostgresControlled is RedisControlled for PostgreSQL.
 func PostgresControlled(t testing.TB) (string, realrun.Server) {
 	t.Helper()
+	Full(t, "a real server")
 	if p, url, err := servers.StartPostgres(context.Background()); err == nil {
 		t.Cleanup(func() { p.Close() })
 		return url, p
@@ -117,6 +134,7 @@ func RunAndCheck(ctx context.Context, tg realrun.Target, cfg realrun.Config, bud
 // result. When the test fails, the history is saved and its path logged.
 func Check(t testing.TB, tg realrun.Target, cfg realrun.Config) (*realrun.Result, *checker.Result) {
 	t.Helper()
+	Full(t, "a real-time round")
 	if cfg.Log == nil {
 		cfg.Log = t.Logf
 	}
@@ -155,6 +173,7 @@ func ExpectOK(t testing.TB, cr *checker.Result) {
 // Server is then controllable), else the test is skipped (failed under CI).
 func ZooKeeper(t testing.TB) (string, realrun.Server) {
 	t.Helper()
+	Full(t, "a real server")
 	if a := os.Getenv("LEASECHECK_ZK_ADDR"); a != "" {
 		return a, nil
 	}
@@ -165,6 +184,7 @@ func ZooKeeper(t testing.TB) (string, realrun.Server) {
 // stop and restart.
 func ZooKeeperControlled(t testing.TB) (string, realrun.Server) {
 	t.Helper()
+	Full(t, "a real server")
 	p, err := servers.StartZooKeeper(context.Background())
 	if err != nil {
 		SkipOrFail(t, "no ZooKeeper: %v", err)
@@ -178,6 +198,7 @@ func ZooKeeperControlled(t testing.TB) (string, realrun.Server) {
 // the installed etcd binary, else the test is skipped (failed under CI).
 func Etcd34(t testing.TB) (string, realrun.Server) {
 	t.Helper()
+	Full(t, "a real server")
 	if a := os.Getenv("LEASECHECK_ETCD34_ADDR"); a != "" {
 		return a, nil
 	}
@@ -188,6 +209,7 @@ func Etcd34(t testing.TB) (string, realrun.Server) {
 // may stop and restart.
 func Etcd34Controlled(t testing.TB) (string, realrun.Server) {
 	t.Helper()
+	Full(t, "a real server")
 	p, version, err := servers.StartEtcd(context.Background())
 	if err != nil {
 		SkipOrFail(t, "no etcd server: %v", err)
