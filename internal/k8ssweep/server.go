@@ -259,7 +259,7 @@ func (s *Server) serve(now int64, c *vclient.Candidate, req *http.Request, body 
 		// resource the server lacks says so rather than blaming the
 		// NotFound a lease protocol expects.
 		return s.status(req, apierrors.NewNotFound(schema.GroupResource{}, req.URL.Path)), nil,
-			vclient.Unserved + req.Method + " " + req.URL.Path + ": the API server does not serve this resource"
+			vclient.Unserved + "404, the API server does not serve this resource"
 	}
 	q := req.URL.Query()
 	switch {
@@ -594,11 +594,25 @@ func (s *Server) watch(req *http.Request, res *resource, ns string, q url.Values
 	proto := s.proto(req)
 	w := &watcher{s: s, res: res, sel: sel, proto: proto, done: req.Context().Done(), wake: make(chan struct{}, 1)}
 	from := q.Get("resourceVersion")
-	if from == "" || from == "0" {
+	switch {
+	case q.Get("sendInitialEvents") == "true":
+		// A watch-list (client-go's informers, by default): every object
+		// there is now, as ADDED, then the bookmark that ends the initial
+		// events, at the current resourceVersion.
 		for _, k := range keys {
 			w.send(change{rv: s.rv, typ: watch.Added, key: k, obj: s.objects[k]})
 		}
-	} else {
+		mark := res.newObj()
+		m, _ := meta.Accessor(mark)
+		m.SetResourceVersion(strconv.FormatInt(s.rv, 10))
+		m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+		mark.GetObjectKind().SetGroupVersionKind(res.gv.WithKind(res.kind))
+		w.sendAlways(change{rv: s.rv, typ: watch.Bookmark, key: objKey{res: res, namespace: ns}, obj: mark})
+	case from == "" || from == "0":
+		for _, k := range keys {
+			w.send(change{rv: s.rv, typ: watch.Added, key: k, obj: s.objects[k]})
+		}
+	default:
 		rv, err := strconv.ParseInt(from, 10, 64)
 		if err != nil {
 			return s.status(req, apierrors.NewBadRequest("resourceVersion: "+err.Error())), nil, "400 watch"
@@ -655,6 +669,11 @@ func (w *watcher) send(ch change) {
 	if !w.sel(ch.key, ch.obj) {
 		return
 	}
+	w.sendAlways(ch)
+}
+
+// sendAlways frames ch whatever the watch's selectors (a bookmark).
+func (w *watcher) sendAlways(ch change) {
 	raw, err := encodeObject(w.proto, ch.key.res.gv, ch.obj)
 	if err != nil {
 		return

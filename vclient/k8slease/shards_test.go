@@ -188,3 +188,12 @@ func TestShardsNaiveCaught(t *testing.T) {
 		t.Errorf("the history's keys are %v, want the two shards'", keys)
 	}
 }
+
+// TestShardsRegressions replays the kept failure of the naive sharded
+// controller: the same violations on the same shard, the same history
+// byte for byte.
+func TestShardsRegressions(t *testing.T) {
+	cfg := shardConfig("shards-naive", &shardedController{naive: true}, "pause")
+	cfg.Regressions = "testdata/shard-regressions"
+	k8slease.Regressions(t, cfg)
+}
