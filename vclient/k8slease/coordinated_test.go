@@ -10,7 +10,10 @@ package k8slease_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -207,4 +210,61 @@ func TestCoordinatedRegressions(t *testing.T) {
 	cfg := coordinatedConfig("coordinated-naive", &coordinatedController{naive: true}, "none")
 	cfg.Regressions = "testdata/coordinated-regressions"
 	k8slease.Regressions(t, cfg)
+}
+
+// preemptedWhilePaused is a scenario of the preemption path under a
+// fault: h2 is elected, h3 — a better candidate — registers at t=8s and the
+// controller marks h2's term ended, while h2 is paused (from its first
+// write after t=7s, for 30s): it sees neither the mark nor its Lease run
+// out and go to h3, and its held write goes out when it resumes.
+const preemptedWhilePaused = `{
+  "version": 1, "seed": 1, "semantics": %q, "key": "lease", "ttl": 15000, "rho_ppm": 0, "horizon": 60000,
+  "network": {"min_delay": 0, "max_delay": 2},
+  "holders": [
+    {"name": "h2", "work": [{"work": 500, "writes": 1}], "timeout": 10000, "retry_max": 8824, "renew_every": 2000},
+    {"name": "h3", "start": 8000, "work": [{"work": 500, "writes": 1}], "timeout": 10000, "retry_max": 8824, "renew_every": 2000}
+  ],
+  "faults": [{"kind": "pause", "target": "h2", "at": 7000, "duration": 30000}],
+  "implementation": %q, "fault_kinds": ["pause"], "expect": %s
+}`
+
+// TestCoordinatedPreemptedWhilePaused: the holder paused across its own
+// preemption. Guarded by IsLeader only, its held write lands after the
+// controller handed the Lease to h3 (a coordinated candidate never takes
+// the Lease itself): caught. Fenced (TokenHeld), the store refuses it:
+// clean. The controller's steps themselves are internal/k8ssweep's
+// TestCoordinatingController.
+func TestCoordinatedPreemptedWhilePaused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		m      *coordinatedController
+		sem    string
+		expect string
+	}{
+		{"coordinated-unfenced", &coordinatedController{}, "seed", `["linearizable", "single-writer-per-fence"]`},
+		{"coordinated-fenced", &coordinatedController{fenced: true}, "fenced-storage", `[]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := coordinatedConfig(tc.name, tc.m, "pause")
+			file := filepath.Join(t.TempDir(), "preempted.scenario.json")
+			if err := os.WriteFile(file, fmt.Appendf(nil, preemptedWhilePaused, tc.sem, cfg.Name, tc.expect), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := k8slease.ReplayScenario(t, cfg, file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Unexpected != nil {
+				t.Errorf("%v\n%s", r.Unexpected, r.Report)
+			}
+			if tc.m.fenced {
+				return
+			}
+			for _, want := range []string{"held by h3", "during pause(h2)"} {
+				if !strings.Contains(r.Report, want) {
+					t.Errorf("the run's report lacks %q:\n%s", want, r.Report)
+				}
+			}
+		})
+	}
 }
