@@ -49,6 +49,14 @@ type election struct {
 	// pinged is when the election in progress pinged the stale candidates
 	// (0: no ping round under way).
 	pinged time.Time
+	// renew is the Lease's renewTime as last written, and renewedAt when
+	// the server saw it change: the Lease runs out leaseDurationSeconds
+	// after that observation (the API's word: "measured against the time
+	// of last observed renewTime"), never after the time the holder
+	// stamped — a renewal stamped before a pause and applied after it
+	// renews from when it was applied.
+	renew     string
+	renewedAt time.Time
 }
 
 var leaseCandidates = &resource{gv: coordinationv1beta1.SchemeGroupVersion, name: "leasecandidates", kind: "LeaseCandidate",
@@ -137,7 +145,7 @@ func (s *Server) elect(now, ttl int64, lk objKey, cands []*coordinationv1beta1.L
 	if lease != nil {
 		holder = deref(lease.Spec.HolderIdentity)
 	}
-	if holder != "" && !expired(lease, t) {
+	if holder != "" && !e.expired(lease, t) {
 		// Held and live: preempt the holder if a better candidate is up.
 		if deref(lease.Spec.PreferredHolder) != "" {
 			return "" // its term is ending: wait for it to run out
@@ -158,17 +166,17 @@ func (s *Server) elect(now, ttl int64, lk objKey, cands []*coordinationv1beta1.L
 			e.pinged = time.Time{}
 			return ""
 		}
-		best, ping := s.eligible(e, t, d, cands)
+		best, ping := s.eligible(now, e, t, d, cands)
 		if ping != "" || best == nil || best.Name == holder {
 			return ping
 		}
 		l := lease.DeepCopy()
 		l.Spec.PreferredHolder = &best.Name
-		s.storeByController(lk, l)
+		s.storeByController(now, lk, l)
 		e.pinged = time.Time{}
 		return fmt.Sprintf("coordinated election of Lease %s: %s is a better candidate than the holder %s; preferredHolder set (the end of %s's term)", name, best.Name, holder, holder)
 	}
-	best, ping := s.eligible(e, t, d, cands)
+	best, ping := s.eligible(now, e, t, d, cands)
 	if ping != "" || best == nil {
 		return ping
 	}
@@ -182,7 +190,7 @@ func (s *Server) elect(now, ttl int64, lk objKey, cands []*coordinationv1beta1.L
 				LeaseTransitions: new(int32), Strategy: &st}}
 		l.SetUID(types.UID(fmt.Sprintf("uid-%d", s.rv+1)))
 		l.SetCreationTimestamp(metav1.Unix(now/1000, (now%1000)*1e6))
-		s.storeByController(lk, l)
+		s.storeByController(now, lk, l)
 		return fmt.Sprintf("coordinated election of Lease %s: created it for %s, the best candidate", name, best.Name)
 	}
 	l := lease.DeepCopy()
@@ -195,7 +203,7 @@ func (s *Server) elect(now, ttl int64, lk objKey, cands []*coordinationv1beta1.L
 	}
 	l.Spec.HolderIdentity, l.Spec.AcquireTime, l.Spec.RenewTime, l.Spec.LeaseTransitions = &best.Name, &mt, &mt, &tr
 	l.Spec.LeaseDurationSeconds, l.Spec.Strategy, l.Spec.PreferredHolder = &secs, &st, nil
-	s.storeByController(lk, l)
+	s.storeByController(now, lk, l)
 	why := "it had run out"
 	if holder == "" {
 		why = "it had no holder"
@@ -206,7 +214,7 @@ func (s *Server) elect(now, ttl int64, lk objKey, cands []*coordinationv1beta1.L
 // eligible returns the best candidate that is alive: fresh, or answering
 // the ping round; while candidates are stale it starts a ping round (what
 // it did is ping) or waits for its answers (best nil).
-func (s *Server) eligible(e *election, t time.Time, d time.Duration, cands []*coordinationv1beta1.LeaseCandidate) (best *coordinationv1beta1.LeaseCandidate, ping string) {
+func (s *Server) eligible(now int64, e *election, t time.Time, d time.Duration, cands []*coordinationv1beta1.LeaseCandidate) (best *coordinationv1beta1.LeaseCandidate, ping string) {
 	fresh := func(c *coordinationv1beta1.LeaseCandidate) bool {
 		return c.Spec.RenewTime != nil && !c.Spec.RenewTime.Time.Before(t.Add(-freshFor(d)))
 	}
@@ -226,7 +234,7 @@ func (s *Server) eligible(e *election, t time.Time, d time.Duration, cands []*co
 				lc := c.DeepCopy()
 				pt := metav1.NewMicroTime(t)
 				lc.Spec.PingTime = &pt
-				s.storeByController(objKey{leaseCandidates, c.Namespace, c.Name}, lc)
+				s.storeByController(now, objKey{leaseCandidates, c.Namespace, c.Name}, lc)
 			}
 			return nil, fmt.Sprintf("coordinated election of Lease %s/%s: pinged %s", cands[0].Namespace, cands[0].Spec.LeaseName, strings.Join(stale, ", "))
 		}
@@ -235,7 +243,12 @@ func (s *Server) eligible(e *election, t time.Time, d time.Duration, cands []*co
 		return nil, "" // waiting for the pinged to answer
 	}
 	for _, c := range cands {
-		alive := fresh(c) || !e.pinged.IsZero() && c.Spec.RenewTime != nil && !c.Spec.RenewTime.Time.Before(e.pinged)
+		// Alive: fresh when the ping round began (it was not pinged, so
+		// need not answer), or renewed since.
+		alive := fresh(c)
+		if !e.pinged.IsZero() {
+			alive = c.Spec.RenewTime != nil && !c.Spec.RenewTime.Time.Before(e.pinged.Add(-freshFor(d)))
+		}
 		if alive && valid(c) && (best == nil || compare(c, best) < 0) {
 			best = c
 		}
@@ -247,7 +260,7 @@ func (s *Server) eligible(e *election, t time.Time, d time.Duration, cands []*co
 // it: a new resourceVersion, the watches told. A Lease it writes names a
 // holder no candidate's request made: the judged Lease's holder is then
 // the one it names, whose first renewal of it is its acquire.
-func (s *Server) storeByController(k objKey, o runtime.Object) {
+func (s *Server) storeByController(now int64, k objKey, o runtime.Object) {
 	s.rv++
 	o.(metav1.Object).SetResourceVersion(strconv.FormatInt(s.rv, 10))
 	o.GetObjectKind().SetGroupVersionKind(k.res.gv.WithKind(k.res.kind))
@@ -261,6 +274,7 @@ func (s *Server) storeByController(k objKey, o runtime.Object) {
 	if !ok {
 		return
 	}
+	s.observe(now, k, l)
 	if ls := s.lease(k, typ == watch.Added); ls != nil {
 		h := deref(l.Spec.HolderIdentity)
 		ls.versions[l.ResourceVersion] = h
@@ -270,13 +284,31 @@ func (s *Server) storeByController(k objKey, o runtime.Object) {
 	}
 }
 
-// expired reports whether l ran out by t: its renewTime + leaseDurationSeconds
-// passed (a Lease never renewed has).
-func expired(l *coordinationv1.Lease, t time.Time) bool {
-	if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
+// expired reports whether l ran out by t: leaseDurationSeconds passed since
+// the server observed its renewTime change (a Lease never renewed has).
+func (e *election) expired(l *coordinationv1.Lease, t time.Time) bool {
+	if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil || e.renewedAt.IsZero() {
 		return true
 	}
-	return !t.Before(l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second))
+	return !t.Before(e.renewedAt.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second))
+}
+
+// observe notes a write of the Lease at k applied at now: when its
+// renewTime changed, the election's Lease was renewed then.
+func (s *Server) observe(now int64, k objKey, l *coordinationv1.Lease) {
+	name := k.namespace + "/" + k.name
+	e := s.elections[name]
+	if e == nil {
+		e = &election{}
+		s.elections[name] = e
+	}
+	rt := ""
+	if l.Spec.RenewTime != nil {
+		rt = l.Spec.RenewTime.UTC().Format(time.RFC3339Nano)
+	}
+	if rt != e.renew {
+		e.renew, e.renewedAt = rt, wall(now)
+	}
 }
 
 // pickStrategy is the strategy the candidate of the latest binary version

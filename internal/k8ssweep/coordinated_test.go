@@ -147,3 +147,30 @@ func TestCoordinatingControllerStrategies(t *testing.T) {
 		t.Fatalf("conflicting strategies: a Lease held by %q; want none", holder)
 	}
 }
+
+// TestCoordinatingControllerLateRenewal: a renewal stamped before a pause
+// and applied after it renews the Lease from when it was applied — the
+// time the server observed its renewTime change — not from its stamp:
+// judged by the stamp, the controller would hand the Lease over while its
+// holder's renewal is live.
+func TestCoordinatingControllerLateRenewal(t *testing.T) {
+	h := &controllerHarness{t: t, s: NewServer()}
+	h.register(1, "h1", "1.35.0", "1.35.0")
+	h.lease(2)
+	var l coordinationv1.Lease
+	if err := json.Unmarshal(h.do(10000, "h1", http.MethodGet, leasePath, nil), &l); err != nil {
+		t.Fatal(err)
+	}
+	stamp := metav1.NewMicroTime(wall(500)) // stamped at t=0.5s, applied at t=10s
+	l.Spec.RenewTime = &stamp
+	h.do(10000, "h1", http.MethodPut, leasePath, &l)
+	h.register(10001, "h3", "1.34.0", "1.34.0")
+	if holder, pref, _ := h.lease(10002); holder != "h1" || pref != "h3" {
+		t.Fatalf("t=10002: holder %q, preferred %q; want h1 marked for h3", holder, pref)
+	}
+	for _, at := range []int64{16000, 24999} { // the stamp ran out at 15.5s; the renewal runs to 25s
+		if holder, _, _ := h.lease(at); holder != "h1" {
+			t.Fatalf("t=%d: the Lease went to %q while h1's renewal applied at t=10s was live", at, holder)
+		}
+	}
+}

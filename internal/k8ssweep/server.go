@@ -417,6 +417,9 @@ func (s *Server) store(now int64, c *vclient.Candidate, req *http.Request, k obj
 	o.GetObjectKind().SetGroupVersionKind(k.res.gv.WithKind(k.res.kind))
 	s.objects[k] = o
 	s.notify(change{rv: s.rv, typ: typ, key: k, obj: o})
+	if l, ok := o.(*coordinationv1.Lease); ok {
+		s.observe(now, k, l) // the coordinating controller's clock of the Lease
+	}
 	ls := s.lease(k, typ == watch.Added)
 	if ls == nil {
 		if detail == "" {

@@ -48,7 +48,9 @@ var candidateVersions = map[string][2]string{
 // fenced, each write presents the resourceVersion of the Lease it last
 // read or wrote while holding it (TokenHeld: a coordinated elector never
 // takes the Lease itself, so there is no acquiring update of its own to
-// read). Naive, once it led it keeps writing after losing the Lease.
+// read). Naive, once it led it keeps writing after losing the Lease (its
+// one writer, started at its first term, runs under the process's
+// context), though its belief ends with the term.
 type coordinatedController struct {
 	fenced, naive bool
 	// deposed counts the terms that ended while the candidate ran on (a
@@ -76,6 +78,7 @@ func (m *coordinatedController) Start(ctx context.Context, c *vclient.Candidate)
 	}
 	var work sync.WaitGroup
 	defer work.Wait()
+	var writing atomic.Bool // the naive candidate's one writer is running
 	work.Go(func() {
 		lc.Run(ctx)
 		// Start returns once every goroutine it started has: the
@@ -99,35 +102,19 @@ func (m *coordinatedController) Start(ctx context.Context, c *vclient.Candidate)
 			Callbacks: leaderelection.LeaderCallbacks{
 				OnStartedLeading: func(term context.Context) {
 					c.Leading("OnStartedLeading")
-					wctx := term
+					defer c.Stopped("the end of OnStartedLeading's context")
 					if m.naive {
-						wctx = ctx // the process's: the work outlives the term
-						work.Go(func() {
-							<-term.Done()
-							c.Stopped("the end of OnStartedLeading's context")
-						})
-					} else {
-						defer c.Stopped("the end of OnStartedLeading's context")
+						// One writer, from its first term on, under the
+						// process's context: it outlives the term.
+						if !writing.Swap(true) {
+							work.Go(func() { m.write(ctx, c, nil, nil) })
+						}
+						<-term.Done()
+						return
 					}
 					work.Add(1)
 					defer work.Done()
-					for {
-						select {
-						case <-wctx.Done():
-							return
-						case <-time.After(time.Second):
-						}
-						if !m.naive && !le.IsLeader() {
-							continue
-						}
-						var fence int64
-						if m.fenced {
-							if fence = tok.Token(k8slease.TokenHeld); fence == 0 {
-								continue
-							}
-						}
-						c.Write(wctx, "", fence)
-					}
+					m.write(term, c, le.IsLeader, tok)
 				},
 				OnStoppedLeading: func() {
 					if ctx.Err() == nil {
@@ -145,6 +132,28 @@ func (m *coordinatedController) Start(ctx context.Context, c *vclient.Candidate)
 			return
 		}
 		le.Run(ctx)
+	}
+}
+
+// write writes once a second until ctx ends: while leading says so (nil:
+// always), fenced by tok's TokenHeld when fenced.
+func (m *coordinatedController) write(ctx context.Context, c *vclient.Candidate, leading func() bool, tok *k8slease.Tokens) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		if leading != nil && !leading() {
+			continue
+		}
+		var fence int64
+		if m.fenced {
+			if fence = tok.Token(k8slease.TokenHeld); fence == 0 {
+				continue
+			}
+		}
+		c.Write(ctx, "", fence)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,6 +68,7 @@ func (m *shardedController) shard(ctx context.Context, c *vclient.Candidate, cs 
 	lease := c.Lease(shard)
 	ns, name, _ := strings.Cut(shard, "/")
 	writes := m.writers == nil || slices.Contains(m.writers, shard)
+	var writing atomic.Bool // the naive shard's one writer is running
 	var work sync.WaitGroup
 	defer work.Wait()
 	for ctx.Err() == nil {
@@ -84,39 +86,21 @@ func (m *shardedController) shard(ctx context.Context, c *vclient.Candidate, cs 
 			Callbacks: leaderelection.LeaderCallbacks{
 				OnStartedLeading: func(term context.Context) {
 					lease.Leading("OnStartedLeading")
-					if !writes {
+					defer lease.Stopped("the end of OnStartedLeading's context")
+					switch {
+					case !writes:
 						<-term.Done()
-						lease.Stopped("the end of OnStartedLeading's context")
-						return
-					}
-					wctx := term
-					if m.naive {
-						wctx = ctx // the process's: the work outlives the term
-						work.Go(func() {
-							<-term.Done()
-							lease.Stopped("the end of OnStartedLeading's context")
-						})
-					} else {
-						defer lease.Stopped("the end of OnStartedLeading's context")
-					}
-					work.Add(1)
-					defer work.Done()
-					for {
-						select {
-						case <-wctx.Done():
-							return
-						case <-time.After(time.Second):
+					case m.naive:
+						// One writer a shard, from its first term on, under
+						// the process's context: it outlives the term.
+						if !writing.Swap(true) {
+							work.Go(func() { m.write(ctx, lease, nil, nil) })
 						}
-						if !m.naive && !le.IsLeader() {
-							continue
-						}
-						var fence int64
-						if m.fenced {
-							if fence = tok.Token(k8slease.TokenAcquired); fence == 0 {
-								continue
-							}
-						}
-						lease.Write(wctx, "", fence)
+						<-term.Done()
+					default:
+						work.Add(1)
+						defer work.Done()
+						m.write(term, lease, le.IsLeader, tok)
 					}
 				},
 				OnStoppedLeading: func() {},
@@ -131,6 +115,28 @@ func (m *shardedController) shard(ctx context.Context, c *vclient.Candidate, cs 
 			return
 		}
 		le.Run(ctx)
+	}
+}
+
+// write writes under lease once a second until ctx ends: while leading
+// says so (nil: always), fenced by tok's TokenAcquired when fenced.
+func (m *shardedController) write(ctx context.Context, lease *vclient.Lease, leading func() bool, tok *k8slease.Tokens) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		if leading != nil && !leading() {
+			continue
+		}
+		var fence int64
+		if m.fenced {
+			if fence = tok.Token(k8slease.TokenAcquired); fence == 0 {
+				continue
+			}
+		}
+		lease.Write(ctx, "", fence)
 	}
 }
 
