@@ -145,7 +145,7 @@ func (s *Server) elect(now, ttl int64, lk objKey, cands []*coordinationv1beta1.L
 	if lease != nil {
 		holder = deref(lease.Spec.HolderIdentity)
 	}
-	if holder != "" && !e.expired(lease, t) {
+	if holder != "" && !e.expired(lease, t, s.StampExpiry) {
 		// Held and live: preempt the holder if a better candidate is up.
 		if deref(lease.Spec.PreferredHolder) != "" {
 			return "" // its term is ending: wait for it to run out
@@ -285,12 +285,17 @@ func (s *Server) storeByController(now int64, k objKey, o runtime.Object) {
 }
 
 // expired reports whether l ran out by t: leaseDurationSeconds passed since
-// the server observed its renewTime change (a Lease never renewed has).
-func (e *election) expired(l *coordinationv1.Lease, t time.Time) bool {
+// the server observed its renewTime change (a Lease never renewed has) —
+// or, stamped, since the renewTime the holder wrote.
+func (e *election) expired(l *coordinationv1.Lease, t time.Time, stamped bool) bool {
 	if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil || e.renewedAt.IsZero() {
 		return true
 	}
-	return !t.Before(e.renewedAt.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second))
+	from := e.renewedAt
+	if stamped {
+		from = l.Spec.RenewTime.Time
+	}
+	return !t.Before(from.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second))
 }
 
 // observe notes a write of the Lease at k applied at now: when its

@@ -59,12 +59,15 @@ func (h *controllerHarness) register(now int64, name, binary, emulation string) 
 
 // answerPing renews name's LeaseCandidate at now, as client-go's candidate
 // does when it sees a pingTime after its renewTime.
-func (h *controllerHarness) answerPing(now int64, name string) {
+func (h *controllerHarness) answerPing(now int64, name string) { h.renew(now, name, true) }
+
+// renew renews name's LeaseCandidate at now (pinged: it must have been).
+func (h *controllerHarness) renew(now int64, name string, pinged bool) {
 	var lc coordinationv1beta1.LeaseCandidate
 	if err := json.Unmarshal(h.do(now, name, http.MethodGet, candidatesPath+"/"+name, nil), &lc); err != nil {
 		h.t.Fatal(err)
 	}
-	if lc.Spec.PingTime == nil {
+	if pinged && lc.Spec.PingTime == nil {
 		h.t.Fatalf("t=%d: %s was not pinged", now, name)
 	}
 	rt := metav1.NewMicroTime(wall(now))
@@ -154,7 +157,21 @@ func TestCoordinatingControllerStrategies(t *testing.T) {
 // judged by the stamp, the controller would hand the Lease over while its
 // holder's renewal is live.
 func TestCoordinatingControllerLateRenewal(t *testing.T) {
+	for _, stamped := range []bool{false, true} {
+		holder := lateRenewal(t, stamped)
+		if !stamped && holder != "h1" {
+			t.Errorf("observed expiry: the Lease went to %q at t=24999 while h1's renewal applied at t=10s was live", holder)
+		}
+		if stamped && holder != "h3" {
+			t.Errorf("stamped expiry: holder %q at t=24999; want h3, handed over on the renewal's stale stamp", holder)
+		}
+	}
+}
+
+// lateRenewal runs the late renewal and returns the holder at t=24999.
+func lateRenewal(t *testing.T, stamped bool) string {
 	h := &controllerHarness{t: t, s: NewServer()}
+	h.s.StampExpiry = stamped
 	h.register(1, "h1", "1.35.0", "1.35.0")
 	h.lease(2)
 	var l coordinationv1.Lease
@@ -168,9 +185,9 @@ func TestCoordinatingControllerLateRenewal(t *testing.T) {
 	if holder, pref, _ := h.lease(10002); holder != "h1" || pref != "h3" {
 		t.Fatalf("t=10002: holder %q, preferred %q; want h1 marked for h3", holder, pref)
 	}
-	for _, at := range []int64{16000, 24999} { // the stamp ran out at 15.5s; the renewal runs to 25s
-		if holder, _, _ := h.lease(at); holder != "h1" {
-			t.Fatalf("t=%d: the Lease went to %q while h1's renewal applied at t=10s was live", at, holder)
-		}
-	}
+	// The stamp ran out at t=15.5s; the renewal runs to t=25s.
+	h.lease(16000)
+	h.renew(16100, "h3", false)
+	holder, _, _ := h.lease(24999)
+	return holder
 }

@@ -93,6 +93,12 @@ type Server struct {
 	// client prefers (what the first in-process server did; a default
 	// clientset's every write then fails).
 	JSONOnly bool
+	// StampExpiry makes the coordinating controller judge a Lease run out
+	// by the renewTime its holder stamped, as Kubernetes' controller's
+	// isLeaseExpired reads it, rather than by when the server observed
+	// that renewTime change: a renewal stamped before a pause and applied
+	// after it is then run out as soon as it lands (coordinated.go).
+	StampExpiry bool
 	// LeaseName is the namespace/name of the election's Lease ("": the
 	// first Lease created).
 	LeaseName string
