@@ -470,10 +470,11 @@ func cmpArrival(a, b *call) int {
 }
 
 // content is everything a request says: method, URL and body, or the
-// write's value and fence.
+// write's Lease, value and fence (two shards' writes sent at one instant
+// are told apart by their Lease, not by the goroutines' order).
 func (c *call) content() string {
 	if c.store == storeResource {
-		return fmt.Sprintf("%s\x00%d", c.value, c.fence)
+		return fmt.Sprintf("%s\x00%s\x00%d", c.key, c.value, c.fence)
 	}
 	return c.req.Method + " " + c.req.URL.String() + "\x00" + string(c.body)
 }

@@ -203,3 +203,20 @@ func TestShardsRegressions(t *testing.T) {
 	cfg.Regressions = "testdata/shard-regressions"
 	k8slease.Regressions(t, cfg)
 }
+
+// TestShardsDeterministic: the same seeds swept twice give the same sweep —
+// operations, grants, failing seeds — though each candidate's two shards
+// write at the same instants from two goroutines.
+func TestShardsDeterministic(t *testing.T) {
+	sweep := func() (int64, int, []uint64) {
+		cfg := shardConfig("shards-naive", &shardedController{naive: true}, "pause")
+		cfg.Want, cfg.Seeds, cfg.MaxSaved = k8slease.WantResult, 20, 1
+		r := k8slease.Sweep(t, cfg)
+		return r.Summary.Ops, r.Grants, r.Summary.FailedSeeds
+	}
+	ops1, g1, f1 := sweep()
+	ops2, g2, f2 := sweep()
+	if ops1 != ops2 || g1 != g2 || !slices.Equal(f1, f2) || ops1 == 0 {
+		t.Errorf("two sweeps of the same seeds: %d ops, %d grants, failing %v; then %d, %d, %v", ops1, g1, f1, ops2, g2, f2)
+	}
+}
