@@ -111,10 +111,42 @@ func (c *Candidate) Write(ctx context.Context, value string, fence int64) (bool,
 // Leading records that the candidate believes it leads from now on (its
 // client said so: a callback, an IsLeader that turned true). how names the
 // signal for the trace ("OnStartedLeading").
-func (c *Candidate) Leading(how string) { c.w.believe(c, true, how) }
+func (c *Candidate) Leading(how string) { c.w.believe(c, "", true, how) }
 
 // Stopped records that the candidate no longer believes it leads.
-func (c *Candidate) Stopped(how string) { c.w.believe(c, false, how) }
+func (c *Candidate) Stopped(how string) { c.w.believe(c, "", false, how) }
+
+// Lease is the candidate's part in one of several Leases it may hold at
+// once (shards, one per controller; the lease server judges each apart,
+// as k8slease.SweepConfig.Leases names them): the writes it makes under
+// that Lease and what it believes of it. Each is judged on the Lease's
+// own key, as a process of its own ("h1@default/shard-a", its writes
+// "h1@default/shard-a/work"), so that two shards writing at once are two
+// writers of two resources, not one process overlapping itself.
+type Lease struct {
+	c   *Candidate
+	key string
+}
+
+// Lease returns the candidate's part in the Lease name ("namespace/name",
+// as the lease server keys it).
+func (c *Candidate) Lease(name string) *Lease { return &Lease{c: c, key: name} }
+
+// Write is Candidate.Write under the Lease: to the Lease's own resource,
+// its fence checked against that resource's highest.
+func (l *Lease) Write(ctx context.Context, value string, fence int64) (bool, error) {
+	r, err := l.c.cross(ctx, &call{store: storeResource, key: l.key, value: value, fence: fence})
+	if err != nil {
+		return false, err
+	}
+	return r.ok, nil
+}
+
+// Leading records that the candidate believes it holds the Lease from now on.
+func (l *Lease) Leading(how string) { l.c.w.believe(l.c, l.key, true, how) }
+
+// Stopped records that the candidate no longer believes it holds the Lease.
+func (l *Lease) Stopped(how string) { l.c.w.believe(l.c, l.key, false, how) }
 
 // Trace adds a line to the run's trace, at the current virtual time.
 func (c *Candidate) Trace(what, detail string) { c.w.trace(c.Name, what, detail) }
@@ -177,7 +209,8 @@ type call struct {
 	// The lease server's request.
 	req  *http.Request
 	body []byte
-	// The resource's.
+	// The resource's: key is the Lease it writes under ("": the run's one).
+	key   string
 	value string
 	fence int64
 

@@ -10,6 +10,7 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/liveness"
 	"github.com/leasecheck/leasecheck/internal/recording"
+	"github.com/leasecheck/leasecheck/internal/runrecord"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/model"
@@ -19,14 +20,17 @@ import (
 // the trace, the beliefs and pauses, and when each fault struck. Its
 // methods run under world.mu.
 type recorder struct {
-	sc     *scenario.Scenario
-	opts   Options
-	ops    []model.Op
-	seqs   []int // each op's number among its candidate's requests to its store
-	trace  []sim.TraceEvent
-	grants int64 // successful acquires so far: a fence-less run's term numbers
-	// granted is the fence of each owner's latest grant (fenced runs).
-	granted map[string]int64
+	sc    *scenario.Scenario
+	opts  Options
+	ops   []model.Op
+	seqs  []int // each op's number among its candidate's requests to its store
+	trace []sim.TraceEvent
+	// grants counts the successful acquires so far on each key: a
+	// fence-less run's term numbers.
+	grants map[string]int64
+	// granted is the fence of each owner's latest grant on each key
+	// (fenced runs).
+	granted map[[2]string]int64
 	// Fault records' facts: when each plan entry struck, on which process.
 	struckAt   map[int]int64
 	struckProc map[int]string
@@ -50,7 +54,29 @@ type recorder struct {
 func (r *recorder) init(sc *scenario.Scenario, opts Options) {
 	r.sc, r.opts = sc, opts
 	r.struckAt, r.struckProc, r.struckWhy = map[int]int64{}, map[int]string{}, map[int]string{}
-	r.granted = map[string]int64{}
+	r.granted, r.grants = map[[2]string]int64{}, map[string]int64{}
+}
+
+// key is the history's key of the Lease key names ("": the run's one).
+func (r *recorder) key(key string) string {
+	if key == "" {
+		return r.sc.Key
+	}
+	return key
+}
+
+// beliefKey is the key a belief in the Lease key names records: none for
+// the run's one lease, whose beliefs are all the run has.
+func (r *recorder) beliefKey(key string) string { return key }
+
+// process is c's process name for the Lease key names: its own name for the
+// run's one lease, and "h1@default/shard-a" for one of several, so that
+// each (candidate, Lease) pair is a process of its own on its own key.
+func (r *recorder) process(c *Candidate, key string) string {
+	if key == "" {
+		return c.Name
+	}
+	return runrecord.OnKey(c.Name, key)
 }
 
 func (r *recorder) traceLocked(t int64, node, what, detail string) int {
@@ -70,29 +96,38 @@ func (r *recorder) struck(fault int, t int64, proc, why string) {
 // its at when the store applied it; its return comes when it is delivered.
 func (r *recorder) op(c *call, op *model.Op, t int64) int {
 	o := *op
-	o.Process = c.cand.Name
+	key := o.Key // the lease server's word for a Lease op ("": the run's one lease)
 	if o.Kind == model.Write {
-		o.Process = c.cand.Name + "/work"
+		key = c.key
+	}
+	o.Process = r.process(c.cand, key)
+	if o.Kind == model.Write {
+		o.Process += "/work"
 	}
 	if o.Owner == "" {
 		o.Owner = c.cand.Identity
 	}
-	o.Key = r.sc.Key
+	o.Key = r.key(key)
 	o.Call = int64(c.sent / time.Millisecond)
 	o.At, o.HasAt = t, true
 	r.ops = append(r.ops, o)
 	r.seqs = append(r.seqs, c.seq)
-	if o.OK {
+	if o.OK && key == "" {
+		// Liveness is measured on the run's one lease (a run of several
+		// Leases is judged on their safety, key by key).
 		r.observe(&o, t)
 	}
 	if o.Kind == model.Acquire && o.OK {
-		r.grants++
-		r.granted[o.Owner] = o.Fence
+		r.grants[o.Key]++
+		r.granted[[2]string{o.Key, o.Owner}] = o.Fence
 		// A fence-less server grants no token: its trace names the holder
 		// only, not a "fence=0" the run never had.
 		detail := o.Owner
 		if r.opts.Fences != model.NoFences {
 			detail = fmt.Sprintf("%s fence=%d", o.Owner, o.Fence)
+		}
+		if key != "" {
+			detail += " on " + key
 		}
 		r.traceLocked(t, "server", "granted", detail)
 	}
@@ -104,11 +139,11 @@ func (r *recorder) op(c *call, op *model.Op, t int64) int {
 // (the token its writes present, which the properties match its refused
 // writes and its grant by); in a fence-less one, the number of grants so
 // far (a term number: it orders the beliefs, and names no token).
-func (r *recorder) beliefFence(owner string) int64 {
-	if f, ok := r.granted[owner]; ok && r.opts.Fences != model.NoFences && f > 0 {
+func (r *recorder) beliefFence(key, owner string) int64 {
+	if f, ok := r.granted[[2]string{key, owner}]; ok && r.opts.Fences != model.NoFences && f > 0 {
 		return f
 	}
-	return r.grants
+	return r.grants[key]
 }
 
 // answered notes the lease server's answer to c when it is an error.
@@ -116,7 +151,7 @@ func (r *recorder) answered(c *call, resp *http.Response, detail string) {
 	if resp == nil || resp.StatusCode < 400 || r.firstOdd != "" {
 		return
 	}
-	odd := resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusConflict
+	odd := resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusConflict || strings.HasPrefix(detail, Unserved)
 	if r.firstErr != "" && !odd {
 		return
 	}
@@ -156,9 +191,13 @@ func (r *recorder) result(w *world) *sim.Result {
 	end := r.sc.Horizon
 	// Beliefs still held at the end run to it.
 	for _, n := range w.nodes {
-		if n.believing && n.cur != nil {
-			r.beliefs = append(r.beliefs, sim.Belief{Process: n.cur.Name, Owner: n.cur.Identity, Fence: n.beliefFence,
-				From: n.beliefFrom, To: max(end, n.beliefFrom), FromLine: n.beliefLine, Open: true})
+		if n.cur == nil {
+			continue
+		}
+		for _, k := range n.heldKeys() {
+			b := n.beliefs[k]
+			r.beliefs = append(r.beliefs, sim.Belief{Process: r.process(n.cur, k), Key: r.beliefKey(k), Owner: n.cur.Identity, Fence: b.fence,
+				From: b.from, To: max(end, b.from), FromLine: b.line, Open: true})
 		}
 	}
 	slices.SortStableFunc(r.beliefs, func(a, b sim.Belief) int { return cmp64(a.From, b.From) })

@@ -35,6 +35,12 @@ type Server interface {
 	Serve(now int64, c *Candidate, req *http.Request, body []byte) (resp *http.Response, op *model.Op, detail string)
 }
 
+// Unserved begins the detail a Server gives a request for something it
+// does not serve at all (a resource it lacks): the harness then names
+// that answer as a run's first failed request, not the NotFound a lease
+// protocol expects of a lease that does not exist yet.
+const Unserved = "unserved: "
+
 // A Client is the user's client code: Start runs one incarnation of one
 // candidate until ctx is done, and returns only once every goroutine it
 // started has returned. It reaches the lease server through c.Transport()
@@ -111,8 +117,8 @@ type world struct {
 	closing  bool
 	live     int // Start calls not yet returned
 	exited   chan struct{}
-	highest  int64 // the fenced resource's highest accepted fence
-	sent     int   // requests enqueued: the arrivals' last tie-break
+	highest  map[string]int64 // each fenced resource's highest accepted fence, by Lease key
+	sent     int              // requests enqueued: the arrivals' last tie-break
 	// outstanding are the requests not answered yet (lost ones included),
 	// so that the shutdown can answer every one.
 	outstanding map[*call]struct{}
@@ -140,11 +146,25 @@ type node struct {
 	resume      chan struct{}
 	// Pauses armed and not struck yet (plan indices), in At order.
 	armed []int
-	// Belief: whether the live incarnation believes it leads, since when.
-	believing   bool
-	beliefFrom  int64
-	beliefFence int64
-	beliefLine  int
+	// beliefs are the live incarnation's beliefs that it holds a Lease,
+	// by the Lease's key ("": the run's one lease), each since when.
+	beliefs map[string]*belief
+}
+
+// belief is one held: since when, under what fence, from which trace line.
+type belief struct {
+	from, fence int64
+	line        int
+}
+
+// heldKeys returns the keys n believes it holds, in order.
+func (n *node) heldKeys() []string {
+	keys := make([]string, 0, len(n.beliefs))
+	for k := range n.beliefs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // event is a step the harness takes at a whole millisecond: serve a
@@ -237,7 +257,7 @@ func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*rec
 	synctest.Test(t, func(*testing.T) {
 		w := &world{sc: sc, opts: opts, client: client, srv: opts.Server(),
 			arrive: make(chan struct{}, 1), exited: make(chan struct{}, 1),
-			outstanding: map[*call]struct{}{}}
+			outstanding: map[*call]struct{}{}, highest: map[string]int64{}}
 		w.rec.init(sc, opts)
 		w.rec.waiting = w.someoneWaiting
 		if serial {
@@ -259,7 +279,7 @@ func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*rec
 // plan schedules the candidates' starts and the faults' transitions.
 func (w *world) plan() {
 	for _, p := range w.sc.Holders {
-		n := &node{proc: p}
+		n := &node{proc: p, beliefs: map[string]*belief{}}
 		w.nodes = append(w.nodes, n)
 		w.events = append(w.events, &event{at: time.Duration(p.Start) * ms, kind: evStart, node: n})
 	}
@@ -423,10 +443,11 @@ func cmpArrival(a, b *call) int {
 }
 
 // content is everything a request says: method, URL and body, or the
-// write's value and fence.
+// write's Lease, value and fence (two shards' writes sent at one instant
+// are told apart by their Lease, not by the goroutines' order).
 func (c *call) content() string {
 	if c.store == storeResource {
-		return fmt.Sprintf("%s\x00%d", c.value, c.fence)
+		return fmt.Sprintf("%s\x00%s\x00%d", c.key, c.value, c.fence)
 	}
 	return c.req.Method + " " + c.req.URL.String() + "\x00" + string(c.body)
 }
@@ -594,7 +615,7 @@ func (w *world) launch(n *node, name, identity string) {
 			// A shut-down incarnation is gone once its Start returned.
 			n.stopping = nil
 			if n.cur == c && !w.closing {
-				w.endBelief(n, w.nowMs(), "stopped", "its Start returned")
+				w.endBeliefs(n, w.nowMs(), "stopped", "its Start returned")
 				t := w.nowMs()
 				w.rec.traceLocked(t, c.Name, "exited", "after its shutdown")
 				n.cur = nil
@@ -619,7 +640,7 @@ func (w *world) crash(n *node, fault int) {
 		return
 	}
 	t := w.nowMs()
-	w.endBelief(n, t, "crashed", "")
+	w.endBeliefs(n, t, "crashed", "")
 	w.rec.traceLocked(t, c.Name, "crashed", "")
 	w.rec.struck(fault, t, c.Name, "")
 	n.cur = nil
@@ -819,9 +840,9 @@ func (w *world) serve(e *event, now time.Duration) {
 	case storeResource:
 		ok := true
 		if w.opts.Fenced {
-			ok = c.fence > 0 && c.fence >= w.highest || w.opts.FenceUnchecked
+			ok = c.fence > 0 && c.fence >= w.highest[c.key] || w.opts.FenceUnchecked
 			if ok {
-				w.highest = max(w.highest, c.fence)
+				w.highest[c.key] = max(w.highest[c.key], c.fence)
 			}
 		}
 		rep.ok = ok
@@ -934,7 +955,7 @@ func (w *world) shutdown() {
 // the horizon nothing more is recorded: the shutdown ends every context at
 // once, and the callbacks that follow would come in the goroutines' order;
 // a belief held then runs to the end (recorder.result).
-func (w *world) believe(c *Candidate, leads bool, how string) {
+func (w *world) believe(c *Candidate, key string, leads bool, how string) {
 	if err := w.hold(c); err != nil {
 		return // a dead incarnation's callback says nothing anyone sees
 	}
@@ -946,35 +967,46 @@ func (w *world) believe(c *Candidate, leads bool, how string) {
 	}
 	now := w.now()
 	if leads {
-		if n.believing {
+		if n.beliefs[key] != nil {
 			return
 		}
 		t := int64(now / ms)
-		n.believing, n.beliefFrom, n.beliefFence = true, t, w.rec.beliefFence(c.Identity)
+		b := &belief{from: t, fence: w.rec.beliefFence(w.rec.key(key), c.Identity)}
 		detail := "via " + how // a fence-less run has no fences to name
 		if w.opts.Fences != model.NoFences {
-			detail = fmt.Sprintf("fence=%d via %s", n.beliefFence, how)
+			detail = fmt.Sprintf("fence=%d via %s", b.fence, how)
 		}
-		n.beliefLine = w.rec.traceLocked(t, c.Name, "believes", detail)
+		b.line = w.rec.traceLocked(t, w.rec.process(c, key), "believes", detail)
+		n.beliefs[key] = b
 		return
 	}
-	w.endBelief(n, int64(ceilMs(now)/ms), "gave-up", how)
+	w.endBelief(n, key, int64(ceilMs(now)/ms), "gave-up", how)
 }
 
-// endBelief ends n's belief at t, recording it (what: the trace's word).
-func (w *world) endBelief(n *node, t int64, what, how string) {
-	if !n.believing || n.cur == nil {
+// endBeliefs ends every belief of n's at t, in the order of their keys.
+func (w *world) endBeliefs(n *node, t int64, what, how string) {
+	for _, k := range n.heldKeys() {
+		w.endBelief(n, k, t, what, how)
+	}
+}
+
+// endBelief ends n's belief in the Lease key at t, recording it (what: the
+// trace's word).
+func (w *world) endBelief(n *node, key string, t int64, what, how string) {
+	b := n.beliefs[key]
+	if b == nil || n.cur == nil {
 		return
 	}
+	proc := w.rec.process(n.cur, key)
 	line := 0
 	if what != "crashed" {
-		line = w.rec.traceLocked(t, n.cur.Name, what, how)
+		line = w.rec.traceLocked(t, proc, what, how)
 	} else {
 		line = len(w.rec.trace) + 1
 	}
-	w.rec.beliefs = append(w.rec.beliefs, sim.Belief{Process: n.cur.Name, Owner: n.cur.Identity, Fence: n.beliefFence,
-		From: n.beliefFrom, To: max(t, n.beliefFrom), FromLine: n.beliefLine, ToLine: line})
-	n.believing = false
+	w.rec.beliefs = append(w.rec.beliefs, sim.Belief{Process: proc, Key: w.rec.beliefKey(key), Owner: n.cur.Identity, Fence: b.fence,
+		From: b.from, To: max(t, b.from), FromLine: b.line, ToLine: line})
+	delete(n.beliefs, key)
 }
 
 func (w *world) trace(node, what, detail string) {

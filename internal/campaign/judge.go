@@ -112,7 +112,7 @@ func JudgeExecution(ctx context.Context, r *Execution, opts JudgeOptions) (*Outc
 			return nil, fmt.Errorf("judging the run properties alone needs a simulated run, and this execution has none")
 		}
 		o := &Outcome{Execution: r, Check: &checker.Result{}, Judged: runprop.Properties()}
-		o.Findings, o.Warnings = runprop.JudgeWarned(sim.Record(r.Sim))
+		o.Findings, o.Warnings = judgeRun(r.Sim)
 		return o, nil
 	}
 	res, err := check(ctx, r, opts)
@@ -127,10 +127,20 @@ func JudgeExecution(ctx context.Context, r *Execution, opts JudgeOptions) (*Outc
 		}
 	}
 	if r.Sim != nil {
-		o.Findings, o.Warnings = runprop.JudgeWarned(sim.Record(r.Sim))
+		o.Findings, o.Warnings = judgeRun(r.Sim)
 		o.Judged = Properties()
 	}
 	return o, nil
+}
+
+// judgeRun judges the run properties on res, lease by lease where it holds
+// several (sim.RecordKeys): findings and warnings in the leases' order.
+func judgeRun(res *sim.Result) (findings, warnings []Finding) {
+	for _, r := range sim.RecordKeys(res) {
+		f, w := runprop.JudgeWarned(r)
+		findings, warnings = append(findings, f...), append(warnings, w...)
+	}
+	return findings, warnings
 }
 
 // check is the one call of the checker. It refuses a history it cannot

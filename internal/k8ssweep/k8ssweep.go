@@ -403,7 +403,7 @@ func StoreZombieWrite(h *model.History) *model.Op {
 	if h == nil {
 		return nil
 	}
-	holder := ""
+	holder := map[string]string{} // by key: each Lease's writes are judged against it alone
 	for i := range h.Ops {
 		op := &h.Ops[i]
 		if !op.OK {
@@ -411,11 +411,11 @@ func StoreZombieWrite(h *model.History) *model.Op {
 		}
 		switch op.Kind {
 		case model.Acquire:
-			holder = op.Owner
+			holder[op.Key] = op.Owner
 		case model.Release:
-			holder = ""
+			holder[op.Key] = ""
 		case model.Write:
-			if holder != "" && op.Owner != holder {
+			if hd := holder[op.Key]; hd != "" && op.Owner != hd {
 				return op
 			}
 		}

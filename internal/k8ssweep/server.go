@@ -35,8 +35,11 @@ import (
 
 // Server is an in-process Kubernetes API server, as client-go reaches it
 // over HTTP, for the resources a controller and its leader election use:
-// coordination.k8s.io/v1 Leases and core/v1 ConfigMaps (get, list, watch,
-// create, update, patch, delete), and Events (core/v1 and
+// coordination.k8s.io/v1 Leases, coordination.k8s.io/v1beta1
+// LeaseCandidates and core/v1 ConfigMaps (get, list, watch, create,
+// update, patch, delete) — with the coordinating controller of
+// coordinated leader election over every Lease a LeaseCandidate names
+// (coordinated.go) — and Events (core/v1 and
 // events.k8s.io/v1: accepted and kept, so a recorder's POSTs succeed). It
 // speaks what a real API server speaks: request and answer bodies in
 // protobuf (application/vnd.kubernetes.protobuf, what a clientset made by
@@ -90,9 +93,19 @@ type Server struct {
 	// client prefers (what the first in-process server did; a default
 	// clientset's every write then fails).
 	JSONOnly bool
+	// StampExpiry makes the coordinating controller judge a Lease run out
+	// by the renewTime its holder stamped, as Kubernetes' controller's
+	// isLeaseExpired reads it, rather than by when the server observed
+	// that renewTime change: a renewal stamped before a pause and applied
+	// after it is then run out as soon as it lands (coordinated.go).
+	StampExpiry bool
 	// LeaseName is the namespace/name of the election's Lease ("": the
 	// first Lease created).
 	LeaseName string
+	// Leases, when set, are the namespace/name of every Lease a candidate
+	// may hold (shards, one per controller): each is judged apart, its ops
+	// on its own key (its namespace/name), and LeaseName is ignored.
+	Leases []string
 
 	rv      int64
 	objects map[objKey]runtime.Object
@@ -100,15 +113,25 @@ type Server struct {
 	mu      sync.Mutex
 	watches []*watcher
 
-	versions map[string]string // the election Lease's resourceVersion -> holder it recorded
-	// The election's Lease in the article's terms, for classifying.
-	holder string
-	expiry int64
+	// judged is each judged Lease in the article's terms, for classifying.
+	judged map[string]*leaseState
+	// elections is the coordinating controller's state of each Lease some
+	// LeaseCandidate names (coordinated.go).
+	elections map[string]*election
+}
+
+// leaseState is a judged Lease as the history sees it: its holder and
+// when its lease runs out, and the holder each resourceVersion recorded.
+type leaseState struct {
+	key      string // the history's key: "" for the run's one Lease
+	holder   string
+	expiry   int64
+	versions map[string]string
 }
 
 // NewServer returns an empty store.
 func NewServer() *Server {
-	return &Server{versions: map[string]string{}, objects: map[objKey]runtime.Object{}}
+	return &Server{objects: map[objKey]runtime.Object{}, judged: map[string]*leaseState{}, elections: map[string]*election{}}
 }
 
 // resource is one kind of object the server keeps.
@@ -219,11 +242,30 @@ func route(path string) (res *resource, ns, name string, ok bool) {
 	return res, parts[0], name, true
 }
 
-// Serve implements vclient.Server.
+// Serve implements vclient.Server. Before it serves req, the coordinating
+// controller takes its step (coordinated.go); what it did follows what
+// the request did in the trace.
 func (s *Server) Serve(now int64, c *vclient.Candidate, req *http.Request, body []byte) (*http.Response, *model.Op, string) {
+	did := s.coordinate(now, c.TTL)
+	resp, op, detail := s.serve(now, c, req, body)
+	switch {
+	case did == "":
+	case detail == "":
+		detail = did
+	default:
+		detail += "; " + did
+	}
+	return resp, op, detail
+}
+
+func (s *Server) serve(now int64, c *vclient.Candidate, req *http.Request, body []byte) (*http.Response, *model.Op, string) {
 	res, ns, name, ok := route(req.URL.Path)
 	if !ok {
-		return s.status(req, apierrors.NewNotFound(schema.GroupResource{}, req.URL.Path)), nil, "404 " + req.URL.Path
+		// Named as what it is, so that a sweep whose client needs a
+		// resource the server lacks says so rather than blaming the
+		// NotFound a lease protocol expects.
+		return s.status(req, apierrors.NewNotFound(schema.GroupResource{}, req.URL.Path)), nil,
+			vclient.Unserved + "404, the API server does not serve this resource"
 	}
 	q := req.URL.Query()
 	switch {
@@ -260,16 +302,42 @@ func code(err error) int32 {
 	return http.StatusInternalServerError
 }
 
-// isElection reports whether k is the election's Lease, claiming the first
-// Lease created when LeaseName names none.
-func (s *Server) isElection(k objKey, creating bool) bool {
+// lease returns the state of k when it is a judged Lease (nil when not):
+// one of Leases, or else the election's Lease, claiming the first Lease
+// created when LeaseName names none.
+func (s *Server) lease(k objKey, creating bool) *leaseState {
 	if k.res.name != "leases" || k.res.gv != coordinationv1.SchemeGroupVersion {
-		return false
+		return nil
 	}
-	if s.LeaseName == "" && creating {
-		s.LeaseName = k.namespace + "/" + k.name
+	name := k.namespace + "/" + k.name
+	key := ""
+	if len(s.Leases) > 0 {
+		if !slices.Contains(s.Leases, name) {
+			return nil
+		}
+		key = name
+	} else {
+		if s.LeaseName == "" && creating {
+			s.LeaseName = name
+		}
+		if s.LeaseName != name {
+			return nil
+		}
 	}
-	return s.LeaseName == k.namespace+"/"+k.name
+	ls := s.judged[name]
+	if ls == nil {
+		ls = &leaseState{key: key, versions: map[string]string{}}
+		s.judged[name] = ls
+	}
+	return ls
+}
+
+// keyed puts op, when there is one, on ls's key.
+func keyed(op *model.Op, ls *leaseState) *model.Op {
+	if op != nil {
+		op.Key = ls.key
+	}
+	return op
 }
 
 func (s *Server) create(now int64, c *vclient.Candidate, req *http.Request, res *resource, ns string, body []byte) (*http.Response, *model.Op, string) {
@@ -296,9 +364,9 @@ func (s *Server) create(now int64, c *vclient.Candidate, req *http.Request, res 
 	k := objKey{res, ns, m.GetName()}
 	if _, exists := s.objects[k]; exists {
 		var op *model.Op
-		if s.isElection(k, false) && s.heldLive(now, c.Identity) {
+		if ls := s.lease(k, false); ls != nil && ls.heldLive(now, c.Identity) {
 			l := o.(*coordinationv1.Lease)
-			op = &model.Op{Kind: model.Acquire, Owner: c.Identity, TTL: c.LeaseTTL(ttl(l)), Error: "held"}
+			op = keyed(&model.Op{Kind: model.Acquire, Owner: c.Identity, TTL: c.LeaseTTL(ttl(l)), Error: "held"}, ls)
 		}
 		return s.status(req, apierrors.NewAlreadyExists(res.gr(), k.name)), op, "409 create: " + k.name + " exists"
 	}
@@ -321,16 +389,16 @@ func (s *Server) update(now int64, c *vclient.Candidate, req *http.Request, res 
 		}
 	}
 	cm, _ := meta.Accessor(cur)
-	election := s.isElection(k, false)
+	ls := s.lease(k, false)
 	read := m.GetResourceVersion()
 	detail := ""
 	if read != "" && read != cm.GetResourceVersion() {
-		if !(election && s.AcceptStale) {
+		if !(ls != nil && s.AcceptStale) {
 			err := apierrors.NewConflict(res.gr(), k.name, fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 			var op *model.Op
-			if election {
+			if ls != nil {
 				l := o.(*coordinationv1.Lease)
-				op = s.refused(now, c, l, read, deref(l.Spec.HolderIdentity))
+				op = keyed(ls.refused(now, c, l, read, deref(l.Spec.HolderIdentity)), ls)
 			}
 			return s.status(req, err), op, fmt.Sprintf("409 update %s: resourceVersion %s, current %s", k.name, read, cm.GetResourceVersion())
 		}
@@ -355,7 +423,11 @@ func (s *Server) store(now int64, c *vclient.Candidate, req *http.Request, k obj
 	o.GetObjectKind().SetGroupVersionKind(k.res.gv.WithKind(k.res.kind))
 	s.objects[k] = o
 	s.notify(change{rv: s.rv, typ: typ, key: k, obj: o})
-	if !s.isElection(k, typ == watch.Added) {
+	if l, ok := o.(*coordinationv1.Lease); ok {
+		s.observe(now, k, l) // the coordinating controller's clock of the Lease
+	}
+	ls := s.lease(k, typ == watch.Added)
+	if ls == nil {
 		if detail == "" {
 			detail = fmt.Sprintf("%s %s %s/%s at resourceVersion %d", strings.ToLower(string(typ)), k.res.kind, k.namespace, k.name, s.rv)
 			// An Event says what the client told the cluster (an elector's
@@ -371,23 +443,23 @@ func (s *Server) store(now int64, c *vclient.Candidate, req *http.Request, k obj
 	}
 	l := o.(*coordinationv1.Lease)
 	holder := deref(l.Spec.HolderIdentity)
-	s.versions[l.ResourceVersion] = holder
-	op := &model.Op{Owner: c.Identity, OK: true}
+	ls.versions[l.ResourceVersion] = holder
+	op := &model.Op{Owner: c.Identity, OK: true, Key: ls.key}
 	switch {
 	case holder == "":
 		// A release, recorded as applied even by one who did not hold the
 		// lease (only a stale update can do that): the checker judges it.
 		op.Kind = model.Release
-		s.holder = ""
-	case holder == s.holder && now < s.expiry:
+		ls.holder = ""
+	case holder == ls.holder && now < ls.expiry:
 		op.Kind, op.TTL = model.Renew, c.LeaseTTL(ttl(l))
-		s.expiry = now + op.TTL
+		ls.expiry = now + op.TTL
 	default:
 		op.Kind, op.TTL, op.Owner = model.Acquire, c.LeaseTTL(ttl(l)), holder
 		if s.Fenced {
 			op.Fence = s.rv
 		}
-		s.holder, s.expiry = holder, now+op.TTL
+		ls.holder, ls.expiry = holder, now+op.TTL
 	}
 	return s.object(req, code, k.res, o), op, detail
 }
@@ -465,12 +537,13 @@ func (s *Server) delete(now int64, c *vclient.Candidate, req *http.Request, k ob
 	s.notify(change{rv: s.rv, typ: watch.Deleted, key: k, obj: cur})
 	st := &metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusOK,
 		Details: &metav1.StatusDetails{Name: k.name, Group: k.res.gv.Group, Kind: k.res.name, UID: cm.GetUID()}}
-	if !s.isElection(k, false) {
+	ls := s.lease(k, false)
+	if ls == nil {
 		return s.encode(req, http.StatusOK, statusGV, st), nil, fmt.Sprintf("deleted %s %s/%s", k.res.kind, k.namespace, k.name)
 	}
 	// Deleting the election's Lease frees it: a release, judged as one.
-	s.holder = ""
-	return s.encode(req, http.StatusOK, statusGV, st), &model.Op{Kind: model.Release, Owner: c.Identity, OK: true},
+	ls.holder = ""
+	return s.encode(req, http.StatusOK, statusGV, st), &model.Op{Kind: model.Release, Owner: c.Identity, OK: true, Key: ls.key},
 		"deleted the election's Lease " + k.name
 }
 
@@ -530,11 +603,25 @@ func (s *Server) watch(req *http.Request, res *resource, ns string, q url.Values
 	proto := s.proto(req)
 	w := &watcher{s: s, res: res, sel: sel, proto: proto, done: req.Context().Done(), wake: make(chan struct{}, 1)}
 	from := q.Get("resourceVersion")
-	if from == "" || from == "0" {
+	switch {
+	case q.Get("sendInitialEvents") == "true":
+		// A watch-list (client-go's informers, by default): every object
+		// there is now, as ADDED, then the bookmark that ends the initial
+		// events, at the current resourceVersion.
 		for _, k := range keys {
 			w.send(change{rv: s.rv, typ: watch.Added, key: k, obj: s.objects[k]})
 		}
-	} else {
+		mark := res.newObj()
+		m, _ := meta.Accessor(mark)
+		m.SetResourceVersion(strconv.FormatInt(s.rv, 10))
+		m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+		mark.GetObjectKind().SetGroupVersionKind(res.gv.WithKind(res.kind))
+		w.sendAlways(change{rv: s.rv, typ: watch.Bookmark, key: objKey{res: res, namespace: ns}, obj: mark})
+	case from == "" || from == "0":
+		for _, k := range keys {
+			w.send(change{rv: s.rv, typ: watch.Added, key: k, obj: s.objects[k]})
+		}
+	default:
 		rv, err := strconv.ParseInt(from, 10, 64)
 		if err != nil {
 			return s.status(req, apierrors.NewBadRequest("resourceVersion: "+err.Error())), nil, "400 watch"
@@ -591,6 +678,11 @@ func (w *watcher) send(ch change) {
 	if !w.sel(ch.key, ch.obj) {
 		return
 	}
+	w.sendAlways(ch)
+}
+
+// sendAlways frames ch whatever the watch's selectors (a bookmark).
+func (w *watcher) sendAlways(ch change) {
 	raw, err := encodeObject(w.proto, ch.key.res.gv, ch.obj)
 	if err != nil {
 		return
@@ -662,25 +754,25 @@ func (w *watcher) Close() error {
 // refused records a refused compare-and-swap on the election's Lease where
 // the lease's state explains the refusal, and nothing where only the
 // client's copy was stale.
-func (s *Server) refused(now int64, c *vclient.Candidate, l *coordinationv1.Lease, read, holder string) *model.Op {
+func (ls *leaseState) refused(now int64, c *vclient.Candidate, l *coordinationv1.Lease, read, holder string) *model.Op {
 	if holder != c.Identity {
 		return nil // a release, or an update on another's behalf
 	}
-	if s.versions[read] == c.Identity { // it was renewing its own lease
-		if s.holder != c.Identity {
+	if ls.versions[read] == c.Identity { // it was renewing its own lease
+		if ls.holder != c.Identity {
 			return &model.Op{Kind: model.Renew, Owner: c.Identity, TTL: c.LeaseTTL(ttl(l)), Error: "not-holder"}
 		}
 		return nil
 	}
-	if s.heldLive(now, c.Identity) {
+	if ls.heldLive(now, c.Identity) {
 		return &model.Op{Kind: model.Acquire, Owner: c.Identity, TTL: c.LeaseTTL(ttl(l)), Error: "held"}
 	}
 	return nil
 }
 
 // heldLive reports whether someone other than id holds the lease live at now.
-func (s *Server) heldLive(now int64, id string) bool {
-	return s.holder != "" && s.holder != id && now < s.expiry
+func (ls *leaseState) heldLive(now int64, id string) bool {
+	return ls.holder != "" && ls.holder != id && now < ls.expiry
 }
 
 func validate(l *coordinationv1.Lease) error {

@@ -24,12 +24,12 @@ type ZombieWrite struct {
 
 // FindZombieWrite returns the first zombie write of a history, or nil. It
 // reads the history only (a fence-less history's ops, as the Lease store
-// and the resource applied them); the checker's single-writer-per-fence
-// is what judges it.
+// and the resource applied them), each Lease's key apart; the checker's
+// single-writer-per-fence is what judges it.
 func FindZombieWrite(o *campaign.Outcome) *ZombieWrite {
 	h := o.History
-	var grant *model.Op
-	last := map[string]*model.Op{}
+	grant := map[string]*model.Op{}   // by key
+	last := map[[2]string]*model.Op{} // by key and owner
 	ops := make([]*model.Op, len(h.Ops))
 	for i := range h.Ops {
 		ops[i] = &h.Ops[i]
@@ -48,17 +48,19 @@ func FindZombieWrite(o *campaign.Outcome) *ZombieWrite {
 		}
 		switch op.Kind {
 		case model.Acquire:
-			grant = op
-			last[op.Owner] = op
+			grant[op.Key] = op
+			last[[2]string{op.Key, op.Owner}] = op
 		case model.Renew:
-			last[op.Owner] = op
+			last[[2]string{op.Key, op.Owner}] = op
 		case model.Write:
-			if grant != nil && grant.Owner != op.Owner {
-				z := &ZombieWrite{Write: op, Grant: grant, LastRenew: last[op.Owner], Stopped: -1}
+			if g := grant[op.Key]; g != nil && g.Owner != op.Owner {
+				z := &ZombieWrite{Write: op, Grant: g, LastRenew: last[[2]string{op.Key, op.Owner}], Stopped: -1}
 				proc := strings.TrimSuffix(op.Process, "/work")
+				// A pause holds the whole candidate, every Lease's part in it.
+				node, _, _ := strings.Cut(proc, "@")
 				for i := range h.Faults {
 					f := &h.Faults[i]
-					if f.Kind == "pause" && f.Target == proc && f.Start <= op.Call && f.End >= op.Call {
+					if f.Kind == "pause" && f.Target == node && f.Start <= op.Call && f.End >= op.Call {
 						z.Paused = f
 					}
 				}

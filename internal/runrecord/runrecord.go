@@ -81,10 +81,14 @@ type Holder struct {
 // which it gave up, crashed or the run ended.
 type Belief struct {
 	Process string
-	Owner   string
-	Fence   int64
-	From    int64 // true time
-	To      int64
+	// Key is the lease's key where the run has several (a candidate that
+	// holds several Leases believes in each apart: OnKey); "" where it has
+	// one.
+	Key   string
+	Owner string
+	Fence int64
+	From  int64 // true time
+	To    int64
 	// FromLine and ToLine are the 1-based trace lines where it starts and
 	// ends (0: no trace, or the run ended first).
 	FromLine, ToLine int
@@ -93,6 +97,11 @@ type Belief struct {
 	// Told is the clock-drift bound the holder was configured with.
 	Told int64
 }
+
+// OnKey is the process name of process's part in the lease of key, in a run
+// of several leases ("h1@default/shard-a"): each (holder, lease) pair is a
+// sequential process of its own on its own key.
+func OnKey(process, key string) string { return process + "@" + key }
 
 // Stop is one span during which a node could not act (a pause) or its
 // monotonic clock stood still (a freeze).

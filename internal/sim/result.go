@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"slices"
+
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/runrecord"
@@ -73,6 +75,58 @@ func RecordWith(r *Result, s *runrecord.Setting) runrecord.Run {
 	}
 	return runrecord.Run{History: r.History, Trace: r.Trace, Stats: &r.Stats, Plan: r.Plan, Beliefs: r.Beliefs, Stops: r.Stops,
 		AdvisoryBelief: r.AdvisoryBelief, HarnessFences: r.HarnessFences, Setting: s}
+}
+
+// RecordKeys is Record, one run per lease where r's beliefs hold several
+// (a candidate holding several Leases, vclient): the run as each lease saw
+// it — its history's ops on that key (their lines kept), the beliefs in
+// it, and every pause of a holder's as a pause of the holder's part in it
+// (runrecord.OnKey), since a paused process holds all its leases paused.
+// Each is judged apart: two holders believing in two leases at once is
+// what sharding is for. A run of one lease is [Record(r)].
+func RecordKeys(r *Result) []runrecord.Run {
+	var keys []string
+	keyed := false
+	for i := range r.Beliefs {
+		if k := r.Beliefs[i].Key; k != "" && !slices.Contains(keys, k) {
+			keys, keyed = append(keys, k), true
+		}
+	}
+	for i := range r.History.Ops {
+		if k := r.History.Ops[i].Key; !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	if !keyed && len(keys) <= 1 {
+		return []runrecord.Run{Record(r)}
+	}
+	slices.Sort(keys)
+	s := Setting(r.Scenario)
+	out := make([]runrecord.Run, 0, len(keys))
+	for _, k := range keys {
+		h := *r.History
+		h.Ops = nil
+		for i := range r.History.Ops {
+			if r.History.Ops[i].Key == k {
+				h.Ops = append(h.Ops, r.History.Ops[i])
+			}
+		}
+		var bs []Belief
+		for i := range r.Beliefs {
+			if r.Beliefs[i].Key == k {
+				bs = append(bs, r.Beliefs[i])
+			}
+		}
+		stops := make([]Stop, len(r.Stops))
+		for i, st := range r.Stops {
+			st.Process = runrecord.OnKey(st.Process, k)
+			stops[i] = st
+		}
+		run := RecordWith(r, s)
+		run.History, run.Beliefs, run.Stops = &h, bs, stops
+		out = append(out, run)
+	}
+	return out
 }
 
 // Setting is what the run properties read of sc: its numbers, and each

@@ -2,7 +2,8 @@
 // client-go's LeaderElector from k8s.io/client-go, unmodified, or a
 // controller of your own built on it — in virtual time (package vclient),
 // against an in-process API server that enforces resourceVersion
-// optimistic concurrency on every update (Leases, ConfigMaps and Events,
+// optimistic concurrency on every update (Leases, LeaseCandidates,
+// ConfigMaps and Events,
 // in protobuf or JSON as the client asks, with patches, deletes and
 // watches). A sweep draws seeds over the three timing parameters
 // (Timings: client-go's 15 s / 10 s / 2 s, OpenShift's 137 s / 107 s /
@@ -43,6 +44,13 @@
 // where the lock is built out of reach (controller-runtime's manager).
 // user_test.go is the worked example, in package k8slease_test.
 //
+// A controller that holds several Leases at once (shards) names them in
+// SweepConfig.Leases and writes and believes under each through
+// vclient.Candidate.Lease: each Lease is judged on its own key
+// (shards_test.go). The API server serves LeaseCandidates and runs
+// coordinated leader election's controller, so client-go's NewCandidate
+// and a coordinated LeaderElector run unmodified (coordinated_test.go).
+//
 // A lease client that is not Kubernetes' is swept through the same door:
 // SweepConfig.Client adapts it (a vclient.Client), SweepConfig.Server — or
 // Options, with Fenced and Fences as its server grants them — is its own
@@ -80,6 +88,7 @@
 //	go test ./vclient/k8slease -run TestStepDownClean -seeds 10000
 //	go test ./vclient/k8slease -run 'TestPauseAnywhere|TestPartitionsProfile|TestConflictsProfile|TestReplicas'
 //	go test ./vclient/k8slease -run TestMyController -v
+//	go test ./vclient/k8slease -run 'TestShards|TestCoordinated' -v
 //
 // Index: user.go (Sweep, SweepConfig, SweepResult, Regressions,
 // ReplayScenario, the go test flags), sweep.go (Timing, Timings, Profile,

@@ -76,9 +76,17 @@ type SweepConfig struct {
 	// (Server, or Options.Server) tells its failures' stories in lease
 	// terms (TTL, renewal, takeover), not in Kubernetes's.
 	Server func() vclient.Server
-	// Options, when set, are the run options verbatim (Fenced, Tokens and
-	// Server are then ignored).
+	// Options, when set, are the run options verbatim (Fenced, Tokens,
+	// Leases and Server are then ignored).
 	Options *vclient.Options
+	// Leases names every Lease your controller holds when it holds
+	// several at once (shards, one per controller), each
+	// "namespace/name": each is judged apart, on its own key, with the
+	// writes and beliefs your candidate makes under it
+	// (Candidate.Lease(name).Write, Leading and Stopped), as a process of
+	// its own ("h1@default/shard-a"). Nil: one Lease, the first created,
+	// and Candidate.Write. With a Server of your own it is ignored.
+	Leases []string
 
 	// Timing is the three parameters your client runs with when it reads
 	// none of the scenario's (its own LeaseDuration, RenewDeadline and
@@ -184,13 +192,19 @@ func (c *SweepConfig) target(t *testing.T) (campaign.Target, error) {
 	if c.Client == nil {
 		return nil, fmt.Errorf("SweepConfig.Client is nil: the sweep needs your candidate program")
 	}
+	for i, l := range c.Leases {
+		ns, name, ok := strings.Cut(l, "/")
+		if !ok || ns == "" || name == "" || strings.Contains(name, "/") || slices.Contains(c.Leases[:i], l) {
+			return nil, fmt.Errorf("SweepConfig.Leases[%d] %q: want a \"namespace/name\" named once", i, l)
+		}
+	}
 	tg := &vclient.Target{T: t, Name: c.name(t), Client: c.Client}
 	if c.Options != nil {
 		tg.Options = *c.Options
 	} else {
-		srv, fenced := c.Server, c.Fenced
+		srv, fenced, leases := c.Server, c.Fenced, slices.Clone(c.Leases)
 		if srv == nil {
-			srv = func() vclient.Server { s := k8ssweep.NewServer(); s.Fenced = fenced; return k8ssweep.Holders(s) }
+			srv = func() vclient.Server { s := k8ssweep.NewServer(); s.Fenced, s.Leases = fenced, leases; return k8ssweep.Holders(s) }
 		}
 		tg.Options = vclient.Options{Server: srv, Fences: model.NoFences, AdvisoryBelief: true}
 		if fenced {
