@@ -204,7 +204,11 @@ func (c *SweepConfig) target(t *testing.T) (campaign.Target, error) {
 	} else {
 		srv, fenced, leases := c.Server, c.Fenced, slices.Clone(c.Leases)
 		if srv == nil {
-			srv = func() vclient.Server { s := k8ssweep.NewServer(); s.Fenced, s.Leases = fenced, leases; return k8ssweep.Holders(s) }
+			srv = func() vclient.Server {
+				s := k8ssweep.NewServer()
+				s.Fenced, s.Leases = fenced, leases
+				return k8ssweep.Holders(s)
+			}
 		}
 		tg.Options = vclient.Options{Server: srv, Fences: model.NoFences, AdvisoryBelief: true}
 		if fenced {
