@@ -5,9 +5,11 @@ import (
 	"errors"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
+	"example.com/leasecheck-examples/redislock"
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/internal/impl/redis"
-	"github.com/leasecheck/leasecheck/internal/servers"
+	"github.com/leasecheck/leasecheck/leasetest/servers"
 	"github.com/leasecheck/leasecheck/verify"
 )
 
@@ -15,12 +17,13 @@ import (
 // the declared loss lateness is counted from it.
 const verifyTTL = 2 * time.Second
 
-// redisInfo describes the library over a real Redis (internal/impl/redis as its
-// lease service): Redis's fences, checked writes and server time, and the
-// library's loss lateness at ttl.
+// redisInfo describes the library over bsm/redislock on a real Redis
+// (examples/redislock as its lease service): redislock's declarations (no
+// fencing token, writes not fenced) and the library's loss lateness at
+// ttl.
 func redisInfo(ttl time.Duration) backend.Info {
-	i := redis.Info()
-	i.Name = "selfrenew-redis"
+	i := redislock.Info()
+	i.Name = "selfrenew-redislock"
 	i.LossLateness = ttl/2 + ttl/3
 	return i
 }
@@ -34,18 +37,19 @@ func redisInfo(ttl time.Duration) backend.Info {
 func Verify() []verify.Backend {
 	open := func(delay time.Duration) func(ctx context.Context, spec, prefix string) (*verify.Opened, error) {
 		return func(ctx context.Context, spec, prefix string) (*verify.Opened, error) {
-			url, started := "", (*servers.Process)(nil)
+			var url string
+			var started *servers.Server
 			switch spec {
 			case "selfrenew", "selfrenew-late":
-				p, err := servers.StartRedis(ctx)
+				s, err := servers.StartRedis(ctx)
 				if err != nil {
 					return nil, err
 				}
-				url, started = "redis://"+p.Addr, p
+				url, started = s.URL, s
 			default:
 				url = spec[len("selfrenew+"):]
 			}
-			addr, err := redis.Addr(url)
+			opts, err := goredis.ParseURL(url)
 			if err != nil {
 				if started != nil {
 					started.Close()
@@ -53,13 +57,12 @@ func Verify() []verify.Backend {
 				return nil, errors.New("bad Redis URL: want selfrenew+redis://HOST:PORT[/db]")
 			}
 			p := "leasecheck:" + prefix + ":"
-			o := verify.Connect(redisInfo(verifyTTL), addr, func(ctx context.Context, addr string) (backend.Backend, error) {
-				conn, err := redis.Open(ctx, url, addr, p)
+			o := verify.Connect(redisInfo(verifyTTL), opts.Addr, func(ctx context.Context, addr string) (backend.Backend, error) {
+				conn, err := redislock.Open(ctx, url, addr, p)
 				if err != nil {
 					return nil, err
 				}
-				a := newAdapter(conn, delay)
-				return a, nil
+				return newAdapter(conn, delay), nil
 			})
 			if started != nil {
 				o.Target.Server, o.Shown, o.Close = started, spec+" (the library on a redis-server started here, "+started.Addr+")", func() { started.Close() }
