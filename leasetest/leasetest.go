@@ -21,8 +21,8 @@ import (
 // gave up (a timeout) may still be on its way to the service then, so stop
 // must close the backend's connections and wait until the service has
 // applied what they carried before it deletes, or a late write lands after
-// the delete (internal/impl/redis.CleanupClient does this for Redis; the test
-// examples/redislock.TestCleanupAfterLateWrites holds writes to show it).
+// the delete (examples/redislock's Cleanup does this for Redis, and its
+// TestCleanupAfterLateWrites holds writes to show it).
 type Factory func() (b backend.Backend, stop func(), err error)
 
 // outEnv is the environment variable that, when Options.Out is empty,
