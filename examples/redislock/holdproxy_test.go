@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"net"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,7 +18,7 @@ type holdingProxy struct {
 	Addr string
 
 	matched, held atomic.Int64
-	open          sync.WaitGroup
+	open          atomic.Int64 // directions of connections still forwarding
 }
 
 // newHoldingProxy starts a holdingProxy to target; it stops with the test.
@@ -43,12 +42,12 @@ func newHoldingProxy(t testing.TB, target string, match []byte, every int64, hol
 			}
 			p.open.Add(2)
 			go func() { // server to client, as it comes
-				defer p.open.Done()
+				defer p.open.Add(-1)
 				io.Copy(c, s)
 				c.Close()
 			}()
 			go func() { // client to server, the matching chunks held
-				defer p.open.Done()
+				defer p.open.Add(-1)
 				defer s.Close()
 				buf := make([]byte, 64<<10)
 				for {
@@ -78,11 +77,9 @@ func (p *holdingProxy) Held() int64 { return p.held.Load() }
 // Idle waits until every connection through the proxy has closed, so
 // every held write has been delivered.
 func (p *holdingProxy) Idle(t testing.TB) {
-	done := make(chan struct{})
-	go func() { p.open.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the proxy still has connections open after 30 s")
+	for deadline := time.Now().Add(30 * time.Second); p.open.Load() > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy still has connections open after 30 s")
+		}
 	}
 }
