@@ -4,7 +4,6 @@ go 1.26.8
 
 require (
 	github.com/anishathalye/porcupine v1.3.1
-	github.com/bsm/redislock v0.9.4
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/go-logr/logr v1.4.4

@@ -21,10 +21,8 @@ import (
 // gave up (a timeout) may still be on its way to the service then, so stop
 // must close the backend's connections and wait until the service has
 // applied what they carried before it deletes, or a late write lands after
-// the delete (for Redis: name the backend's connections, close them, wait
-// until the server lists none of that name — CLIENT LIST — and only then
-// delete, through a connection of its own; the test
-// examples/redislock.TestCleanupAfterLateWrites holds writes to show it).
+// the delete (examples/redislock's Cleanup does this for Redis, and its
+// TestCleanupAfterLateWrites holds writes to show it).
 type Factory func() (b backend.Backend, stop func(), err error)
 
 // outEnv is the environment variable that, when Options.Out is empty,

@@ -34,9 +34,10 @@
 // ResourceCloner or ClockedCloner and StateHasher makes that fast. Without
 // them any machine still works (re-run paths, reflection digests), slower.
 //
-// To check your own machines: leasetest.RunMachines, an in-process
-// conformance suite over the simulator and the explorer;
-// examples/machine/tablestore shows it.
+// To check your own machines: leasetest.RunMachines (an in-process
+// conformance suite over the simulator and the explorer), or
+// leasetest.CheckMachines for its sweep or its exploration alone;
+// examples/machine/tablestore shows each.
 //
 // Index: wire.go (Request, Reply, Dest, the refusal reasons), machine.go
 // (Holder, Coordinator, Resource, Ready, the fault interfaces), clocked.go

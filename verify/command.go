@@ -189,8 +189,8 @@ func (c Command) parse(args []string, stdout, stderr io.Writer) (*config, int, b
 	// the table of a few dozen made one line thousands of characters long.
 	fs.StringVar(&cfg.spec, "backend", def, "the backend, by `NAME` or URL (--list-backends lists them)")
 	listBackends := fs.Bool("list-backends", false, "list the backends --backend takes, one a line, and exit")
-	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "workload time per round (a faulted one: up to 3 TTLs more)")
-	fs.DurationVar(&cfg.ttl, "ttl", 2*time.Second, "lease TTL, raised to the backend's minimum (etcd: 2s)")
+	fs.DurationVar(&cfg.duration, "duration", defaultDuration, "workload time per round (a faulted one: up to 3 TTLs more)")
+	fs.DurationVar(&cfg.ttl, "ttl", defaultTTL, "lease TTL, raised to the backend's minimum (etcd: 2s)")
 	fs.StringVar(&cfg.faultList, "faults", "all", "comma-separated fault `KINDS`; \"all\": those that apply")
 	fs.IntVar(&cfg.seeds, "seeds", 1, "rounds to run (seeds first, first+1, ...)")
 	fs.Uint64Var(&cfg.first, "first", 1, "the first seed")
@@ -201,7 +201,7 @@ func (c Command) parse(args []string, stdout, stderr io.Writer) (*config, int, b
 	fs.DurationVar(&cfg.shrinkFor, "shrink-for", defaultShrinkFor, "time to shrink each saved failure, a real run per try; 0: save it\nas it ran (the default with --scenario)")
 	fs.BoolVar(&cfg.failFast, "fail-fast", false, "stop at the first failing round")
 	fs.BoolVar(&cfg.json, "json", false, "print the summary as one JSON object")
-	fs.DurationVar(&cfg.budget, "timeout", 60*time.Second, "linearizability search budget per history")
+	fs.DurationVar(&cfg.budget, "timeout", defaultBudget, "linearizability search budget per history")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "do not log injected faults on standard error")
 	fs.BoolVar(&cfg.progress, "progress", true, "show a progress bar when stderr is a terminal")
 	fs.Usage = func() {

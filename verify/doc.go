@@ -67,7 +67,18 @@
 // (cmd/leasecheck/verify.go does so for the built-in backends). --json
 // prints a Summary.
 //
-// Index: command.go (Command, Main, the flags, the run), backend.go
+// # One round from your own test
+//
+// RunRound is one round without the command: a test of your own runs its
+// backend (an Opened, e.g. from Connect) and gets the recorded history and
+// each property's verdict back, to assert on or to save for `leasecheck
+// check`:
+//
+//	r, err := verify.RunRound(ctx, verify.Connect(mylock.Info(), addr, open), verify.RoundOptions{Seed: 1})
+//	if r.Check.Verdict("linearizable") != checker.Holds { ... }
+//
+// Index: command.go (Command, Main, the flags, the run), round.go
+// (RunRound: one round, judged, for a test), backend.go
 // (Backend, Opened, Connect, the registry's lookup, redacting specs),
 // names.go (RunTarget, Server, Cluster, ClockStepper; the deprecated
 // aliases), rerun.go (the command a replay line starts with), target.go (a real backend as the target of a campaign, the

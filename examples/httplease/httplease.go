@@ -22,12 +22,13 @@
 // crashes), Want what the sweep must show. The correct client sweeps
 // clean; the planted bug is caught, shrunk and saved with a story told in
 // lease terms (TTL, renewal, takeover, fence); Regressions replays the
-// failure kept in testdata/regressions:
+// failure kept in testdata/regressions (run in examples/, a module of its
+// own):
 //
-//	go test ./examples/httplease -run TestInVirtualTime -seeds 10000
-//	go test ./examples/httplease -run TestPlantedBugCaught -v -save DIR
-//	go test ./examples/httplease -run TestPlantedBugCaught -count=1 -scenario DIR/seed-N.scenario.json
-//	go test ./examples/httplease -run TestRegressions
+//	go test ./httplease -run TestInVirtualTime -seeds 10000
+//	go test ./httplease -run TestPlantedBugCaught -v -save DIR
+//	go test ./httplease -run TestPlantedBugCaught -count=1 -scenario DIR/seed-N.scenario.json
+//	go test ./httplease -run TestRegressions
 package httplease
 
 import (
@@ -37,7 +38,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/leasecheck/leasecheck/examples/httplease/internal/leaseclient"
+	"example.com/leasecheck-examples/httplease/internal/leaseclient"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient"
 )

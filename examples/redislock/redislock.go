@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,7 +24,6 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
-	lcredis "github.com/leasecheck/leasecheck/internal/impl/redis"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -87,7 +87,7 @@ func Open(ctx context.Context, url, addr, prefix string) (backend.Backend, error
 	opts.MaxRetries = -1
 	opts.ContextTimeoutEnabled = true
 	opts.DialTimeout = 2 * time.Second
-	opts.ClientName = lcredis.ClientName(prefix) // Cleanup waits for these connections
+	opts.ClientName = clientName(prefix) // Cleanup waits for these connections
 	rdb := goredis.NewClient(opts)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		rdb.Close()
@@ -188,12 +188,15 @@ func (b *adapter) Do(ctx context.Context, req backend.Request) (backend.Response
 // Cleanup implements backend.Cleaner: it deletes every key under the
 // prefix (SCAN + DEL).
 //
-// It closes the connections first and waits until the server has applied
-// every command they carried (internal/impl/redis.CleanupClient): a write
-// whose caller gave up may still be on its way, and a plain SET landing
-// after the delete would be left behind.
+// A write whose caller gave up (its context timed out) may still be on its
+// way to the server, and a plain SET landing after the delete would be
+// left behind. So Cleanup first closes the adapter's connections (it is
+// not usable afterwards; Close then does nothing), waits until the server
+// has dropped every connection named after the prefix (CLIENT LIST) — by
+// then every command they carried has been applied — and only then
+// deletes, through a connection of its own.
 func (b *adapter) Cleanup(ctx context.Context) error {
-	b.closeOnce.Do(func() { b.closeErr = lcredis.CleanupClient(ctx, b.rdb, b.prefix) })
+	b.closeOnce.Do(func() { b.closeErr = cleanup(ctx, b.rdb, b.prefix) })
 	return b.closeErr
 }
 
@@ -202,4 +205,65 @@ func (b *adapter) Cleanup(ctx context.Context) error {
 func (b *adapter) Close() error {
 	b.closeOnce.Do(func() { b.closeErr = b.rdb.Close() })
 	return nil
+}
+
+// clientName is the name of the connections of one prefix's adapters
+// (CLIENT SETNAME takes no spaces or newlines).
+func clientName(prefix string) string {
+	return strings.Map(func(r rune) rune {
+		if r <= ' ' || r > '~' {
+			return '_'
+		}
+		return r
+	}, "redislock/"+prefix)
+}
+
+// cleanup closes rdb, waits (up to 10 s, or ctx's deadline) until the
+// server lists no connection of rdb's name, and deletes every key under
+// prefix.
+func cleanup(ctx context.Context, rdb *goredis.Client, prefix string) error {
+	opts := *rdb.Options()
+	name := opts.ClientName
+	rdb.Close()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	opts.ClientName = "" // not one of the connections waited for
+	admin := goredis.NewClient(&opts)
+	defer admin.Close()
+	waitErr := waitGone(ctx, admin, name)
+	iter := admin.Scan(ctx, 0, prefix+"*", 100).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	if len(keys) > 0 {
+		if err := admin.Del(ctx, keys...).Err(); err != nil {
+			return err
+		}
+	}
+	return waitErr
+}
+
+// waitGone waits until the server lists no connection named name.
+func waitGone(ctx context.Context, admin *goredis.Client, name string) error {
+	for {
+		list, err := admin.ClientList(ctx).Result()
+		if err != nil {
+			return fmt.Errorf("redislock: cleanup: cannot tell whether late writes are still on the way (CLIENT LIST: %w); deleted what was there", err)
+		}
+		if !strings.Contains(list, " name="+name+" ") {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("redislock: cleanup: connections of %q still open on the server: a command on them may still write after this cleanup", name)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

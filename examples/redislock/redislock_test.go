@@ -2,6 +2,8 @@ package redislock_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"flag"
 	"slices"
 	"sync"
@@ -10,20 +12,28 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/leasecheck/leasecheck/examples/redislock"
+	"example.com/leasecheck-examples/redislock"
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
 	"github.com/leasecheck/leasecheck/leasetest"
+	"github.com/leasecheck/leasecheck/leasetest/servers"
 )
 
 const ttl = 500 * time.Millisecond
+
+// newPrefix returns a fresh key prefix: every property's keys live under one
+// of their own.
+func newPrefix() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "lc" + hex.EncodeToString(b)
+}
 
 // factory opens a fresh adapter on its own prefix for every property, and
 // checks on stop that nothing is left under it.
 func factory(t *testing.T, url string) leasetest.Factory {
 	return func() (backend.Backend, func(), error) {
 		ctx := context.Background()
-		prefix := "leasecheck:" + serverstest.Prefix() + ":"
+		prefix := "leasecheck:" + newPrefix() + ":"
 		b, err := redislock.Open(ctx, url, "", prefix)
 		if err != nil {
 			return nil, nil, err
@@ -50,13 +60,13 @@ var cleanupRuns = flag.Int("cleanup-runs", 3, "conformance runs of TestCleanupAf
 // not wait (as the cleanup once did) leaves the late writes' keys, so
 // the check can fail and the late writes are real.
 func TestCleanupAfterLateWrites(t *testing.T) {
-	url, _ := serverstest.Redis(t)
+	url := servers.ForTest(t, servers.StartRedis).URL
 	opts, err := goredis.ParseURL(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const hold = 1500 * time.Millisecond // past the op timeout (TTL/3)
-	px := serverstest.NewHoldingProxy(t, opts.Addr, []byte("data:"), 5, hold)
+	px := newHoldingProxy(t, opts.Addr, []byte("data:"), 5, hold)
 	check := goredis.NewClient(opts)
 	defer check.Close()
 	ctx := context.Background()
@@ -64,7 +74,7 @@ func TestCleanupAfterLateWrites(t *testing.T) {
 		var mu sync.Mutex
 		var prefixes []string
 		f := func() (backend.Backend, func(), error) {
-			prefix := "leasecheck:" + serverstest.Prefix() + ":"
+			prefix := "leasecheck:" + newPrefix() + ":"
 			mu.Lock()
 			prefixes = append(prefixes, prefix)
 			mu.Unlock()
@@ -120,7 +130,7 @@ func TestCleanupAfterLateWrites(t *testing.T) {
 // fails: every property that applies passes, the ones that presuppose
 // fences or fenced writes are skipped with the reason.
 func TestRedislock(t *testing.T) {
-	url, _ := serverstest.Redis(t)
+	url := servers.ForTest(t, servers.StartRedis).URL
 	leasetest.Run(t, factory(t, url), leasetest.Options{
 		Info:   redislock.Info(),
 		TTL:    ttl,
@@ -135,7 +145,7 @@ func TestRedislock(t *testing.T) {
 // and says when it lost the lease; redislock only locks and unlocks)
 // skipped.
 func TestRedislockOneFinding(t *testing.T) {
-	url, _ := serverstest.Redis(t)
+	url := servers.ForTest(t, servers.StartRedis).URL
 	var skipped, findings []string
 	for _, r := range leasetest.Evaluate(context.Background(), factory(t, url), leasetest.Options{Info: redislock.Info(), TTL: ttl}) {
 		switch {

@@ -13,9 +13,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/leasecheck/leasecheck/examples/redislock"
-	"github.com/leasecheck/leasecheck/internal/campaign"
-	"github.com/leasecheck/leasecheck/internal/servers/serverstest"
+	"example.com/leasecheck-examples/redislock"
+	"github.com/leasecheck/leasecheck/leasetest/servers"
 	"github.com/leasecheck/leasecheck/verify"
 )
 
@@ -27,7 +26,7 @@ import (
 // with the story, the saved failure and its replay line; and nothing is
 // left under the run's prefix.
 func TestVerifyCaught(t *testing.T) {
-	url, _ := serverstest.Redis(t)
+	url := servers.ForTest(t, servers.StartRedis).URL
 	for _, kind := range []string{"pause", "freeze"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
@@ -61,8 +60,12 @@ func TestVerifyCaught(t *testing.T) {
 			if !strings.Contains(se.String(), "'s write was accepted, but the lease was held by") {
 				t.Errorf("the story of the late write is not told")
 			}
-			if !strings.Contains(se.String(), "replay: redislock-verify --backend "+url+" --ttl 1s --scenario "+filepath.Join(dir, "verify-"+campaign.FileName("redislock-"+strings.TrimPrefix(url, "redis://"))+"-seed-1.scenario.json")) {
-				t.Errorf("no replay line for the saved failure")
+			saved, _ := filepath.Glob(filepath.Join(dir, "*-seed-1.scenario.json"))
+			if len(saved) != 1 {
+				t.Fatalf("saved scenarios %q, want the failing round's", saved)
+			}
+			if !strings.Contains(se.String(), "replay: redislock-verify --backend "+url+" --ttl 1s --scenario "+saved[0]) {
+				t.Errorf("no replay line for the saved failure %s", saved[0])
 			}
 			leftovers(t, url, "leasecheck:"+prefix+":*")
 		})
@@ -92,7 +95,7 @@ func leftovers(t *testing.T, url, pattern string) {
 // against the real redis-server with a pause and a freeze: caught, exit 1.
 // A usage error is exit 2 and names the known backends.
 func TestVerifyMain(t *testing.T) {
-	url, _ := serverstest.Redis(t)
+	url := servers.ForTest(t, servers.StartRedis).URL
 	bin := filepath.Join(t.TempDir(), "redislock-verify")
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/redislock-verify").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -8,9 +8,10 @@
 // optional capabilities for such libraries: backend.Holding (the
 // library's own loss signal, its background renewals as they happen),
 // backend.Stopper (a pause stops the whole client, the renewal goroutine
-// included) and backend.Clock. The service in the tests is the in-process
-// reference coordinator; Verify runs the same adapter over a real Redis
-// (docs/holding-libraries.md).
+// included) and backend.Clock. The service in the tests is an in-process
+// lease table (examples/machine/tablestore, another third party's
+// coordinator); Verify runs the same adapter over bsm/redislock on a real
+// Redis (examples/redislock; docs/holding-libraries.md).
 //
 // NewAdapter's lossDelay plants the bug the property loss-signal exists
 // for: the context is cancelled that much after the library found the
@@ -21,18 +22,19 @@ package selfrenew
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
-	"github.com/leasecheck/leasecheck/examples/selfrenew/internal/renewlock"
+	"example.com/leasecheck-examples/machine/tablestore"
+	"example.com/leasecheck-examples/selfrenew/internal/renewlock"
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/internal/impl/memstore"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
 
-// Info describes the adapter: the reference coordinator's fences and
-// checked writes, its clock in every answer, and the library's loss
+// Info describes the adapter: the lease table's fences (a counter per key)
+// and checked writes, its clock in every answer, and the library's loss
 // lateness: it finds a loss on its next renewal, at most half a TTL after
 // the client resumes, plus the renewal's own timeout (a third of a TTL).
 // It renews every half TTL (Info.RenewInterval, judged by renew-rate).
@@ -61,7 +63,7 @@ type Bugs struct {
 // in-process reference coordinator. Served to client processes by
 // leasetest.Processes, each owner's library reaches it over its pipe.
 func NewService() backend.Backend {
-	return backend.InProcess(memstore.New(), time.Millisecond, nil)
+	return backend.InProcess(tablestore.New(), time.Millisecond, nil)
 }
 
 // AdapterOver returns the library over conn (NewService's, as a client
@@ -88,8 +90,7 @@ type adapter struct {
 	observers []func(backend.Renewal)
 }
 
-// NewAdapter returns the library over a fresh in-process reference
-// coordinator, as a backend.Backend with backend.Holding, backend.Stopper
+// NewAdapter returns the library over a fresh in-process lease table, as a backend.Backend with backend.Holding, backend.Stopper
 // and backend.Clock. A lossDelay above zero plants a broken promise: every
 // client cancels a lost lock's context that long after it finds the lock
 // lost. Verify runs the same adapter over a real Redis.
@@ -97,8 +98,8 @@ func NewAdapter(lossDelay time.Duration) backend.Backend {
 	return newAdapter(NewService(), lossDelay)
 }
 
-// newAdapter returns the library over conn, any lease service (a real
-// Redis through internal/impl/redis: verify.go).
+// newAdapter returns the library over conn, any lease service (bsm/redislock
+// on a real Redis: verify.go).
 func newAdapter(conn backend.Backend, lossDelay time.Duration) *adapter {
 	return &adapter{conn: conn, lossDelay: lossDelay, clients: map[string]*renewlock.Client{}, locks: map[[2]string]*renewlock.Lock{}}
 }
@@ -206,9 +207,13 @@ func (a *adapter) Observe(fn func(backend.Renewal)) {
 // StopClient implements backend.Stopper: the owner's whole client stops.
 func (a *adapter) StopClient(owner string) func() { return a.client(owner).Stop() }
 
-// ServerNow implements backend.Clock.
+// ServerNow implements backend.Clock when the service reports its clock
+// (its Info's ServerTime says whether anyone asks).
 func (a *adapter) ServerNow(ctx context.Context) (time.Time, error) {
-	return a.conn.(backend.Clock).ServerNow(ctx)
+	if c, ok := a.conn.(backend.Clock); ok {
+		return c.ServerNow(ctx)
+	}
+	return time.Time{}, errors.New("selfrenew: the lease service reports no clock")
 }
 
 // Close ends every hold.

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"example.com/leasecheck-examples/redislock"
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/internal/impl/redis"
-	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/verify"
 )
 
@@ -18,13 +17,12 @@ import (
 // its clients were processes: the other side of the speed row.
 func inProcessVerify() verify.Backend {
 	return verify.Backend{Name: "selfrenew-inprocess", Open: func(ctx context.Context, spec, prefix string) (*verify.Opened, error) {
-		p, err := servers.StartRedis(ctx)
+		url, addr, p, err := startedRedis(ctx, spec)
 		if err != nil {
 			return nil, err
 		}
-		url := "redis://" + p.Addr
-		o := verify.Connect(redisInfo(verifyTTL), p.Addr, func(ctx context.Context, addr string) (backend.Backend, error) {
-			conn, err := redis.Open(ctx, url, addr, "leasecheck:"+prefix+":")
+		o := verify.Connect(redisInfo(verifyTTL), addr, func(ctx context.Context, addr string) (backend.Backend, error) {
+			conn, err := redislock.Open(ctx, url, addr, "leasecheck:"+prefix+":")
 			if err != nil {
 				return nil, err
 			}

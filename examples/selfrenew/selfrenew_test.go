@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasecheck/leasecheck/examples/selfrenew"
+	"example.com/leasecheck-examples/selfrenew"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/leasetest"
 	"github.com/leasecheck/leasecheck/model"

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
+	"example.com/leasecheck-examples/redislock"
 	"github.com/leasecheck/leasecheck/impl/backend"
-	"github.com/leasecheck/leasecheck/internal/impl/redis"
-	"github.com/leasecheck/leasecheck/internal/servers"
 	"github.com/leasecheck/leasecheck/leasetest"
+	"github.com/leasecheck/leasecheck/leasetest/servers"
 	"github.com/leasecheck/leasecheck/verify"
 )
 
@@ -17,12 +19,13 @@ import (
 // the declared loss lateness is counted from it.
 const verifyTTL = 2 * time.Second
 
-// redisInfo describes the library over a real Redis (internal/impl/redis as its
-// lease service): Redis's fences, checked writes and server time, and the
-// library's loss lateness at ttl.
+// redisInfo describes the library over bsm/redislock on a real Redis
+// (examples/redislock as its lease service): redislock's declarations (no
+// fencing token, writes not fenced), the library's loss lateness at ttl
+// and its renewal interval.
 func redisInfo(ttl time.Duration) backend.Info {
-	i := redis.Info()
-	i.Name = "selfrenew-redis"
+	i := redislock.Info()
+	i.Name = "selfrenew-redislock"
 	i.LossLateness = ttl/2 + ttl/3
 	i.RenewInterval = ttl / 2
 	return i
@@ -48,7 +51,7 @@ func init() {
 			if !ok {
 				return nil, errors.New("selfrenew: the client process was given no Redis URL and prefix")
 			}
-			conn, err := redis.Open(ctx, url, s.Addr, prefix)
+			conn, err := redislock.Open(ctx, url, s.Addr, prefix)
 			if err != nil {
 				return nil, err
 			}
@@ -60,6 +63,30 @@ func init() {
 // lateBy is how late selfrenew-late cancels a lost lock's context.
 const lateBy = 5 * time.Second
 
+// startedRedis is the redis-server a spec names, started here when the spec
+// is a bare name: its URL, and the server (nil when it runs elsewhere).
+func startedRedis(ctx context.Context, spec string) (string, string, *servers.Server, error) {
+	url, started := "", (*servers.Server)(nil)
+	switch spec {
+	case "selfrenew", "selfrenew-late", "selfrenew-inprocess":
+		s, err := servers.StartRedis(ctx)
+		if err != nil {
+			return "", "", nil, err
+		}
+		url, started = s.URL, s
+	default:
+		url = spec[len("selfrenew+"):]
+	}
+	opts, err := goredis.ParseURL(url)
+	if err != nil {
+		if started != nil {
+			started.Close()
+		}
+		return "", "", nil, errors.New("bad Redis URL: want selfrenew+redis://HOST:PORT[/db]")
+	}
+	return url, opts.Addr, started, nil
+}
+
 // Verify is the library on a real Redis as entries of verify's registry:
 // --backend selfrenew (a redis-server started here) or
 // selfrenew+redis://HOST:PORT; selfrenew-late is the same library with its
@@ -70,23 +97,9 @@ const lateBy = 5 * time.Second
 func Verify() []verify.Backend {
 	open := func(delay time.Duration) func(ctx context.Context, spec, prefix string) (*verify.Opened, error) {
 		return func(ctx context.Context, spec, prefix string) (*verify.Opened, error) {
-			url, started := "", (*servers.Process)(nil)
-			switch spec {
-			case "selfrenew", "selfrenew-late":
-				p, err := servers.StartRedis(ctx)
-				if err != nil {
-					return nil, err
-				}
-				url, started = "redis://"+p.Addr, p
-			default:
-				url = spec[len("selfrenew+"):]
-			}
-			addr, err := redis.Addr(url)
+			url, addr, started, err := startedRedis(ctx, spec)
 			if err != nil {
-				if started != nil {
-					started.Close()
-				}
-				return nil, errors.New("bad Redis URL: want selfrenew+redis://HOST:PORT[/db]")
+				return nil, err
 			}
 			// Each client is a process of its own (the program
 			// re-executed: redisClient), so verify's pause is SIGSTOP.

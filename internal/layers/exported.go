@@ -49,6 +49,10 @@ func CountExported(root string) (*Exported, error) {
 			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "internal" || name == "node_modules") {
 				return filepath.SkipDir
 			}
+			// A module of its own (examples/) is not leasecheck's API.
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
+				return filepath.SkipDir
+			}
 			return nil
 		}
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {

@@ -59,8 +59,8 @@ var Map = []Layer{
 	{Name: "campaign and report", What: "seeds, shards, judging in one place, shrinking, saving; the timeline and the stories; the explorer's judges",
 		Packages:  []string{"internal/campaign", "internal/report", "internal/explorejudge"},
 		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "drivers"}},
-	{Name: "user-facing", What: "the suites, verify, the Kubernetes clients, the command, the benchmarks, the examples",
-		Packages: []string{"leasetest", "verify", "vclient/k8slease/...", "internal/k8ssweep", "internal/ctrlruntime", "cmd/...", "examples/...",
+	{Name: "user-facing", What: "the suites and the servers they start, verify, the Kubernetes clients, the command, the benchmarks",
+		Packages: []string{"leasetest", "leasetest/servers", "verify", "vclient/k8slease/...", "internal/k8ssweep", "internal/ctrlruntime", "cmd/...",
 			"internal/classgen", "internal/classbench/...", "internal/servers/serverstest", "internal/layers/...", "deploy", "docs"},
 		MayImport: []string{"base", "specification", "judges", "reference", "planted bugs", "workloads", "adapters", "drivers", "campaign and report"}},
 }
@@ -69,7 +69,7 @@ var Map = []Layer{
 // what leasecheck promises to keep. Everything else is the house, under
 // internal/ but for cmd/..., examples/... and deploy. faults is the fault
 // vocabulary every door's options name.
-var Doors = []string{"model", "checker", "machine", "faults", "faultproxy", "impl/backend", "leasetest", "verify", "vclient", "vclient/k8slease"}
+var Doors = []string{"model", "checker", "machine", "faults", "faultproxy", "impl/backend", "leasetest", "leasetest/servers", "verify", "vclient", "vclient/k8slease"}
 
 // Deprecated are the packages kept at an old path for at least two minor
 // releases (CHANGELOG.md), for users only: no package of the module

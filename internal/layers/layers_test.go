@@ -72,12 +72,12 @@ func TestCheckJudgesTheMap(t *testing.T) {
 		"internal/impl/redis": {"impl/backend", "model", "internal/sim"},
 		"internal/explore":    {"checker"},
 		"newpkg":              {"model"},
-		"examples/foo/bar":    {"internal/campaign", "internal/sim"},
-		"examples/old":        {"examples/oldpath"},
-		"examples/oldpath":    {"internal/campaign"},
+		"cmd/foo/bar":         {"internal/campaign", "internal/sim"},
+		"cmd/old":             {"cmd/oldpath"},
+		"cmd/oldpath":         {"internal/campaign"},
 	}
 	defer func(was []string) { Deprecated = was }(Deprecated)
-	Deprecated = []string{"examples/oldpath"}
+	Deprecated = []string{"cmd/oldpath"}
 	// A list of its own: the real one only shrinks, and may run out of the
 	// entries the graph needs.
 	defer func(was map[Edge]string) { KnownWrongWay = was }(KnownWrongWay)
@@ -89,8 +89,8 @@ func TestCheckJudgesTheMap(t *testing.T) {
 	if len(f.WrongWay) != 1 || f.WrongWay[0] != (Edge{"internal/impl/redis", "internal/sim"}) {
 		t.Errorf("wrong-way imports %v, want only internal/impl/redis -> internal/sim", f.WrongWay)
 	}
-	if len(f.Deprecated) != 1 || f.Deprecated[0] != (Edge{"examples/old", "examples/oldpath"}) {
-		t.Errorf("imports of a deprecated package %v, want only examples/old -> examples/oldpath", f.Deprecated)
+	if len(f.Deprecated) != 1 || f.Deprecated[0] != (Edge{"cmd/old", "cmd/oldpath"}) {
+		t.Errorf("imports of a deprecated package %v, want only cmd/old -> cmd/oldpath", f.Deprecated)
 	}
 	if len(f.Unassigned) != 1 || f.Unassigned[0] != "newpkg" {
 		t.Errorf("unassigned %v, want newpkg", f.Unassigned)

@@ -1,8 +1,8 @@
 // Package servers starts the real servers leasecheck tests and `verify`
 // run against — redis-server, PostgreSQL, ZooKeeper and an etcd server
 // process — on free ports of 127.0.0.1, each with a data directory of its
-// own that Close removes. It is test infrastructure, internal to the
-// module: a third party's backend brings its own server.
+// own that Close removes. A module outside leasecheck starts them
+// through leasetest/servers, which wraps the single-server starters.
 //
 // A started server is a *Process: SIGSTOP and SIGCONT freeze and resume
 // its whole process group (Stop, Cont), and Restart kills it (SIGKILL, a
@@ -44,7 +44,9 @@
 // (StartZooKeeper), etcd.go (StartEtcd, EtcdProgram), cluster.go (StartEtcdCluster,
 // StartEtcdClusterOf, EtcdCluster), sockowner.go (which member dialled a peer connection),
 // ensemble.go (StartZooKeeperEnsemble), nats.go (StartNATS,
-// StartNATSCluster: nats-server embedded in this process). serverstest/ finds or starts them
+// StartNATSCluster: nats-server embedded in this process), natsprocess.go
+// (StartNATSProcess: the installed nats-server as a Process, for
+// leasetest/servers). serverstest/ finds or starts them
 // for tests (environment variables first; under CI=true a missing server
 // fails the test instead of skipping it).
 package servers

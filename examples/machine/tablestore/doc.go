@@ -8,14 +8,12 @@
 // re-running paths. New hands the store out as a machine.Clocked, which is
 // all a coordinator of the simulator needs to be.
 //
-// Its test shows three ways to check such a machine, all in-process and
-// deterministic: the conformance suite (leasetest.RunMachines: a seeded
-// sweep like leasecheck run, and a bounded exploration), a sweep of its
-// own (campaign.Run with a Target) and the explorer directly
-// (explore.Explore). It plants two flaws in the store — a renew honoured
-// for anyone presenting the current token, a lease that lives one tick
-// past its TTL — and each of the three catches both. Only the first is
-// open to a module outside leasecheck: the other two build on the
-// simulator and the explorer (internal/sim, internal/explore), which this
-// example, inside the module, may import.
+// Its test checks it as a module outside leasecheck does, through
+// leasetest alone and all in-process and deterministic: the conformance
+// suite (leasetest.RunMachines: a seeded sweep like leasecheck run, and a
+// bounded exploration), the sweep alone over 300 seeds, and the
+// exploration alone proving the store in a bounded space
+// (leasetest.CheckMachines with Skip). It plants two flaws in the store —
+// a renew honoured for anyone presenting the current token, a lease that
+// lives one tick past its TTL — and each way catches both.
 package tablestore

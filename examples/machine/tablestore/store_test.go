@@ -5,11 +5,6 @@ import (
 	"testing"
 
 	"github.com/leasecheck/leasecheck/faults"
-	"github.com/leasecheck/leasecheck/internal/campaign"
-	"github.com/leasecheck/leasecheck/internal/explore"
-	"github.com/leasecheck/leasecheck/internal/explorejudge"
-	"github.com/leasecheck/leasecheck/internal/scenario"
-	"github.com/leasecheck/leasecheck/internal/sim"
 	"github.com/leasecheck/leasecheck/leasetest"
 	"github.com/leasecheck/leasecheck/machine"
 )
@@ -24,7 +19,7 @@ func machines(f flaw) leasetest.Machines {
 // small keeps the exploration quick: crashes and pauses with one delayed
 // message, then one adversarial request.
 var small = leasetest.SimOptions{
-	Explore: []explore.Bounds{{Faults: []faults.Kind{faults.Crash, faults.Pause}, MaxFaults: 1, Deviations: 1}, {Adversary: 1}}}
+	Explore: []leasetest.ExploreBounds{{Faults: []faults.Kind{faults.Crash, faults.Pause}, MaxFaults: 1, Deviations: 1}, {Adversary: 1}}}
 
 // TestConformance: the sound store passes the in-process conformance suite
 // (a seeded sweep and a bounded exploration) with the reference holders.
@@ -46,65 +41,49 @@ func TestFlawsAreCaught(t *testing.T) {
 	}
 }
 
-// target runs scenarios against the store: a sweep of one's own with
-// leasecheck run's loop (campaign.Run), as `leasecheck run` runs the
-// reference.
-type target struct{ f flaw }
-
-func (t target) Implementation() string { return "third-party:tablestore" }
-
-func (t target) Run(_ context.Context, sc *scenario.Scenario) (*campaign.Execution, error) {
-	r, err := sim.Run(sc, &sim.Options{NewCoordinator: machines(t.f).Coordinator})
-	if err != nil {
-		return nil, err
-	}
-	return &campaign.Execution{Scenario: sc, History: r.History, Sim: r, Faults: r.Stats.Faults}, nil
-}
-
-func sweep(t *testing.T, f flaw, seeds int) *campaign.Summary {
-	gen := func(seed uint64) *scenario.Scenario {
-		return scenario.FromSeed(seed, scenario.Options{Kinds: faults.AllKinds})
-	}
-	sum, err := campaign.Run(context.Background(), campaign.Config{Target: target{f}, Scenario: gen, Kinds: faults.AllKinds,
-		First: 1, Seeds: seeds, Workers: 1, Judge: campaign.JudgeOptions{Budget: -1}})
+// sweep runs the suite's seeded sweep alone: seeds scenarios with every
+// fault kind, as `leasecheck run` runs the reference, until the first
+// failure.
+func sweep(t *testing.T, f flaw, seeds int) *leasetest.MachinesResult {
+	r, err := leasetest.CheckMachines(context.Background(), machines(f), leasetest.SimOptions{Seeds: seeds, Skip: []string{"Explore"}, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sum
+	return r
 }
 
 // TestRunLikeSweep: the sound store passes a run-like sweep; each flaw
 // fails it.
 func TestRunLikeSweep(t *testing.T) {
-	if sum := sweep(t, sound, 300); sum.Failed > 0 {
-		t.Fatalf("the sound store failed seeds %v", sum.FailedSeeds)
+	if r := sweep(t, sound, 300); !r.OK() || r.Seeds != 300 {
+		t.Fatalf("the sound store: %d seeds swept, failures %q", r.Seeds, r.Failures["Sweep"])
 	}
 	for _, f := range []flaw{renewByToken, lateExpiry} {
-		if sum := sweep(t, f, 300); sum.Failed == 0 {
+		if r := sweep(t, f, 300); len(r.Failures["Sweep"]) == 0 {
 			t.Errorf("flaw %d passed 300 seeds", f)
 		}
 	}
 }
 
-// TestExplore: the explorer proves the sound store in a bounded space
-// (complete, no violation) and finds each flaw.
+// TestExplore: the exploration alone proves the sound store in a bounded
+// space (complete, no violation) and finds each flaw.
 func TestExplore(t *testing.T) {
-	spaces := []explore.Bounds{{Adversary: 1}, {Faults: []faults.Kind{faults.Crash}, MaxFaults: 1, Deviations: 1}}
-	run := func(f flaw, b explore.Bounds) *explore.Report {
-		r, err := explore.Explore(explore.Space(b), explore.Options{Judges: explorejudge.Judges{}, Sim: &sim.Options{NewCoordinator: machines(f).Coordinator}})
+	spaces := []leasetest.ExploreBounds{{Adversary: 1}, {Faults: []faults.Kind{faults.Crash}, MaxFaults: 1, Deviations: 1}}
+	run := func(f flaw, b leasetest.ExploreBounds) *leasetest.MachinesResult {
+		r, err := leasetest.CheckMachines(context.Background(), machines(f), leasetest.SimOptions{Explore: []leasetest.ExploreBounds{b}, Skip: []string{"Sweep"}, Dir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r
 	}
 	for _, b := range spaces {
-		if r := run(sound, b); !r.Complete || r.Counterexample != nil {
-			t.Fatalf("sound store in %s: complete %v, counterexample %+v", r.Bounds, r.Complete, r.Counterexample)
+		if r := run(sound, b); !r.Complete || !r.OK() {
+			t.Fatalf("sound store in %+v: complete %v, failures %q", b, r.Complete, r.Failures["Explore"])
 		}
 	}
 	for i, f := range []flaw{renewByToken, lateExpiry} {
-		if r := run(f, spaces[i]); r.Counterexample == nil {
-			t.Errorf("flaw %d not found in %d states", f, r.DistinctStates)
+		if r := run(f, spaces[i]); len(r.Failures["Explore"]) == 0 {
+			t.Errorf("flaw %d not found in %d states", f, r.States)
 		}
 	}
 }

@@ -254,8 +254,9 @@ func (b *Backend) Cleanup(ctx context.Context) error {
 // CleanupClient is Cleanup for any go-redis client whose connections are
 // named (Options.ClientName, unique to the prefix): it closes rdb, waits
 // until the server has dropped every connection of that name, and deletes
-// every key under prefix through a connection of its own. A lock library
-// adapted by hand (examples/redislock) cleans up with it.
+// every key under prefix through a connection of its own.
+// examples/redislock, a module outside leasecheck, does the same with code
+// of its own.
 func CleanupClient(ctx context.Context, rdb *goredis.Client, prefix string) error {
 	opts := *rdb.Options()
 	name := opts.ClientName

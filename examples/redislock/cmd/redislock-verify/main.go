@@ -4,7 +4,7 @@
 // adapter of examples/redislock as its one backend. A user's own lock gets
 // the same with its own verify.Backend.
 //
-//	go run ./examples/redislock/cmd/redislock-verify --backend redis://127.0.0.1:6379 --faults pause,freeze --seeds 5
+//	cd examples && go run ./redislock/cmd/redislock-verify --backend redis://127.0.0.1:6379 --faults pause,freeze --seeds 5
 //
 // It exits 1: redislock grants no fencing token and the data is written
 // with a plain SET, so a holder paused (or frozen, its clock with it) past
@@ -12,7 +12,7 @@
 package main
 
 import (
-	"github.com/leasecheck/leasecheck/examples/redislock"
+	"example.com/leasecheck-examples/redislock"
 	"github.com/leasecheck/leasecheck/verify"
 )
 

@@ -5,7 +5,7 @@
 package main
 
 import (
-	"github.com/leasecheck/leasecheck/examples/selfrenew"
+	"example.com/leasecheck-examples/selfrenew"
 	"github.com/leasecheck/leasecheck/verify"
 )
 
