@@ -152,6 +152,20 @@ func minorsBetween(a, b string) int {
 	return bmin - amin
 }
 
+// houseTypeChanged reports whether what ("changed from OLD to NEW") says
+// a name's old type was one of the module's internal packages': a type no
+// user could name, so a door that now hands out a type of its own in its
+// place breaks only code that used its fields (the allow-list still has to
+// name it, and CHANGELOG.md to say so).
+func houseTypeChanged(what string) bool {
+	old, ok := strings.CutPrefix(what, "changed from ")
+	if !ok {
+		return false
+	}
+	old, _, _ = strings.Cut(old, " to ")
+	return strings.Contains(old, "/internal/")
+}
+
 // verdict is what judge found.
 type verdict struct {
 	Problems []string // each fails the check
@@ -167,7 +181,9 @@ type verdict struct {
 // minor release before the baseline (so it lived two: the one that
 // deprecated it and the baseline). Any other incompatible change of a
 // door, or of a house type a door hands out, fails; so does an allow-list
-// entry that is no removal (stale once the baseline moves on).
+// entry that is no removal (stale once the baseline moves on). A listed
+// name may also change, where it was deprecated (replaced by a name of
+// its own) or where its old type was internal (houseTypeChanged).
 func judge(changes []change, allow []allowed, deprecated map[string][]string, baseline string, doors []string) verdict {
 	var v verdict
 	used := make([]bool, len(allow))
@@ -202,8 +218,12 @@ func judge(changes []change, allow []allowed, deprecated map[string][]string, ba
 		a := allow[i]
 		full := c.Pkg + "." + c.Name
 		switch {
+		case c.What != "removed" && houseTypeChanged(c.What):
+			v.Allowed = append(v.Allowed, fmt.Sprintf("%s (its type was leasecheck's internal one, which a user could not name; now the door's own)", full))
+		case c.What != "removed" && !slices.Contains(deprecated[c.Pkg], c.Name):
+			v.Problems = append(v.Problems, fmt.Sprintf("%s (the allow-list lets a deprecated name be removed, or a name whose type was internal change, not this)", c.Line))
 		case c.What != "removed":
-			v.Problems = append(v.Problems, fmt.Sprintf("%s (the allow-list lets a deprecated name be removed, not changed)", c.Line))
+			v.Allowed = append(v.Allowed, fmt.Sprintf("%s (deprecated in %s, replaced by the door's own)", full, a.Since))
 		case !slices.Contains(deprecated[c.Pkg], c.Name):
 			v.Problems = append(v.Problems, fmt.Sprintf("%s (%s was not deprecated in %s: deprecate it, and delete it at least two minor releases later)", c.Line, full, baseline))
 		case minorsBetween(a.Since, baseline) < 0:

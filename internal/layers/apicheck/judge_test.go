@@ -93,7 +93,8 @@ func TestJudge(t *testing.T) {
 		{"a planted removal of a public name", slices.Concat(planned, removed("- ./model.ReadHistory: removed")), plannedList, "v0.15.0", "model.ReadHistory: removed (not on the allow-list)"},
 		{"a deprecated name deleted but not listed", removed("- ./model.Times: removed"), "", "v0.15.0", `model.Times: removed (not on the allow-list; v0.15.0 deprecated it: if this is its planned deletion, list "model.Times RELEASE"`},
 		{"a changed signature", slices.Concat(planned, removed("- ./faults.Plan.Validate: changed from func() to func(int)")), plannedList, "v0.15.0", "Plan.Validate: changed from"},
-		{"a listed name that is changed, not removed", removed("- ./model.Times: changed from a to b"), "model.Times v0.15.0", "v0.15.0", "removed, not changed"},
+		{"a listed name, not deprecated, that is changed", removed("- ./model.Header: changed from a to b"), "model.Header v0.15.0", "v0.15.0", "not this"},
+		{"a listed public type changed to another public type", removed("- ./model.Header.Ops: changed from []github.com/leasecheck/leasecheck/model.Op to []Op2"), "model.Header.Ops v0.15.0", "v0.15.0", "not this"},
 		{"a listed name the baseline did not deprecate", removed("- ./model.Header: removed"), "model.Header v0.15.0", "v0.15.0", "model.Header was not deprecated in v0.15.0"},
 		{"a deprecation under the policy deleted after one release", removed("- ./model.Times: removed"), "model.Times v0.16.0", "v0.16.0", "lives at least two minor releases"},
 		{"a deprecation said to come after the baseline", removed("- ./model.Times: removed"), "model.Times v0.17.0", "v0.16.0", "after the baseline"},
@@ -108,6 +109,19 @@ func TestJudge(t *testing.T) {
 				t.Errorf("problems %q; want one saying %q", v.Problems, tc.want)
 			}
 		})
+	}
+
+	// A listed name may change where it was deprecated (replaced by the
+	// door's own) or where its old type was internal: no user could name it.
+	v = judge(removed("- ./model.Times: changed from a to b", "- ./vclient/k8slease.SweepResult.Summary: changed from *github.com/leasecheck/leasecheck/internal/campaign.Summary to *Summary"),
+		allowList(t, "model.Times v0.15.0\nvclient/k8slease.SweepResult.Summary v0.15.0"), deprecated, "v0.15.0", doors)
+	if len(v.Problems) != 0 || len(v.Allowed) != 2 {
+		t.Errorf("a deprecated name replaced, an internal type made the door's own: %+v; want both allowed", v)
+	}
+	// Unlisted, the same changes fail.
+	v = judge(removed("- ./vclient/k8slease.SweepResult.Summary: changed from *github.com/leasecheck/leasecheck/internal/campaign.Summary to *Summary"), nil, deprecated, "v0.15.0", doors)
+	if len(v.Problems) != 1 {
+		t.Errorf("an unlisted change of an internal type: %+v; want a problem", v)
 	}
 
 	// Under the policy, a deprecation that lived two minor releases goes.
