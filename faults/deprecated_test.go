@@ -2,12 +2,11 @@ package faults
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"reflect"
 	"testing"
 )
 
-// The plan combinators and the fault generator are deprecated; they keep
+// The plan combinators are deprecated; they keep
 // working, as tested here, until they leave the package.
 
 func TestCombinators(t *testing.T) {
@@ -30,36 +29,5 @@ func TestCombinators(t *testing.T) {
 	var back Plan
 	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, q) {
 		t.Fatalf("JSON round trip: %v %v", back, err)
-	}
-}
-
-// seeded is a Chooser over a PCG stream.
-type seeded struct{ r *rand.Rand }
-
-func seededChooser(seed uint64) *seeded { return &seeded{rand.New(rand.NewPCG(seed, 1))} }
-
-func (s *seeded) Int64(lo, hi int64, _ string) int64 {
-	if hi <= lo {
-		return lo
-	}
-	return lo + s.r.Int64N(hi-lo+1)
-}
-
-// Generate draws every parameter from the chooser: the same seed, the same
-// plan; every generated plan is valid; force puts each kind in.
-func TestGenerate(t *testing.T) {
-	env := Env{Horizon: 5000, TTL: 100, RhoPPM: 1000, Holders: []string{"h1", "h2"}, Fenced: true}
-	for seed := uint64(0); seed < 200; seed++ {
-		a := Generate(seededChooser(seed), env, AllKinds, 2, true)
-		b := Generate(seededChooser(seed), env, AllKinds, 2, true)
-		if !reflect.DeepEqual(a, b) {
-			t.Fatalf("seed %d: two plans differ", seed)
-		}
-		if err := a.Validate(env.Holders, env.RhoPPM); err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		if c := a.Counts(); len(c) != len(AllKinds) {
-			t.Fatalf("seed %d: forced plan has kinds %v", seed, c)
-		}
 	}
 }
