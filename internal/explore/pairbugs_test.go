@@ -20,8 +20,6 @@ var pairBugs = []sourceBug{
 		edits: [][2]string{{"func (s *Store) Crash() {\n", "func (s *Store) Crash() {\n\ts.keys.each(func(e *entry) { e.data, e.written = \"\", false })\n"}}},
 	{name: "free-fence-lost-on-restart", class: "coordinator-crash × release applied", file: "internal/impl/memstore/store.go",
 		edits: [][2]string{{"func (s *Store) Crash() {\n", "func (s *Store) Crash() {\n\ts.keys.each(func(e *entry) {\n\t\tif !e.held {\n\t\t\te.fence = 0\n\t\t}\n\t})\n"}}},
-	{name: "renew-deadline-from-reply", class: "uneven-legs × renew applied", file: "internal/impl/holder/holder.go",
-		edits: [][2]string{{"\t\t\th.extend(sent, now, r.TTL)\n\t\t\tif h.cfg.Bugs&BugFenceZeroOnRenew", "\t\t\th.extend(now, now, r.TTL)\n\t\t\tif h.cfg.Bugs&BugFenceZeroOnRenew"}}},
 	{name: "acquire-retry-reuses-id", class: "late-message × acquire applied, then a lost or late retry", file: "internal/impl/holder/holder.go",
 		edits: [][2]string{{"\th.nextI++\n\tr.ID = h.nextI\n", "\tif r.Kind != model.Acquire || h.backoff == 0 {\n\t\th.nextI++\n\t}\n\tr.ID = h.nextI\n"}}},
 	{name: "late-ok-taken-for-renew", class: "late-message × write applied, with a renew in flight", file: "internal/impl/holder/holder.go",
