@@ -294,6 +294,10 @@ func (f *exploreFlags) runShard(j *exploreJob, set map[string]bool, stdout, stde
 		fmt.Fprintln(stderr, "leasecheck explore: --coverage measures a whole exploration, not a part (--shard): run it unsharded")
 		return exitUsage
 	}
+	if f.pairs {
+		fmt.Fprintln(stderr, "leasecheck explore: --pairs counts a whole exploration's pairs, not a part's (--shard): run it unsharded")
+		return exitUsage
+	}
 	sh, err := campaign.ParseShard(f.shard)
 	if err != nil || sh.N < 1 {
 		fmt.Fprintf(stderr, "leasecheck explore: --shard %q: want I/N with 1 <= I <= N\n", f.shard)
