@@ -36,8 +36,6 @@ var pairBugs = []sourceBug{
 			{"func (s *Store) Crash() {\n", "func (s *Store) Crash() {\n\ts.keys.each(func(e *entry) { e.freeAt = -2 })\n"},
 			{"\tif !s.live(now, e.expiry) && s.bugs&BugWriteSkipsExpiry == 0 {", "\tif !s.live(now, e.expiry) && s.bugs&BugWriteSkipsExpiry == 0 && e.freeAt != -2 {"},
 		}},
-	{name: "slow-renew-refusal-ignored", class: "late-message × renew applied", file: "internal/impl/holder/holder.go",
-		edits: [][2]string{{"\t\t} else if h.held {\n\t\t\th.renewFailed(now, \"renew-failed\")\n\t\t}\n\tcase model.Write:", "\t\t} else if h.held && now-sent < h.cfg.Timeout/2 {\n\t\t\th.renewFailed(now, \"renew-failed\")\n\t\t}\n\tcase model.Write:"}}},
 }
 
 // TestPairBugsFound: `leasecheck run --seeds 2000` and the default
