@@ -21,6 +21,7 @@ import (
 	"github.com/leasecheck/leasecheck/internal/explore"
 	"github.com/leasecheck/leasecheck/internal/explorejudge"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/pairs"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/sim"
 )
@@ -87,6 +88,13 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
+	if j.plan || f.pairs {
+		over := "this space"
+		if j.plan {
+			over = fmt.Sprintf("the plan's %d spaces", len(j.spaces))
+		}
+		rep.PairCoverage = pairs.Judge(rep.Pairs, over)
+	}
 	if f.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
@@ -96,6 +104,10 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	} else {
 		printExplore(stdout, rep, j.mut)
+		if f.pairs {
+			fmt.Fprintln(stdout)
+			rep.PairCoverage.Print(stdout)
+		}
 	}
 	return exploreExit(rep, j.o, stderr)
 }
@@ -104,7 +116,7 @@ func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 type exploreFlags struct {
 	holders, depth, maxFaults, adversary, deviations, workers, runs, pctDepth, shardWidth int
 	faultList, semantics, strategy, mutantName, out, shard, partFile, coverDir, plan      string
-	loss, progress, noHash, noPOR, symmetry, asJSON, noMin, printPlan                     bool
+	loss, progress, noHash, noPOR, symmetry, asJSON, noMin, printPlan, pairs              bool
 	timeout                                                                               time.Duration
 	maxMem                                                                                sizeFlag
 	maxStates, stagger                                                                    int64
@@ -145,6 +157,7 @@ func exploreFlagSet(stderr io.Writer) (*flag.FlagSet, *exploreFlags) {
 	fs.StringVar(&f.partFile, "part", "", "with --shard: the part file to write (`FILE`; default explore-part-I-of-N.json)")
 	fs.StringVar(&f.coverDir, "coverage", "", "also measure which lines of internal/impl/holder and internal/impl/memstore the exploration ran: re-run it in a build of leasecheck with Go's coverage under `DIR` (needs the go command and the module's source) and report per-package percentages and the code never run")
 	fs.StringVar(&f.plan, "plan", "default", "the spaces searched one after another when no flag shapes one space: \"default\" (explore.DefaultPlan) or a plan `FILE` (a JSON array of spaces; --print-plan writes the default one to start from)")
+	fs.BoolVar(&f.pairs, "pairs", false, "also print the pair coverage table: which pairs of fault and step in flight, two faults, fault and workload dimension the search reached, the never reached first (--coverage DIR is Go's statement coverage of the explored machines)")
 	fs.BoolVar(&f.printPlan, "print-plan", false, "print the plan --plan names, as a plan file, and exit")
 	fs.IntVar(&f.shardWidth, "shard-width", explore.DefaultShardWidth, "with --shard: split the space at the first depth after a level of at least this many states per part (every part must use the same)")
 	fs.Usage = func() {
@@ -281,6 +294,10 @@ func (f *exploreFlags) runShard(j *exploreJob, set map[string]bool, stdout, stde
 		fmt.Fprintln(stderr, "leasecheck explore: --coverage measures a whole exploration, not a part (--shard): run it unsharded")
 		return exitUsage
 	}
+	if f.pairs {
+		fmt.Fprintln(stderr, "leasecheck explore: --pairs counts a whole exploration's pairs, not a part's (--shard): run it unsharded")
+		return exitUsage
+	}
 	sh, err := campaign.ParseShard(f.shard)
 	if err != nil || sh.N < 1 {
 		fmt.Fprintf(stderr, "leasecheck explore: --shard %q: want I/N with 1 <= I <= N\n", f.shard)
@@ -319,7 +336,9 @@ func (j *exploreJob) search(noMin bool, dir string) (*explore.Report, error) {
 	// exploration's merge reproduces.
 	rep.Verdict = explore.VerdictOf(rep)
 	if rep.Counterexample != nil && !noMin {
+		reached := rep.Pairs
 		rep = explore.Minimize(sc, j.o, rep)
+		rep.Pairs = reached
 	}
 	if cx := rep.Counterexample; cx != nil {
 		mname := ""
@@ -415,6 +434,9 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 	if r.Guarantee != "" {
 		fmt.Fprintf(w, "%-22s %s\n", "guarantee", r.Guarantee)
 	}
+	if pc := r.PairCoverage; pc != nil {
+		fmt.Fprintf(w, "%-22s %s\n", "pairs", pc.Summary())
+	}
 	fmt.Fprintln(w, "\nviolations")
 	for _, p := range campaign.Properties() {
 		fmt.Fprintf(w, "  %-24s %d\n", p, r.Violations[p])
@@ -436,6 +458,13 @@ func printExplore(w io.Writer, r *explore.Report, mut *mutants.Mutant) {
 		}
 	case r.Complete:
 		fmt.Fprintf(w, "\nOK: the whole bounded space was explored; no violation in it\n")
+		if pc := r.PairCoverage; pc != nil {
+			fmt.Fprintf(w, "  (complete over %d of the %d pairs of the model", pc.Reached, pc.Required)
+			if n := len(pc.Unreached); n > 0 {
+				fmt.Fprintf(w, "; %d never reached, --pairs lists them", n)
+			}
+			fmt.Fprintln(w, ")")
+		}
 	case r.Stopped == "runs":
 		fmt.Fprintf(w, "\nNO VIOLATION in %d random runs; PCT claims no completeness (see the guarantee)\n", r.Paths)
 	default:

@@ -18,6 +18,7 @@ import (
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/pairs"
 	"github.com/leasecheck/leasecheck/model"
 )
 
@@ -55,6 +56,7 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	budget := fs.Duration("timeout", defaultCheckBudget, "linearizability search budget per history (0: no limit, which makes the summary independent of machine speed)")
 	progress := fs.Bool("progress", true, "show a progress bar when stderr is a terminal")
 	histDir := fs.String("histories", "", "also save every seed's history as `DIR`/seed-N.history.jsonl")
+	pairTable := fs.Bool("pairs", false, "also print the pair coverage table: which pairs of fault and step in flight, two faults, fault and workload dimension the seeds reached, the never reached first (on stderr with --json)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: leasecheck run [--seeds N [--first S] [--shard I/N] | --seed S] [--faults LIST] [--mutant NAME] [--out DIR] [--fail-fast] [--json]")
 		fmt.Fprintln(fs.Output(), "\nRuns the reference coordinator, resource and holder (or one planted bug) in\nthe deterministic simulator, one scenario per seed, and judges every property\nof every run: the six history properties and the run properties. Failing\nseeds are shrunk and saved so that 'leasecheck repro FILE' replays them.\nExit status: 0 all hold, 1 a violation, 2 bad usage, 3 a history undecided\nwithin the budget.")
@@ -146,6 +148,7 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return s
 	}
 	failures := 0
+	var reached pairs.Set
 	cfg := campaign.Config{
 		Target:   target,
 		Scenario: target.Generator(kinds),
@@ -159,6 +162,9 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		OnOutcome: func(seed uint64, o *campaign.Outcome) error {
 			if bar != nil {
 				bar.Add(1)
+			}
+			if o.Sim != nil {
+				reached.Union(&o.Sim.Pairs)
 			}
 			if *histDir != "" {
 				return writeHistoryFile(filepath.Join(*histDir, fmt.Sprintf("seed-%d.history.jsonl", seed)), o.History)
@@ -196,6 +202,14 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintln(stdout)
 		sum.WriteText(stdout, time.Since(wall))
+	}
+	if *pairTable {
+		w := stdout
+		if *asJSON {
+			w = stderr
+		}
+		fmt.Fprintln(w)
+		pairs.Judge(reached, desc).Print(w)
 	}
 	return sum.Status()
 }

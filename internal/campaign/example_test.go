@@ -33,7 +33,7 @@ func ExampleRun() {
 	fmt.Println(sum.Seeds, "seeds,", sum.Failed, "failed:", sum.FailedSeeds, "exit status", sum.Status())
 	fmt.Println("stop-on-renew-failure violated on", sum.Violations["stop-on-renew-failure"], "seed")
 	// Output:
-	// 14 seeds, 1 failed: [14] exit status 1
+	// 12 seeds, 1 failed: [12] exit status 1
 	// stop-on-renew-failure violated on 1 seed
 }
 

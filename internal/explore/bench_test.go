@@ -45,7 +45,7 @@ func BenchmarkStatesAuto(b *testing.B) {
 }
 
 // BenchmarkPlan measures the default plan of leasecheck explore
-// (DefaultPlan: seven spaces, the adversary and the fenced resource
+// (DefaultPlan: thirteen spaces, the adversary and the fenced resource
 // included) on the reference, on one core: distinct states per second and
 // the peak heap per distinct state (the visited set and the frontier),
 // breadth-first (the library's default) and with the command's default,

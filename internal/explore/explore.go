@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/impl/mutants"
+	"github.com/leasecheck/leasecheck/internal/pairs"
 	"github.com/leasecheck/leasecheck/internal/runrecord"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/sim"
@@ -218,6 +219,12 @@ func (o *Options) defaults() {
 // Report says exactly what a search covered and found.
 type Report struct {
 	Strategy Strategy `json:"strategy"`
+	// Pairs are the pairs (package pairs) the worlds of the search met:
+	// every move run, the pruned ones' too.
+	Pairs pairs.Set `json:"-"`
+	// PairCoverage, when set, judges Pairs against the pair model: what a
+	// complete search was complete over.
+	PairCoverage *pairs.Report `json:"pairs,omitempty"`
 	// Complete: the bounded space was explored to its end, every state
 	// judged, no budget ran out and no verdict was undecided. "No
 	// violation" is a claim about that space only.
@@ -464,6 +471,7 @@ func exploreWith(sc *scenario.Scenario, o Options) (*Report, error) {
 		r.CollisionOdds = n * n / 0x1p65
 	}
 	r.Complete = r.Stopped == "exhausted" && r.Undecided == 0 && o.Strategy != PCT
+	r.Pairs = x.pairs.Set()
 	r.Elapsed = time.Since(start)
 	defer func() { r.spaces = []SpaceVerdict{spaceVerdictOf(r)} }()
 	if x.cex != nil {
@@ -543,6 +551,7 @@ func workString(w []holder.Item) string {
 // explorer is one search in progress.
 type explorer struct {
 	sc       *scenario.Scenario
+	pairs    pairs.Sink         // every world's pairs (the union does not depend on the workers' order)
 	setting  *runrecord.Setting // sc's, made once: the run properties judge state after state of sc
 	o        Options
 	props    []string // o.Judges.Properties(), asked once

@@ -151,6 +151,7 @@ func (x *explorer) rerun(p *path, steps int) (*sim.World, *vecChooser, error) {
 	}
 	rc := &vecChooser{prefix: p.last(steps)}
 	o.Chooser, o.NoTrace, o.NoRunHash, o.NoFaultCounts, o.Monitor = rc, true, true, true, x.o.Judges.NewMonitor(MonitorConfig{Blind: x.o.blindMonitor, Verify: x.o.VerifyDigests})
+	o.Pairs = &x.pairs
 	w, err := sim.NewWorld(x.sc, &o)
 	if err != nil {
 		return nil, nil, err

@@ -39,7 +39,27 @@ import (
 //     of 1.5% (2ρ·TTL = 0.9 ticks: rounded up, the least slack) and the
 //     coordinator's fast at it, each holder renewing after its deadline
 //     (every 31ms), so the lease changes hands at every expiry: a deadline
-//     arithmetic off by a tick.
+//     arithmetic off by a tick;
+//  8. two faults: one holder, any two faults of every kind striking at
+//     any two steps — where two faults meet (a pause after a coordinator
+//     restart, a crash inside a partition); one holder, because a second
+//     multiplies the states without adding a pair of faults;
+//  9. the network's faults beside every fault kind, on a holder renewing
+//     every half TTL: one message lost, or delayed up to 16ms (past the
+//     request timeout: a late answer, a retry after an unknown outcome,
+//     a request and its answer delayed unequally), and one fault;
+//  10. the same on a holder renewing every 7ms (under a quarter TTL:
+//     renewals overlapping their own answers);
+//  11. the same on a holder writing twice under one grant;
+//  12. the same beside a reader reading every 15ms (a coordinator
+//     restart between a write and a read);
+//  13. two of the network's faults, no other: a retry meeting a late
+//     answer to the request it retried, an answer lost after a late one.
+//
+// Spaces 8 to 13 make the plan reach every pair of the pair model
+// (package pairs: fault × step in flight, fault × fault, fault ×
+// workload); the report says which pairs a search reached, so "complete"
+// says complete over what.
 //
 // Each space is small (the whole plan runs in a few minutes on one core;
 // docs/measurements-shapes.md has its counts); `--plan FILE` (LoadPlan)
@@ -56,10 +76,33 @@ func DefaultPlan() []Bounds {
 		{Adversary: 1, Faults: []faults.Kind{faults.OwnerReuse}, MaxFaults: 1, Semantics: "fenced-storage"},
 		{Work: [][]holder.Item{{{Work: 20, Writes: 2}, {Work: 30, Writes: 1}}, {{Work: spaceTTL / 3, Writes: 2}}}, ReadEvery: 8,
 			Faults: []faults.Kind{faults.Pause, faults.RenewDeath, faults.DropHeartbeats}, MaxFaults: 1},
-		{MaxDelay: 16, Deviations: 1},
+		{MaxDelay: lateDelay, Deviations: 1},
 		{Holders: 3, Stagger: 3, NoDelay: true, Margin: holder.NoMargin, RhoPPM: tickRho, DriftPPM: -tickRho, CoordinatorDriftPPM: tickRho,
 			RenewEvery: spaceTTL + 1, Work: [][]holder.Item{{{Work: 2 * spaceTTL, Writes: 1}}}},
+		{Holders: 1, Faults: pairKinds(), MaxFaults: 2},
+		{Holders: 1, Faults: pairKinds(), MaxFaults: 1, Deviations: 1, Loss: true, MaxDelay: lateDelay, RenewEvery: spaceTTL / 2},
+		{Holders: 1, Faults: pairKinds(), MaxFaults: 1, Deviations: 1, Loss: true, MaxDelay: lateDelay, RenewEvery: 7},
+		{Holders: 1, Faults: pairKinds(), MaxFaults: 1, Deviations: 1, Loss: true, MaxDelay: lateDelay, Work: [][]holder.Item{{{Work: 20, Writes: 2}}}},
+		{Holders: 1, Faults: pairKinds(), MaxFaults: 1, Deviations: 1, Loss: true, MaxDelay: lateDelay, ReadEvery: 15},
+		{Holders: 1, Deviations: 2, Loss: true, MaxDelay: lateDelay},
 	}
+}
+
+// lateDelay is the longest delay of the late-answer spaces: past the
+// request timeout (a third of the TTL, 10ms) and the first backoff after it.
+const lateDelay = 16
+
+// pairKinds are the fault kinds the explorer strikes with: every kind but
+// clock-offset, which holds from the start (faultgen.Candidates leaves it
+// out).
+func pairKinds() []faults.Kind {
+	var ks []faults.Kind
+	for _, k := range faults.AllKinds {
+		if k != faults.ClockOffset {
+			ks = append(ks, k)
+		}
+	}
+	return ks
 }
 
 // tickRho is the tick-handoff space's drift bound: 2ρ·TTL = 0.9 ticks.
@@ -147,6 +190,7 @@ func (s *Report) add(r *Report) {
 	s.Stopped = r.Stopped
 	s.Disagreement = r.Disagreement
 	s.Spaces = append(s.Spaces, r.Spaces...)
+	s.Pairs.Union(&r.Pairs)
 	s.spaces = append(s.spaces, r.spaces...)
 	s.Cloning = s.Cloning && r.Cloning
 	s.PeakHeap = max(s.PeakHeap, r.PeakHeap)

@@ -12,7 +12,7 @@ type Bounds struct {
 	Holders int `json:"holders,omitempty"` // default 2
 	// Faults are the kinds that may strike at any step, at most MaxFaults
 	// of them on one path, each with the fixed parameters of
-	// faults.Candidates.
+	// faultgen.Candidates.
 	Faults    []faults.Kind `json:"faults,omitempty"`
 	MaxFaults int           `json:"max_faults,omitempty"`
 	// Adversary bounds the adversarial client's requests on one path

@@ -32,7 +32,7 @@ import (
 // path's values so that sim.Run replays it exactly.
 type Space struct {
 	// Faults are the kinds that may strike at any step, each with the
-	// fixed parameters of faults.Candidates.
+	// fixed parameters of faultgen.Candidates.
 	Faults    []faults.Kind `json:"faults,omitempty"`
 	MaxFaults int           `json:"max_faults,omitempty"`
 	// Adversary bounds the adversarial client's requests (0: none); its

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/faultgen"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/liveness"
 )
@@ -111,10 +112,8 @@ func Generate(c Chooser, o Options) *Scenario {
 	if maxPer <= 0 {
 		maxPer = 2
 	}
-	//lint:ignore SA1019 leasecheck's own fault generator, deprecated in faults where it stays until it moves under internal/ in v0.16.0
-	env := faults.Env{Horizon: s.Horizon, TTL: s.TTL, RhoPPM: s.RhoPPM, Holders: s.Names(), Fenced: s.Semantics == "fenced-storage"}
-	//lint:ignore SA1019 leasecheck's own fault generator, deprecated in faults where it stays until it moves under internal/ in v0.16.0
-	s.Faults = faults.Generate(c, env, o.Kinds, maxPer, o.ForceAll)
+	env := faultgen.Env{Horizon: s.Horizon, TTL: s.TTL, RhoPPM: s.RhoPPM, Holders: s.Names(), Fenced: s.Semantics == "fenced-storage"}
+	s.Faults = faultgen.Generate(c, env, o.Kinds, maxPer, o.ForceAll)
 	if !o.WellBehaved {
 		// Drawn after everything above, so a seed's holders, programs and
 		// faults are what they were before these draws existed.
@@ -133,8 +132,47 @@ func Generate(c Chooser, o Options) *Scenario {
 			drawClients(c, s)
 			drawEdgeClient(c, s)
 		}
+		kinds := o.Kinds
+		if quiet {
+			kinds = liveness.FaultKinds
+		}
+		drawAimed(c, s, o.Kinds, kinds)
 	}
 	return s
+}
+
+// drawAimed adds, to half the scenarios, one fault aimed at the end of
+// the first holder's program, when its last write is answered and its
+// release sent: a fault timed to a step in flight that the plan's
+// uniform instants rarely meet (a delay, a freeze or an owner reuse
+// while a release or the last write is on its way). The pair model
+// (package pairs) counts what the first 2,000 seeds reach with it. It is
+// drawn last, so a seed's scenario is what it was before but for this
+// fault.
+func drawAimed(c Chooser, s *Scenario, kinds, allowed []faults.Kind) {
+	var ks []faults.Kind
+	for _, k := range kinds {
+		// Drifts are left out: a boundary or tick-handoff world keeps its
+		// clocks at their bounds; an offset holds from the start.
+		if k != faults.ClockOffset && k != faults.ClockDrift && slices.Contains(allowed, k) {
+			ks = append(ks, k)
+		}
+	}
+	if len(ks) == 0 || c.Int64(0, 1, "aimed?") != 0 {
+		return
+	}
+	k := ks[c.Int64(0, int64(len(ks)-1), "aimed-kind")]
+	// The first holder: the one least likely to wait for the lease, so
+	// that its program's end is nearest the instant aimed at.
+	p := &s.Holders[0]
+	end := p.Start
+	for _, it := range p.Work {
+		end += it.Work
+	}
+	env := faultgen.Env{Horizon: s.Horizon, TTL: s.TTL, RhoPPM: s.RhoPPM, Holders: []string{p.Name}, Fenced: s.Semantics == "fenced-storage"}
+	f := faultgen.One(c, env, k)
+	f.At = min(end+c.Int64(0, s.TTL/2, "aimed-at"), s.Horizon-1)
+	s.Faults = append(s.Faults, f).Sorted()
 }
 
 // drawParameters draws the protocol's parameters instead of fixing them

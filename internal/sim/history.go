@@ -36,8 +36,9 @@ func (w *World) newRequest(id int32, r *machine.Request) int32 {
 	if r.To == machine.ToResource {
 		to = resID
 	}
+	w.retryCheck(n, idx)
 	m := w.alloc()
-	w.msgs[m] = envelope{from: id, to: to, inc: n.inc, op: idx, req: *r}
+	w.msgs[m] = envelope{from: id, to: to, inc: n.inc, op: idx, req: *r, sentAt: w.now}
 	return m
 }
 
@@ -171,7 +172,7 @@ func (w *World) ResultInto(ops []model.Op) *Result {
 		}
 	}
 	r := &Result{Scenario: sc, History: h, Trace: w.trace, Stats: w.stats, Plan: w.plan, Steps: w.steps,
-		Beliefs: w.beliefs, Stops: w.stops}
+		Beliefs: w.beliefs, Stops: w.stops, Pairs: w.pairs.set}
 	if !w.opts.NoRunHash {
 		r.Hash = w.resultHash(h.Ops)
 	}

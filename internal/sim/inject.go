@@ -110,6 +110,9 @@ func (w *World) fault(i int) {
 		return // nothing left to hit
 	}
 	w.count(f.Kind, f)
+	if f.Kind != faults.Pause { // a pause's pairs are noted when it hits (loop.go)
+		w.faultPairs(f.Kind, id)
+	}
 	switch f.Kind {
 	case faults.Pause:
 		// recorded when it hits (loop.go): at the holder's next write

@@ -437,6 +437,7 @@ func (w *World) step(id int32, env *envelope) {
 			w.trace1(n.name, "paused", fmt.Sprintf("for %dms", pause))
 		}
 		w.record(n, faults.Fault{Kind: faults.Pause, Target: n.name}, w.now, pause, "paused between its check and its send")
+		w.faultPairs(faults.Pause, id)
 		w.openStop(id, "pause")
 		n.paused++
 		w.q.push(event{t: w.now + pause, kind: evResume, node: id, gen: uint64(n.inc)})

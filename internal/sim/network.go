@@ -5,6 +5,7 @@ package sim
 
 import (
 	"github.com/leasecheck/leasecheck/internal/faultsupport"
+	"github.com/leasecheck/leasecheck/internal/pairs"
 	"github.com/leasecheck/leasecheck/machine"
 	"github.com/leasecheck/leasecheck/model"
 )
@@ -88,11 +89,18 @@ func (w *World) send(m int32) {
 	}
 	net := &w.sc.Network
 	if w.chooseLoss(net.DropPPM, "drop") {
+		w.messagePair(pairs.Lost, e, e.isReply)
 		w.stats.Dropped++
 		w.release(m)
 		return
 	}
-	w.q.push(event{t: w.now + w.chooseDelay() + c.extraDelay, kind: evDeliver, arg: m})
+	d := w.chooseDelay() + c.extraDelay
+	if !e.isReply {
+		e.leg = d
+	} else if d != e.leg {
+		w.messagePair(pairs.Uneven, e, d > e.leg)
+	}
+	w.q.push(event{t: w.now + d, kind: evDeliver, arg: m})
 	if w.chooseLoss(net.DupPPM, "dup") {
 		d := w.alloc()
 		w.msgs[m].dup, w.msgs[m].h = true, 0
@@ -109,6 +117,7 @@ func (w *World) deliver(m int32) {
 		w.release(m)
 		return
 	}
+	w.lateCheck(e)
 	if n.paused > 0 {
 		n.inbox = append(n.inbox, m)
 		return

@@ -5,6 +5,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
+	"github.com/leasecheck/leasecheck/internal/pairs"
 	"github.com/leasecheck/leasecheck/internal/runrecord"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
@@ -46,6 +47,9 @@ type Result struct {
 	// number the holder reported: belief-fence, which judges the holder's
 	// word against the coordinator's, has nothing to judge then.
 	HarnessFences bool
+	// Pairs are the pairs of fault, step in flight, fault and workload
+	// dimension the run met (package pairs).
+	Pairs pairs.Set
 	// Hash digests every event the loop ran, the history and the trace: two
 	// runs of one scenario have the same Hash.
 	Hash uint64

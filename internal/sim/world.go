@@ -12,9 +12,11 @@ import (
 	"math"
 
 	"github.com/leasecheck/leasecheck/faults"
+	"github.com/leasecheck/leasecheck/internal/faultgen"
 	"github.com/leasecheck/leasecheck/internal/faultsupport"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/liveness"
+	"github.com/leasecheck/leasecheck/internal/pairs"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/internal/statehash"
 	"github.com/leasecheck/leasecheck/machine"
@@ -46,6 +48,10 @@ type Options struct {
 	// Monitor, when set, watches the run as it happens (the explorer's
 	// per-state property monitors); see Monitor.
 	Monitor Monitor
+	// Pairs, when set, gathers the pairs the run meets (Result.Pairs has
+	// them too), also those of every copy of the world: the explorer's
+	// union over a search.
+	Pairs *pairs.Sink
 }
 
 type nodeKind uint8
@@ -115,6 +121,9 @@ type envelope struct {
 	op       int32 // history op index, -1 none
 	req      machine.Request
 	rep      machine.Reply
+	// sentAt and leg are when the request was sent and the delay its leg
+	// took: for the pairs (sim/pairs.go) only, outside the digest.
+	sentAt, leg int64
 	// h caches the digest of the fields above but op's (whose operation
 	// may change while the message is in flight); 0: not computed. Every
 	// write to an envelope's fields resets it.
@@ -137,6 +146,7 @@ type World struct {
 	free   []int32
 	plan   faults.Plan     // the scenario's faults, then those struck by a move
 	cfgs   []holder.Config // the holders' configurations (read-only, shared by copies)
+	pairs  pairState
 
 	coord  machine.Coordinator
 	res    machine.Resource
@@ -305,10 +315,8 @@ func (w *World) setup() error {
 			client: &client{program: c.Requests, acquired: -1}})
 	}
 	if sp := sc.Space; sp != nil {
-		//lint:ignore SA1019 leasecheck's own fault generator, deprecated in faults where it stays until it moves under internal/ in v0.16.0
-		env := faults.Env{Horizon: sc.Horizon, TTL: sc.TTL, RhoPPM: sc.RhoPPM, Holders: sc.Names(), Fenced: w.fenced}
-		//lint:ignore SA1019 leasecheck's own fault generator, deprecated in faults where it stays until it moves under internal/ in v0.16.0
-		w.candidates = faults.Candidates(env, sp.Faults)
+		env := faultgen.Env{Horizon: sc.Horizon, TTL: sc.TTL, RhoPPM: sc.RhoPPM, Holders: sc.Names(), Fenced: w.fenced}
+		w.candidates = faultgen.Candidates(env, sp.Faults)
 		w.faultsLeft = sp.MaxFaults
 		w.devLeft = sp.Deviations
 		if sp.Adversary > 0 {
@@ -358,6 +366,7 @@ func (w *World) setup() error {
 			}
 		}
 	}
+	w.setupPairs()
 	w.ownMachines()
 	return nil
 }

@@ -1,13 +1,12 @@
-package faults
+package faultgen
 
 import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
-)
 
-// The fault generator is deprecated; it keeps working, as tested here,
-// until it leaves the package.
+	"github.com/leasecheck/leasecheck/faults"
+)
 
 // seeded is a Chooser over a PCG stream.
 type seeded struct{ r *rand.Rand }
@@ -26,15 +25,15 @@ func (s *seeded) Int64(lo, hi int64, _ string) int64 {
 func TestGenerate(t *testing.T) {
 	env := Env{Horizon: 5000, TTL: 100, RhoPPM: 1000, Holders: []string{"h1", "h2"}, Fenced: true}
 	for seed := uint64(0); seed < 200; seed++ {
-		a := Generate(seededChooser(seed), env, AllKinds, 2, true)
-		b := Generate(seededChooser(seed), env, AllKinds, 2, true)
+		a := Generate(seededChooser(seed), env, faults.AllKinds, 2, true)
+		b := Generate(seededChooser(seed), env, faults.AllKinds, 2, true)
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("seed %d: two plans differ", seed)
 		}
 		if err := a.Validate(env.Holders, env.RhoPPM); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		if c := a.Counts(); len(c) != len(AllKinds) {
+		if c := a.Counts(); len(c) != len(faults.AllKinds) {
 			t.Fatalf("seed %d: forced plan has kinds %v", seed, c)
 		}
 	}

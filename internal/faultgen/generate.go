@@ -1,20 +1,14 @@
-package faults
+package faultgen
+
+import "github.com/leasecheck/leasecheck/faults"
 
 // Chooser is the one source of nondeterminism (package sim's Chooser has the
 // same method): a value in [lo, hi], named by label so rapid can show it.
-//
-// Deprecated: leasecheck's own (its scenario generator and explorer draw
-// faults with it); it moves under internal/ in v0.16.0, with the fault
-// kinds below this package that it needs.
 type Chooser interface {
 	Int64(lo, hi int64, label string) int64
 }
 
 // Env is what a generator needs to know about the scenario.
-//
-// Deprecated: leasecheck's own (its scenario generator and explorer draw
-// faults with it); it moves under internal/ in v0.16.0, with the fault
-// kinds below this package that it needs.
 type Env struct {
 	Horizon int64    // the run's length in ms
 	TTL     int64    // the lease TTL in ms
@@ -27,12 +21,8 @@ type Env struct {
 // Generate draws a plan over kinds: each kind appears 0 to maxPer times
 // (at least once when force is true), with every parameter drawn from c.
 // The plan is ordered by At.
-//
-// Deprecated: leasecheck's own (its scenario generator and explorer draw
-// faults with it); it moves under internal/ in v0.16.0, with the fault
-// kinds below this package that it needs.
-func Generate(c Chooser, env Env, kinds []Kind, maxPer int, force bool) Plan {
-	var p Plan
+func Generate(c Chooser, env Env, kinds []faults.Kind, maxPer int, force bool) faults.Plan {
+	var p faults.Plan
 	if len(env.Holders) == 0 || env.Horizon <= 0 {
 		return p
 	}
@@ -50,74 +40,70 @@ func Generate(c Chooser, env Env, kinds []Kind, maxPer int, force bool) Plan {
 }
 
 // One draws a single fault of kind k.
-//
-// Deprecated: leasecheck's own (its scenario generator and explorer draw
-// faults with it); it moves under internal/ in v0.16.0, with the fault
-// kinds below this package that it needs.
-func One(c Chooser, env Env, k Kind) Fault { return one(c, env, k) }
+func One(c Chooser, env Env, k faults.Kind) faults.Fault { return one(c, env, k) }
 
 // one draws a single fault of kind k.
-func one(c Chooser, env Env, k Kind) Fault {
+func one(c Chooser, env Env, k faults.Kind) faults.Fault {
 	ttl := max(env.TTL, 1)
 	holder := env.Holders[c.Int64(0, int64(len(env.Holders)-1), "target")]
 	// Faults start in the first three quarters so their effect shows.
 	at := c.Int64(0, max(env.Horizon*3/4, 1), "at")
-	f := Fault{Kind: k, Target: holder, At: at}
+	f := faults.Fault{Kind: k, Target: holder, At: at}
 	switch k {
-	case Pause:
+	case faults.Pause:
 		f.Duration = c.Int64(1, 2*ttl, "pause")
-	case Overrun:
+	case faults.Overrun:
 		f.Duration = c.Int64(ttl/2, 3*ttl, "overrun")
-	case ClockOffset:
+	case faults.ClockOffset:
 		f.At = 0
 		if c.Int64(0, 3, "coord?") == 0 {
-			f.Target = Coordinator
+			f.Target = faults.Coordinator
 		}
 		f.Amount = c.Int64(-5*ttl, 5*ttl, "offset")
-	case ClockDrift:
+	case faults.ClockDrift:
 		if c.Int64(0, 3, "coord?") == 0 {
-			f.Target = Coordinator
+			f.Target = faults.Coordinator
 		}
 		f.Amount = c.Int64(-env.RhoPPM, env.RhoPPM, "ppm")
-	case ClockStep:
+	case faults.ClockStep:
 		if c.Int64(0, 3, "coord?") == 0 {
-			f.Target = Coordinator // harmless to code that leases on the monotonic clock
+			f.Target = faults.Coordinator // harmless to code that leases on the monotonic clock
 		}
 		f.Amount = c.Int64(-3*ttl, 3*ttl, "step")
-	case Freeze:
+	case faults.Freeze:
 		if env.Fenced && c.Int64(0, 4, "resource?") == 0 {
-			f.Target = Resource
+			f.Target = faults.Resource
 		}
 		f.Duration = c.Int64(1, 2*ttl, "freeze")
-	case DropHeartbeats:
+	case faults.DropHeartbeats:
 		f.Duration = c.Int64(ttl/3, 2*ttl, "window")
-	case RenewDeath:
-	case Delay:
+	case faults.RenewDeath:
+	case faults.Delay:
 		f.Duration = c.Int64(1, 2*ttl, "window")
 		f.Amount = c.Int64(1, ttl, "extra")
-	case Partition:
-		f.Peer = Coordinator
+	case faults.Partition:
+		f.Peer = faults.Coordinator
 		if env.Fenced && c.Int64(0, 1, "peer") == 1 {
-			f.Peer = Resource
+			f.Peer = faults.Resource
 		}
 		f.Duration = c.Int64(1, 2*ttl, "window")
-	case Crash:
+	case faults.Crash:
 		if c.Int64(0, 2, "restart?") > 0 {
 			f.Duration = c.Int64(1, 2*ttl, "restart")
 		}
-	case CoordinatorCrash:
-		f.Target = Coordinator
+	case faults.CoordinatorCrash:
+		f.Target = faults.Coordinator
 		f.Duration = c.Int64(1, ttl, "down")
-	case DoubleRelease:
+	case faults.DoubleRelease:
 		f.Amount = c.Int64(0, ttl, "late")
-	case OwnerReuse:
+	case faults.OwnerReuse:
 		f.Duration = c.Int64(1, 2*ttl, "restart")
-	case Blackhole, RequestLoss, ReplyLoss:
+	case faults.Blackhole, faults.RequestLoss, faults.ReplyLoss:
 		f.Duration = c.Int64(1, 2*ttl, "window")
-	case RequestDelay, ReplyDelay, Reorder:
+	case faults.RequestDelay, faults.ReplyDelay, faults.Reorder:
 		f.Duration = c.Int64(1, 2*ttl, "window")
 		f.Amount = c.Int64(1, ttl, "extra")
-	case Duplicate:
+	case faults.Duplicate:
 		f.Duration = c.Int64(1, 2*ttl, "window")
 		f.Amount = c.Int64(0, ttl, "late")
 	}
