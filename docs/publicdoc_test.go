@@ -129,7 +129,9 @@ func publicDocs(root string) ([]publicDoc, error) {
 		if isInternal(path) || f.Name.Name == "main" || strings.HasPrefix(filepath.ToSlash(path), filepath.ToSlash(filepath.Join(root, "examples"))+"/") {
 			return
 		}
-		imported := map[string]bool{}
+		// The package's own name qualifies its own names (leasetest/servers
+		// is a public package named like internal/servers).
+		imported := map[string]bool{f.Name.Name: true}
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			if strings.Contains(p, "/internal/") {
