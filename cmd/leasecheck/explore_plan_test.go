@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/leasecheck/leasecheck/internal/explore"
 )
 
 // --plan FILE searches the file's spaces one after another and says so;
@@ -25,7 +27,7 @@ func TestExplorePlanFile(t *testing.T) {
 	}
 
 	out, errOut, code = runCmd("explore", "--print-plan")
-	if code != exitOK || !strings.HasPrefix(out, "[\n") || strings.Count(out, "\n  {") != 7 {
+	if code != exitOK || !strings.HasPrefix(out, "[\n") || strings.Count(out, "\n  {") != len(explore.DefaultPlan()) {
 		t.Fatalf("explore --print-plan: exit %d:\n%s\n%s", code, out, errOut)
 	}
 	printed := filepath.Join(dir, "default.json")

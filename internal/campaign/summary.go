@@ -212,7 +212,8 @@ func (s *Summary) Violated() bool { return s.Failed > 0 }
 // backend that refuses every call), or no write (its operations all lease
 // traffic: a fenced client that never learned a token writes nothing), or
 // a fault kind its scenarios drew and never injected (a pause strikes at a
-// write, and none was made) — with the first failed request, or the
+// write, and none was made; a kind the harness cannot apply to the target,
+// whose record says "not applied: why", is not counted here) — with the first failed request, or the
 // fault's own record, as its cause; nil when the seeds exercised the
 // lease, the writer and every fault kind drawn, or none ran (an empty
 // shard). A campaign that exercised nothing is an error (exit 2), not a
@@ -224,6 +225,13 @@ func (s *Summary) Unexercised() error {
 	seeds := Count(int64(s.Seeds), "seed", "seeds")
 	if s.Ops > 0 && s.Grants > 0 && s.Writes > 0 {
 		for _, k := range orderedKinds(s.NotInjected) {
+			// A kind the harness cannot apply to this target says so
+			// ("not applied: ... is one server, not a cluster"): shown in
+			// the summary, not an error. One that could have struck and
+			// never did (a pause armed for a write that never came) is.
+			if strings.HasPrefix(s.NotInjectedWhy[k], "not applied:") {
+				continue
+			}
 			if s.Faults[k] == 0 && s.NotInjected[k] > 0 {
 				why := ""
 				if w := s.NotInjectedWhy[k]; w != "" {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/explore"
+	"github.com/leasecheck/leasecheck/internal/explorejudge"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 	"github.com/leasecheck/leasecheck/internal/pairs"
 	"github.com/leasecheck/leasecheck/internal/scenario"
@@ -36,7 +37,7 @@ func TestPlanReachesEveryPair(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the whole default plan: minutes")
 	}
-	rep, _, err := explore.ExplorePlan(explore.DefaultPlan(), explore.Options{Workers: 2})
+	rep, _, err := explore.ExplorePlan(explore.DefaultPlan(), explore.Options{Workers: 2, Judges: explorejudge.Judges{}})
 	if err != nil {
 		t.Fatal(err)
 	}
