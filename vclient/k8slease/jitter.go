@@ -2,6 +2,7 @@ package k8slease
 
 import (
 	"math/rand/v2"
+	"sync"
 	_ "unsafe" // for go:linkname
 
 	_ "k8s.io/apimachinery/pkg/util/wait" // jitterRand's package
@@ -34,8 +35,16 @@ var jitterRand func() float64
 func UseJitter(r *rand.Rand) (undo func()) { return useJitter(r) }
 
 // useJitter points client-go's jitter at r until undo (vclient.RandUser).
+// The draws are serialized: goroutines of one synctest bubble run in
+// parallel while time stands still (several informers' reflectors back off
+// at the same instant), and a rand.Rand is not safe for concurrent use.
 func useJitter(r *rand.Rand) (undo func()) {
 	old := jitterRand
-	jitterRand = r.Float64
+	var mu sync.Mutex
+	jitterRand = func() float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return r.Float64()
+	}
 	return func() { jitterRand = old }
 }
