@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/internal/scenario"
+	"github.com/leasecheck/leasecheck/model"
 )
 
 // DefaultShrinkBudget bounds the candidate scenarios one shrink runs.
@@ -141,7 +142,10 @@ func ShrinkWithStats(ctx context.Context, t Target, o *Outcome, opts ShrinkOptio
 		// removing one may cost a little more history.
 		return co.Ops() + 4*len(c.Holders) + 4*len(c.Faults)
 	}
-	first := true
+	// The scenario the shrink starts from (o's, or the cut candidate's
+	// below) has been run already: scenario.Shrink's first test measures it.
+	start := o.Scenario
+	first := false
 	// The last candidate kept (the current scenario) and its outcome, and
 	// its score: scenario.Shrink keeps a candidate exactly when it fails
 	// and scores no more than the current one.
@@ -150,8 +154,6 @@ func ShrinkWithStats(ctx context.Context, t Target, o *Outcome, opts ShrinkOptio
 	curScore := score(o.Scenario, o)
 	test := func(c *Scenario) (bool, int) {
 		if first {
-			// scenario.Shrink measures the scenario it starts from: o is its
-			// run, no need to run it again.
 			first = false
 			return true, curScore
 		}
@@ -191,8 +193,22 @@ func ShrinkWithStats(ctx context.Context, t Target, o *Outcome, opts ShrinkOptio
 	shrink := scenario.Shrink
 	if opts.For > 0 {
 		shrink = scenario.ShrinkCoarse
+		// A real run's first candidate ends the run soon after the
+		// violation ended: what ran after it only lengthens the story, and
+		// every later candidate runs for that much less wall time.
+		if h, ok := horizonPastViolation(o); ok {
+			c := o.Scenario.Clone()
+			c.Horizon = h
+			if c.Validate() == nil {
+				budget--
+				if kept, _ := test(c); kept && bestC == c {
+					start = c
+				}
+			}
+		}
 	}
-	small := shrink(o.Scenario, test, budget)
+	first = true
+	small := shrink(start, test, budget)
 	st.Took = time.Since(began)
 	if err := ctx.Err(); err != nil {
 		return nil, st, err
@@ -207,4 +223,71 @@ func ShrinkWithStats(ctx context.Context, t Target, o *Outcome, opts ShrinkOptio
 	}
 	final, err := Judge(ctx, t, small, opts.Judge)
 	return final, st, err
+}
+
+// horizonPastViolation is the horizon, in o's scenario time, of a run cut
+// one TTL after o's violations all ended: the latest instant any of them
+// cites (a history line's answer, or its call where none came; a run
+// property's end), mapped from the history's time to the scenario's by the
+// TTL the run granted (a real runner scales scenario time to the backend's
+// TTL). ok is false when that is no shorter than the horizon or cannot be
+// told.
+func horizonPastViolation(o *Outcome) (int64, bool) {
+	sc := o.Scenario
+	if sc == nil || o.History == nil || sc.TTL <= 0 {
+		return 0, false
+	}
+	var ttl int64 // the history's TTL of a grant, in its time unit
+	at := map[int]int64{}
+	for _, h := range []*model.History{o.History, o.Store} {
+		if h == nil {
+			continue
+		}
+		for _, op := range h.Ops {
+			if ttl == 0 && op.TTL > 0 {
+				ttl = op.TTL
+			}
+			if h == o.History && op.Line > 0 {
+				at[op.Line] = max(at[op.Line], endOf(op))
+			}
+		}
+	}
+	if ttl <= 0 {
+		return 0, false
+	}
+	var end int64
+	vs := o.Violations()
+	if len(vs) == 0 {
+		return 0, false
+	}
+	for _, v := range vs {
+		if v.Kind == RunProperty && v.To > 0 {
+			end = max(end, v.To)
+			continue
+		}
+		if len(v.Lines) == 0 {
+			return 0, false // a violation that cites no line: nothing says when it ended
+		}
+		for _, l := range v.Lines {
+			t, ok := at[l]
+			if !ok {
+				return 0, false
+			}
+			end = max(end, t)
+		}
+	}
+	h := end*sc.TTL/ttl + sc.TTL
+	if h >= sc.Horizon {
+		return 0, false
+	}
+	return h, true
+}
+
+// endOf is when op ended as its history knows it: its answer, or its call
+// when none came.
+func endOf(op model.Op) int64 {
+	if op.Returned {
+		return op.Return
+	}
+	return op.Call
 }

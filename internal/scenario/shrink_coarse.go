@@ -1,11 +1,14 @@
 package scenario
 
+import "slices"
+
 // ShrinkCoarse is Shrink for a test that is expensive — a real run of
 // seconds per candidate, under a time budget that affords a handful — where
 // Shrink's one-step candidates (one work item, one write at a time) would
 // spend the whole budget to cut a few operations: a 10 s round, 60 s, 5
 // candidates, 200 operations to 188. It first tries coarse candidates, in
-// the manner of delta debugging: a whole holder, the horizon halved (which
+// the manner of delta debugging: a whole holder, the faults (all, then
+// each half), the horizon halved (which
 // also halves what each later candidate costs), then each holder's work cut
 // to its first half, then to its second; the same chunks of a half again while they help.
 // Only where none does, it goes on as Shrink.
@@ -27,6 +30,14 @@ func coarseCandidates(s *Scenario) []*Scenario {
 	// Whole holders, with the faults aimed at them (Shrink's first
 	// candidates: a holder is the biggest chunk there is).
 	dropHolders(s, edit)
+	// Then the faults in chunks: a fault is a candidate's biggest cost after
+	// a holder (it forces recoveries, retries and a longer story), and a
+	// real failure usually needs one or two of the many drawn.
+	if n := len(s.Faults); n > 1 {
+		edit(func(c *Scenario) bool { c.Faults = nil; return true })
+		edit(func(c *Scenario) bool { c.Faults = slices.Clone(c.Faults[:n/2]); return true })
+		edit(func(c *Scenario) bool { c.Faults = slices.Clone(c.Faults[n/2:]); return true })
+	}
 	edit(func(c *Scenario) bool { return halve(&c.Horizon) })
 	for i := range s.Holders {
 		n := len(s.Holders[i].Work)

@@ -1,8 +1,10 @@
 package scenario
 
 import (
+	"slices"
 	"testing"
 
+	"github.com/leasecheck/leasecheck/faults"
 	"github.com/leasecheck/leasecheck/internal/impl/holder"
 )
 
@@ -52,5 +54,36 @@ func TestShrinkCoarseWithinFewCandidates(t *testing.T) {
 	}
 	if a, b := size(full), size(Shrink(s, test, 3000)); a > b {
 		t.Errorf("with budget enough, coarse %d ops, one-step %d", a, b)
+	}
+}
+
+// Under a handful of candidates, the coarse shrink drops the faults a
+// failure does not need in chunks: of eight pauses, the one the failure
+// needs is left with at most one other, where the one-step shrink, fault by
+// fault, keeps most of them.
+func TestShrinkCoarseDropsFaultsInChunks(t *testing.T) {
+	s := &Scenario{Version: Version, Semantics: "seed", TTL: 100, Horizon: 2_000}
+	s.Holders = []Process{{Name: "h1", Work: []holder.Item{{Work: 20, Writes: 1}}}}
+	for i := range 8 {
+		s.Faults = append(s.Faults, faults.Fault{Kind: faults.Pause, Target: "h1", At: int64(100 + 200*i), Duration: 50})
+	}
+	needed := s.Faults[5]
+	test := func(c *Scenario) (bool, int) {
+		return slices.Contains(c.Faults, needed), 10 + 4*len(c.Faults)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatalf("the scenario is invalid: %v", err)
+	}
+	coarse := ShrinkCoarse(s, test, 6)
+	fine := Shrink(s, test, 6)
+	t.Logf("6 candidates: 8 faults to %d (coarse), %d (one-step)", len(coarse.Faults), len(fine.Faults))
+	if ok, _ := test(coarse); !ok {
+		t.Fatal("the coarse result lost the fault the failure needs")
+	}
+	if len(coarse.Faults) > 2 {
+		t.Errorf("coarse shrink kept %d of 8 faults on a budget of 6: %v", len(coarse.Faults), coarse.Faults)
+	}
+	if len(coarse.Faults) >= len(fine.Faults) {
+		t.Errorf("coarse (%d faults) no better than one-step (%d)", len(coarse.Faults), len(fine.Faults))
 	}
 }
