@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -152,6 +153,37 @@ func ShrinkWithStats(ctx context.Context, t Target, o *Outcome, opts ShrinkOptio
 	var best *Outcome
 	var bestC *Scenario
 	curScore := score(o.Scenario, o)
+	// judged says what became of a candidate run: its outcome when it
+	// failed the same way (nil when it did not), and its score.
+	type judged struct {
+		co    *Outcome
+		score int
+	}
+	judgeCandidate := func(c *Scenario) judged {
+		co, err := Judge(ctx, t, c, cand)
+		if err != nil {
+			return judged{}
+		}
+		for _, p := range keep {
+			if !co.Fails(p) {
+				return judged{}
+			}
+		}
+		if opts.Exact && !slices.Equal(co.Failed(), keep) {
+			return judged{}
+		}
+		if control != nil {
+			ref, err := Judge(ctx, control, c, cand)
+			if err != nil || ref.Violated() {
+				return judged{}
+			}
+		}
+		return judged{co, score(c, co)}
+	}
+	// A timed shrink's candidates are real runs of seconds: one already run
+	// (the coarse and the one-step lists propose many again) is not run
+	// again; what its run showed stands.
+	ran := map[string]judged{}
 	test := func(c *Scenario) (bool, int) {
 		if first {
 			first = false
@@ -160,35 +192,34 @@ func ShrinkWithStats(ctx context.Context, t Target, o *Outcome, opts ShrinkOptio
 		if ctx.Err() != nil {
 			return false, 0
 		}
-		if !deadline.IsZero() && time.Now().After(deadline) {
-			st.OutOfTime = true
-			return false, 0
-		}
-		st.Tried++
-		co, err := Judge(ctx, t, c, cand)
-		if err != nil {
-			return false, 0
-		}
-		for _, p := range keep {
-			if !co.Fails(p) {
-				return false, 0
+		var key string
+		if opts.For > 0 {
+			if b, err := json.Marshal(c); err == nil {
+				key = string(b)
 			}
 		}
-		if opts.Exact && !slices.Equal(co.Failed(), keep) {
-			return false, 0
-		}
-		if control != nil {
-			ref, err := Judge(ctx, control, c, cand)
-			if err != nil || ref.Violated() {
+		j, seen := ran[key]
+		if !seen || key == "" {
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				st.OutOfTime = true
 				return false, 0
 			}
+			st.Tried++
+			j = judgeCandidate(c)
+			if key != "" {
+				ran[key] = j
+			}
 		}
-		n := score(c, co)
-		if n <= curScore {
-			best, bestC, curScore = co, c, n
-			st.Kept++
+		if j.co == nil {
+			return false, 0
 		}
-		return true, n
+		if j.score <= curScore {
+			if !seen {
+				st.Kept++
+			}
+			best, bestC, curScore = j.co, c, j.score
+		}
+		return true, j.score
 	}
 	shrink := scenario.Shrink
 	if opts.For > 0 {

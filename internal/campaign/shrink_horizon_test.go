@@ -2,8 +2,11 @@ package campaign
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/leasecheck/leasecheck/internal/scenario"
 )
 
 // TestShrinkForCutsPastTheViolation: a timed shrink (a real backend's) first
@@ -53,5 +56,77 @@ func TestShrinkForCutsPastTheViolation(t *testing.T) {
 			}
 		}
 		t.Logf("%s seed %d: horizon %d -> %d, %v -> %v (%s)", name, f.Seed, f.Outcome.Scenario.Horizon, h, SizeOf(f.Outcome), SizeOf(small), st)
+	}
+}
+
+// recorded is a target that keeps the scenario of every run.
+type recorded struct {
+	Target
+	runs []string
+}
+
+func (r *recorded) Run(ctx context.Context, sc *scenario.Scenario) (*Execution, error) {
+	b, err := json.Marshal(sc)
+	if err != nil {
+		return nil, err
+	}
+	r.runs = append(r.runs, string(b))
+	return r.Target.Run(ctx, sc)
+}
+
+// TestShrinkForRunsNoCandidateTwice: a timed shrink (each candidate a real
+// run of seconds) never runs the same candidate twice, though its coarse
+// and one-step lists propose some again.
+func TestShrinkForRunsNoCandidateTwice(t *testing.T) {
+	cfg := mutantConfig("write-after-failed-renew", 200)
+	cfg.FailFast = true
+	var f *Failure
+	cfg.OnFailure = func(x *Failure) { f = x }
+	sweep(t, cfg)
+	if f == nil {
+		t.Fatal("no failure")
+	}
+	dups := func(opts ShrinkOptions) (int, ShrinkStats) {
+		r := &recorded{Target: cfg.Target}
+		_, st, err := ShrinkWithStats(context.Background(), r, f.Outcome, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		n := 0
+		for _, s := range r.runs {
+			if seen[s] {
+				n++
+			}
+			seen[s] = true
+		}
+		return n, st
+	}
+	// The coarse shrink's lists, run bare: the candidates they propose again.
+	var proposed []string
+	scenario.ShrinkCoarse(f.Outcome.Scenario, func(c *scenario.Scenario) (bool, int) {
+		b, _ := json.Marshal(c)
+		proposed = append(proposed, string(b))
+		co, err := Judge(context.Background(), cfg.Target, c, JudgeOptions{Budget: -1})
+		if err != nil || !co.Violated() {
+			return false, 0
+		}
+		return true, co.Ops() + 4*len(c.Holders) + 4*len(c.Faults)
+	}, DefaultShrinkBudget)
+	again := 0
+	seen := map[string]bool{}
+	for _, s := range proposed {
+		if seen[s] {
+			again++
+		}
+		seen[s] = true
+	}
+	timed, st := dups(ShrinkOptions{Exact: true, KeepOutcomes: true, For: time.Hour})
+	t.Logf("the coarse lists propose %d of %d candidates again; the timed shrink ran %d again (%s)", again, len(proposed), timed, st)
+	if again == 0 {
+		t.Error("the coarse lists propose no candidate twice: the test shows nothing")
+	}
+	if timed != 0 {
+		t.Errorf("a timed shrink ran %d candidates a second time", timed)
 	}
 }
