@@ -8,10 +8,10 @@ import "slices"
 // spend the whole budget to cut a few operations: a 10 s round, 60 s, 5
 // candidates, 200 operations to 188. It first tries coarse candidates, in
 // the manner of delta debugging: a whole holder, the faults (all, then
-// each half), the reader, every item's writes down to one, the horizon
-// halved (which
-// also halves what each later candidate costs), then each holder's work cut
-// to its first half, then to its second; the same chunks of a half again while they help.
+// each half), the horizon halved (which also halves what each later
+// candidate costs), the reader, every item's writes down to one, then each
+// holder's work cut to its first half, then to its second; the same chunks
+// of a half again while they help.
 // Only where none does, it goes on as Shrink.
 func ShrinkCoarse(s *Scenario, test ShrinkTest, maxTests int) *Scenario {
 	return shrink(s, test, maxTests, withWorkload(plain(coarseCandidates, shrinkCandidates, realignCandidates, nil))...)
@@ -39,6 +39,7 @@ func coarseCandidates(s *Scenario) []*Scenario {
 		edit(func(c *Scenario) bool { c.Faults = slices.Clone(c.Faults[:n/2]); return true })
 		edit(func(c *Scenario) bool { c.Faults = slices.Clone(c.Faults[n/2:]); return true })
 	}
+	edit(func(c *Scenario) bool { return halve(&c.Horizon) })
 	// The workload's biggest chunks: the reader (a read every few
 	// milliseconds of a run's seconds), and every item's writes down to one.
 	edit(func(c *Scenario) bool { ok := c.ReadEvery > 0; c.ReadEvery = 0; return ok })
@@ -53,7 +54,6 @@ func coarseCandidates(s *Scenario) []*Scenario {
 		}
 		return ok
 	})
-	edit(func(c *Scenario) bool { return halve(&c.Horizon) })
 	for i := range s.Holders {
 		n := len(s.Holders[i].Work)
 		if n < 2 {
