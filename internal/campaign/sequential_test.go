@@ -85,14 +85,7 @@ func TestSequential(t *testing.T) {
 // kept candidate's own outcome, not a new run of it; the original is not
 // run again to measure it.
 func TestShrinkForAndKeepOutcomes(t *testing.T) {
-	cfg := mutantConfig("greedy-grant", 50)
-	cfg.FailFast = true
-	var f *Failure
-	cfg.OnFailure = func(x *Failure) { f = x }
-	sweep(t, cfg)
-	if f == nil {
-		t.Fatal("no failure")
-	}
+	cfg, f := firstFailure(t, "greedy-grant", 50)
 	w := &watched{Target: cfg.Target}
 	full, st, err := ShrinkWithStats(context.Background(), w, f.Outcome, ShrinkOptions{Exact: true, KeepOutcomes: true})
 	if err != nil {

@@ -16,14 +16,7 @@ import (
 // candidate is kept only when it still fails).
 func TestShrinkForCutsPastTheViolation(t *testing.T) {
 	for _, name := range []string{"greedy-grant", "write-after-failed-renew", "renew-loop-dies"} {
-		cfg := mutantConfig(name, 200)
-		cfg.FailFast = true
-		var f *Failure
-		cfg.OnFailure = func(x *Failure) { f = x }
-		sweep(t, cfg)
-		if f == nil {
-			t.Fatalf("%s: no failure", name)
-		}
+		cfg, f := firstFailure(t, name, 200)
 		h, ok := horizonPastViolation(f.Outcome)
 		if !ok {
 			t.Logf("%s seed %d: its violation ends within a TTL of the horizon (%d)", name, f.Seed, f.Outcome.Scenario.Horizon)
@@ -78,14 +71,7 @@ func (r *recorded) Run(ctx context.Context, sc *scenario.Scenario) (*Execution, 
 // run of seconds) never runs the same candidate twice, though its coarse
 // and one-step lists propose some again.
 func TestShrinkForRunsNoCandidateTwice(t *testing.T) {
-	cfg := mutantConfig("write-after-failed-renew", 200)
-	cfg.FailFast = true
-	var f *Failure
-	cfg.OnFailure = func(x *Failure) { f = x }
-	sweep(t, cfg)
-	if f == nil {
-		t.Fatal("no failure")
-	}
+	cfg, f := firstFailure(t, "write-after-failed-renew", 200)
 	dups := func(opts ShrinkOptions) (int, ShrinkStats) {
 		r := &recorded{Target: cfg.Target}
 		_, st, err := ShrinkWithStats(context.Background(), r, f.Outcome, opts)
@@ -129,4 +115,19 @@ func TestShrinkForRunsNoCandidateTwice(t *testing.T) {
 	if timed != 0 {
 		t.Errorf("a timed shrink ran %d candidates a second time", timed)
 	}
+}
+
+// firstFailure sweeps the planted bug name over seeds until its first
+// failure.
+func firstFailure(t *testing.T, name string, seeds int) (Config, *Failure) {
+	t.Helper()
+	cfg := mutantConfig(name, seeds)
+	cfg.FailFast = true
+	var f *Failure
+	cfg.OnFailure = func(x *Failure) { f = x }
+	sweep(t, cfg)
+	if f == nil {
+		t.Fatalf("%s: no failure in %d seeds", name, seeds)
+	}
+	return cfg, f
 }

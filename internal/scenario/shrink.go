@@ -180,17 +180,7 @@ func shrinkCandidates(s *Scenario) []*Scenario {
 	// Work items and writes: every item down to one write at once (a
 	// program of many multi-write items reaches it one write at a time only
 	// after as many tests), then item by item.
-	edit(func(c *Scenario) bool {
-		ok := false
-		for i := range c.Holders {
-			for j := range c.Holders[i].Work {
-				if w := &c.Holders[i].Work[j]; w.Writes > 1 {
-					w.Writes, ok = 1, true
-				}
-			}
-		}
-		return ok
-	})
+	edit(oneWriteEach)
 	for i := range s.Holders {
 		for j := range s.Holders[i].Work {
 			edit(func(c *Scenario) bool { c.Holders[i].Work = slices.Delete(c.Holders[i].Work, j, j+1); return true })
@@ -584,4 +574,18 @@ func laterCandidates(s *Scenario) []*Scenario {
 		}
 	}
 	return out
+}
+
+// oneWriteEach cuts every work item of c to one write; false when none had
+// more.
+func oneWriteEach(c *Scenario) bool {
+	ok := false
+	for i := range c.Holders {
+		for j := range c.Holders[i].Work {
+			if w := &c.Holders[i].Work[j]; w.Writes > 1 {
+				w.Writes, ok = 1, true
+			}
+		}
+	}
+	return ok
 }

@@ -43,17 +43,7 @@ func coarseCandidates(s *Scenario) []*Scenario {
 	// The workload's biggest chunks: the reader (a read every few
 	// milliseconds of a run's seconds), and every item's writes down to one.
 	edit(func(c *Scenario) bool { ok := c.ReadEvery > 0; c.ReadEvery = 0; return ok })
-	edit(func(c *Scenario) bool {
-		ok := false
-		for i := range c.Holders {
-			for j := range c.Holders[i].Work {
-				if w := &c.Holders[i].Work[j]; w.Writes > 1 {
-					w.Writes, ok = 1, true
-				}
-			}
-		}
-		return ok
-	})
+	edit(oneWriteEach)
 	for i := range s.Holders {
 		n := len(s.Holders[i].Work)
 		if n < 2 {
