@@ -224,16 +224,15 @@ func ShrinkWithStats(ctx context.Context, t Target, o *Outcome, opts ShrinkOptio
 	shrink := scenario.Shrink
 	if opts.For > 0 {
 		shrink = scenario.ShrinkCoarse
-		// A real run's first candidate ends the run soon after the
+		// A real run's first candidates end the run soon after the
 		// violation ended: what ran after it only lengthens the story, and
 		// every later candidate runs for that much less wall time.
 		if h, ok := horizonPastViolation(o); ok {
-			c := o.Scenario.Clone()
-			c.Horizon = h
-			if c.Validate() == nil {
+			for _, c := range scenario.CutAt(o.Scenario, h) {
 				budget--
 				if kept, _ := test(c); kept && bestC == c {
 					start = c
+					break
 				}
 			}
 		}

@@ -54,3 +54,28 @@ func coarseCandidates(s *Scenario) []*Scenario {
 	}
 	return out
 }
+
+// CutAt lists the candidates of a failing run cut at horizon h (the
+// instant its violation was over, as its caller knows it): first the cut
+// with the reader gone and every item down to one write as well (one real
+// run that, when it still fails, saves three), then the cut alone. Each is
+// valid; none when h does not shorten s.
+func CutAt(s *Scenario, h int64) []*Scenario {
+	if h <= 0 || h >= s.Horizon {
+		return nil
+	}
+	var out []*Scenario
+	cut := s.Clone()
+	cut.Horizon = h
+	thin := cut.Clone()
+	if ok := thin.ReadEvery > 0; oneWriteEach(thin) || ok {
+		thin.ReadEvery = 0
+		if thin.Validate() == nil {
+			out = append(out, thin)
+		}
+	}
+	if cut.Validate() == nil {
+		out = append(out, cut)
+	}
+	return out
+}

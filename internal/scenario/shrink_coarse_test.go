@@ -87,3 +87,35 @@ func TestShrinkCoarseDropsFaultsInChunks(t *testing.T) {
 		t.Errorf("coarse (%d faults) no better than one-step (%d)", len(coarse.Faults), len(fine.Faults))
 	}
 }
+
+// CutAt: a cut that does not shorten the run is no candidate; otherwise the
+// thinned cut (no reader, one write an item) comes before the cut alone,
+// and neither touches the scenario it came from.
+func TestCutAt(t *testing.T) {
+	s := &Scenario{Version: Version, Semantics: "seed", TTL: 100, Horizon: 2_000, ReadEvery: 50}
+	s.Holders = []Process{{Name: "h1", Work: []holder.Item{{Work: 20, Writes: 3}, {Work: 20, Writes: 1}}}}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c := CutAt(s, 2_000); c != nil {
+		t.Errorf("a cut at the horizon: %d candidates", len(c))
+	}
+	cs := CutAt(s, 700)
+	if len(cs) != 2 {
+		t.Fatalf("%d candidates, want the thinned cut and the cut", len(cs))
+	}
+	thin, cut := cs[0], cs[1]
+	if thin.Horizon != 700 || thin.ReadEvery != 0 || thin.Holders[0].Work[0].Writes != 1 {
+		t.Errorf("thinned cut: horizon %d, read every %d, writes %d", thin.Horizon, thin.ReadEvery, thin.Holders[0].Work[0].Writes)
+	}
+	if cut.Horizon != 700 || cut.ReadEvery != 50 || cut.Holders[0].Work[0].Writes != 3 {
+		t.Errorf("cut: horizon %d, read every %d, writes %d", cut.Horizon, cut.ReadEvery, cut.Holders[0].Work[0].Writes)
+	}
+	if s.Horizon != 2_000 || s.ReadEvery != 50 || s.Holders[0].Work[0].Writes != 3 {
+		t.Error("CutAt changed the scenario it cut")
+	}
+	s.ReadEvery, s.Holders[0].Work[0].Writes = 0, 1
+	if cs := CutAt(s, 700); len(cs) != 1 {
+		t.Errorf("nothing to thin: %d candidates, want the cut alone", len(cs))
+	}
+}
