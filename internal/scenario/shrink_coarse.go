@@ -8,7 +8,7 @@ import "slices"
 // spend the whole budget to cut a few operations: a 10 s round, 60 s, 5
 // candidates, 200 operations to 188. It first tries coarse candidates, in
 // the manner of delta debugging: a whole holder, the faults (all, then
-// each half), the horizon halved (which also halves what each later
+// each half), the run before the first fault halved, the horizon halved (which also halves what each later
 // candidate costs), the reader, every item's writes down to one, then each
 // holder's work cut to its first half, then to its second; the same chunks
 // of a half again while they help.
@@ -39,6 +39,11 @@ func coarseCandidates(s *Scenario) []*Scenario {
 		edit(func(c *Scenario) bool { c.Faults = slices.Clone(c.Faults[:n/2]); return true })
 		edit(func(c *Scenario) bool { c.Faults = slices.Clone(c.Faults[n/2:]); return true })
 	}
+	// The run before the first fault, halved: the faults strike earlier by
+	// half the first one's time, and the run ends that much earlier, so
+	// what follows the faults keeps its length (the horizon halved cuts
+	// that instead).
+	edit(earlierFaults)
 	edit(func(c *Scenario) bool { return halve(&c.Horizon) })
 	// The workload's biggest chunks: the reader (a read every few
 	// milliseconds of a run's seconds), and every item's writes down to one.
@@ -78,4 +83,26 @@ func CutAt(s *Scenario, h int64) []*Scenario {
 		out = append(out, cut)
 	}
 	return out
+}
+
+// earlierFaults moves c's shiftable faults earlier by half the first one's
+// time and ends the run as much earlier; false when nothing moves.
+func earlierFaults(c *Scenario) bool {
+	first := int64(-1)
+	for _, f := range c.Faults {
+		if shiftable(f) && (first < 0 || f.At < first) {
+			first = f.At
+		}
+	}
+	d := first / 2
+	if d <= 0 || d >= c.Horizon {
+		return false
+	}
+	for i := range c.Faults {
+		if shiftable(c.Faults[i]) {
+			c.Faults[i].At -= d
+		}
+	}
+	c.Horizon -= d
+	return true
 }

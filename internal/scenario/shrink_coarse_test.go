@@ -119,3 +119,28 @@ func TestCutAt(t *testing.T) {
 		t.Errorf("nothing to thin: %d candidates, want the cut alone", len(cs))
 	}
 }
+
+// Under a handful of candidates, the coarse shrink cuts the run before a
+// late fault: a failure that needs 400 time units after its pause, the
+// pause at 8,000 of 10,000, comes out far shorter than the horizon halving
+// alone can make it.
+func TestShrinkCoarseCutsBeforeTheFault(t *testing.T) {
+	s := &Scenario{Version: Version, Semantics: "seed", TTL: 100, Horizon: 10_000}
+	s.Holders = []Process{{Name: "h1", Work: []holder.Item{{Work: 20_000, Writes: 1}}}}
+	s.Faults = faults.Plan{{Kind: faults.Pause, Target: "h1", At: 8_000, Duration: 50}}
+	test := func(c *Scenario) (bool, int) {
+		ok := len(c.Faults) == 1 && c.Horizon-c.Faults[0].At >= 400
+		return ok, int(c.Horizon / 20)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	coarse := ShrinkCoarse(s, test, 8)
+	if ok, _ := test(coarse); !ok {
+		t.Fatal("the coarse result does not fail")
+	}
+	t.Logf("8 candidates: horizon 10000 to %d, the pause at %d", coarse.Horizon, coarse.Faults[0].At)
+	if coarse.Horizon > 2_500 {
+		t.Errorf("coarse shrink on a budget of 8: horizon %d, want at most 2500", coarse.Horizon)
+	}
+}
