@@ -18,6 +18,9 @@ import (
 // end of one: "  replay: COMMAND", "...; replay: COMMAND".
 var replayLine = regexp.MustCompile(`(?m)replay: (.+)$`)
 
+// storyReplay is the command of a saved story's replay section.
+var storyReplay = regexp.MustCompile("## Replay\n\n```sh\n(.+)\n```")
+
 // replays runs a failing command (exit 1) in dir, then every replay line
 // it printed, as printed, by a shell in the same directory with the
 // leasecheck built from this tree first on PATH — as a user who installed
@@ -50,6 +53,26 @@ func replays(t *testing.T, real bool, dir string, name string, args ...string) {
 	lines := replayLine.FindAllStringSubmatch(out, -1)
 	if len(lines) == 0 {
 		t.Fatalf("%s %s printed no replay line\n%s", name, strings.Join(args, " "), out)
+	}
+	// The story saved beside each failure gives its replay command too,
+	// written by other code than the line printed: it must run as well.
+	stories, _ := filepath.Glob(filepath.Join(dir, "*", "*.md"))
+	more, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	stories = append(stories, more...)
+	if len(stories) == 0 {
+		t.Errorf("%s %s saved no story under %s", name, strings.Join(args, " "), dir)
+	}
+	for _, st := range stories {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := storyReplay.FindSubmatch(b)
+		if m == nil {
+			t.Errorf("%s: no replay command under its \"## Replay\" heading", st)
+			continue
+		}
+		lines = append(lines, []string{"", string(m[1])})
 	}
 	for _, m := range lines {
 		line := strings.TrimSpace(m[1])
