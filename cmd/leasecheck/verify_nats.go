@@ -18,21 +18,25 @@ import (
 // bucket is the run's prefix; the servers are in this process, so the
 // server faults (SIGSTOP, restart) and the cluster faults do not apply —
 // the holders' pauses, partitions and clock faults do.
-func openNATS(n int, fenced bool) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+//
+// defaults runs the lock with nats.go's own defaults where the adapter
+// departs from them: renewed with KeyValue.Update as it is (which drops
+// the key's TTL) and the bucket's direct gets on.
+func openNATS(n int, fenced, defaults bool) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
 	return func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
 		if strings.Contains(spec, "://") {
 			host, err := hostURL(spec, "NATS")
 			if err != nil {
 				return nil, err
 			}
-			return &lcverify.Opened{Target: natsTarget(host, prefix, fenced, 1)}, nil
+			return &lcverify.Opened{Target: natsTarget(host, prefix, fenced, defaults, 1)}, nil
 		}
 		c, err := servers.StartNATSCluster(ctx, n)
 		if err != nil {
 			return nil, err
 		}
 		addr := strings.Join(c.Endpoints(), ",")
-		tg := natsTarget(addr, prefix, fenced, n)
+		tg := natsTarget(addr, prefix, fenced, defaults, n)
 		tg.Info.Name = spec
 		shown := fmt.Sprintf("%s (nats-server %s embedded, %s)", spec, c.Version, addr)
 		if n > 1 {
@@ -44,13 +48,13 @@ func openNATS(n int, fenced bool) func(ctx context.Context, spec, prefix string)
 
 // natsTarget is the JetStream KV lock at addr, in the bucket named after
 // the run's prefix.
-func natsTarget(addr, prefix string, fenced bool, replicas int) realrun.Target {
+func natsTarget(addr, prefix string, fenced, defaults bool, replicas int) realrun.Target {
 	info := natskv.Info()
 	if !fenced {
 		info = natskv.UnfencedInfo()
 	}
 	bucket := natskv.BucketName(prefix)
 	return realrun.Target{Info: info, Addr: addr, Open: func(ctx context.Context, a string) (backend.Backend, error) {
-		return natskv.Open(ctx, a, bucket, natskv.Options{Fenced: fenced, Replicas: replicas})
+		return natskv.Open(ctx, a, bucket, natskv.Options{Fenced: fenced, Replicas: replicas, Direct: defaults, DropTTLOnRenew: defaults})
 	}}
 }
