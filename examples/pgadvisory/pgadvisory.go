@@ -68,6 +68,7 @@ func Info(hardened bool, ttl time.Duration) backend.Info {
 			FenceSource:    "none: an advisory lock grants no token",
 			FencedWrite:    "none: the write goes through the pool, like any other query of the service",
 			ExpiryLateness: heldForever,
+			EndsWithClient: true,
 		}
 	}
 	return backend.Info{
@@ -77,6 +78,7 @@ func Info(hardened bool, ttl time.Duration) backend.Info {
 		FenceSource:    "none: an advisory lock grants no token",
 		FencedWrite:    "on the lock's own session: it runs only while the session, and so the lock, is alive",
 		ExpiryLateness: idleSlack,
+		EndsWithClient: true,
 		LossLateness:   2 * ttl / 3, // the heartbeat's interval plus its timeout
 		RenewInterval:  ttl / 3,
 	}
