@@ -52,6 +52,8 @@ func builtinBackends() []lcverify.Backend {
 		{Name: "zookeeper-unfenced", Schemes: []string{"zk-unfenced"}, Usage: "zookeeper-unfenced (the lock recipe + a plain setData) | zk-unfenced://HOST:PORT", Open: openZooKeeper(false)},
 		{Name: "nats-kv", Schemes: []string{"nats-kv"}, Usage: "nats-kv (a JetStream KV lock, per-key TTL, fenced writes; nats-server embedded) | nats-kv://HOST:PORT", Open: openNATS(1, true, false)},
 		{Name: "nats-kv-defaults", Schemes: []string{"nats-kv-defaults"}, Usage: "nats-kv-defaults (the same lock with nats.go's defaults: renewed by KeyValue.Update as it is, direct gets on) | nats-kv-defaults://HOST:PORT", Open: openNATS(1, true, true)},
+		{Name: "nats-kv-processes", Usage: "nats-kv-processes (nats-kv with every owner's client a process of its own: pause is SIGSTOP, crash SIGKILL)", Open: openNATSClients(1, true, false, true)},
+		{Name: "nats-kv-defaults-processes", Usage: "nats-kv-defaults-processes (nats-kv-defaults, every owner's client a process of its own)", Open: openNATSClients(1, true, true, true)},
 		{Name: "nats-kv-unfenced", Schemes: []string{"nats-kv-unfenced"}, Usage: "nats-kv-unfenced (the same lock + a plain Put) | nats-kv-unfenced://HOST:PORT", Open: openNATS(1, false, false)},
 		{Name: "nats-kv-cluster", Usage: "nats-kv-cluster (the same lock on 3 embedded nats-servers, a JetStream cluster, the bucket replicated 3 times)", Open: openNATS(3, true, false)},
 		{Name: "etcd34", Usage: "etcd34 (the installed etcd 3.4 server, started here)", Open: openEtcd34(false)},
