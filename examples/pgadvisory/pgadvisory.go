@@ -23,8 +23,8 @@
 // The promise (PostgreSQL 15, §13.3.5 Advisory Locks): "Once acquired at
 // session level, an advisory lock is held until explicitly released or the
 // session ends." pg_try_advisory_lock "will either obtain the lock
-// immediately and return true, or return false if the lock cannot be
-// acquired immediately". Nothing in it is a lease: when the session ends
+// immediately and return true, or return false without waiting if the lock
+// cannot be acquired immediately". Nothing in it is a lease: when the session ends
 // — the server restarted, the connection reset, the backend terminated —
 // the lock is gone at once, and the holder is not told until it next uses
 // that connection.
