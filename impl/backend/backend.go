@@ -111,6 +111,17 @@ type Info struct {
 	// absolute expiry on the server's clock).
 	LeasesRestart bool
 	RestartGrace  time.Duration
+	// EndsWithClient: the lock lives in the client's session, not in a
+	// lease — the server frees it as soon as it sees the client's
+	// connection close (PostgreSQL's session advisory locks: "held until
+	// explicitly released or the session ends"). A crash closes a dead
+	// client's connections, so the runner records its lock as released
+	// from then on, at an instant nobody reports: a release of the dead
+	// incarnation's grant, called at the crash and never answered
+	// (process "<process>/session"). Another client granted the lock
+	// after the crash, before the dead one's TTL, is then explained, as it
+	// is in the world; a grant before the crash is still a violation.
+	EndsWithClient bool
 	// LossLateness is how late after its lock is lost a library that holds
 	// while it says so (Holding) may signal the loss: the bound of the
 	// property loss-signal, declared like ExpiryLateness. 0 with Holding:

@@ -657,6 +657,11 @@ func (p *proc) crash(now int64, f faults.Fault, rec model.FaultRecord) {
 		p.cl.proxy.Freeze(false)
 		p.cl.proxy.Blackhole(true)
 	}
+	if p.r.t.Info.EndsWithClient && !p.reader {
+		// The dead client's session, and its lock with it, ends once the
+		// server sees its connection close.
+		p.r.rec.RecordSessionEnd(p.r.sc.Key, old, p.owner, p.fence, now)
+	}
 	if p.believes {
 		p.believes, p.fence = false, 0
 		p.r.believe(p, false, 0, now)

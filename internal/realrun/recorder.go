@@ -224,6 +224,22 @@ func (r *Recorder) RecordRenewal(rn backend.Renewal) {
 	r.record(op)
 }
 
+// SessionProcess is the history's process of the session of process's
+// client, which ends with the client (RecordSessionEnd).
+func SessionProcess(process string) string { return process + "/session" }
+
+// RecordSessionEnd records that a crashed client's session lock is freed
+// by the server once it sees the client's connection close
+// (backend.Info.EndsWithClient): a release of owner's grant (fence) on key,
+// from SessionProcess(process), called at the crash (µs on the history's
+// timeline) and never answered, for the server reports no time.
+func (r *Recorder) RecordSessionEnd(key, process, owner string, fence, at int64) {
+	op := model.Op{Process: SessionProcess(process), Owner: owner, Key: key, Kind: model.Release, Call: at}
+	recording.Call(&op, &machine.Request{Fence: fence})
+	op.Error = "the client's session ends with it: freed when the server sees its connection close"
+	r.record(op)
+}
+
 // Silence is how long clients have been asking without any of them
 // getting an answer — since the first request sent (or left unanswered)
 // after the last answer — or -1 when nobody is waiting; and the last error

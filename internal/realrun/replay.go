@@ -583,7 +583,12 @@ func (r *runner) ended(i int, end int64) {
 		return
 	}
 	r.mu.Lock()
-	r.records[i].End, r.records[i].HasEnd = end, true
+	// A fault ended by another that struck in the same step — a crash at
+	// the instant a pause struck — may be ended at a time read before its
+	// own start was: a process client's pause starts when the kernel
+	// reported it stopped, read after the crash's clock. It then ends
+	// where it began: a record may not end before it starts.
+	r.records[i].End, r.records[i].HasEnd = max(end, r.records[i].Start), true
 	r.mu.Unlock()
 }
 
