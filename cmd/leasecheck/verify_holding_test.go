@@ -40,6 +40,11 @@ func TestVerifyHoldingRecipes(t *testing.T) {
 		{"etcd-election", "pause,partition,delay,crash", func(*testing.T) {}, exitOK},
 		{"zk-lock-unfenced", "pause", needZooKeeper, exitViolation},
 		{"etcd-election-cluster", "pause,partition,member-isolate,member-pause,member-crash", needInstalledEtcd, exitOK},
+		// etcd's Mutex on the same session, each owner's client a child
+		// process of the binary (SIGSTOP for a pause): fenced by IsOwner
+		// nothing is found; with a plain Put the paused holder's write is.
+		{"etcd-session-mutex-procs", "pause,partition,crash", func(*testing.T) {}, exitOK},
+		{"etcd-session-mutex-unfenced-procs", "pause", func(*testing.T) {}, exitViolation},
 	} {
 		t.Run(c.spec, func(t *testing.T) {
 			c.need(t)

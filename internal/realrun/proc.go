@@ -681,7 +681,11 @@ func (p *proc) crash(now int64, f faults.Fault, rec model.FaultRecord) {
 			Detail: fmt.Sprintf("not applied: %s crashed before the pause of %v struck", old, msUS(p.armed.Total))})
 	}
 	if p.pauseUntil > 0 {
-		p.r.ended(p.pauseRec, now)
+		// The kill ends the pause when it happens. A process client's pause
+		// record starts when the kernel reported the process stopped,
+		// which can be later than a crash dealt for the same instant: the
+		// step's time would end the record before its start.
+		p.r.ended(p.pauseRec, max(now, p.r.now()))
 	}
 	if p.freezeUntil > 0 {
 		p.clock.Thaw(now) // the next incarnation's clock runs

@@ -32,6 +32,9 @@ type Process struct {
 	// logFrom is where this start's output begins in Log().
 	ready func(ctx context.Context, logFrom int) error
 	term  syscall.Signal // clean shutdown signal (SIGTERM; PostgreSQL: SIGINT, "fast")
+	// wait is how long its first start may take to serve; a restart gets
+	// as long (a JVM on a loaded machine starts no faster the second time).
+	wait time.Duration
 
 	restartMu sync.Mutex // one restart at a time (runs may share a server)
 }
@@ -114,7 +117,7 @@ func (p *Process) Restart(ctx context.Context, down time.Duration) error {
 	if err := p.start(p.newCmd()); err != nil {
 		return err
 	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, max(p.wait, 30*time.Second))
 	defer cancel()
 	return p.waitReady(wctx, from)
 }
@@ -236,6 +239,7 @@ func retryStarted(start func() (*Process, string, error)) (*Process, string, err
 // launch starts the first incarnation and waits (up to wait) until it takes
 // requests; on failure the process is stopped and its directory removed.
 func (p *Process) launch(ctx context.Context, wait time.Duration) error {
+	p.wait = wait
 	if err := p.start(p.newCmd()); err != nil {
 		if p.Dir != "" {
 			os.RemoveAll(p.Dir)

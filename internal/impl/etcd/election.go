@@ -22,6 +22,15 @@ package etcd
 //     leader is the key under the prefix with the lowest create revision,
 //     attached to its session's lease; Rev is that create revision.
 //
+// The same adapter runs concurrency.Mutex on the same session
+// ("etcd-session-mutex", OpenSessionMutex): "Mutex implements the sync
+// Locker interface with etcd"; TryLock "locks the mutex if not already
+// locked by another session"; IsOwner is the compare a caller puts in its
+// own Txn to act only while it holds. The mutex's key is the session's
+// (prefix/lease-ID), so its Unlock, a plain Delete, deletes no other
+// session's key. Only acquire, release and the fenced write's compare
+// differ from the election's (the recipe field).
+//
 // Nothing in it promises that a leader's writes elsewhere are safe after
 // its lease expired: a leader paused past its TTL (a GC pause) writes as a
 // leader when it resumes, unless the write is fenced. That is the
@@ -74,16 +83,46 @@ const ElectionLossLateness = 1500 * time.Millisecond
 // ElectionInfo describes Election: fenced (the revision checked by the
 // write) or not (a plain Put).
 func ElectionInfo(fenced bool) backend.Info {
+	return recipeInfo(electionRecipe, fenced)
+}
+
+// SessionMutexInfo describes the Mutex recipe on a background-renewed
+// session (OpenSessionMutex): fenced (the library's IsOwner compare) or not.
+func SessionMutexInfo(fenced bool) backend.Info {
+	return recipeInfo(mutexRecipe, fenced)
+}
+
+// recipe is which of the concurrency package's recipes an Election runs on
+// its session: they share the session, its keepalives, its Done, and the
+// fence (the create revision of the owner's key under the prefix), and
+// differ in how the key is taken, given back and compared.
+type recipe int
+
+const (
+	electionRecipe recipe = iota // Election: Leader, Campaign, Resign
+	mutexRecipe                  // Mutex: TryLock, Unlock, IsOwner
+)
+
+func recipeInfo(r recipe, fenced bool) backend.Info {
 	i := Info()
 	i.Name = "etcd-election"
 	i.FenceSource = "the election key's create revision (Election.Rev)"
 	i.FencedWrite = "Txn: if CreateRevision(Election.Key()) == Election.Rev() then Put(P/data/K)"
+	if r == mutexRecipe {
+		i.Name = "etcd-session-mutex"
+		i.FenceSource = "the Mutex key's create revision (Mutex.Header().Revision after TryLock)"
+		i.FencedWrite = "Txn: if Mutex.IsOwner() (CreateRevision(Mutex.Key()) == its revision) then Put(P/data/K)"
+	}
 	if !fenced {
-		i.Name = "etcd-election-unfenced"
+		i.Name += "-unfenced"
 		i.FencedWrite = "none: a plain Put(P/data/K) by the leader"
 		i.Writes = backend.UncheckedWrites
 	}
 	i.LossLateness = ElectionLossLateness
+	// The lessor sends a keepalive once TTL/3 has passed since the last
+	// answer, checked every 500ms: at the shortest TTL a keepalive every
+	// TTL/3 at most; a longer TTL renews less often, so the bound loosens.
+	i.RenewInterval = i.MinTTL / 3
 	return i
 }
 
@@ -92,6 +131,7 @@ func ElectionInfo(fenced bool) backend.Info {
 type Election struct {
 	addr, prefix string
 	fenced       bool
+	recipe       recipe
 	base         *clientv3.Client // reads, cleanup
 
 	mu        sync.Mutex
@@ -110,7 +150,8 @@ type electionClient struct {
 type electionHold struct {
 	key, owner string
 	s          *concurrency.Session
-	el         *concurrency.Election
+	el         *concurrency.Election // the election recipe's
+	mu         *concurrency.Mutex    // the mutex recipe's
 	fence      int64
 	ttl        time.Duration
 }
@@ -124,6 +165,50 @@ func OpenElection(ctx context.Context, addr, prefix string, fenced bool) (*Elect
 	}
 	return &Election{addr: addr, prefix: prefix, fenced: fenced, base: cli,
 		clients: map[string]*electionClient{}, holds: map[[2]string]*electionHold{}}, nil
+}
+
+// OpenSessionMutex is OpenElection running concurrency.Mutex instead of
+// the election on the same background-renewed session ("etcd-session-mutex"):
+// NewSession(WithTTL), NewMutex, TryLock (ErrLocked: refused "held"),
+// Unlock then the session's Close, and the fenced write the package
+// offers for it, Txn(If(Mutex.IsOwner())). Unlike "etcd-mutex", whose
+// session is orphaned and renewed by explicit requests, this is the Mutex
+// as its users run it: the lessor keeps the lease alive by itself and
+// Session.Done says when it is lost.
+func OpenSessionMutex(ctx context.Context, addr, prefix string, fenced bool) (*Election, error) {
+	e, err := OpenElection(ctx, addr, prefix, fenced)
+	if err != nil {
+		return nil, err
+	}
+	e.recipe = mutexRecipe
+	return e, nil
+}
+
+// recipeKey is the hold's key under the recipe's prefix, whose create revision
+// is the fence.
+func (h *electionHold) recipeKey() string {
+	if h.mu != nil {
+		return h.mu.Key()
+	}
+	return h.el.Key()
+}
+
+// owns is the compare that holds while the grant does: the library's own
+// IsOwner for the Mutex, the same compare on the election's key.
+func (h *electionHold) owns() clientv3.Cmp {
+	if h.mu != nil {
+		return h.mu.IsOwner()
+	}
+	return clientv3.Compare(clientv3.CreateRevision(h.el.Key()), "=", h.fence)
+}
+
+// giveBack is the recipe's own release: Resign, or Unlock (a plain Delete
+// of the session's own key, which no other session can hold).
+func (h *electionHold) giveBack(ctx context.Context) error {
+	if h.mu != nil {
+		return h.mu.Unlock(ctx)
+	}
+	return h.el.Resign(ctx)
 }
 
 // ownCall marks the adapter's own requests, which are ops of the history,
@@ -319,12 +404,12 @@ func (e *Election) Do(ctx context.Context, req backend.Request) (backend.Respons
 		if h == nil || req.Fence != 0 && req.Fence != h.fence {
 			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
-		g, err := h.s.Client().Get(own(ctx), h.el.Key())
+		g, err := h.s.Client().Get(own(ctx), h.recipeKey())
 		if err != nil {
 			return backend.Response{}, err
 		}
 		there := len(g.Kvs) > 0 && g.Kvs[0].CreateRevision == h.fence
-		if err := h.el.Resign(own(ctx)); err != nil {
+		if err := h.giveBack(own(ctx)); err != nil {
 			return backend.Response{}, err
 		}
 		e.mu.Lock()
@@ -357,7 +442,7 @@ func (e *Election) Do(ctx context.Context, req backend.Request) (backend.Respons
 			return backend.Response{Reason: machine.ReasonStaleFence}, nil
 		}
 		t, err := h.s.Client().Txn(own(ctx)).
-			If(clientv3.Compare(clientv3.CreateRevision(h.el.Key()), "=", h.fence)).
+			If(h.owns()).
 			Then(clientv3.OpPut(data, req.Value)).
 			Commit()
 		if err != nil {
@@ -378,7 +463,7 @@ func (e *Election) Do(ctx context.Context, req backend.Request) (backend.Respons
 		}
 		return resp, nil
 	}
-	return backend.Response{}, errors.New("etcd-election: unknown op " + req.Kind.String())
+	return backend.Response{}, errors.New(recipeInfo(e.recipe, e.fenced).Name + ": unknown op " + req.Kind.String())
 }
 
 func (e *Election) acquire(ctx context.Context, req backend.Request) (backend.Response, error) {
@@ -390,6 +475,9 @@ func (e *Election) acquire(ctx context.Context, req backend.Request) (backend.Re
 	s, err := newSession(ctx, c.cli, secs)
 	if err != nil {
 		return backend.Response{}, err
+	}
+	if e.recipe == mutexRecipe {
+		return e.lock(ctx, req, s, secs)
 	}
 	el := concurrency.NewElection(s, e.prefix+"/election/"+req.Key)
 	if _, err := el.Leader(own(ctx)); err == nil {
@@ -405,15 +493,40 @@ func (e *Election) acquire(ctx context.Context, req backend.Request) (backend.Re
 		closeSession(s)
 		return backend.Response{}, err
 	}
-	h := &electionHold{key: req.Key, owner: req.Owner, s: s, el: el, fence: el.Rev(), ttl: time.Duration(secs) * time.Second}
+	return e.held(&electionHold{key: req.Key, owner: req.Owner, s: s, el: el, fence: el.Rev(), ttl: time.Duration(secs) * time.Second}), nil
+}
+
+// lock is the Mutex recipe's acquire on the session s: TryLock, the
+// library's own answer for "held by another session" (it deletes the key
+// it put, and the session goes).
+func (e *Election) lock(ctx context.Context, req backend.Request, s *concurrency.Session, secs int64) (backend.Response, error) {
+	mu := concurrency.NewMutex(s, e.prefix+"/mutex/"+req.Key)
+	err := mu.TryLock(own(ctx))
+	if errors.Is(err, concurrency.ErrLocked) {
+		closeSession(s)
+		return backend.Response{Reason: machine.ReasonHeld}, nil
+	}
+	if err != nil {
+		// The Txn's outcome is unknown: the key, if put, goes with the
+		// session.
+		closeSession(s)
+		return backend.Response{}, err
+	}
+	// TryLock on a fresh session created the key in its own Txn: that
+	// Txn's revision is the key's create revision, the one IsOwner compares.
+	return e.held(&electionHold{key: req.Key, owner: req.Owner, s: s, mu: mu, fence: mu.Header().Revision, ttl: time.Duration(secs) * time.Second}), nil
+}
+
+// held records h as its owner's grant of its key and answers it.
+func (e *Election) held(h *electionHold) backend.Response {
 	e.mu.Lock()
-	old := e.holds[[2]string{req.Key, req.Owner}]
-	e.holds[[2]string{req.Key, req.Owner}] = h
+	old := e.holds[[2]string{h.key, h.owner}]
+	e.holds[[2]string{h.key, h.owner}] = h
 	e.mu.Unlock()
 	if old != nil {
 		old.s.Orphan()
 	}
-	return backend.Response{OK: true, Fence: h.fence, TTL: h.ttl}, nil
+	return backend.Response{OK: true, Fence: h.fence, TTL: h.ttl}
 }
 
 // Signal implements backend.Holding: the session's Done.

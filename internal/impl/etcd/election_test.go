@@ -16,8 +16,12 @@ import (
 )
 
 func electionFactory(addr string, fenced bool) leasetest.Factory {
+	return recipeFactory(etcd.OpenElection, addr, fenced)
+}
+
+func recipeFactory(open func(ctx context.Context, addr, prefix string, fenced bool) (*etcd.Election, error), addr string, fenced bool) leasetest.Factory {
 	return func() (backend.Backend, func(), error) {
-		b, err := etcd.OpenElection(context.Background(), addr, "/leasecheck/"+serverstest.Prefix(), fenced)
+		b, err := open(context.Background(), addr, "/leasecheck/"+serverstest.Prefix(), fenced)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -44,7 +48,34 @@ func TestElectionUnfencedZombie(t *testing.T) {
 		t.Skip("a real server, a minute of real rounds")
 	}
 	s := embedded(t)
-	rs := leasetest.Evaluate(context.Background(), electionFactory(s.Addr, false), leasetest.Options{Info: etcd.ElectionInfo(false), TTL: 2 * time.Second,
+	onlyZombie(t, electionFactory(s.Addr, false), etcd.ElectionInfo(false))
+}
+
+// concurrency.Mutex on the same background-renewed session, fenced by the
+// library's IsOwner compare, passes the whole suite, LossSignal included.
+func TestSessionMutexConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real server, a minute of real rounds")
+	}
+	s := embedded(t)
+	leasetest.Run(t, recipeFactory(etcd.OpenSessionMutex, s.Addr, true), leasetest.Options{Info: etcd.SessionMutexInfo(true), TTL: 2 * time.Second})
+}
+
+// The Mutex with a plain Put fails on Zombie alone, as the election does:
+// the fence (IsOwner) is what the fenced Mutex passes by.
+func TestSessionMutexUnfencedZombie(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real server, a minute of real rounds")
+	}
+	s := embedded(t)
+	onlyZombie(t, recipeFactory(etcd.OpenSessionMutex, s.Addr, false), etcd.SessionMutexInfo(false))
+}
+
+// onlyZombie runs the suite and wants exactly Zombie failed, with
+// LossSignal run.
+func onlyZombie(t *testing.T, f leasetest.Factory, info backend.Info) {
+	t.Helper()
+	rs := leasetest.Evaluate(context.Background(), f, leasetest.Options{Info: info, TTL: 2 * time.Second,
 		Skip: []string{"Linearizable"}})
 	var failed []string
 	for _, r := range rs {
