@@ -1,0 +1,48 @@
+package redsync
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/leasetest/servers"
+	"github.com/leasecheck/leasecheck/verify"
+)
+
+// Verify is the adapter as an entry of verify's registry: --backend
+// redsync (a redis-server started here) or redsync+redis://HOST:PORT.
+// Every client opens its own adapter through its own proxy.
+func Verify() verify.Backend {
+	return verify.Backend{
+		Name: "redsync", Schemes: []string{"redsync+redis"},
+		Usage: "redsync (on a redis-server started here) | redsync+redis://HOST:PORT",
+		Open: func(ctx context.Context, spec, prefix string) (*verify.Opened, error) {
+			url, started := strings.TrimPrefix(spec, "redsync+"), (*servers.Server)(nil)
+			if spec == "redsync" {
+				s, err := servers.StartRedis(ctx)
+				if err != nil {
+					return nil, err
+				}
+				url, started = s.URL, s
+			}
+			opts, err := goredis.ParseURL(url)
+			if err != nil {
+				if started != nil {
+					started.Close()
+				}
+				return nil, errors.New("bad Redis URL: want redsync+redis://HOST:PORT[/db]")
+			}
+			p := "leasecheck:" + prefix + ":"
+			o := verify.Connect(Info(), opts.Addr, func(ctx context.Context, addr string) (backend.Backend, error) {
+				return Open(ctx, url, addr, p)
+			})
+			if started != nil {
+				o.Target.Server, o.Shown, o.Close = started, spec+" (on a redis-server started here, "+started.Addr+")", func() { started.Close() }
+			}
+			return o, nil
+		},
+	}
+}
