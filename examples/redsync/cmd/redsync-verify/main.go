@@ -10,4 +10,4 @@ import (
 	"github.com/leasecheck/leasecheck/verify"
 )
 
-func main() { verify.Main(redsync.Verify()) }
+func main() { verify.Main(redsync.Verify(), redsync.VerifyProcesses()) }
