@@ -312,6 +312,26 @@ func (a *Adapter) Do(ctx context.Context, req backend.Request) (backend.Response
 		a.holds[[2]string{req.Key, req.Owner}] = h
 		a.mu.Unlock()
 		lctx, cancel, err := ol.l.TryWithContext(context.Background(), req.Key)
+		// TryNextAfter (20ms) bounds each key's SET: on a loaded machine
+		// a try runs out of it, and the library deletes what it set
+		// before it returns. Try again within the request's deadline, as
+		// the library's own WithContext does; a refusal after a timed-out
+		// try stays unknown (a key the failed try could not delete is the
+		// owner's own).
+		for timedOut := false; err != nil; {
+			if errors.Is(err, rueidislock.ErrNotLocked) {
+				if timedOut {
+					err = errors.New("rueidislock: refused after a try that timed out: outcome unknown")
+				}
+				break
+			}
+			if d, ok := ctx.Deadline(); !ok || time.Until(d) < 50*time.Millisecond {
+				break
+			}
+			timedOut = true
+			time.Sleep(10 * time.Millisecond)
+			lctx, cancel, err = ol.l.TryWithContext(context.Background(), req.Key)
+		}
 		if err != nil {
 			a.mu.Lock()
 			if old != nil {
