@@ -84,7 +84,9 @@ func TestRenewalLoop(t *testing.T) {
 	if readme > 10 || seenReadme < 2 {
 		t.Errorf("README configuration: %d scripts, %d renewals seen in 3s; want the timer's (about 3 scripts, 2 or 3 renewals)", readme, seenReadme)
 	}
-	if defaults < 1000 || seenDefaults < 300 {
-		t.Errorf("defaults: %d scripts, %d renewals seen in 3s; want the loop (thousands)", defaults, seenDefaults)
+	// The loop's rate is bounded by round trips and the CPU (on a shared
+	// 2-core machine 900 to 2000 scripts in 3s); the timer alone sends 3.
+	if defaults < 300 || seenDefaults < 100 {
+		t.Errorf("defaults: %d scripts, %d renewals seen in 3s; want the loop (hundreds at least)", defaults, seenDefaults)
 	}
 }
