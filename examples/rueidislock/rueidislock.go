@@ -176,10 +176,6 @@ type hold struct {
 	deleted []int64
 }
 
-func (a *Adapter) redisKey(key string, i int) string {
-	return a.prefix + "rl:" + strconv.Itoa(i) + ":" + key
-}
-
 func (a *Adapter) locker(owner string, ttl time.Duration) (*ownerLocker, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
