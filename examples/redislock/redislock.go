@@ -87,7 +87,7 @@ func Open(ctx context.Context, url, addr, prefix string) (backend.Backend, error
 	opts.MaxRetries = -1
 	opts.ContextTimeoutEnabled = true
 	opts.DialTimeout = 2 * time.Second
-	opts.ClientName = clientName(prefix) // Cleanup waits for these connections
+	opts.ClientName = ConnectionName("redislock/" + prefix) // Cleanup waits for these connections
 	rdb := goredis.NewClient(opts)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		rdb.Close()
@@ -207,24 +207,33 @@ func (b *adapter) Close() error {
 	return nil
 }
 
-// clientName is the name of the connections of one prefix's adapters
-// (CLIENT SETNAME takes no spaces or newlines).
-func clientName(prefix string) string {
+// ConnectionName is s as the name of a connection (CLIENT SETNAME takes no
+// spaces or newlines): the name of the connections of one prefix's
+// adapters, which a cleanup waits for (DeleteAfterClosed).
+func ConnectionName(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r <= ' ' || r > '~' {
 			return '_'
 		}
 		return r
-	}, "redislock/"+prefix)
+	}, s)
 }
 
-// cleanup closes rdb, waits (up to 10 s, or ctx's deadline) until the
-// server lists no connection of rdb's name, and deletes every key under
-// prefix.
+// cleanup closes rdb, then deletes every key under prefix once the server
+// has dropped rdb's connections (DeleteAfterClosed).
 func cleanup(ctx context.Context, rdb *goredis.Client, prefix string) error {
 	opts := *rdb.Options()
-	name := opts.ClientName
 	rdb.Close()
+	return DeleteAfterClosed(ctx, opts, opts.ClientName, prefix)
+}
+
+// DeleteAfterClosed waits (up to 10 s, or ctx's deadline) until the Redis
+// at opts lists no connection named name — by then every command those
+// connections carried has been applied, late writes included — and
+// deletes every key under prefix, through a connection of its own. The
+// adapters of other Redis lock libraries (examples/redsync,
+// examples/rueidislock) clean up with it after closing their clients.
+func DeleteAfterClosed(ctx context.Context, opts goredis.Options, name, prefix string) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)

@@ -16,4 +16,4 @@ import (
 	"github.com/leasecheck/leasecheck/verify"
 )
 
-func main() { verify.Main(redislock.Verify()) }
+func main() { verify.Main(redislock.Verify(), redislock.VerifyProcesses()) }
