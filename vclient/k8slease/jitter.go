@@ -34,7 +34,9 @@ var jitterRand func() float64
 //
 // Nothing of client-go is changed: the variable it sets is the one
 // k8s.io/apimachinery/pkg/util/wait keeps "so it can be overridden to make
-// unit tests deterministic".
+// unit tests deterministic". Until undo, apimachinery's error handlers
+// (utilruntime.ErrorHandlers) also rate-limit on the run's clock
+// (runErrorHandlers).
 func UseJitter(r *rand.Rand) (undo func()) { return useJitter(r) }
 
 // useJitter points client-go's jitter at r until undo (vclient.RandUser).
