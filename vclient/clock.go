@@ -348,7 +348,13 @@ func (c *Candidate) LeaseTTL(ttl int64) int64 {
 	}
 	now := c.w.nowMs()
 	out := ttl
-	for _, f := range c.w.sc.Faults {
+	for i, f := range c.w.sc.Faults {
+		// A drift that started and was never read (its node's client keeps
+		// its own clock, Candidate.Clock unused) shortens nothing. The
+		// harness calls LeaseTTL serving a request, with w.mu held.
+		if _, read := c.w.rec.struckAt[i]; !read && f.At <= now {
+			continue
+		}
 		if f.Kind == faults.ClockDrift && f.Target != c.Node && f.Amount > 0 && f.At < now+ttl {
 			out = min(out, ttl*1_000_000/(1_000_000+f.Amount))
 		}

@@ -2,8 +2,6 @@ package vclient_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -22,25 +20,78 @@ func (l *leakyClient) Start(ctx context.Context, c *vclient.Candidate) {
 
 func waitForever(ch chan struct{}) { <-ch }
 
+// stuckClient is toyClient whose Start does not return once its context
+// ended: it waits on a channel nobody closes or, ticking, sleeps on
+// forever (a loop that never looks at its context).
+type stuckClient struct {
+	toyClient
+	ticking bool
+}
+
+func (s *stuckClient) Start(ctx context.Context, c *vclient.Candidate) {
+	s.toyClient.Start(ctx, c)
+	if s.ticking {
+		sleepForever()
+	}
+	waitForever(make(chan struct{}))
+}
+
+func sleepForever() {
+	for {
+		time.Sleep(time.Second)
+	}
+}
+
+func toyOptions() vclient.Options {
+	return vclient.Options{Server: func() vclient.Server { return &toyServer{ttl: 1000} }}
+}
+
+func toy() toyClient { return toyClient{Every: time.Second, Timeout: time.Second} }
+
 // TestLeakedGoroutineNamed: a client whose goroutine outlives its Start
-// keeps the run's bubble from ending, and synctest ends the test binary;
-// before it does, the harness names the run's seed and where the leaked
-// goroutine is blocked. (The run is a child process: the binary ends.)
+// would keep the run's bubble from ending and synctest would end the test
+// binary; the run ends instead in an error naming its seed and where the
+// leaked goroutine is blocked. The same client without the goroutine runs
+// without error.
 func TestLeakedGoroutineNamed(t *testing.T) {
-	if os.Getenv("VCLIENT_LEAK_CHILD") != "" {
-		runOne(t, toyScenario(7, 1, 0, 3000), &leakyClient{toyClient{Every: time.Second, Timeout: time.Second}},
-			vclient.Options{Server: func() vclient.Server { return &toyServer{ttl: 1000} }})
-		return
+	_, err := runOne(t, toyScenario(7, 1, 0, 3000), &leakyClient{toy()}, toyOptions())
+	leakReported(t, err, "vclient: seed 7 (vclient:toy)", "every candidate's Start returned, but 1 goroutine(s) it started were still blocked 1m0s after",
+		"vclient_test.waitForever", "leak_test.go")
+	if _, err := runOne(t, toyScenario(7, 1, 0, 3000), &toyClient{Every: time.Second, Timeout: time.Second}, toyOptions()); err != nil {
+		t.Errorf("the client without its leaked goroutine: %v", err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLeakedGoroutineNamed$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "VCLIENT_LEAK_CHILD=1")
-	out, err := cmd.CombinedOutput()
+}
+
+// TestStuckStartNamed: a Start that does not return once its context
+// ended — blocked for good, or sleeping in a loop — ends the run in an
+// error that names the seed, the incarnations whose Start is stuck and
+// their stacks, within a run's length of virtual time; never in
+// synctest's deadlock panic, never in a loop that does not end.
+func TestStuckStartNamed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		ticking bool
+		where   string
+	}{{"blocked", false, "vclient_test.waitForever"}, {"sleeping", true, "vclient_test.sleepForever"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := runOne(t, toyScenario(11, 2, 0, 3000), &stuckClient{toy(), tc.ticking}, toyOptions())
+			leakReported(t, err, "vclient: seed 11 (vclient:toy)", "the Start of h1, h2 had not returned 1m0s after its context ended",
+				tc.where, "(*stuckClient).Start", "leak_test.go")
+		})
+	}
+}
+
+func leakReported(t *testing.T, err error, want ...string) {
+	t.Helper()
 	if err == nil {
-		t.Fatalf("the leaking run ended normally:\n%s", out)
+		t.Fatal("the leaking run ended without an error")
 	}
-	for _, want := range []string{"vclient: seed 7 ", "outlived every candidate's Start", "vclient_test.waitForever", "leak_test.go"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("the report lacks %q:\n%s", want, out)
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("the error lacks %q:\n%v", w, err)
 		}
+	}
+	if strings.Contains(err.Error(), "deadlock") {
+		t.Errorf("the error is synctest's deadlock, not the leak:\n%v", err)
 	}
 }

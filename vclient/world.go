@@ -117,8 +117,12 @@ type world struct {
 	closing  bool
 	live     int // Start calls not yet returned
 	exited   chan struct{}
-	highest  map[string]int64 // each fenced resource's highest accepted fence, by Lease key
-	sent     int              // requests enqueued: the arrivals' last tie-break
+	// running are the incarnations whose Start has not returned, and stuck
+	// those the shutdown gave up waiting for (leak.go).
+	running map[*Candidate]bool
+	stuck   []string
+	highest map[string]int64 // each fenced resource's highest accepted fence, by Lease key
+	sent    int              // requests enqueued: the arrivals' last tie-break
 	// outstanding are the requests not answered yet (lost ones included),
 	// so that the shutdown can answer every one.
 	outstanding map[*call]struct{}
@@ -230,7 +234,7 @@ type record struct {
 // candidates' beliefs, the pauses, the trace), the stores' log and the
 // first failed request. t is the test the bubble belongs to
 // (testing/synctest needs one: sweeps run as go test).
-func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*record, error) {
+func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (rec *record, err error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
@@ -253,11 +257,24 @@ func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*rec
 		runs.Lock()
 		defer runs.Unlock()
 	}
-	var rec *record
+	var leak error
+	defer func() {
+		// A bubble whose goroutines outlive its main one ends in synctest's
+		// deadlock panic; the leak it found is the run's error instead.
+		if r := recover(); r != nil {
+			if !isSynctestDeadlock(r) {
+				panic(r)
+			}
+			if leak == nil {
+				leak = fmt.Errorf("vclient: seed %d (%s): the run's goroutines were all blocked and it could not end (synctest: %v)", sc.Seed, sc.Implementation, r)
+			}
+			rec, err = nil, leak
+		}
+	}()
 	synctest.Test(t, func(*testing.T) {
 		w := &world{sc: sc, opts: opts, client: client, srv: opts.Server(),
 			arrive: make(chan struct{}, 1), exited: make(chan struct{}, 1),
-			outstanding: map[*call]struct{}{}, highest: map[string]int64{}}
+			outstanding: map[*call]struct{}{}, highest: map[string]int64{}, running: map[*Candidate]bool{}}
 		w.rec.init(sc, opts)
 		w.rec.waiting = w.someoneWaiting
 		if serial {
@@ -268,8 +285,11 @@ func run(t *testing.T, sc *scenario.Scenario, client Client, opts Options) (*rec
 		w.plan()
 		w.loop()
 		rec = &record{Result: w.rec.result(w), Store: w.rec.store, FirstError: w.rec.firstError()}
-		w.reportLeaks()
+		leak = w.leaks()
 	})
+	if leak != nil {
+		return nil, leak
+	}
 	if rec == nil {
 		return nil, fmt.Errorf("vclient: the run of seed %d did not finish", sc.Seed)
 	}
@@ -606,11 +626,13 @@ func (w *world) launch(n *node, name, identity string) {
 	c := &Candidate{Name: name, Node: n.proc.Name, Identity: identity, Process: n.proc, TTL: w.sc.TTL, w: w}
 	n.cur, n.cancel = c, cancel
 	w.live++
+	w.running[c] = true
 	w.rec.traceLocked(w.nowMs(), name, "started", "identity "+identity)
 	go func() {
 		w.client.Start(ctx, c)
 		w.mu.Lock()
 		w.live--
+		delete(w.running, c)
 		if n.stopping == c {
 			// A shut-down incarnation is gone once its Start returned.
 			n.stopping = nil
@@ -917,8 +939,12 @@ func (w *world) deliver(e *event, now time.Duration) {
 
 // shutdown ends the run at the horizon: every incarnation's context ends,
 // every request in flight and every new one is refused, and the harness
-// waits (in the bubble: no time passes) until every Start has returned.
+// waits (in the bubble: no time passes) until every Start has returned —
+// for a run's length at most (leakGrace): a Start still running then has
+// outlived its context, and the run ends in an error naming it (leak.go).
 func (w *world) shutdown() {
+	grace := time.NewTimer(w.leakGrace())
+	defer grace.Stop()
 	w.mu.Lock()
 	w.closing = true
 	for _, cancel := range w.cancels {
@@ -947,6 +973,14 @@ func (w *world) shutdown() {
 		select {
 		case <-w.exited:
 		case <-w.arrive:
+		case <-grace.C:
+			w.mu.Lock()
+			for c := range w.running {
+				w.stuck = append(w.stuck, c.Name)
+			}
+			w.mu.Unlock()
+			slices.Sort(w.stuck)
+			return
 		}
 	}
 }

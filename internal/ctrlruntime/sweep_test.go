@@ -3,6 +3,7 @@ package ctrlruntime
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -261,4 +262,51 @@ func TestPauseSweep(t *testing.T) {
 	} else if zombies == 0 || len(r.Failures) < zombies {
 		t.Errorf("unfenced: %d zombie seeds, %d failing", zombies, len(r.Failures))
 	}
+}
+
+var matrixFlag = flag.Bool("matrix", false, "TestProfileMatrix: sweep every fault profile, unfenced and fenced")
+
+// TestProfileMatrix sweeps the manager at controller-runtime's defaults
+// (client-go's 15 s / 10 s / 2 s) under every fault profile k8slease has,
+// unfenced and fenced (-matrix; -seeds N a cell), and logs a row a cell:
+// the seeds failing, the properties violated and warned on, what ran. Its
+// judgement is the one every sweep makes; what it asserts is the analysis'
+// claim: fenced, every profile is clean.
+func TestProfileMatrix(t *testing.T) {
+	if !*matrixFlag {
+		t.Skip("a long sweep: give -matrix (and -seeds N a cell)")
+	}
+	var rows []string
+	for _, impl := range []string{Unfenced, Fenced} {
+		for _, p := range k8slease.Profiles {
+			t.Run(impl+"/"+string(p), func(t *testing.T) {
+				r := sweep(t, impl, p, k8slease.Timings[:1], seeds(20), nil)
+				s := r.sum
+				faults := []string{}
+				for _, k := range slices.Sorted(maps.Keys(s.Faults)) {
+					faults = append(faults, fmt.Sprintf("%s %d", k, s.Faults[k]))
+				}
+				rows = append(rows, fmt.Sprintf("| %s | %s | %d | %d | %s | %s | %d | %d | %d | %s |", impl, p, s.Seeds, s.Failed,
+					counts(s.Violations), counts(s.Warnings), s.Ops, s.Writes, s.Grants, strings.Join(faults, ", ")))
+				if impl == Fenced && s.Failed > 0 {
+					t.Errorf("fenced, %s: %d seeds failed", p, s.Failed)
+				}
+			})
+		}
+	}
+	t.Logf("\n| manager | profile | seeds | failing | violated (seeds) | warned (seeds) | ops | writes | grants | faults injected |\n|---|---|---:|---:|---|---|---:|---:|---:|---|\n%s",
+		strings.Join(rows, "\n"))
+}
+
+func counts(m map[string]int) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] > 0 {
+			out = append(out, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	if len(out) == 0 {
+		return "—"
+	}
+	return strings.Join(out, ", ")
 }

@@ -58,5 +58,10 @@ func useClock(le leaderElector, c *vclient.Candidate) error {
 // node's clock-offset and clock-drift faults) to an elector built by
 // client-go's leaderelection.NewLeaderElector, where the node's clock is
 // skewed; call it before Run. It is the door for a client of your own to
-// the clock faults (the Clock profile); an unskewed clock changes nothing.
+// the clock faults (the Clock profile) and only to them; an unskewed clock
+// changes nothing. Every other profile needs no hook: a sweep's bubble
+// makes time.Now and every timer virtual, so the elector's own
+// clock.RealClock runs on the run's time. A client that never hands its
+// elector the candidate's clock has the clock faults recorded as never
+// struck, and its sweep under the Clock profile is an error.
 func UseClock(le *leaderelection.LeaderElector, c *vclient.Candidate) error { return useClock(le, c) }

@@ -1,10 +1,13 @@
 package k8slease
 
 import (
+	"context"
 	"math/rand/v2"
 	"sync"
+	"time"
 	_ "unsafe" // for go:linkname
 
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	_ "k8s.io/apimachinery/pkg/util/wait" // jitterRand's package
 )
 
@@ -31,7 +34,9 @@ var jitterRand func() float64
 //
 // Nothing of client-go is changed: the variable it sets is the one
 // k8s.io/apimachinery/pkg/util/wait keeps "so it can be overridden to make
-// unit tests deterministic".
+// unit tests deterministic". Until undo, apimachinery's error handlers
+// (utilruntime.ErrorHandlers) also rate-limit on the run's clock
+// (runErrorHandlers).
 func UseJitter(r *rand.Rand) (undo func()) { return useJitter(r) }
 
 // useJitter points client-go's jitter at r until undo (vclient.RandUser).
@@ -46,5 +51,30 @@ func useJitter(r *rand.Rand) (undo func()) {
 		defer mu.Unlock()
 		return r.Float64()
 	}
-	return func() { jitterRand = old }
+	oldHandlers := utilruntime.ErrorHandlers
+	utilruntime.ErrorHandlers = runErrorHandlers(oldHandlers)
+	return func() { jitterRand, utilruntime.ErrorHandlers = old, oldHandlers }
+}
+
+// runErrorHandlers is apimachinery's default error handlers (a log, then a
+// 1 ms rate limit) with the rate limit's clock started in the run. The
+// default one keeps the time of the last error process-wide, from its
+// package's init: read in a synctest bubble, whose time starts in 2000,
+// that time lies decades ahead, and the limit (1 ms minus the time since)
+// sleeps as long — a LeaseCandidate whose update failed never returns,
+// and how long it sleeps depends on when the process started, not on the
+// seed. Handlers other than the default two are left alone.
+func runErrorHandlers(hs []utilruntime.ErrorHandler) []utilruntime.ErrorHandler {
+	if len(hs) != 2 {
+		return hs
+	}
+	var mu sync.Mutex
+	last := time.Now()
+	return []utilruntime.ErrorHandler{hs[0], func(context.Context, error, string, ...any) {
+		mu.Lock()
+		d := time.Since(last)
+		last = time.Now()
+		mu.Unlock()
+		time.Sleep(time.Millisecond - d)
+	}}
 }
