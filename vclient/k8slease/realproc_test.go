@@ -260,9 +260,10 @@ type realRun struct {
 // (SIGSTOP) for longer than LeaseDuration plus h2's retry, so h2 takes
 // over, then resumed (SIGCONT); the server's record of the next seconds is
 // judged. A run where h1's release is applied over h2's live Lease is the
-// finding; one where h2 never took over counts as no takeover. It fails if
-// no run took over (nothing was exercised) and, with -realruns >= 20, if
-// no run reached the sequence either (the finding is not confirmed).
+// finding; one where h2 never took over counts as no takeover. Two kinds
+// of freeze: at the drawn instant, and as h1's next renewal reaches the
+// server (in flight). Each fails if no run took over (nothing was
+// exercised); the rates are the figures.
 func TestReleaseRealProcesses(t *testing.T) {
 	if testing.Short() && os.Getenv("LEASECHECK_SERVERS") == "" {
 		t.Skip("real processes in real time: the full tier (make test-all) runs it, -short does not (LEASECHECK_SERVERS=1 keeps it)")
@@ -289,12 +290,10 @@ func TestReleaseRealProcesses(t *testing.T) {
 			if took == 0 {
 				t.Fatalf("no takeover in %d runs: nothing was exercised", n)
 			}
-			// The finding on real processes: a freeze that catches a renewal
-			// in flight leads to the release; a drawn one mostly does not
-			// (its rate is logged, not asserted).
-			if inFlight && n >= 5 && hit == 0 {
-				t.Errorf("a freeze with a renewal in flight: the release-clears-new-leader sequence in none of %d runs", n)
-			}
+			// The rates are logged, not asserted: the release needs the
+			// runtime to fire the expired deadline before it delivers the
+			// renewal's answer at resume (2 of 15 in flight, 0 of 30 drawn,
+			// the finding's figures), too rare to demand of a few runs.
 		})
 	}
 }
