@@ -120,9 +120,11 @@ const (
 	// ReleaseFenced: Fenced with ReleaseOnCancel.
 	ReleaseFenced = "vclient:k8slease-release-fenced"
 	// ReleasePatched and ReleaseFencedPatched: Release and ReleaseFenced
-	// built on a copy of client-go's leaderelection whose tryRelease
-	// checks the Lease it just read names this elector, linked into
-	// k8slease's tests only.
+	// on client-go's leaderelection with tryRelease checking that the
+	// Lease it just read names this elector, changed at build time by the
+	// overlay vclient/k8slease/internal/overlaygen writes: k8slease's
+	// tests built with it (the clientgopatched tag) run them, no other
+	// build does.
 	ReleasePatched       = "vclient:k8slease-release-patched"
 	ReleaseFencedPatched = "vclient:k8slease-release-fenced-patched"
 )

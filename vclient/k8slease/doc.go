@@ -71,9 +71,10 @@
 // refreshes the resourceVersion the Update sends while IsLeader() reads
 // the stale observedRecord
 // (docs/findings/client-go-release-clears-new-leader.md); the patched
-// variants run a copy of the package with that one check fixed, linked
-// into this package's tests only (patched_test.go). They run as go test (a synctest bubble needs a
-// *testing.T):
+// variants run client-go's own package with that one check changed at
+// build time (make test-clientgo-patched: internal/overlaygen's overlay,
+// the clientgopatched tag, patched_test.go), in this package's tests
+// only. They run as go test (a synctest bubble needs a *testing.T):
 //
 //	go test ./vclient/k8slease -run TestNoFaultsClean -seeds 10000
 //	go test ./vclient/k8slease -run TestLatencyClean -seeds 10000
@@ -84,6 +85,9 @@
 //	go test ./vclient/k8slease -run TestReplayRate -failures 100
 //	go test ./vclient/k8slease -run '^$' -bench BenchmarkElection
 //	go test ./vclient/k8slease -run TestReleaseClearsNewLeader -v
+//	go test ./vclient/k8slease -run TestReleaseOverlapToEnd -v
+//	go test ./vclient/k8slease -run TestReleaseRealProcesses -realruns 30 -v
+//	make test-clientgo-patched
 //	go test ./vclient/k8slease -run TestReleaseSweep -seeds 10000
 //	go test ./vclient/k8slease -run TestStepDownClean -seeds 10000
 //	go test ./vclient/k8slease -run 'TestPauseAnywhere|TestPartitionsProfile|TestConflictsProfile|TestReplicas'

@@ -3,6 +3,7 @@ package k8slease
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,10 +22,10 @@ import (
 // TestReleaseSweep: client-go's elector with ReleaseOnCancel, its writes
 // fenced, under pauses (and a step-down per seed) on the safe timings. On
 // client-go v0.37.2 a deposed leader's release clears the new leader's
-// Lease — every failing seed is one of those, and there must be some; on
-// the patched copy of tryRelease (it checks the Lease it just read names
-// this elector) the same seeds violate nothing. -seeds 10000 for the
-// finding's figures; -save DIR keeps the first failure, shrunk.
+// Lease — every failing seed is one of those, and there must be some
+// (TestReleaseSweepPatched: the same seeds on the patched tryRelease
+// violate nothing). -seeds 10000 for the finding's figures; -save DIR
+// keeps the first failure, shrunk.
 func TestReleaseSweep(t *testing.T) {
 	n := seeds(100)
 	began := time.Now()
@@ -46,10 +47,6 @@ func TestReleaseSweep(t *testing.T) {
 		}
 	}
 	t.Logf("%s, pause profile, %d seeds: %d failing, each a release of another's Lease (%v)", k8ssweep.ReleaseFenced, n, len(r.failures), unpatched.Round(time.Second))
-	began = time.Now()
-	p := sweep(t, k8ssweep.ReleaseFencedPatched, "pause", safeTimings(), n, nil)
-	p.clean(t, k8ssweep.ReleaseFencedPatched+", pause profile")
-	t.Logf("%s, pause profile, %d seeds: %d failing (%v)", k8ssweep.ReleaseFencedPatched, n, len(p.failures), time.Since(began).Round(time.Second))
 }
 
 // TestStepDownClean: the step-down path (faults.Shutdown) raises no false
@@ -57,21 +54,26 @@ func TestReleaseSweep(t *testing.T) {
 // added to every seed, is clean under every profile; the unfenced one and
 // the ReleaseOnCancel ones under the profiles with no pause (a release
 // from a leader that holds its Lease is sound); the patched
-// ReleaseOnCancel elector, fenced, under every profile. The warnings a
+// ReleaseOnCancel elector, fenced, under every profile in
+// TestStepDownCleanPatched. The warnings a
 // fenced run may carry are TestFencedClean's (a late renewal answer).
 // -seeds 10000 for the figures.
 func TestStepDownClean(t *testing.T) {
-	type row struct {
-		impl     string
-		profiles []Profile
-	}
-	rows := []row{
+	rows := []stepDownRow{
 		{k8ssweep.Fenced, Profiles},
 		{k8ssweep.Unfenced, []Profile{"none", "latency"}},
 		{k8ssweep.Release, []Profile{"none", "latency"}},
 		{k8ssweep.ReleaseFenced, []Profile{"none", "latency"}},
-		{k8ssweep.ReleaseFencedPatched, Profiles},
 	}
+	stepDownClean(t, rows)
+}
+
+type stepDownRow struct {
+	impl     string
+	profiles []Profile
+}
+
+func stepDownClean(t *testing.T, rows []stepDownRow) {
 	n := seeds(40)
 	for _, rw := range rows {
 		for _, p := range rw.profiles {
@@ -103,8 +105,9 @@ const releaseScenario = "testdata/regressions/release-clears-new-leader.scenario
 // Lease (linearizable, exactly the scenario's expect; the history byte
 // for byte as saved), and its own account shows why — its Lock.Get read
 // the new holder, IsLeader() still said true over observedRecord, and the
-// Update sent the resourceVersion just read. The same scenario on the
-// patched tryRelease releases nothing of another's and violates nothing.
+// Update sent the resourceVersion just read. (TestReleaseClearsNewLeaderPatched:
+// the same scenario on the patched tryRelease releases nothing of
+// another's and violates nothing.)
 func TestReleaseClearsNewLeader(t *testing.T) {
 	o, err := replayOwn(t, releaseScenario)
 	if err != nil {
@@ -145,40 +148,79 @@ func TestReleaseClearsNewLeader(t *testing.T) {
 		}
 	}
 	t.Logf("%s released %s's Lease at t=%d (line %d): %s", fr.Release.Owner, fr.Victim.Owner, fr.Release.At, fr.Release.Line, fr.Read)
+}
 
+// TestReleaseOverlapToEnd measures how long the two leaders' beliefs
+// overlap after the deposed leader's release, to the overlap's end: the
+// finding's scenario replayed with its horizon two LeaseDurations longer,
+// so that neither belief is cut off by the run's end. The new leader's
+// belief is the end of its OnStartedLeading context, which client-go
+// cancels only once its renew loop has given up — after its first refused
+// renewal, not at it; this checks that too, both ways (a belief that ended
+// at the refused renewal, or one still open, fails). -save DIR writes the
+// longer run's page (the finding's timeline picture is its screenshot).
+func TestReleaseOverlapToEnd(t *testing.T) {
 	sc, err := scenario.Load(releaseScenario)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc.Implementation, sc.Expect = k8ssweep.ReleaseFencedPatched, nil
-	file := filepath.Join(t.TempDir(), "patched.scenario.json")
+	sc.Horizon += 2 * sc.TTL
+	sc.Expect = nil
+	file := filepath.Join(t.TempDir(), "longer.scenario.json")
 	if err := sc.Save(file); err != nil {
 		t.Fatal(err)
 	}
-	p, err := replayOwn(t, file)
+	o, err := replayOwn(t, file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Violated() || findForeignRelease(p) != nil {
-		var b strings.Builder
-		campaign.WriteOutcome(&b, p)
-		t.Fatalf("patched: %v\n%s", p.Failed(), b.String())
+	fr := findForeignRelease(o)
+	if fr == nil || fr.Victim == nil || o.Sim == nil {
+		t.Fatal("no release of another's Lease in the longer replay")
 	}
-	// Not vacuous: the same takeover happened, and the new holder kept its
-	// Lease through the deposed leader's return to the end of the run.
-	renewed := 0
-	for _, op := range p.History.Ops {
+	at, victim, releaser := fr.Release.At, fr.Victim.Owner, fr.Release.Owner
+	var v, r *struct{ from, to int64 }
+	for _, b := range o.Sim.Beliefs {
+		span := &struct{ from, to int64 }{b.From, b.To}
 		switch {
-		case op.Kind == model.Release && op.OK:
-			t.Errorf("patched: line %d: a release was applied", op.Line)
-		case op.Owner == fr.Victim.Owner && op.Kind == model.Renew && op.HasAt && op.At > fr.Release.At:
-			if !op.OK {
-				t.Errorf("patched: line %d: %s's renewal refused", op.Line, op.Owner)
+		case b.Owner == victim && b.From <= at && (b.Open || b.To > at):
+			if b.Open {
+				t.Fatalf("%s's belief from t=%d is still open at the horizon (%d)", victim, b.From, sc.Horizon)
 			}
-			renewed++
+			v = span
+		case b.Owner == releaser && b.From >= at && r == nil:
+			if b.Open { // the new term goes on: the overlap ends with the victim's
+				span.to = sc.Horizon
+			}
+			r = span
 		}
 	}
-	if renewed == 0 {
-		t.Errorf("patched: %s renewed nothing after t=%d", fr.Victim.Owner, fr.Release.At)
+	if v == nil || r == nil {
+		t.Fatalf("beliefs around the release at t=%d: %s's %v, %s's %v", at, victim, v, releaser, r)
 	}
+	refused := int64(-1)
+	for _, op := range o.History.Ops {
+		if op.Owner == victim && op.Kind == model.Renew && op.HasAt && op.At > at && !op.OK {
+			refused = op.At
+			break
+		}
+	}
+	if refused < 0 {
+		t.Fatalf("%s's renewal was never refused after t=%d", victim, at)
+	}
+	overlap := min(v.to, r.to) - max(v.from, r.from)
+	if v.to <= refused {
+		t.Errorf("%s's belief ended at t=%d, by its first refused renewal (t=%d): its work context does not outlive the renew loop", victim, v.to, refused)
+	}
+	if *saveFlag != "" {
+		page := filepath.Join(*saveFlag, "release-clears-new-leader.html")
+		if err := campaign.WriteFile(page, func(w io.Writer) error {
+			return campaign.WritePage(w, o, campaign.PageInfo{Title: "client-go v0.37.2: a deposed leader's release clears the new leader's Lease (horizon +2 LeaseDuration)"})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", page)
+	}
+	t.Logf("release at t=%d; %s believes from t=%d to t=%d; %s from t=%d to t=%d; %s's first renewal refused at t=%d (%d ms after the release); both beliefs overlap %d ms",
+		at, victim, v.from, v.to, releaser, r.from, r.to, victim, refused, refused-at, overlap)
 }

@@ -5,16 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/client-go/tools/leaderelection"
-
 	"github.com/leasecheck/leasecheck/internal/k8ssweep"
 	"github.com/leasecheck/leasecheck/model"
 	"github.com/leasecheck/leasecheck/vclient"
 )
 
-// patchedElector builds an elector from the patched copy of client-go's
-// package; set by this package's tests.
-var patchedElector func(leaderelection.LeaderElectionConfig) (leaderElector, error)
+// clientGoPatched says client-go's tools/leaderelection in this binary is
+// built with leasecheck's overlay (internal/overlaygen: tryRelease checks
+// the record it read); set by this package's tests built with it
+// (patched_test.go, the clientgopatched tag). The release variants' names
+// say which client-go they run, so each is refused on the other build.
+var clientGoPatched bool
 
 func releases(impl string) bool { return k8ssweep.Releases(impl) }
 
@@ -54,11 +55,11 @@ func target(t *testing.T, impl string) (*vclient.Target, error) {
 		tg.Options = vclient.Options{Fences: model.NoFences, AdvisoryBelief: true, Server: func() vclient.Server { return k8ssweep.NewServer() }}
 	case k8ssweep.Fenced, k8ssweep.FencedHeld, k8ssweep.FencedTransitions, k8ssweep.Release, k8ssweep.ReleaseFenced, k8ssweep.ReleasePatched, k8ssweep.ReleaseFencedPatched:
 		e := &elector{Fenced: isFenced(impl), ReleaseOnCancel: releases(impl)}
-		if impl == k8ssweep.ReleasePatched || impl == k8ssweep.ReleaseFencedPatched {
-			if patchedElector == nil {
-				return nil, fmt.Errorf("implementation %q: the patched copy of client-go's leaderelection is built into this package's tests only", impl)
-			}
-			e.New = patchedElector
+		switch patched := impl == k8ssweep.ReleasePatched || impl == k8ssweep.ReleaseFencedPatched; {
+		case patched && !clientGoPatched:
+			return nil, fmt.Errorf("implementation %q: runs only in this package's tests built with client-go's release patched (make test-clientgo-patched)", impl)
+		case !patched && releases(impl) && clientGoPatched:
+			return nil, fmt.Errorf("implementation %q: this test binary's client-go is built with the patched release; the unpatched variants run without the overlay", impl)
 		}
 		tg.Client = e
 		if e.Fenced {
