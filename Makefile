@@ -32,7 +32,6 @@ TESTFMT   ?= testname
 test:
 	@echo "make test: the fast tier (go test -short $(PKGS)): building, then each test as it ends"
 	$(GOTESTSUM) --format $(TESTFMT) --hide-summary=skipped -- -short -p $(TESTP) -timeout 30m $(PKGS)
-	$(MAKE) test-clientgo-patched SHORT=1
 
 test-all:
 	@echo "make test-all: every test (go test $(PKGS)), real servers included: building, then each test as it ends"
@@ -48,7 +47,8 @@ test-all:
 # whole test binary, so these tests build apart, behind the
 # clientgopatched tag; vetted the same way, since the module's own vet and
 # staticcheck do not see them. The first build compiles client-go again
-# (its directory is a link to the module cache's, which go requires).
+# (its directory is a link to the module cache's, which go requires):
+# minutes, so make test-all runs them, and make test, the fast tier, not.
 test-clientgo-patched:
 	flags=$$($(GO) run ./vclient/k8slease/internal/overlaygen) && \
 	$(GO) vet -tags clientgopatched $$flags ./vclient/k8slease/ && \
