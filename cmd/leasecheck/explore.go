@@ -41,6 +41,7 @@ const (
 )
 
 func runExplore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	args = coverageArgs(args)
 	fs, f := exploreFlagSet(stderr)
 	if code, ok := parseFlagsOnly(fs, args, stderr); !ok {
 		return code
@@ -155,13 +156,13 @@ func exploreFlagSet(stderr io.Writer) (*flag.FlagSet, *exploreFlags) {
 	fs.BoolVar(&f.noMin, "no-minimize", false, "keep the counterexample of the space as given (default: shorten it by exploring smaller worlds)")
 	fs.StringVar(&f.shard, "shard", "", "explore only the `I/N`-th of N disjoint parts of the space (bfs; 1 <= I <= N), write it to --part, and combine the N parts with leasecheck merge")
 	fs.StringVar(&f.partFile, "part", "", "with --shard: the part file to write (`FILE`; default explore-part-I-of-N.json)")
-	fs.StringVar(&f.coverDir, "coverage", "", "also measure which lines of internal/impl/holder and internal/impl/memstore the exploration ran: re-run it in a build of leasecheck with Go's coverage under `DIR` (needs the go command and the module's source) and report per-package percentages and the code never run")
+	fs.Var(coverageFlag{f}, "coverage", "also print the pair coverage table (as --pairs); --coverage DIR instead measures which lines of internal/impl/holder and internal/impl/memstore the exploration ran: it re-runs it in a build of leasecheck with Go's coverage under DIR (needs the go command and the module's source) and reports per-package percentages and the code never run")
 	fs.StringVar(&f.plan, "plan", "default", "the spaces searched one after another when no flag shapes one space: \"default\" (explore.DefaultPlan) or a plan `FILE` (a JSON array of spaces; --print-plan writes the default one to start from)")
-	fs.BoolVar(&f.pairs, "pairs", false, "also print the pair coverage table: which pairs of fault and step in flight, two faults, fault and workload dimension the search reached, the never reached first (--coverage DIR is Go's statement coverage of the explored machines)")
+	fs.BoolVar(&f.pairs, "pairs", false, "also print the pair coverage table: which pairs of fault and step in flight, two faults, fault and workload dimension the search reached, the never reached first (the same as --coverage alone)")
 	fs.BoolVar(&f.printPlan, "print-plan", false, "print the plan --plan names, as a plan file, and exit")
 	fs.IntVar(&f.shardWidth, "shard-width", explore.DefaultShardWidth, "with --shard: split the space at the first depth after a level of at least this many states per part (every part must use the same)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: leasecheck explore [--holders N] [--faults LIST] [--max-faults K] [--adversary A] [--semantics S] [--depth D] [--strategy auto|bfs|dfs|pct] [--mutant NAME] [--out DIR] [--timeout D] [--max-memory SIZE] [--coverage DIR] [--shard I/N --part FILE] [--json]")
+		fmt.Fprintln(stderr, "usage: leasecheck explore [--holders N] [--faults LIST] [--max-faults K] [--adversary A] [--semantics S] [--depth D] [--strategy auto|bfs|dfs|pct] [--mutant NAME] [--out DIR] [--timeout D] [--max-memory SIZE] [--coverage [DIR]] [--shard I/N --part FILE] [--json]")
 		fmt.Fprintln(stderr, "\nExplores every run of the simulator's machines within the bounds: every order of\nthe events due at one instant, where each fault strikes, the adversarial client's\nrequests, the messages' delays. With no flag that shapes the space (--holders,\n--faults, --max-faults, --adversary, --deviations, --loss, --semantics, --mutant)\nit explores the default plan, seven spaces one after another: every fault once\n(seed semantics); the adversarial client (seed); the adversary under fenced\nstorage; the adversary after an owner reuse under fenced storage; several\nwrites per grant with a reader and one fault; late answers (a delay past the\nrequest timeout); a handoff on the exact tick (no delay, no margin, clocks at\nopposite drift bounds).\n\nExit status: 0 no violation found (the report's \"complete\" says whether that is\na proof of the bounded space; PCT never is), 1 a violation (its shortest path\nsaved under --out; replay it with leasecheck repro FILE), 2 bad usage or a bug in\nleasecheck (the explorer's monitor and its full judges disagreed on a path), 3 a\nbudget (--timeout, --max-memory, --max-states) ran out first.")
 		fs.PrintDefaults()
 	}
@@ -524,4 +525,53 @@ func saveCounterexample(dir, name string, sc *scenario.Scenario, property string
 		return "", err
 	}
 	return saved.Scenario, nil
+}
+
+// coverageFlag is explore's --coverage. Alone it asks for the pair
+// coverage table, as --pairs and as run's --coverage do; given a directory
+// (--coverage DIR, --coverage=DIR: its meaning before the pair table
+// existed, kept) it asks for Go's statement coverage of the explored
+// machines, measured there. It is a boolean flag so that it may stand
+// alone; coverageArgs joins a directory given as the next argument.
+type coverageFlag struct{ f *exploreFlags }
+
+func (c coverageFlag) IsBoolFlag() bool { return true }
+
+func (c coverageFlag) String() string {
+	if c.f == nil {
+		return ""
+	}
+	return c.f.coverDir
+}
+
+func (c coverageFlag) Set(v string) error {
+	switch v {
+	case "true":
+		c.f.pairs = true
+	case "false":
+	default:
+		c.f.coverDir = v
+	}
+	return nil
+}
+
+// coverageArgs rewrites "--coverage DIR" as "--coverage=DIR": a boolean
+// flag takes no separate value, and explore takes no argument but flags,
+// so a word that follows --coverage and is no flag can only be its
+// directory.
+func coverageArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if (a == "-coverage" || a == "--coverage") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			out = append(out, a+"="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }

@@ -56,7 +56,8 @@ func runRun(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	budget := fs.Duration("timeout", defaultCheckBudget, "linearizability search budget per history (0: no limit, which makes the summary independent of machine speed)")
 	progress := fs.Bool("progress", true, "show a progress bar when stderr is a terminal")
 	histDir := fs.String("histories", "", "also save every seed's history as `DIR`/seed-N.history.jsonl")
-	pairTable := fs.Bool("pairs", false, "also print the pair coverage table: which pairs of fault and step in flight, two faults, fault and workload dimension the seeds reached, the never reached first (on stderr with --json)")
+	pairTable := fs.Bool("coverage", false, "also print the pair coverage table: which pairs of fault and step in flight, two faults, fault and workload dimension the seeds reached, the never reached first (on stderr with --json)")
+	fs.BoolVar(pairTable, "pairs", false, "the same as --coverage")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: leasecheck run [--seeds N [--first S] [--shard I/N] | --seed S] [--faults LIST] [--mutant NAME] [--out DIR] [--fail-fast] [--json]")
 		fmt.Fprintln(fs.Output(), "\nRuns the reference coordinator, resource and holder (or one planted bug) in\nthe deterministic simulator, one scenario per seed, and judges every property\nof every run: the six history properties and the run properties. Failing\nseeds are shrunk and saved so that 'leasecheck repro FILE' replays them.\nExit status: 0 all hold, 1 a violation, 2 bad usage, 3 a history undecided\nwithin the budget.")
