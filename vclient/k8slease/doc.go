@@ -72,8 +72,8 @@
 // the stale observedRecord
 // (docs/findings/client-go-release-clears-new-leader.md); the patched
 // variants run client-go's own package with that one check changed at
-// build time (make test-clientgo-patched: internal/overlaygen's overlay,
-// the clientgopatched tag, patched_test.go), in this package's tests
+// build time (make test-clientgo-patched: an overlay of the module
+// cache's file and the clientgopatched tag), in this package's tests
 // only. They run as go test (a synctest bubble needs a *testing.T):
 //
 //	go test ./vclient/k8slease -run TestNoFaultsClean -seeds 10000
