@@ -270,7 +270,7 @@ func (l *roundLosses) judge(bv *BeliefVerdict) *BeliefVerdict {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
 	}
 	slices.Sort(kinds)
-	line := fmt.Sprintf("%s over the rounds: %d holds in %d rounds, %d lost on the server and judged (%d late), the latest signal %v after its loss (round %d), not counting the time the kernel reported the client stopped; rounds with a judged loss, by fault struck: %s",
+	line := fmt.Sprintf("%s over the rounds: %d holds in %d rounds, %d lost on the server and judged (%d late), the latest signal %v after its loss (round %d), not counting the time its client was stopped (the kernel's record for a process, its Stopper's for a client in verify's process); rounds with a judged loss, by fault struck: %s",
 		leasetest.LossSignalProperty, l.holds, l.rounds, l.judged, len(l.late), l.worst.Round(time.Millisecond), l.worstSeed, strings.Join(kinds, ", "))
 	if len(kinds) == 0 {
 		line = strings.TrimSuffix(line, "; rounds with a judged loss, by fault struck: ")

@@ -584,13 +584,16 @@ func (r *runner) note(k faults.Kind, rec model.FaultRecord, partial bool) int {
 	return i
 }
 
-// ended marks record i as ended at end.
+// ended marks record i as ended at end — never before it started: a
+// pause of a client process starts when the kernel reported it stopped,
+// which may be after the instant the runner took for a fault that ends it
+// (a crash at the same step).
 func (r *runner) ended(i int, end int64) {
 	if i < 0 {
 		return
 	}
 	r.mu.Lock()
-	r.records[i].End, r.records[i].HasEnd = end, true
+	r.records[i].End, r.records[i].HasEnd = max(end, r.records[i].Start), true
 	r.mu.Unlock()
 }
 
