@@ -56,6 +56,16 @@ func TestVerifyHoldingRecipes(t *testing.T) {
 			if !strings.Contains(out, "loss-signal                holds") {
 				t.Errorf("no loss-signal verdict from the library's own signal, or not held")
 			}
+			if c.spec == "etcd-election" {
+				// Its clients are processes: the pause is SIGSTOP, the
+				// kernel's record is what is excused, and the partition
+				// round cuts one owner while its process runs.
+				for _, w := range []string{"its client process stopped (SIGSTOP)", "the kernel reported A's process stopped", "loss-signal holds (partition)", "loss-signal over the rounds: "} {
+					if !strings.Contains(out+errOut, w) {
+						t.Errorf("output does not say %q", w)
+					}
+				}
+			}
 			// The paused holder's late write shows as its own accepted write
 			// or as a read that returns it.
 			if c.code == exitViolation && !strings.Contains(errOut, "VIOLATION linearizable") {
