@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -199,4 +200,89 @@ func (r *roundRates) judge(bv *BeliefVerdict) {
 		return
 	}
 	bv.Lines = append(bv.Lines, line)
+}
+
+// roundLosses keeps loss-signal's verdicts on the holds of every round
+// (realrun's, judged on the server's record whatever the round's faults):
+// the late ones with their round, and the counts.
+type roundLosses struct {
+	mu                    sync.Mutex
+	rounds, judged, holds int
+	worst                 time.Duration
+	worstSeed             uint64
+	kinds                 map[string]int // the faults of the rounds with a judged loss
+	skipped               map[string]int // the holds not judged, by why
+	late                  []string
+}
+
+func (l *roundLosses) add(seed uint64, res *realrun.Result) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(res.Losses) == 0 {
+		return
+	}
+	l.rounds++
+	judged := 0
+	for _, v := range res.Losses {
+		l.holds++
+		if !v.Judged {
+			if l.skipped == nil {
+				l.skipped = map[string]int{}
+			}
+			l.skipped[v.Skip]++
+			continue
+		}
+		judged++
+		if v.Lateness > l.worst {
+			l.worst, l.worstSeed = v.Lateness, seed
+		}
+		if v.Late {
+			l.late = append(l.late, fmt.Sprintf("%s: round %d: %s", leasetest.LossSignalProperty, seed, v.Why))
+		}
+	}
+	l.judged += judged
+	if judged > 0 {
+		if l.kinds == nil {
+			l.kinds = map[string]int{}
+		}
+		for k, n := range res.Faults {
+			if n > 0 {
+				l.kinds[string(k)]++
+			}
+		}
+	}
+}
+
+// judge adds the verdict over the rounds to bv (a new one when the
+// scripted judgement made none); bv unchanged when no round held a lock
+// of such a library.
+func (l *roundLosses) judge(bv *BeliefVerdict) *BeliefVerdict {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.holds == 0 {
+		return bv
+	}
+	if bv == nil {
+		bv = &BeliefVerdict{Property: leasetest.LossSignalProperty, OK: true}
+	}
+	var kinds []string
+	for k, n := range l.kinds {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+	}
+	slices.Sort(kinds)
+	line := fmt.Sprintf("%s over the rounds: %d holds in %d rounds, %d lost on the server and judged (%d late), the latest signal %v after its loss (round %d), not counting the time its client was stopped (the kernel's record for a process, its Stopper's for a client in verify's process); rounds with a judged loss, by fault struck: %s",
+		leasetest.LossSignalProperty, l.holds, l.rounds, l.judged, len(l.late), l.worst.Round(time.Millisecond), l.worstSeed, strings.Join(kinds, ", "))
+	if len(kinds) == 0 {
+		line = strings.TrimSuffix(line, "; rounds with a judged loss, by fault struck: ")
+	}
+	if len(l.skipped) > 0 {
+		line += "; holds not judged: " + realrun.Skipped(l.skipped)
+	}
+	if len(l.late) > 0 {
+		bv.OK = false
+		bv.Lines = append(append(slices.Clone(l.late), line), bv.Lines...)
+		return bv
+	}
+	bv.Lines = append(bv.Lines, line)
+	return bv
 }

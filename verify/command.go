@@ -412,6 +412,9 @@ func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int 
 	v.sum = newSummary(tg.Info, campaign.NewSummary(v.impl, cfg.first, cfg.kinds, rounds.Properties(), false), cfg.kinds)
 	// What a library that renews by itself sent in each round (renew-rate).
 	rate := &roundRates{interval: tg.Info.RenewInterval}
+	// Its loss signal on every hold of every round, whatever the faults.
+	losses := &roundLosses{}
+	rounds.losses = func(res *realrun.Result) { losses.add(v.seed, res) }
 	ccfg := campaign.Config{
 		Target: rounds,
 		Scenario: func(seed uint64) *scenario.Scenario {
@@ -451,6 +454,7 @@ func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int 
 		rate.judge(bv)
 		v.sum.Beliefs = bv
 	}
+	v.sum.Beliefs = losses.judge(v.sum.Beliefs)
 	if v.told > maxTold {
 		more := v.told - maxTold
 		fmt.Fprintf(v.stderr, "\n... and %d more failing %s, not described (see failed_seeds)\n", more, plural(more, "round", "rounds"))

@@ -18,6 +18,9 @@ type target struct {
 	impl string          // "backend:SPEC", the spec without its password
 	opt  realrun.Options // Retarget for the generated workload's rounds, not for replays and shrink candidates
 	keys *keys
+	// losses hears loss-signal's verdicts on each round's holds (the
+	// rounds' target only).
+	losses func(res *realrun.Result)
 }
 
 // keys hands every run of one verify invocation a key of its own, so that
@@ -64,6 +67,9 @@ func (t *target) Run(ctx context.Context, sc *scenario.Scenario) (*campaign.Exec
 			return nil, &roundError{Result: res, Err: err}
 		}
 		return nil, err
+	}
+	if t.losses != nil {
+		t.losses(res)
 	}
 	asRun := res.Scenario
 	asRun.Implementation = t.impl

@@ -37,7 +37,7 @@ func TestVerifyHoldingRecipes(t *testing.T) {
 		// recipe's fenced and unfenced variants are swept in their own
 		// packages (internal/impl/etcd's TestElection*, internal/impl/zookeeper's
 		// TestLock*), which run beside the others; this test runs alone.
-		{"etcd-election", "pause,partition,delay,crash", func(*testing.T) {}, exitOK},
+		{"etcd-election-procs", "pause,partition,delay,crash", func(*testing.T) {}, exitOK},
 		{"zk-lock-unfenced", "pause", needZooKeeper, exitViolation},
 		{"etcd-election-cluster", "pause,partition,member-isolate,member-pause,member-crash", needInstalledEtcd, exitOK},
 		// etcd's Mutex on the same session, each owner's client a child
@@ -60,6 +60,16 @@ func TestVerifyHoldingRecipes(t *testing.T) {
 			}
 			if !strings.Contains(out, "loss-signal                holds") {
 				t.Errorf("no loss-signal verdict from the library's own signal, or not held")
+			}
+			if strings.HasSuffix(c.spec, "-procs") && c.code == exitOK {
+				// Its clients are processes: the pause is SIGSTOP, the
+				// kernel's record is what is excused, and the partition
+				// round cuts one owner while its process runs.
+				for _, w := range []string{"its client process stopped (SIGSTOP)", "the kernel reported A's process stopped", "loss-signal holds (partition)", "loss-signal over the rounds: "} {
+					if !strings.Contains(out+errOut, w) {
+						t.Errorf("output does not say %q", w)
+					}
+				}
 			}
 			// The paused holder's late write shows as its own accepted write
 			// or as a read that returns it.

@@ -175,6 +175,10 @@ func (a *adapter) Do(ctx context.Context, req backend.Request) (backend.Response
 		if err == renewlock.ErrLost {
 			return backend.Response{OK: false, Reason: machine.ReasonExpired}, nil
 		}
+		// ErrSilent: the library gave up for the service's silence; the
+		// service refused nothing and may still hold the lock (a renewal
+		// applied, its reply lost), so the outcome is unknown, never a
+		// refusal the history would blame on the service.
 		return resp, err
 	case model.Release:
 		l := a.lock(req.Key, req.Owner)

@@ -36,7 +36,10 @@ func inProcessVerify() verify.Backend {
 // BenchmarkVerifyRounds: rounds per minute of verify on a real Redis, every
 // fault kind, with each client a process of its own (SIGSTOP pauses) and
 // with every client in verify's process. Each iteration is one verify run
-// of 3 rounds of 2s and its LossSignal judgement:
+// of 3 rounds of 2s and its LossSignal judgement. A round may fail: the
+// library's writes are not fenced, so a pause past the TTL followed by a
+// write is a real violation; only a run that could not be judged ends the
+// benchmark.
 //
 //	go test ./examples/selfrenew -run '^$' -bench VerifyRounds -benchtime 2x
 func BenchmarkVerifyRounds(b *testing.B) {
@@ -57,7 +60,7 @@ func BenchmarkVerifyRounds(b *testing.B) {
 				var out, errOut bytes.Buffer
 				c := verify.Command{Name: "bench", Backends: tc.backends}
 				if code := c.Run(context.Background(), []string{"--backend", tc.spec, "--seeds", "3", "--duration", "2s",
-					"--faults", "all", "--progress=false", "--save", "0"}, &out, &errOut); code != verify.ExitOK {
+					"--faults", "all", "--progress=false", "--save", "0"}, &out, &errOut); code != verify.ExitOK && code != verify.ExitViolation {
 					b.Fatalf("exit %d:\n%s\n%s", code, out.String(), errOut.String())
 				}
 			}

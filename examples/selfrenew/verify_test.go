@@ -34,9 +34,12 @@ func TestVerifyJudgesBeliefsOnRedis(t *testing.T) {
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d:\n%s\n%s", code, tc.code, out.String(), errOut.String())
 			}
-			// The late variant cancels 5 s after the loss; the millisecond
-			// rounding of the report prints that as 5s or 5.0xxs.
-			if tc.code == verify.ExitViolation && !regexp.MustCompile(`, 5(\.\d+)?s after the loss at t=`).MatchString(out.String()) {
+			// The late variant cancels 5 s after it finds the loss; the
+			// millisecond rounding of the report prints that as 5s or
+			// 5.0xxs, or 4.99xs when the kernel's record of the stop ended
+			// a millisecond after the library resumed (the excused span is
+			// the kernel's, not the library's).
+			if tc.code == verify.ExitViolation && !regexp.MustCompile(`, (5(\.\d+)?|4\.99\d)s after the loss at t=`).MatchString(out.String()) {
 				t.Errorf("output does not say the library signalled about 5 s late:\n%s", out.String())
 			}
 			for _, w := range tc.want {

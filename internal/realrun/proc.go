@@ -173,6 +173,7 @@ func (p *proc) begin() {
 func (p *proc) run(ctx context.Context) {
 	p.begin()
 	defer p.cancelOut()
+	defer func() { p.endHolds(p.r.now(), "its program ended") }()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -417,6 +418,7 @@ func (p *proc) step(now int64, rep *machine.Reply) {
 			// A library that renews by itself would keep the lease alive
 			// through a pause of the machine alone: the whole client stops.
 			p.resumeClient = s.StopClient(p.owner)
+			p.r.wholeStop(p.node, now, true)
 		}
 		conn := "its connection frozen too"
 		if k, ok := backend.As[kernelStops](p.cl.b); ok {
@@ -484,7 +486,11 @@ func (p *proc) send(ctx context.Context, now int64, req machine.Request) {
 	out := &inflight{id: req.ID, cancel: cancel, done: make(chan struct{})}
 	p.out = out
 	b, rec, process, owner, lat := p.cl.b, p.r.rec, p.process, p.owner, time.Duration(p.r.lat)*time.Microsecond
+	r, node := p.r, p.node
 	results := p.results
+	if req.Kind == model.Release {
+		p.endHolds(now, "its release sent")
+	}
 	go func() {
 		defer close(out.done)
 		if lat > 0 {
@@ -493,7 +499,11 @@ func (p *proc) send(ctx context.Context, now int64, req machine.Request) {
 				return
 			}
 		}
+		call := r.now()
 		resp, ok := rec.Do(cctx, b, process, owner, breq, timeout, drop)
+		if ok && resp.OK && breq.Kind == model.Acquire {
+			r.watchLoss(ctx, b, node, process, owner, breq.Key, resp.Fence, call)
+		}
 		if lat > 0 && ok {
 			if sleepFor(cctx, lat); cctx.Err() != nil {
 				return
@@ -666,6 +676,7 @@ func (p *proc) crash(now int64, f faults.Fault, rec model.FaultRecord) {
 		p.believes, p.fence = false, 0
 		p.r.believe(p, false, 0, now)
 	}
+	p.endHolds(now, "crashed")
 	killed := ""
 	if k, ok := backend.As[killer](p.cl.b); ok {
 		// The client is a process of its own: it dies as a process does.
@@ -764,5 +775,6 @@ func (p *proc) resumeWhole() {
 	if p.resumeClient != nil {
 		p.resumeClient()
 		p.resumeClient = nil
+		p.r.wholeStop(p.node, p.r.now(), false)
 	}
 }

@@ -262,6 +262,7 @@ func (r *runner) result(h *model.History, ttl time.Duration) *Result {
 		Scenario: r.asRun(), TTL: ttl, Scale: float64(r.num) / float64(r.den),
 		CalibrationError: r.rec.CalibrationError, Drift: r.rec.Drift, Traffic: r.traffic()}
 	r.mu.Unlock()
+	res.Losses = r.judgeLosses(h, end) // after Finish: the lines it names are the file's
 	return res
 }
 
@@ -420,6 +421,12 @@ type runner struct {
 	// recorder already hears (clients may share one).
 	obsMu    sync.Mutex
 	observed []backend.Holding
+
+	// watches are the holds of a library that signals its loss
+	// (losswatch.go); wholeStops when an in-process Stopper had each
+	// node's whole client stopped. Under mu.
+	watches    []*lossWatch
+	wholeStops map[string][]Span
 }
 
 // us scales a scenario time (ms) to real µs.
@@ -577,7 +584,10 @@ func (r *runner) note(k faults.Kind, rec model.FaultRecord, partial bool) int {
 	return i
 }
 
-// ended marks record i as ended at end.
+// ended marks record i as ended at end — never before it started: a
+// pause of a client process starts when the kernel reported it stopped,
+// which may be after the instant the runner took for a fault that ends it
+// (a crash at the same step).
 func (r *runner) ended(i int, end int64) {
 	if i < 0 {
 		return

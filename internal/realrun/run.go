@@ -150,6 +150,10 @@ type Result struct {
 	// requests and replies the proxy could frame, per leg — what a client
 	// sent, measured at the socket. Empty without Target.Addr.
 	Traffic map[string]tcpproxy.Counts
+	// Losses are loss-signal's verdicts on every hold of a library that
+	// holds while it says so (backend.Holding), whatever the round's
+	// faults: its signal against the loss on the server's record.
+	Losses []LossVerdict
 }
 
 // Belief is one interval in which a holder believed it held the lease

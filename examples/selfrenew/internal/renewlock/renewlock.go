@@ -28,6 +28,12 @@ var ErrNotObtained = errors.New("renewlock: lock not obtained")
 // ErrLost: the lock is no longer held.
 var ErrLost = errors.New("renewlock: lock lost")
 
+// ErrSilent: the library gave the lock up because the service did not
+// answer its renewals within the TTL. The service said nothing: it may
+// still hold the lock (a renewal applied whose reply was lost), so this is
+// no refusal.
+var ErrSilent = errors.New("renewlock: lock given up: the service did not answer within the TTL")
+
 // Client takes locks for one owner over a lease service.
 type Client struct {
 	conn  backend.Backend
@@ -69,6 +75,7 @@ type Lock struct {
 	mu      sync.Mutex
 	last    backend.Response // the latest successful grant or renewal
 	lost    bool
+	silent  bool          // given up for the service's silence, not refused
 	done    chan struct{} // the renewal goroutine ended
 	onRenew func(backend.Renewal)
 }
@@ -119,7 +126,7 @@ func (l *Lock) renewLoop() {
 		if l.ctx.Err() != nil {
 			return
 		}
-		if err := l.renew(l.ctx, true); err == ErrLost {
+		if err := l.renew(l.ctx, true); err == ErrLost || err == ErrSilent {
 			return
 		} // an unanswered renewal is retried on the next tick while the lease may live
 	}
@@ -128,6 +135,12 @@ func (l *Lock) renewLoop() {
 // Refresh renews the lock now, as the background goroutine does.
 func (l *Lock) Refresh(ctx context.Context) (backend.Response, error) {
 	if l.ctx.Err() != nil {
+		l.mu.Lock()
+		silent := l.silent
+		l.mu.Unlock()
+		if silent {
+			return backend.Response{}, ErrSilent
+		}
 		return backend.Response{}, ErrLost
 	}
 	err := l.renew(ctx, false)
@@ -147,8 +160,11 @@ func (l *Lock) renew(ctx context.Context, background bool) error {
 	case err != nil && time.Since(l.Last().At) < l.ttl:
 		return err // unknown: retry on the next tick while the lease may live
 	case err != nil:
+		l.mu.Lock()
+		l.silent = true
+		l.mu.Unlock()
 		l.loseAfter(l.c.LossDelay + l.c.SilentLossDelay) // BUG when planted: silence is a loss too
-		return ErrLost
+		return ErrSilent
 	case !resp.OK:
 		l.loseAfter(l.c.LossDelay)
 		return ErrLost
