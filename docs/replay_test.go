@@ -56,16 +56,26 @@ func replays(t *testing.T, real bool, dir string, name string, args ...string) {
 	}
 	// The story saved beside each failure gives its replay command too,
 	// written by other code than the line printed: it must run as well.
-	stories, _ := filepath.Glob(filepath.Join(dir, "*", "*.md"))
-	more, _ := filepath.Glob(filepath.Join(dir, "*.md"))
-	stories = append(stories, more...)
-	if len(stories) == 0 {
-		t.Errorf("%s %s saved no story under %s", name, strings.Join(args, " "), dir)
+	// Where the command saved its failures: --out, else its default.
+	saveDir := "leasecheck-failures"
+	for i, a := range args {
+		if a == "--out" && i+1 < len(args) {
+			saveDir = args[i+1]
+		}
 	}
-	for _, st := range stories {
+	if !filepath.IsAbs(saveDir) {
+		saveDir = filepath.Join(dir, saveDir)
+	}
+	saved, _ := filepath.Glob(filepath.Join(saveDir, "*.scenario.json"))
+	if len(saved) == 0 {
+		t.Errorf("%s %s saved no failure under %s", name, strings.Join(args, " "), saveDir)
+	}
+	for _, sc := range saved {
+		st := strings.TrimSuffix(sc, ".scenario.json") + ".md"
 		b, err := os.ReadFile(st)
 		if err != nil {
-			t.Fatal(err)
+			t.Errorf("a saved failure without its story: %v", err)
+			continue
 		}
 		m := storyReplay.FindSubmatch(b)
 		if m == nil {
