@@ -86,7 +86,9 @@ func TestLeasetestInProcesses(t *testing.T) {
 // ran in the test's process (a pause ends in a refusal, which it signals
 // at once); with its clients in processes LossSignal cuts A's connection
 // while A runs, and the late signal is caught, on the server's record,
-// with no stop excused.
+// with no stop excused. (Its pause round may catch it too: when SIGSTOP
+// freezes A with a renewal in flight, the library times that renewal out
+// at resume — silence — and signals 5 s late.)
 func TestLateLossSignalUnderPartition(t *testing.T) {
 	bugs := clients["selfrenew-silent"]
 	t.Run("in-process: a pause alone does not show it", func(t *testing.T) {
@@ -110,7 +112,6 @@ func TestLateLossSignalUnderPartition(t *testing.T) {
 			"under a partition, A's lock was lost on the server",
 			"A's process ran throughout: the kernel reported no stop after the loss",
 			"exclusive-belief: A and B both believed, with A running",
-			leasetest.LossSignalProperty + " holds (pause)",
 		} {
 			if !strings.Contains(report, w) {
 				t.Errorf("report does not say %q:\n%s", w, report)
