@@ -3,14 +3,12 @@ package selfrenew
 import (
 	"bytes"
 	"context"
-	"errors"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"example.com/leasecheck-examples/redislock"
 	"github.com/leasecheck/leasecheck/impl/backend"
 	"github.com/leasecheck/leasecheck/leasetest"
 	"github.com/leasecheck/leasecheck/leasetest/servers"
@@ -27,15 +25,10 @@ const silentLate = 5 * time.Second
 // test binary, re-executed.
 func init() {
 	leasetest.RegisterClient("selfrenew-redis-silent", func(ctx context.Context, s leasetest.Service) (backend.Backend, error) {
-		url, prefix, ok := strings.Cut(s.Arg, "\n")
-		if !ok {
-			return nil, errors.New("selfrenew: the client process was given no Redis URL and prefix")
-		}
-		conn, err := redislock.Open(ctx, url, s.Addr, prefix)
+		a, err := openServiceAdapter(ctx, s, 0)
 		if err != nil {
 			return nil, err
 		}
-		a := newAdapter(conn, 0)
 		a.silentLossDelay = silentLate
 		return a, nil
 	})

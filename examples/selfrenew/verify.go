@@ -47,15 +47,7 @@ func redisClient(delay time.Duration) string {
 func init() {
 	for _, delay := range []time.Duration{0, lateBy} {
 		leasetest.RegisterClient(redisClient(delay), func(ctx context.Context, s leasetest.Service) (backend.Backend, error) {
-			url, prefix, ok := strings.Cut(s.Arg, "\n")
-			if !ok {
-				return nil, errors.New("selfrenew: the client process was given no Redis URL and prefix")
-			}
-			conn, err := redislock.Open(ctx, url, s.Addr, prefix)
-			if err != nil {
-				return nil, err
-			}
-			return newAdapter(conn, delay), nil
+			return openServiceAdapter(ctx, s, delay)
 		})
 	}
 }
@@ -117,4 +109,19 @@ func Verify() []verify.Backend {
 		{Name: "selfrenew", Schemes: []string{"selfrenew+redis"}, Usage: "selfrenew (the background-renewing library on a redis-server started here) | selfrenew+redis://HOST:PORT", Open: open(0)},
 		{Name: "selfrenew-late", Usage: "selfrenew-late (the same, its context cancelled 5s late: a planted broken promise)", Open: open(lateBy)},
 	}
+}
+
+// openServiceAdapter is a client process's adapter on the Redis its
+// Service names: Service.Arg is the server's URL and the keys' prefix,
+// Service.Addr the client's proxy.
+func openServiceAdapter(ctx context.Context, s leasetest.Service, lossDelay time.Duration) (*adapter, error) {
+	url, prefix, ok := strings.Cut(s.Arg, "\n")
+	if !ok {
+		return nil, errors.New("selfrenew: the client process was given no Redis URL and prefix")
+	}
+	conn, err := redislock.Open(ctx, url, s.Addr, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return newAdapter(conn, lossDelay), nil
 }
