@@ -63,10 +63,14 @@ func TestSessionEndDropsLock(t *testing.T) {
 			}
 			// Another session of the service ends A's: the lock's holder
 			// is the one session holding an advisory lock.
+			// pg_terminate_backend only signals the backend; its locks go
+			// when the process has exited, so the call waits for the exit
+			// (the timeout argument) and says whether it came.
 			var n int
+			var gone bool
 			if err := bc.pool.QueryRow(ctx,
-				`SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()`).Scan(&n); err != nil || n != 1 {
-				t.Fatalf("terminating A's session: %d sessions, %v", n, err)
+				`SELECT count(*), coalesce(bool_and(pg_terminate_backend(pid, 10000)), false) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()`).Scan(&n, &gone); err != nil || n != 1 || !gone {
+				t.Fatalf("terminating A's session: %d sessions, exited %v, %v", n, gone, err)
 			}
 			ended := time.Now()
 			if r := do(b, model.Acquire, "B", ""); !r.OK {
