@@ -11,6 +11,7 @@ import (
 	"github.com/leasecheck/leasecheck/checker"
 	"github.com/leasecheck/leasecheck/internal/campaign"
 	"github.com/leasecheck/leasecheck/internal/k8ssweep"
+	"github.com/leasecheck/leasecheck/internal/raceflag"
 	"github.com/leasecheck/leasecheck/internal/runprop"
 	"github.com/leasecheck/leasecheck/internal/scenario"
 	"github.com/leasecheck/leasecheck/model"
@@ -115,7 +116,7 @@ func TestNoFaultsClean(t *testing.T) {
 // Lease went to another manager, shrinks it and saves it, and the saved
 // file replays to the same violations and the same history.
 func TestZombieWrite(t *testing.T) {
-	if raceDetector {
+	if raceflag.Enabled {
 		// controller-runtime v0.25.3's manager writes
 		// gracefulShutdownTimeout in OnStoppedLeading (internal.go:637)
 		// while engageStopProcedure reads it (internal.go:513), unlocked:

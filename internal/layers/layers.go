@@ -34,7 +34,7 @@ type Layer struct {
 // own layer and of the layers its layer's MayImport names; nothing else.
 var Map = []Layer{
 	{Name: "base", What: "helpers that know nothing of leases",
-		Packages: []string{"internal/ports", "internal/rapidtest", "internal/tcpproxy", "faultproxy", "internal/statehash", "internal/timefmt", "internal/fuzzing/..."}},
+		Packages: []string{"internal/ports", "internal/rapidtest", "internal/tcpproxy", "faultproxy", "internal/statehash", "internal/timefmt", "internal/raceflag", "internal/fuzzing/..."}},
 	{Name: "specification", What: "the history format, the fault vocabulary, the protocol's machine contract, the backend contract, the liveness measurements, the recording rules, a run's record",
 		Packages:  []string{"model", "faults", "internal/faultsupport", "machine", "impl/backend", "internal/contract", "internal/liveness", "internal/recording", "internal/runrecord"},
 		MayImport: []string{"base"}},

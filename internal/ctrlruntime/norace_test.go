@@ -1,6 +1,0 @@
-//go:build !race
-
-package ctrlruntime
-
-// raceDetector says the tests run under -race.
-const raceDetector = false
