@@ -22,6 +22,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -52,49 +53,106 @@ const (
 )
 
 func main() {
-	out := flag.String("dir", "", "directory for the patched file and the overlay (default: a new temporary directory)")
+	out := flag.String("dir", "", "directory for the patched file and the overlay (default: one in the user's cache, named by the module, client-go and the change, reused by later runs)")
 	flag.Parse()
-	if err := run(*out); err != nil {
+	dir, err := run(*out)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "overlaygen:", err)
 		os.Exit(2)
 	}
+	fmt.Printf("-modfile=%s -overlay=%s\n", filepath.Join(dir, "go.mod"), filepath.Join(dir, "overlay.json"))
 }
 
-func run(out string) error {
+// run writes the flags' files (go.mod, go.sum, the patched file, the marker
+// and overlay.json) and returns the directory that holds them.
+func run(out string) (string, error) {
 	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module).Output()
 	if err != nil {
-		return fmt.Errorf("go list -m %s: %v", module, err)
+		return "", fmt.Errorf("go list -m %s: %v", module, err)
 	}
 	gm, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
-		return fmt.Errorf("go env GOMOD: %v", err)
+		return "", fmt.Errorf("go env GOMOD: %v", err)
 	}
 	modDir, mainMod := strings.TrimSpace(string(dir)), strings.TrimSpace(string(gm))
 	file := filepath.Join(modDir, rel, "leaderelection.go")
 	src, err := os.ReadFile(file)
 	if err != nil {
-		return err
+		return "", err
 	}
 	patched, err := patch(src)
 	if err != nil {
-		return fmt.Errorf("%s: %v", file, err)
+		return "", fmt.Errorf("%s: %v", file, err)
 	}
 	if out == "" {
-		if out, err = os.MkdirTemp("", "leasecheck-overlay-"); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
+		return shared(modDir, mainMod, patched)
 	}
-	out, err = filepath.Abs(out)
+	if out, err = filepath.Abs(out); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", err
+	}
+	return out, writeFiles(out, out, modDir, mainMod, patched)
+}
+
+// shared writes the flags' files once for a given main module, client-go
+// directory and patched text, in a directory of the user's cache named by
+// them, and reuses it after: go's build cache keys a package's compilation
+// by its directory, so the same path each time lets a second build of
+// patched client-go (the overlay's own test, then make
+// test-clientgo-patched; a developer's next run) reuse the first one's
+// minutes of compiling. Concurrent runs each write a directory of their own
+// and rename it into place; the loser uses the winner's, which holds the
+// same bytes.
+func shared(modDir, mainMod string, patched []byte) (string, error) {
+	cache, err := os.UserCacheDir()
 	if err != nil {
+		cache = os.TempDir()
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", modDir, mainMod)
+	for _, f := range []string{mainMod, strings.TrimSuffix(mainMod, ".mod") + ".sum"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%d\x00", len(b))
+		h.Write(b)
+	}
+	h.Write(patched)
+	final := filepath.Join(cache, "leasecheck", fmt.Sprintf("clientgo-overlay-%x", h.Sum(nil)[:8]))
+	if _, err := os.Stat(filepath.Join(final, "overlay.json")); err == nil {
+		return final, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(final), "tmp-")
+	if err != nil {
+		return "", err
+	}
+	if err := writeFiles(tmp, final, modDir, mainMod, patched); err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		os.RemoveAll(tmp)
+		if _, serr := os.Stat(filepath.Join(final, "overlay.json")); serr != nil {
+			return "", err
+		}
+	}
+	return final, nil
+}
+
+// writeFiles writes into dir the files whose paths name at, where they will
+// be read from (dir itself, or the directory dir is renamed to).
+func writeFiles(dir, at, modDir, mainMod string, patched []byte) error {
+	out, link := dir, filepath.Join(at, "client-go")
+	if err := os.Remove(filepath.Join(out, "client-go")); err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	link := filepath.Join(out, "client-go")
-	if err := os.Remove(link); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	if err := os.Symlink(modDir, link); err != nil {
+	if err := os.Symlink(modDir, filepath.Join(out, "client-go")); err != nil {
 		return err
 	}
 	gomod, err := os.ReadFile(mainMod)
@@ -106,35 +164,27 @@ func run(out string) error {
 		return err
 	}
 	gomod = fmt.Appendf(gomod, "\nreplace %s => %s\n", module, link)
-	modfile := filepath.Join(out, "go.mod")
-	if err := os.WriteFile(modfile, gomod, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, "go.mod"), gomod, 0o644); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(out, "go.sum"), gosum, 0o644); err != nil {
 		return err
 	}
-	pf := filepath.Join(out, "leaderelection.go")
-	mf := filepath.Join(out, "zz_leasecheck_marker.go")
 	mark := fmt.Sprintf("package leaderelection\n\n// %s is added by leasecheck's overlay: tryRelease checks the record it read.\nconst %s = true\n", marker, marker)
-	if err := os.WriteFile(pf, patched, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, "leaderelection.go"), patched, 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(mf, []byte(mark), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, "zz_leasecheck_marker.go"), []byte(mark), 0o644); err != nil {
 		return err
 	}
 	ov, err := json.MarshalIndent(map[string]map[string]string{"Replace": {
-		filepath.Join(link, rel, "leaderelection.go"):       pf,
-		filepath.Join(link, rel, "zz_leasecheck_marker.go"): mf,
+		filepath.Join(link, rel, "leaderelection.go"):       filepath.Join(at, "leaderelection.go"),
+		filepath.Join(link, rel, "zz_leasecheck_marker.go"): filepath.Join(at, "zz_leasecheck_marker.go"),
 	}}, "", "\t")
 	if err != nil {
 		return err
 	}
-	of := filepath.Join(out, "overlay.json")
-	if err := os.WriteFile(of, append(ov, '\n'), 0o644); err != nil {
-		return err
-	}
-	fmt.Printf("-modfile=%s -overlay=%s\n", modfile, of)
-	return nil
+	return os.WriteFile(filepath.Join(out, "overlay.json"), append(ov, '\n'), 0o644)
 }
 
 // patch applies the one change to the release function's body: exactly one

@@ -67,17 +67,26 @@ func TestPatchRefusesOtherText(t *testing.T) {
 }
 
 // The command writes flags that go build accepts for the package, and
-// the marker it adds is there only with them.
+// the marker it adds is there only with them: vclient/k8slease's patched
+// tests (the clientgopatched tag), which name the marker, vet with the
+// flags and fail to without them. It vets what make test-clientgo-patched
+// vets, in the directory that uses too (the default), so that the second
+// of the two builds of patched client-go is the build cache's.
 func TestOverlayBuilds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds client-go's leaderelection")
 	}
-	dir := t.TempDir()
-	if err := run(dir); err != nil {
+	dir, err := run("")
+	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "vet", "-modfile="+filepath.Join(dir, "go.mod"), "-overlay="+filepath.Join(dir, "overlay.json"), pkg)
+	const patchedTests = "github.com/leasecheck/leasecheck/vclient/k8slease"
+	cmd := exec.Command("go", "vet", "-tags", "clientgopatched", "-modfile="+filepath.Join(dir, "go.mod"), "-overlay="+filepath.Join(dir, "overlay.json"), patchedTests)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build -overlay: %v\n%s", err, out)
+		t.Fatalf("go vet -overlay: %v\n%s", err, out)
+	}
+	out, err := exec.Command("go", "vet", "-tags", "clientgopatched", patchedTests).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), marker) {
+		t.Fatalf("the patched tests vet without the overlay (%v): the marker is not what tells a patched build\n%s", err, out)
 	}
 }
