@@ -57,13 +57,14 @@ test-clientgo-patched:
 # The examples, a module of their own (examples/go.mod: Go refuses them an
 # import of leasecheck's internal/ packages): formatted, vetted,
 # staticcheck'd and tested as a user's module would be. They start
-# redis-server (skipped without it, failed under CI).
+# redis-server (skipped without it, failed under CI). RACE=1 runs their
+# tests under the race detector (CI does).
 test-examples:
 	@test -z "$$(gofmt -l examples)" || (gofmt -l examples && exit 1)
 	cd examples && $(GO) vet ./...
 	cd examples && $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 	cd examples && $(GO) mod tidy -diff
-	cd examples && $(GO) test -timeout 30m ./...
+	cd examples && $(GO) test $(if $(RACE),-race) -timeout 30m ./...
 
 # The main job: 1000 seeded scenarios with every fault kind, run against the
 # reference implementation in the simulator, every property judged on every
