@@ -58,6 +58,17 @@ func Parameters(o *Outcome) []string {
 	return append(out, delay)
 }
 
+// parametersOf is the parameter lines the story and the page tell: the
+// driver's own (n.Parameters: a client of the user's, its timing and not
+// the reference holder's margin, renewal interval and backoff, which it
+// never had) where it gave them, else Parameters.
+func parametersOf(o *Outcome, n *DomainNotes) []string {
+	if n != nil && len(n.Parameters) > 0 {
+		return n.Parameters
+	}
+	return Parameters(o)
+}
+
 func driftWords(d, rho int64) string {
 	s := fmt.Sprintf("%+dppm", d)
 	if d != 0 && (d == rho || d == -rho) {

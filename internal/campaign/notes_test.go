@@ -52,3 +52,32 @@ func TestStoryTellsDomainNotes(t *testing.T) {
 		t.Errorf("WriteDomainNotes wrote %q", got)
 	}
 }
+
+// TestPageTellsTheDriversParameters: the page, like the story, shows the
+// parameters a driver gave in its notes (a client of the user's timing),
+// not the reference holder's it never ran; without them, the reference's.
+func TestPageTellsTheDriversParameters(t *testing.T) {
+	o := replayed(t, "../../testdata/scenarios/mutants/drift-ignored.scenario.json")
+	page := func() string {
+		var b bytes.Buffer
+		if err := WritePage(&b, o, PageInfo{Title: "p"}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if s := page(); !strings.Contains(s, "renews every") {
+		t.Fatalf("the reference's page lacks its holders' parameters")
+	}
+	o.Execution.Notes = func(*Outcome) *DomainNotes {
+		return &DomainNotes{Heading: "Widget", Parameters: []string{"timing: widgets renew every 2 s"}}
+	}
+	s := page()
+	if !strings.Contains(s, "timing: widgets renew every 2 s") || strings.Contains(s, "renews every") {
+		t.Errorf("the page does not tell the driver's parameters alone")
+	}
+	var b bytes.Buffer
+	WriteStory(&b, o, StoryInfo{Title: "p", ScenarioFile: "x.scenario.json"})
+	if st := b.String(); !strings.Contains(st, "- timing: widgets renew every 2 s\n") || strings.Contains(st, "renews every") {
+		t.Errorf("the story does not tell the driver's parameters alone:\n%s", st)
+	}
+}

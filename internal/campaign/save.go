@@ -260,7 +260,7 @@ type PageInfo struct {
 // --porcupine FILE` writes that view on a page of its own.
 func WritePage(w io.Writer, o *Outcome, info PageInfo) error {
 	in := report.Input{Title: info.Title, History: o.History, Check: o.Check, Replay: info.Replay,
-		Beliefs: o.Beliefs, Parameters: Parameters(o)}
+		Beliefs: o.Beliefs, Parameters: parametersOf(o, notes(o))}
 	if o.Sim != nil {
 		trace := make([]report.TraceLine, len(o.Sim.Trace))
 		for i, e := range o.Sim.Trace {

@@ -169,11 +169,7 @@ func (s *story) scenario() {
 	if sc.ReadEvery > 0 {
 		fmt.Fprintf(w, "- reader r1 reads every %d%s\n", sc.ReadEvery, unit)
 	}
-	params := Parameters(o)
-	if s.dn != nil && len(s.dn.Parameters) > 0 {
-		params = s.dn.Parameters // the client's own, not the reference holder's
-	}
-	for _, l := range params {
+	for _, l := range parametersOf(o, s.dn) {
 		fmt.Fprintf(w, "- %s\n", l)
 	}
 	for _, f := range CauseFirst(o, sc.Faults) {
