@@ -299,7 +299,7 @@ func (l *Lock) Do(ctx context.Context, req backend.Request) (backend.Response, e
 		if err != nil {
 			// The node is gone: the session expired (and perhaps someone
 			// holds since): the release may count either way.
-			return backend.Response{}, fmt.Errorf("zk-lock: release: the lock node is gone (the session expired): outcome unknown")
+			return backend.Response{}, fmt.Errorf("zk-lock: release: the lock node is gone (the session expired, or the holder gave the lock up after a disconnection): outcome unknown")
 		}
 		return backend.Response{OK: true}, nil
 	case model.Write:
