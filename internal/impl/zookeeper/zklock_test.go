@@ -157,11 +157,11 @@ type partitioned struct {
 
 // holdThenCut has A acquire through a proxy with the loss signalled as sig
 // says and hold for a TTL (its library pings), then blackholes A's
-// connection; B asks for the lock every 50 ms. healOnSignal: the
-// connection is healed as soon as A's signal comes (the library gets its
-// session back), else the cut lasts until B is granted and
-// LockLossLateness more. It ends when B is granted or after 3 TTLs.
-func holdThenCut(t *testing.T, addr string, sig zookeeper.LockSignal, ttl time.Duration, healOnSignal bool) partitioned {
+// connection right after a ping was answered; B asks for the lock every
+// 50 ms. healAfter > 0: the connection is healed that long after the cut
+// (the library may get its session back), else the cut lasts until B is
+// granted and LockLossLateness more. It ends then, or after 3 TTLs.
+func holdThenCut(t *testing.T, addr string, sig zookeeper.LockSignal, ttl, healAfter time.Duration) partitioned {
 	ctx := context.Background()
 	px, err := tcpproxy.New(addr)
 	if err != nil {
@@ -181,11 +181,16 @@ func holdThenCut(t *testing.T, addr string, sig zookeeper.LockSignal, ttl time.D
 	t.Cleanup(func() { b.Close() })
 	var mu sync.Mutex
 	p := partitioned{ttl: ttl}
+	pinged := make(chan struct{}, 1)
 	a.Observe(func(rn backend.Renewal) {
 		mu.Lock()
 		defer mu.Unlock()
 		if rn.Answered && rn.OK && rn.End.After(p.lastRenewal) {
 			p.lastRenewal = rn.End
+			select {
+			case pinged <- struct{}{}:
+			default:
+			}
 		}
 	})
 	do := func(b *zookeeper.Lock, owner string) backend.Response {
@@ -213,6 +218,18 @@ func holdThenCut(t *testing.T, addr string, sig zookeeper.LockSignal, ttl time.D
 	if gb := do(b, "B"); gb.OK {
 		t.Fatalf("acquire(B) granted while A's library holds the lock")
 	}
+	// Cut right after a ping was answered: the server then expires A's
+	// session a TTL after the cut, the library gives its connection up
+	// two thirds of a TTL after it.
+	select {
+	case <-pinged:
+	default:
+	}
+	select {
+	case <-pinged:
+	case <-time.After(ttl):
+		t.Fatalf("A's library sent no ping answered within a TTL")
+	}
 	px.Blackhole(true)
 	p.cut = time.Now()
 	healed := false
@@ -230,10 +247,10 @@ func holdThenCut(t *testing.T, addr string, sig zookeeper.LockSignal, ttl time.D
 			if p.signal.IsZero() {
 				p.signal = time.Now()
 			}
-			if healOnSignal {
-				heal()
-			}
 		default:
+		}
+		if healAfter > 0 && time.Since(p.cut) >= healAfter {
+			heal()
 		}
 		if p.granted.IsZero() {
 			if gb := do(b, "B"); gb.OK {
@@ -267,7 +284,7 @@ func TestLockPartitionSignalBeforeServerExpiry(t *testing.T) {
 	addr, _ := serverstest.ZooKeeper(t)
 	ttl := 2 * time.Second
 	t.Run("on-disconnect", func(t *testing.T) {
-		p := holdThenCut(t, addr, zookeeper.LockOnDisconnect, ttl, false)
+		p := holdThenCut(t, addr, zookeeper.LockOnDisconnect, ttl, 0)
 		if p.signal.IsZero() {
 			t.Fatalf("A's library never said the lock was lost")
 		}
@@ -282,7 +299,7 @@ func TestLockPartitionSignalBeforeServerExpiry(t *testing.T) {
 		}
 	})
 	t.Run("on-expiry", func(t *testing.T) {
-		p := holdThenCut(t, addr, zookeeper.LockOnExpiry, ttl, false)
+		p := holdThenCut(t, addr, zookeeper.LockOnExpiry, ttl, 0)
 		if p.granted.IsZero() {
 			t.Fatalf("B was never granted: the server did not expire A's session")
 		}
@@ -295,25 +312,38 @@ func TestLockPartitionSignalBeforeServerExpiry(t *testing.T) {
 // A disconnected holder that gets its session back gives the lock up:
 // its node is deleted once the lease its renewals recorded is over (a
 // ping the cut left unanswered counts: it may have been applied), so B is
-// granted then, not blocked for as long as A's session lives (it would
-// live on, pinged by the library, as long as A's process runs).
+// granted then. The naive holder, its loss taken from StateExpired only,
+// hears nothing (its session is back) and holds on: B is blocked for as
+// long as A's process runs, the library pinging its session again.
 func TestLockGivesUpAfterReconnect(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real server, real seconds")
 	}
 	t.Parallel()
 	addr, _ := serverstest.ZooKeeper(t)
-	// Long enough that the library's reconnect (up to a second after the
-	// heal) finds the session alive.
-	ttl := 6 * time.Second
-	p := holdThenCut(t, addr, zookeeper.LockOnDisconnect, ttl, true)
-	if p.signal.IsZero() {
-		t.Fatalf("A's library never said the lock was lost")
-	}
-	if p.granted.IsZero() {
-		t.Fatalf("B was never granted within 3 TTLs of the cut: A did not give the lock up")
-	}
-	if expiry := p.lastRenewal.Add(ttl); p.granted.Before(expiry.Add(-ttl / 3)) {
-		t.Errorf("B granted %v before the lease A's renewals recorded was over", expiry.Sub(p.granted))
-	}
+	// The library gives its connection up 6 s after the cut, the server
+	// would expire the session 9 s after it: healed at 6.5 s, the library
+	// (which waits up to a second before it reconnects) gets it back.
+	ttl, heal := 9*time.Second, 6500*time.Millisecond
+	t.Run("on-disconnect", func(t *testing.T) {
+		p := holdThenCut(t, addr, zookeeper.LockOnDisconnect, ttl, heal)
+		if p.signal.IsZero() || p.signal.Sub(p.cut) > heal {
+			t.Fatalf("A's library did not say the lock was lost before the heal (%v after the cut)", p.signal.Sub(p.cut))
+		}
+		if p.granted.IsZero() {
+			t.Fatalf("B was never granted within 3 TTLs of the cut: A did not give the lock up")
+		}
+		if expiry := p.lastRenewal.Add(ttl); p.granted.Before(expiry) {
+			t.Errorf("B granted %v before the lease A's renewals recorded was over", expiry.Sub(p.granted))
+		}
+	})
+	t.Run("on-expiry", func(t *testing.T) {
+		p := holdThenCut(t, addr, zookeeper.LockOnExpiry, ttl, heal)
+		if !p.signal.IsZero() {
+			t.Errorf("A's library said the lock was lost %v after the cut: its session should have come back", p.signal.Sub(p.cut))
+		}
+		if !p.granted.IsZero() {
+			t.Errorf("B granted %v after the cut: the naive holder, its session back, should hold on", p.granted.Sub(p.cut))
+		}
+	})
 }
