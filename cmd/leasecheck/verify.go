@@ -70,16 +70,18 @@ func builtinBackends() []lcverify.Backend {
 		{Name: "etcd-election", Schemes: []string{"etcd-election"}, Usage: "etcd-election (concurrency.Election, its session renewing in the background, writes fenced by the key's revision, embedded) | etcd-election://HOST:PORT", Open: openEtcdHolding(etcdElection, true, false)},
 		{Name: "etcd-election-unfenced", Usage: "etcd-election-unfenced (the same election, a plain Put)", Open: openEtcdHolding(etcdElection, false, false)},
 		{Name: "etcd-election-cluster", Usage: "etcd-election-cluster (the fenced election on 3 members of the installed etcd started here)", Open: openEtcdElectionCluster},
-		{Name: "zk-lock", Schemes: []string{"zk-lock"}, Usage: "zk-lock (go-zookeeper's zk.Lock, its session pinged in the background, writes fenced by the lock node, on a ZooKeeper started here) | zk-lock://HOST:PORT", Open: openZkLockOf(true, false)},
-		{Name: "zk-lock-unfenced", Usage: "zk-lock-unfenced (the same lock, a plain setData)", Open: openZkLockOf(false, false)},
+		{Name: "zk-lock", Schemes: []string{"zk-lock"}, Usage: "zk-lock (go-zookeeper's zk.Lock, its session pinged in the background, writes fenced by the lock node, the loss signalled on disconnection as Curator does, on a ZooKeeper started here) | zk-lock://HOST:PORT", Open: openZkLockOf(true, zookeeper.LockOnDisconnect, false)},
+		{Name: "zk-lock-unfenced", Usage: "zk-lock-unfenced (the same lock, a plain setData)", Open: openZkLockOf(false, zookeeper.LockOnDisconnect, false)},
+		{Name: "zk-lock-expiry", Usage: "zk-lock-expiry (zk-lock with the loss signalled on session expiry only: late under a partition)", Open: openZkLockOf(true, zookeeper.LockOnExpiry, false)},
 		{Name: "etcd-session-mutex", Schemes: []string{"etcd-session-mutex"}, Usage: "etcd-session-mutex (concurrency.Mutex on a session renewing in the background, writes fenced by Mutex.IsOwner, embedded) | etcd-session-mutex://HOST:PORT", Open: openEtcdHolding(etcdSessionMutex, true, false)},
 		{Name: "etcd-session-mutex-unfenced", Usage: "etcd-session-mutex-unfenced (the same Mutex, a plain Put)", Open: openEtcdHolding(etcdSessionMutex, false, false)},
 		{Name: "etcd-election-procs", Usage: "etcd-election-procs (etcd-election, each owner's client a child process: a pause is SIGSTOP, a crash SIGKILL)", Open: openEtcdHolding(etcdElection, true, true)},
 		{Name: "etcd-election-unfenced-procs", Usage: "etcd-election-unfenced-procs (etcd-election-unfenced, each owner's client a child process)", Open: openEtcdHolding(etcdElection, false, true)},
 		{Name: "etcd-session-mutex-procs", Usage: "etcd-session-mutex-procs (etcd-session-mutex, each owner's client a child process)", Open: openEtcdHolding(etcdSessionMutex, true, true)},
 		{Name: "etcd-session-mutex-unfenced-procs", Usage: "etcd-session-mutex-unfenced-procs (etcd-session-mutex-unfenced, each owner's client a child process)", Open: openEtcdHolding(etcdSessionMutex, false, true)},
-		{Name: "zk-lock-procs", Usage: "zk-lock-procs (zk-lock, each owner's client a child process: a pause is SIGSTOP, a crash SIGKILL)", Open: openZkLockOf(true, true)},
-		{Name: "zk-lock-unfenced-procs", Usage: "zk-lock-unfenced-procs (zk-lock-unfenced, each owner's client a child process)", Open: openZkLockOf(false, true)},
+		{Name: "zk-lock-procs", Usage: "zk-lock-procs (zk-lock, each owner's client a child process: a pause is SIGSTOP, a crash SIGKILL)", Open: openZkLockOf(true, zookeeper.LockOnDisconnect, true)},
+		{Name: "zk-lock-unfenced-procs", Usage: "zk-lock-unfenced-procs (zk-lock-unfenced, each owner's client a child process)", Open: openZkLockOf(false, zookeeper.LockOnDisconnect, true)},
+		{Name: "zk-lock-expiry-procs", Usage: "zk-lock-expiry-procs (zk-lock-expiry, each owner's client a child process)", Open: openZkLockOf(true, zookeeper.LockOnExpiry, true)},
 	}
 }
 

@@ -50,7 +50,9 @@ func (r holdingRecipe) open(ctx context.Context, addr, prefix string, fenced boo
 // under (its Info's name).
 func (r holdingRecipe) clientName(fenced bool) string { return "verify-" + r.info(fenced).Name }
 
-func zkLockClientName(fenced bool) string { return "verify-" + zookeeper.LockInfo(fenced).Name }
+func zkLockClientName(fenced bool, sig zookeeper.LockSignal) string {
+	return "verify-" + zookeeper.LockInfo(fenced, sig).Name
+}
 
 // The client processes of the holding recipes: this binary re-executed,
 // opened on the server's address (through the owner's proxy) and the
@@ -65,12 +67,14 @@ func init() {
 				return r.open(ctx, s.Addr, s.Arg, fenced)
 			})
 		}
-		leasetest.RegisterClient(zkLockClientName(fenced), func(ctx context.Context, s leasetest.Service) (backend.Backend, error) {
-			if s.Addr == "" || s.Arg == "" {
-				return nil, errors.New("the client process was given no ZooKeeper address and root")
-			}
-			return zookeeper.OpenLock(ctx, s.Addr, s.Arg, fenced)
-		})
+		for _, sig := range []zookeeper.LockSignal{zookeeper.LockOnDisconnect, zookeeper.LockOnExpiry} {
+			leasetest.RegisterClient(zkLockClientName(fenced, sig), func(ctx context.Context, s leasetest.Service) (backend.Backend, error) {
+				if s.Addr == "" || s.Arg == "" {
+					return nil, errors.New("the client process was given no ZooKeeper address and root")
+				}
+				return zookeeper.OpenLock(ctx, s.Addr, s.Arg, fenced, sig)
+			})
+		}
 	}
 }
 
@@ -137,13 +141,17 @@ func etcdHoldingTarget(r holdingRecipe, fenced, procs bool, addr, prefix string)
 }
 
 // openZkLockOf starts a ZooKeeper for the bare name (verify may stop and
-// restart it) and runs go-zookeeper's lock recipe on it, in this process or
-// with each owner's client a process of its own (procs); zk-lock://HOST:PORT
-// connects to a server of yours, asking it what session timeouts it grants.
-func openZkLockOf(fenced, procs bool) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
+// restart it) and runs go-zookeeper's lock recipe on it, its loss
+// signalled as sig says, in this process or with each owner's client a
+// process of its own (procs); zk-lock://HOST:PORT connects to a server of
+// yours, asking it what session timeouts it grants.
+func openZkLockOf(fenced bool, sig zookeeper.LockSignal, procs bool) func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
 	return func(ctx context.Context, spec, prefix string) (*lcverify.Opened, error) {
-		info := zookeeper.LockInfo(fenced)
-		what := "go-zookeeper's zk.Lock"
+		info := zookeeper.LockInfo(fenced, sig)
+		what := "go-zookeeper's zk.Lock, the loss signalled on disconnection"
+		if sig == zookeeper.LockOnExpiry {
+			what = "go-zookeeper's zk.Lock, the loss signalled on session expiry only"
+		}
 		if procs {
 			info.Name += "-procs"
 			what += ", each owner's client a child process,"
@@ -153,7 +161,7 @@ func openZkLockOf(fenced, procs bool) func(ctx context.Context, spec, prefix str
 			if err != nil {
 				return nil, err
 			}
-			tg := zkLockTarget(fenced, procs, info, p.Addr, prefix)
+			tg := zkLockTarget(fenced, sig, procs, info, p.Addr, prefix)
 			tg.Server = p
 			return &lcverify.Opened{Target: tg, Shown: spec + " (" + what + " on a ZooKeeper started here, " + p.Addr + ")", Close: func() { p.Close() }}, nil
 		}
@@ -166,18 +174,18 @@ func openZkLockOf(fenced, procs bool) func(ctx context.Context, spec, prefix str
 			return nil, fmt.Errorf("zookeeper at %s is not usable: %w", host, err)
 		}
 		info.Uncertainty, info.MinTTL = si.Uncertainty, si.MinTTL
-		return &lcverify.Opened{Target: zkLockTarget(fenced, procs, info, host, prefix)}, nil
+		return &lcverify.Opened{Target: zkLockTarget(fenced, sig, procs, info, host, prefix)}, nil
 	}
 }
 
-func zkLockTarget(fenced, procs bool, info backend.Info, addr, prefix string) realrun.Target {
+func zkLockTarget(fenced bool, sig zookeeper.LockSignal, procs bool, info backend.Info, addr, prefix string) realrun.Target {
 	root := "/leasecheck/" + prefix
 	if procs {
 		return realrun.Target{Info: info, Addr: addr, Open: func(ctx context.Context, a string) (backend.Backend, error) {
-			return leasetest.OpenClient(ctx, zkLockClientName(fenced), leasetest.Service{Addr: a, Arg: root})
+			return leasetest.OpenClient(ctx, zkLockClientName(fenced, sig), leasetest.Service{Addr: a, Arg: root})
 		}}
 	}
 	return realrun.Target{Info: info, Addr: addr, Open: func(ctx context.Context, a string) (backend.Backend, error) {
-		return zookeeper.OpenLock(ctx, a, root, fenced)
+		return zookeeper.OpenLock(ctx, a, root, fenced, sig)
 	}}
 }

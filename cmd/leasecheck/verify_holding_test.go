@@ -80,3 +80,39 @@ func TestVerifyHoldingRecipes(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyZkLockPartitionSignal: verify's own judge of go-zookeeper's
+// lock under a partition — loss-signal's scripted round cuts A's
+// connection while its process runs, past its TTL, and B is granted.
+// Signalled on disconnection (zk-lock-procs, Curator's policy) the loss
+// comes before the server's expiry and the property holds; signalled on
+// StateExpired only (zk-lock-expiry-procs, what zk-lock did before), A's
+// library says nothing while it is cut off and verify exits 1.
+func TestVerifyZkLockPartitionSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real rounds on a ZooKeeper, half a minute each")
+	}
+	for _, c := range []struct {
+		spec string
+		code int
+		want string
+	}{
+		{"zk-lock-procs", exitOK, "loss-signal holds (partition)"},
+		{"zk-lock-expiry-procs", exitViolation, "A's library never said the lock was lost"},
+	} {
+		t.Run(c.spec, func(t *testing.T) {
+			needZooKeeper(t)
+			t.Setenv("TMPDIR", t.TempDir())
+			dirs := clusterDirs(t)
+			code, out, errOut, took := verify(t, "--backend", c.spec, "--faults", "partition", "--duration", "8s", "--shrink-for", "0", "--progress=false")
+			t.Logf("exit %d in %v\n%s%s", code, took.Round(time.Millisecond), out, errOut)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d", code, c.code)
+			}
+			if !strings.Contains(out+errOut, c.want) {
+				t.Errorf("output does not say %q", c.want)
+			}
+			assertNoServersLeft(t, dirs)
+		})
+	}
+}

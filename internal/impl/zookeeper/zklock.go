@@ -16,14 +16,39 @@ package zookeeper
 //     (protected: "_c_<guid>-lock-SEQ") and holds when its node is the
 //     lowest. The node is ephemeral, so the lock lasts as long as the
 //     session: ZooKeeper deletes it when the session expires.
-//   - The session's state reaches the user as events: StateExpired when
-//     the server says the session is gone. The library learns it only when
-//     it reaches the server again (ZooKeeper's programmer's guide: a
-//     disconnected client "will not be notified of session expiration
-//     until it reconnects"); after a reconnect that finds the session
-//     expired, it says so at once. Connect's reconnect loop waits a second
-//     before it tries again once it has tried every server, so the event
-//     comes about a second after the client is back (Info.LossLateness).
+//   - The session's state reaches the user as events: StateDisconnected
+//     when the connection is lost (the library gives up on a connection
+//     that has said nothing for two thirds of the session timeout, pinging
+//     every third), StateHasSession when it is back within the session,
+//     StateExpired when the server says the session is gone. The library
+//     learns of an expiry only when it reaches the server again
+//     (ZooKeeper's programmer's guide: a disconnected client "will not be
+//     notified of session expiration until it reconnects"); after a
+//     reconnect that finds the session expired, it says so at once.
+//
+// # The loss signal
+//
+// A disconnected holder cannot know whether its session lives, so the
+// correct recipe (Apache Curator's standard ConnectionStateErrorPolicy,
+// which takes SUSPENDED, its disconnection, for an error state) stops
+// acting as the holder at StateDisconnected: "zk-lock" signals the loss
+// then. A connection is given up two thirds of a session timeout after
+// its last reply, before the server can expire the session (a full
+// timeout after it last heard from the client), so the signal comes
+// before the loss. The adapter then gives the lock up: it writes and
+// renews no more (a renew or write asked after the signal is not sent,
+// the outcome unknown), and if the library gets the session back it
+// deletes the lock node, as Curator's release does, so that others are
+// not blocked by a session that lives on (the node is deleted no sooner
+// than the last renewal anyone recorded plus the TTL: the history's
+// lease, which knows nothing of the library's reconnect, ends there),
+// then closes the session. An expiry it learns closes the session.
+//
+// LockOnExpiry ("zk-lock-expiry") is the naive use: the loss signalled
+// at StateExpired only. Under a partition that comes only after the
+// partition heals (the reconnect loop waits a second once it has tried
+// every server), long after the server expired the session and granted
+// the lock to another: loss-signal catches it.
 //
 // Nothing in it fences a holder's writes: a holder paused past its session
 // timeout writes as a holder when it resumes. That is the documented
@@ -44,7 +69,10 @@ package zookeeper
 //	release   Unlock (Delete of the node; no node: unknown, the session expired), then Close
 //	write     fenced: multi(check(node), setData(P/data/K)) on the lock's session; unfenced: setData
 //	          on the process's data session
-//	signal    the session's StateExpired event
+//	signal    the session's StateDisconnected or StateExpired event (zk-lock); StateExpired only
+//	          (zk-lock-expiry)
+//	give up   after the signal: renew and write answer unknown, unsent; the session back: Unlock once the
+//	          recorded lease is over, then Close; expired: Close
 //	renewals  every ping the library sends and the server answers, read off the connection (Observe)
 //	stop      the connection's reads and writes wait (Stopper); over verify's proxy it is frozen too
 
@@ -68,12 +96,26 @@ import (
 
 // LockLossLateness is how late the recipe may say a lost session is lost:
 // the reconnect loop's second, and a reconnect's round trip on a loaded
-// machine.
+// machine. The same bound for both signals: the one on disconnection
+// comes before the loss, the one on expiry after a partition heals.
 const LockLossLateness = 1500 * time.Millisecond
 
+// LockSignal is which of the library's session events the adapter takes
+// for the loss of the lock.
+type LockSignal int
+
+const (
+	// LockOnDisconnect: StateDisconnected (or StateExpired), Curator's
+	// standard policy; the lock is then given up ("zk-lock").
+	LockOnDisconnect LockSignal = iota
+	// LockOnExpiry: StateExpired only, which a partitioned client hears
+	// only once it reconnects ("zk-lock-expiry").
+	LockOnExpiry
+)
+
 // LockInfo describes Lock: fenced (multi: check the lock node, setData) or
-// not (a plain setData).
-func LockInfo(fenced bool) backend.Info {
+// not (a plain setData), its loss signalled as sig says.
+func LockInfo(fenced bool, sig LockSignal) backend.Info {
 	i := info(fenced, Uncertainty, 0)
 	i.Name = "zk-lock"
 	i.FenceSource = "the lock node's sequence number + 1 (zk.NewLock's _c_<guid>-lock-SEQ, ephemeral sequential)"
@@ -82,15 +124,23 @@ func LockInfo(fenced bool) backend.Info {
 		i.Name = "zk-lock-unfenced"
 		i.FencedWrite = "none: a plain setData(P/data/K) by the holder"
 	}
+	if sig == LockOnExpiry {
+		i.Name += "-expiry"
+	}
 	i.LossLateness = LockLossLateness
 	return i
 }
+
+// errGivenUp answers a renew or write asked after the loss signal: the
+// recipe acts as the holder no more, so nothing was sent.
+var errGivenUp = errors.New("zk-lock: the library was disconnected (the lock may be lost): not sent, the holder gave the lock up")
 
 // Lock is go-zookeeper's lock recipe as a backend.Backend with
 // backend.Holding and backend.Stopper.
 type Lock struct {
 	b      *Backend // the data session: setup, reads, cleanup
 	fenced bool
+	sig    LockSignal
 	done   context.Context // ends with Close
 	close  context.CancelFunc
 
@@ -107,9 +157,52 @@ type lockHold struct {
 	node       string
 	fence      int64
 	ttl        time.Duration
-	lost       chan struct{}
-	held       atomic.Bool // set once granted: its pings are renewals
-	sid        int64       // the granted session
+	lost       chan struct{} // the loss signal
+	expired    chan struct{} // the library said the session expired
+	back       chan struct{} // the library has a session again (after a disconnection)
+	ended      chan struct{} // released or closed by the adapter
+	held       atomic.Bool   // set once granted: its pings are renewals
+	sid        int64         // the granted session
+	// lastStart is the latest start (unix ns) of the hold's grant or
+	// renewals as the history has them: the lease it records ends a TTL
+	// after it.
+	lastStart atomic.Int64
+
+	lostOnce, expOnce, endOnce sync.Once
+	mu                         sync.Mutex
+	unlocked                   bool // the adapter deleted the lock node
+}
+
+func (h *lockHold) renewedAt(t time.Time) {
+	for {
+		old := h.lastStart.Load()
+		if t.UnixNano() <= old || h.lastStart.CompareAndSwap(old, t.UnixNano()) {
+			return
+		}
+	}
+}
+
+// end marks the hold ended by the adapter (a release, a give-up, Close)
+// and closes its session.
+func (h *lockHold) end() {
+	h.endOnce.Do(func() { close(h.ended) })
+	h.conn.Close()
+}
+
+// unlock deletes the lock node once (the library's Unlock), for a release
+// and for a give-up, whichever comes first; zk.ErrNoNode once it is
+// deleted.
+func (h *lockHold) unlock() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.unlocked {
+		return zk.ErrNoNode
+	}
+	err := h.lock.Unlock()
+	if err == nil {
+		h.unlocked = true
+	}
+	return err
 }
 
 func isClosed(ch chan struct{}) bool {
@@ -122,13 +215,13 @@ func isClosed(ch chan struct{}) bool {
 }
 
 // OpenLock connects to the ZooKeeper at addr; znodes live under root.
-func OpenLock(ctx context.Context, addr, root string, fenced bool) (*Lock, error) {
+func OpenLock(ctx context.Context, addr, root string, fenced bool, sig LockSignal) (*Lock, error) {
 	b, err := open(ctx, addr, root, fenced)
 	if err != nil {
 		return nil, err
 	}
 	done, cancel := context.WithCancel(context.Background())
-	return &Lock{b: b, fenced: fenced, done: done, close: cancel, gates: map[string]*backend.Gate{}, holds: map[[2]string]*lockHold{}}, nil
+	return &Lock{b: b, fenced: fenced, sig: sig, done: done, close: cancel, gates: map[string]*backend.Gate{}, holds: map[[2]string]*lockHold{}}, nil
 }
 
 func (l *Lock) gate(owner string) *backend.Gate {
@@ -175,6 +268,10 @@ func (l *Lock) Do(ctx context.Context, req backend.Request) (backend.Response, e
 		if l.gone(ctx, h) {
 			return backend.Response{Reason: machine.ReasonExpired}, nil
 		}
+		if l.givenUp(h) {
+			return backend.Response{}, errGivenUp
+		}
+		h.renewedAt(time.Now())
 		ok, err := call(ctx, func() (bool, error) {
 			ok, _, err := h.conn.Exists(h.node)
 			return ok, err
@@ -191,18 +288,18 @@ func (l *Lock) Do(ctx context.Context, req backend.Request) (backend.Response, e
 		if h == nil || req.Fence != 0 && req.Fence != h.fence {
 			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
-		_, err := call(ctx, func() (struct{}, error) { return struct{}{}, h.lock.Unlock() })
+		_, err := call(ctx, func() (struct{}, error) { return struct{}{}, h.unlock() })
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return backend.Response{}, err
 		}
 		l.mu.Lock()
 		delete(l.holds, [2]string{req.Key, req.Owner})
 		l.mu.Unlock()
-		go h.conn.Close()
+		go h.end()
 		if err != nil {
 			// The node is gone: the session expired (and perhaps someone
 			// holds since): the release may count either way.
-			return backend.Response{}, fmt.Errorf("zk-lock: release: the lock node is gone (the session expired): outcome unknown")
+			return backend.Response{}, fmt.Errorf("zk-lock: release: the lock node is gone (the session expired, or the holder gave the lock up after a disconnection): outcome unknown")
 		}
 		return backend.Response{OK: true}, nil
 	case model.Write:
@@ -232,6 +329,9 @@ func (l *Lock) Do(ctx context.Context, req backend.Request) (backend.Response, e
 		if l.gone(ctx, h) {
 			return backend.Response{Reason: machine.ReasonExpired}, nil
 		}
+		if l.givenUp(h) {
+			return backend.Response{}, errGivenUp
+		}
 		_, err := call(ctx, func() ([]zk.MultiResponse, error) {
 			return h.conn.Multi(&zk.CheckVersionRequest{Path: h.node, Version: -1}, &zk.SetDataRequest{Path: data, Data: []byte(req.Value), Version: -1})
 		})
@@ -253,8 +353,8 @@ func (l *Lock) Do(ctx context.Context, req backend.Request) (backend.Response, e
 }
 
 func (l *Lock) acquire(ctx context.Context, req backend.Request) (backend.Response, error) {
-	h := &lockHold{key: req.Key, owner: req.Owner, lost: make(chan struct{})}
-	var once sync.Once
+	h := &lockHold{key: req.Key, owner: req.Owner, lost: make(chan struct{}), expired: make(chan struct{}),
+		back: make(chan struct{}, 1), ended: make(chan struct{})}
 	var established = make(chan struct{})
 	var estOnce sync.Once
 	gate := l.gate(req.Owner)
@@ -269,11 +369,13 @@ func (l *Lock) acquire(ctx context.Context, req backend.Request) (backend.Respon
 		if err != nil {
 			return nil, err
 		}
-		return newGatedConn(c, gate, &ttl, func(start, end time.Time, ok bool) {
+		return newGatedConn(c, gate, &ttl, func(start, end time.Time, answered, ok bool) {
 			// Only the granted session's pings renew the lock: after an
 			// expiry the library opens a new session on the same Conn.
-			if h.held.Load() && h.conn.SessionID() == h.sid && !isClosed(h.lost) {
-				l.renewed(backend.Renewal{Key: h.key, Owner: h.owner, Start: start, End: end, Answered: true, OK: ok, TTL: time.Duration(ttl.Load())})
+			// After the loss signal the holder has given the lock up.
+			if h.held.Load() && h.conn.SessionID() == h.sid && !isClosed(h.lost) && !isClosed(h.ended) {
+				h.renewedAt(start)
+				l.renewed(backend.Renewal{Key: h.key, Owner: h.owner, Start: start, End: end, Answered: answered, OK: ok, TTL: time.Duration(ttl.Load())})
 			}
 		}), nil
 	}
@@ -282,11 +384,26 @@ func (l *Lock) acquire(ctx context.Context, req backend.Request) (backend.Respon
 			if e.Type != zk.EventSession {
 				return
 			}
+			// The callback runs on the library's loop: it must not wait.
 			switch e.State {
 			case zk.StateHasSession:
 				estOnce.Do(func() { close(established) })
+				if isClosed(h.lost) {
+					select {
+					case h.back <- struct{}{}:
+					default:
+					}
+				}
 			case zk.StateExpired:
-				once.Do(func() { close(h.lost) })
+				h.expOnce.Do(func() { close(h.expired) })
+				h.lostOnce.Do(func() { close(h.lost) })
+			case zk.StateDisconnected:
+				if l.sig == LockOnDisconnect && h.held.Load() && !isClosed(h.ended) {
+					h.lostOnce.Do(func() {
+						close(h.lost)
+						go l.giveUp(h)
+					})
+				}
 			}
 		}))
 	if err != nil {
@@ -348,16 +465,64 @@ func (l *Lock) acquire(ctx context.Context, req backend.Request) (backend.Respon
 		return backend.Response{}, errors.New("zk-lock: the lock node is gone right after Lock returned: outcome unknown")
 	}
 	h.sid = conn.SessionID()
+	h.renewedAt(time.Now())
 	h.held.Store(true)
 	l.mu.Lock()
 	old := l.holds[[2]string{req.Key, req.Owner}]
 	l.holds[[2]string{req.Key, req.Owner}] = h
 	l.mu.Unlock()
 	if old != nil {
-		go old.conn.Close()
+		go old.end()
 	}
 	return backend.Response{OK: true, Fence: h.fence, TTL: h.ttl}, nil
 }
+
+// givenUp reports whether the holder has given h up on the library's
+// signal of a disconnection.
+func (l *Lock) givenUp(h *lockHold) bool { return l.sig == LockOnDisconnect && isClosed(h.lost) }
+
+// giveUp gives h's lock up after the library said its connection was
+// lost: if the library gets the session back, the lock node is deleted
+// (the session would otherwise hold it for as long as it lives) once the
+// lease the history recorded is over — a TTL after the last grant or
+// renewal it has, plus a margin for its rounding — and the session
+// closed; if the session expired, it is closed.
+func (l *Lock) giveUp(h *lockHold) {
+	for {
+		select {
+		case <-l.done.Done():
+			return
+		case <-h.ended:
+			return
+		case <-h.expired:
+			h.end()
+			return
+		case <-h.back:
+			if h.conn.SessionID() != h.sid {
+				continue
+			}
+		}
+		break
+	}
+	due := time.Unix(0, h.lastStart.Load()).Add(h.ttl + giveUpMargin)
+	t := time.NewTimer(time.Until(due))
+	defer t.Stop()
+	select {
+	case <-l.done.Done():
+		return
+	case <-h.ended:
+		return
+	case <-h.expired:
+	case <-t.C:
+		h.unlock()
+	}
+	h.end()
+}
+
+// giveUpMargin is added to the recorded lease's end before a given-up
+// lock node is deleted: the history rounds times to the µs and starts a
+// renewal no sooner than the previous one returned.
+const giveUpMargin = 50 * time.Millisecond
 
 // gone reports whether h's lock node is definitely gone, read on the data
 // session after a sync: the library said its session expired, or the node
@@ -365,7 +530,7 @@ func (l *Lock) acquire(ctx context.Context, req backend.Request) (backend.Respon
 // session may sit in the library's reconnect loop, where a request waits
 // a second and is then failed; the server's record answers at once.
 func (l *Lock) gone(ctx context.Context, h *lockHold) bool {
-	if isClosed(h.lost) {
+	if isClosed(h.expired) {
 		return true
 	}
 	if err := l.b.syncData(ctx, l.lockPath(h.key)); err != nil {
@@ -378,7 +543,8 @@ func (l *Lock) gone(ctx context.Context, h *lockHold) bool {
 	return err == nil && !ok
 }
 
-// Signal implements backend.Holding: the session's StateExpired event.
+// Signal implements backend.Holding: the session's StateDisconnected or
+// StateExpired event, or StateExpired alone (LockOnExpiry).
 func (l *Lock) Signal(key, owner string) <-chan struct{} {
 	if h := l.hold(key, owner); h != nil {
 		return h.lost
@@ -411,7 +577,7 @@ func (l *Lock) Close() error {
 	var wg sync.WaitGroup
 	for _, h := range holds {
 		wg.Add(1)
-		go func() { defer wg.Done(); h.conn.Close() }()
+		go func() { defer wg.Done(); h.end() }()
 	}
 	wg.Wait()
 	return l.b.Close()
@@ -426,7 +592,7 @@ type gatedConn struct {
 	net.Conn
 	gate   *backend.Gate
 	ttl    *atomic.Int64
-	onPing func(start, end time.Time, ok bool)
+	onPing func(start, end time.Time, answered, ok bool)
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -439,7 +605,7 @@ type gatedConn struct {
 	rdStop, wdStop time.Duration
 }
 
-func newGatedConn(c net.Conn, g *backend.Gate, ttl *atomic.Int64, onPing func(start, end time.Time, ok bool)) *gatedConn {
+func newGatedConn(c net.Conn, g *backend.Gate, ttl *atomic.Int64, onPing func(start, end time.Time, answered, ok bool)) *gatedConn {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &gatedConn{Conn: c, gate: g, ttl: ttl, onPing: onPing, ctx: ctx, cancel: cancel}
 }
@@ -543,11 +709,24 @@ func (c *gatedConn) frames(b []byte, at time.Time) {
 	}
 	c.mu.Unlock()
 	for i := range done {
-		c.onPing(starts[i], at, done[i])
+		c.onPing(starts[i], at, true, done[i])
 	}
 }
 
+// Close closes the connection; a ping still unanswered then (the library
+// gave the connection up) may have been applied: it is a renewal with no
+// answer, the latest standing for the others.
 func (c *gatedConn) Close() error {
 	c.cancel()
+	c.mu.Lock()
+	var last time.Time
+	if n := len(c.pings); n > 0 {
+		last = c.pings[n-1]
+		c.pings = nil
+	}
+	c.mu.Unlock()
+	if !last.IsZero() {
+		c.onPing(last, time.Now(), false, false)
+	}
 	return c.Conn.Close()
 }
