@@ -73,7 +73,7 @@ func RunRound(ctx context.Context, o *Opened, opts RoundOptions) (*Round, error)
 	if tg.Open == nil {
 		return nil, fmt.Errorf("backend %s: the target has no client (Target.Open)", tg.Info.Name)
 	}
-	if err := checkReachable(ctx, tg); err != nil {
+	if _, err := checkReachable(ctx, tg); err != nil {
 		return nil, err
 	}
 	if opts.Seed == 0 {
