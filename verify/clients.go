@@ -18,17 +18,17 @@ import (
 
 // Where each owner's client runs (--clients).
 const (
-	// ClientsProcess: each owner's client is a child process of the
+	// clientsProcess: each owner's client is a child process of the
 	// program (the program re-executed, as Go test helpers are): a pause is
 	// SIGSTOP and SIGCONT, which stops the library's goroutines, timers and
 	// GC alike, a crash SIGKILL, and the judges excuse a client only for
 	// the time the kernel reported its process stopped. The default.
-	ClientsProcess = "process"
-	// ClientsInProcess: every client in the program's own process, a pause
+	clientsProcess = "process"
+	// clientsInProcess: every client in the program's own process, a pause
 	// gating its connections (or the backend's own backend.Stopper):
 	// faster, and true to the world only for a library that can really
 	// stop.
-	ClientsInProcess = "in-process"
+	clientsInProcess = "in-process"
 )
 
 // clientName is the name verify's client processes are registered under
@@ -158,7 +158,7 @@ func isTestBinary() bool {
 // clientLog is where one invocation's clients ran: every client process
 // it opened, and what the kernel reported of their stops.
 type clientLog struct {
-	mode string // ClientsProcess or ClientsInProcess, as run
+	mode string // clientsProcess or clientsInProcess, as run
 	note string // how they ran, for the header and the summary
 
 	mu    sync.Mutex
@@ -180,7 +180,7 @@ func (l *clientLog) counting(open func(context.Context, string) (backend.Backend
 
 // ClientsSummary says where the run's clients ran (Summary.Clients).
 type ClientsSummary struct {
-	// Mode is ClientsProcess or ClientsInProcess, as run; Note says how
+	// Mode is "process" or "in-process" (--clients), as run; Note says how
 	// (and, when processes were asked for and not run, why).
 	Mode string `json:"mode"`
 	Note string `json:"note"`
@@ -227,16 +227,16 @@ func (c Command) chooseClients(ctx context.Context, mode, spec, prefix, name str
 	servedMu.Unlock()
 	switch {
 	case own:
-		log.mode, log.note = ClientsProcess, "each owner's client a child process (the backend's own: leasetest.OpenClient)"
-		if mode == ClientsInProcess {
+		log.mode, log.note = clientsProcess, "each owner's client a child process (the backend's own: leasetest.OpenClient)"
+		if mode == clientsInProcess {
 			log.note += "; --clients in-process does not apply to it"
 		}
-	case mode == ClientsInProcess:
-		log.mode, log.note = ClientsInProcess, "in verify's process (--clients in-process): a pause gates the client's connections unless the library can stop itself"
+	case mode == clientsInProcess:
+		log.mode, log.note = clientsInProcess, "in verify's process (--clients in-process): a pause gates the client's connections unless the library can stop itself"
 	case tg.Addr == "":
-		log.mode, log.note = ClientsInProcess, "in verify's process: the target gives no address a client process could connect to"
+		log.mode, log.note = clientsInProcess, "in verify's process: the target gives no address a client process could connect to"
 	case isTestBinary() && !early:
-		log.mode, log.note = ClientsInProcess, "in verify's process: this test binary serves no client processes (call verify.ServeClients from its init or TestMain)"
+		log.mode, log.note = clientsInProcess, "in verify's process: this test binary serves no client processes (call verify.ServeClients from its init or TestMain)"
 	default:
 		arg, err := json.Marshal(clientArg{Backend: name, Spec: spec, Prefix: prefix, Addr: tg.Addr})
 		if err != nil {
@@ -250,7 +250,7 @@ func (c Command) chooseClients(ctx context.Context, mode, spec, prefix, name str
 		if _, err := checkReachable(ctx, tg); err != nil {
 			return tg, fmt.Errorf("%w (--clients in-process runs the clients in this process)", err)
 		}
-		log.mode, log.note = ClientsProcess, "each owner's client a child process of this program: a pause is SIGSTOP, a crash SIGKILL"
+		log.mode, log.note = clientsProcess, "each owner's client a child process of this program: a pause is SIGSTOP, a crash SIGKILL"
 	}
 	tg.Open = log.counting(tg.Open)
 	return tg, nil

@@ -67,7 +67,14 @@ type Command struct {
 //
 // An interrupt (SIGINT, SIGTERM) ends the round in progress, cleans up
 // what it stored, and exits.
+//
+// Each owner's client runs in a child process of the program by default
+// (--clients): the program re-executed, which Main serves before it
+// parses a flag (ServeClients), so nothing in main before Main may need
+// the command line.
 func Main(backends ...Backend) {
+	// Main is reached in the re-executed program, test binaries too.
+	serveClients(backends, true)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	c := Command{Name: filepath.Base(os.Args[0]), Backends: backends, rerun: rerunCommand()}
 	code := c.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -95,7 +102,7 @@ type config struct {
 	failFast, json, quiet bool
 	progress              bool
 	budget                time.Duration
-	clients               string // ClientsProcess or ClientsInProcess
+	clients               string // clientsProcess or clientsInProcess
 }
 
 // Run parses args (verify's flags), runs the rounds and prints the
@@ -210,7 +217,7 @@ func (c Command) parse(args []string, stdout, stderr io.Writer) (*config, int, b
 	fs.DurationVar(&cfg.budget, "timeout", defaultBudget, "linearizability search budget per history")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "do not log injected faults on standard error")
 	fs.BoolVar(&cfg.progress, "progress", true, "show a progress bar when stderr is a terminal")
-	fs.StringVar(&cfg.clients, "clients", ClientsProcess, "`WHERE` clients run: process (one each) or in-process")
+	fs.StringVar(&cfg.clients, "clients", clientsProcess, "`WHERE` clients run: process (one each) or in-process")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s [--backend SPEC] [--seeds N] [--faults KINDS]\n"+
 			"         [--duration D] [--ttl D] [--scenario FILE] [--mutant NAME] [--json] ...\n"+
@@ -251,8 +258,8 @@ func (c Command) parse(args []string, stdout, stderr io.Writer) (*config, int, b
 	if cfg.seeds < 1 || cfg.duration <= 0 || cfg.ttl <= 0 {
 		return failf("--seeds, --duration and --ttl must be positive")
 	}
-	if cfg.clients != ClientsProcess && cfg.clients != ClientsInProcess {
-		return failf("--clients is %q or %q, not %q", ClientsProcess, ClientsInProcess, cfg.clients)
+	if cfg.clients != clientsProcess && cfg.clients != clientsInProcess {
+		return failf("--clients is %q or %q, not %q", clientsProcess, clientsInProcess, cfg.clients)
 	}
 	if cfg.shrinkFor < 0 || cfg.budget <= 0 {
 		return failf("--shrink-for must be >= 0 and --timeout positive")
