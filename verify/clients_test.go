@@ -100,3 +100,30 @@ func TestMainServesClientProcesses(t *testing.T) {
 		})
 	}
 }
+
+// TestRunInTestBinaryWithoutServing: Command.Run from a test of a binary
+// that did not serve the clients (no ServeClients in init or TestMain:
+// the re-executed binary would run no test, and with it no Run) runs them
+// in the test's process, and says so and why, rather than failing.
+func TestRunInTestBinaryWithoutServing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real time: a round on a redis-server")
+	}
+	c := verify.Command{Name: "myverify", Backends: []verify.Backend{myRedis()}}
+	var so, se strings.Builder
+	code := c.Run(context.Background(), []string{"--backend", "myredis", "--faults", "none", "--duration", "1s", "--ttl", "1s", "--json", "--out", t.TempDir()}, &so, &se)
+	t.Logf("exit %d\n%s%s", code, so.String(), se.String())
+	if code != verify.ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	var s struct {
+		Clients verify.ClientsSummary `json:"clients"`
+	}
+	if err := json.Unmarshal([]byte(so.String()), &s); err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Clients; c.Mode != "in-process" || c.Processes != 0 || !strings.Contains(c.Note, "verify.ServeClients") ||
+		!strings.Contains(se.String(), "clients: in verify's process: this test binary serves no client processes") {
+		t.Errorf("clients %+v: want in-process, none started, the reason in the summary and the header", c)
+	}
+}
