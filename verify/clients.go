@@ -217,7 +217,7 @@ func (l *clientLog) summary() ClientsSummary {
 // that gives no address runs in process (a child has nothing to dial).
 // It returns the target to run, with every client process it opens
 // recorded in log.
-func (c Command) chooseClients(ctx context.Context, mode, spec, prefix, name string, tg RunTarget, log *clientLog) (RunTarget, error) {
+func chooseClients(ctx context.Context, mode, spec, prefix, name string, tg RunTarget, log *clientLog) (RunTarget, error) {
 	own, err := checkReachable(ctx, tg)
 	if err != nil {
 		return tg, err

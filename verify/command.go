@@ -148,7 +148,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		return fail("backend %s: Open returned a target without a client (Target.Open)", shown)
 	}
 	clients := &clientLog{}
-	if tg, err = c.chooseClients(ctx, cfg.clients, cfg.spec, prefix, b.Name, tg, clients); err != nil {
+	if tg, err = chooseClients(ctx, cfg.clients, cfg.spec, prefix, b.Name, tg, clients); err != nil {
 		return fail("%v", err)
 	}
 	if cfg.sc != nil {
