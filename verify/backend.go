@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
+	"github.com/leasecheck/leasecheck/internal/procclient"
 )
 
 // Backend is one entry of verify's registry: a kind of lease backend, how a
@@ -135,8 +136,9 @@ func scrub(msg, spec string) string {
 
 // checkReachable opens one client directly (no proxy) within 15s, so that
 // a backend that is down, hangs or answers garbage is reported before the
-// run, and removes what that client stored.
-func checkReachable(ctx context.Context, tg RunTarget) error {
+// run, and removes what that client stored. own reports whether that
+// client is a process of its own (leasetest.OpenClient).
+func checkReachable(ctx context.Context, tg RunTarget) (own bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	type result struct {
@@ -155,13 +157,14 @@ func checkReachable(ctx context.Context, tg RunTarget) error {
 	select {
 	case r := <-ch:
 		if r.err != nil {
-			return fmt.Errorf("%s is not usable: %w", where, r.err)
+			return false, fmt.Errorf("%s is not usable: %w", where, r.err)
 		}
-		if c, ok := r.b.(backend.Cleaner); ok {
+		if c, ok := backend.As[backend.Cleaner](r.b); ok {
 			c.Cleanup(ctx)
 		}
-		return r.b.Close()
+		_, own = backend.As[*procclient.Client](r.b)
+		return own, r.b.Close()
 	case <-ctx.Done():
-		return fmt.Errorf("%s did not answer within 15s", where)
+		return false, fmt.Errorf("%s did not answer within 15s", where)
 	}
 }

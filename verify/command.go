@@ -67,7 +67,14 @@ type Command struct {
 //
 // An interrupt (SIGINT, SIGTERM) ends the round in progress, cleans up
 // what it stored, and exits.
+//
+// Each owner's client runs in a child process of the program by default
+// (--clients): the program re-executed, which Main serves before it
+// parses a flag (ServeClients), so nothing in main before Main may need
+// the command line.
 func Main(backends ...Backend) {
+	// Main is reached in the re-executed program, test binaries too.
+	serveClients(backends, true)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	c := Command{Name: filepath.Base(os.Args[0]), Backends: backends, rerun: rerunCommand()}
 	code := c.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -95,6 +102,7 @@ type config struct {
 	failFast, json, quiet bool
 	progress              bool
 	budget                time.Duration
+	clients               string // clientsProcess or clientsInProcess
 }
 
 // Run parses args (verify's flags), runs the rounds and prints the
@@ -104,6 +112,10 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	if c.Name == "" {
 		c.Name = "verify"
 	}
+	// In a client process of this program (the program re-executed by a
+	// verify run, with no arguments), this serves the client and exits:
+	// before a flag is parsed, the way Go test helpers are served.
+	serveClients(c.Backends, false)
 	cfg, code, ok := c.parse(args, stdout, stderr)
 	if !ok {
 		return code
@@ -135,7 +147,8 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	if tg.Open == nil {
 		return fail("backend %s: Open returned a target without a client (Target.Open)", shown)
 	}
-	if err := checkReachable(ctx, tg); err != nil {
+	clients := &clientLog{}
+	if tg, err = chooseClients(ctx, cfg.clients, cfg.spec, prefix, b.Name, tg, clients); err != nil {
 		return fail("%v", err)
 	}
 	if cfg.sc != nil {
@@ -171,7 +184,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 			}
 		}
 	}
-	v := &verifier{c: c, cfg: cfg, shown: shown, stderr: stderr, info: tg.Info, keys: &keys{used: map[string]int{}}}
+	v := &verifier{c: c, cfg: cfg, shown: shown, stderr: stderr, info: tg.Info, keys: &keys{used: map[string]int{}}, clients: clients}
 	v.impl = "backend:" + redact(cfg.spec)
 	v.label = backendLabel(b.Name, cfg.spec)
 	return v.run(ctx, tg, stdout)
@@ -204,17 +217,16 @@ func (c Command) parse(args []string, stdout, stderr io.Writer) (*config, int, b
 	fs.DurationVar(&cfg.budget, "timeout", defaultBudget, "linearizability search budget per history")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "do not log injected faults on standard error")
 	fs.BoolVar(&cfg.progress, "progress", true, "show a progress bar when stderr is a terminal")
+	fs.StringVar(&cfg.clients, "clients", clientsProcess, "`WHERE` clients run: process (one each) or in-process")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s [--backend SPEC] [--seeds N] [--faults KINDS]\n"+
 			"         [--duration D] [--ttl D] [--scenario FILE] [--mutant NAME] [--json] ...\n"+
 			"       %s --list-backends\n", c.Name, c.Name)
 		fmt.Fprintln(fs.Output(), "\nRuns holders against a real lease backend under real faults (pauses, clock\n"+
-			"faults, a proxy that delays or cuts, crashes, server restarts), records the\n"+
-			"history with its faults and checks it; --scenario replays a saved one, its\n"+
-			"times scaled onto the backend's TTL. Failing rounds are shrunk for\n"+
-			"--shrink-for and saved with their page, story and replay line.\n"+
-			"Exit status: 0 all hold, 1 a violation, 2 bad usage or a backend unusable\n"+
-			"or gone silent, 3 undecided within the budget.")
+			"faults, delays and cuts at a proxy, crashes, server restarts), records the\n"+
+			"history and checks it; --scenario replays a saved one. Failing rounds are\n"+
+			"shrunk (--shrink-for), saved with page, story and replay line. Exit status: 0\n"+
+			"all hold, 1 a violation, 2 bad usage or an unusable backend, 3 undecided.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -245,6 +257,9 @@ func (c Command) parse(args []string, stdout, stderr io.Writer) (*config, int, b
 	cfg.ttlSet = set["ttl"]
 	if cfg.seeds < 1 || cfg.duration <= 0 || cfg.ttl <= 0 {
 		return failf("--seeds, --duration and --ttl must be positive")
+	}
+	if cfg.clients != clientsProcess && cfg.clients != clientsInProcess {
+		return failf("--clients is %q or %q, not %q", clientsProcess, clientsInProcess, cfg.clients)
 	}
 	if cfg.shrinkFor < 0 || cfg.budget <= 0 {
 		return failf("--shrink-for must be >= 0 and --timeout positive")
@@ -347,8 +362,10 @@ type verifier struct {
 
 	logMu sync.Mutex // stderr: the fault log, the failures
 	sum   *Summary
-	saved int // failures saved
-	told  int // failures described on stderr
+	// clients is where the clients ran: the mode, every client process.
+	clients *clientLog
+	saved   int // failures saved
+	told    int // failures described on stderr
 }
 
 func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int {
@@ -372,6 +389,7 @@ func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int 
 		fmt.Fprintf(v.stderr, "%s: %s, scenario %s (%d holders, TTL %dms, %d faults: %s) replayed %d time(s), seeds %d..%d, at TTL %v%s\n",
 			v.c.Name, v.shown, cfg.scenarioFile, len(cfg.sc.Holders), cfg.sc.TTL, len(cfg.sc.Faults), kindList(cfg.kinds), cfg.seeds,
 			cfg.first, cfg.first+uint64(cfg.seeds)-1, realTTL, cfg.holderNote)
+		fmt.Fprintf(v.stderr, "  clients: %s\n", v.clients.note)
 		gen = func(seed uint64) *scenario.Scenario {
 			sc := cfg.sc.Clone()
 			sc.Key = fmt.Sprintf("k%d", seed)
@@ -384,6 +402,7 @@ func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int 
 	} else {
 		fmt.Fprintf(v.stderr, "%s: %s, seeds %d..%d, %v each, TTL %v, faults %s%s\n",
 			v.c.Name, v.shown, cfg.first, cfg.first+uint64(cfg.seeds)-1, cfg.duration, cfg.ttl, kindList(cfg.kinds), cfg.holderNote)
+		fmt.Fprintf(v.stderr, "  clients: %s\n", v.clients.note)
 		gen = func(seed uint64) *scenario.Scenario {
 			sc := realrun.Workload(tg, realrun.Config{Seed: seed, Duration: cfg.duration, TTL: cfg.ttl, Faults: cfg.kinds, Key: fmt.Sprintf("k%d", seed)})
 			sc.Implementation = v.impl
@@ -455,6 +474,7 @@ func (v *verifier) run(ctx context.Context, tg RunTarget, stdout io.Writer) int 
 		v.sum.Beliefs = bv
 	}
 	v.sum.Beliefs = losses.judge(v.sum.Beliefs)
+	v.sum.Clients = v.clients.summary()
 	if v.told > maxTold {
 		more := v.told - maxTold
 		fmt.Fprintf(v.stderr, "\n... and %d more failing %s, not described (see failed_seeds)\n", more, plural(more, "round", "rounds"))

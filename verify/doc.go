@@ -67,6 +67,19 @@
 // (cmd/leasecheck/verify.go does so for the built-in backends). --json
 // prints a Summary.
 //
+// # Where the clients run
+//
+// Each owner's client runs in a child process of the program by default
+// (--clients process): the program re-executed, which Main and
+// Command.Run serve before they parse a flag (ServeClients; a test binary
+// calls it from init or TestMain). There the backend's Open is called
+// again, with InClientProcess reporting the parent's server address, to
+// build the one client — it must start nothing there. A pause is then
+// SIGSTOP and SIGCONT, a crash SIGKILL, and the kernel's record of the
+// stops is what the judges excuse; --clients in-process runs every client
+// in the program's own process. The summary says which ran
+// (ClientsSummary).
+//
 // # One round from your own test
 //
 // RunRound is one round without the command: a test of your own runs its
@@ -83,5 +96,6 @@
 // names.go (RunTarget, Server, Cluster, ClockStepper; the deprecated
 // aliases), rerun.go (the command a replay line starts with), target.go (a real backend as the target of a campaign, the
 // error of a round that could not finish), summary.go (Summary), beliefs.go
-// (BeliefVerdict), failure.go (saving, telling and replaying failures).
+// (BeliefVerdict), failure.go (saving, telling and replaying failures),
+// clients.go (--clients: ServeClients, InClientProcess, ClientsSummary).
 package verify

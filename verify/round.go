@@ -60,7 +60,9 @@ type Round struct {
 // the recorded history with each property's verdict: verify from a test of
 // your own, without the command around it. o is what a Backend's Open
 // returns, e.g. Connect(info, addr, open) for a server you started; what
-// o started is yours to close.
+// o started is yours to close. Its clients run in the caller's process
+// (there is no backend by name for a child to open): a client process is
+// o's own to give (leasetest.OpenClient in its Target.Open).
 //
 // A round that could not finish (the backend stopped answering) returns
 // an error, with the partial history in the Round when one was recorded
@@ -73,7 +75,7 @@ func RunRound(ctx context.Context, o *Opened, opts RoundOptions) (*Round, error)
 	if tg.Open == nil {
 		return nil, fmt.Errorf("backend %s: the target has no client (Target.Open)", tg.Info.Name)
 	}
-	if err := checkReachable(ctx, tg); err != nil {
+	if _, err := checkReachable(ctx, tg); err != nil {
 		return nil, err
 	}
 	if opts.Seed == 0 {

@@ -39,6 +39,9 @@ type Summary struct {
 	FaultsPartial map[string]int `json:"faults_partial"`
 	// Histories are the saved failures' histories.
 	Histories []string `json:"histories,omitempty"`
+	// Clients says where each owner's client ran: a process of its own
+	// (how many, and the stops the kernel reported) or verify's process.
+	Clients ClientsSummary `json:"clients"`
 	// Beliefs is the verdict on a library that holds while it says so
 	// (backend.Holding): its own loss signal against the server's record.
 	Beliefs *BeliefVerdict `json:"beliefs,omitempty"`
@@ -114,6 +117,13 @@ func (s *Summary) writeText(w io.Writer, shown string, info backend.Info, wall t
 		fmt.Fprintf(w, "%-26s %s\n", name, fmt.Sprintf(format, args...))
 	}
 	row("backend", "%s", shown)
+	if s.Clients.Mode != "" {
+		cl := s.Clients.Note
+		if s.Clients.Processes > 0 {
+			cl += fmt.Sprintf("; %d started, %d stops reported by the kernel (%s stopped in all)", s.Clients.Processes, s.Clients.KernelStops, inMs(s.Clients.KernelStopped))
+		}
+		row("clients", "%s", cl)
+	}
 	row("fences", "%s", declared(info.Fences.String(), info.FenceSource))
 	if info.Writes == backend.CheckedWrites {
 		row("fenced writes", "%s", declared("yes", info.FencedWrite))

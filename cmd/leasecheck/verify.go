@@ -44,44 +44,44 @@ func init() {
 // user's own main runs with its own table.
 func builtinBackends() []lcverify.Backend {
 	return []lcverify.Backend{
-		{Name: "etcd", Schemes: []string{"etcd"}, Usage: "etcd (embedded etcd 3.7) | etcd://HOST:PORT", Open: openEtcd(false)},
-		{Name: "etcd-mutex", Schemes: []string{"etcd-mutex"}, Usage: "etcd-mutex (concurrency.Mutex + a plain Put, embedded) | etcd-mutex://HOST:PORT", Open: openEtcd(true)},
-		{Name: "redis", Schemes: []string{"redis", "rediss"}, Usage: "redis (a redis-server started here) | redis://[user:pass@]HOST:PORT[/db]", Open: openRedis},
-		{Name: "postgres", Schemes: []string{"postgres", "postgresql"}, Usage: "postgres (a PostgreSQL started here) | postgres://USER[:PASS]@HOST:PORT/DB", Open: openPostgres},
-		{Name: "zookeeper", Schemes: []string{"zk"}, Usage: "zookeeper (a ZooKeeper started here) | zk://HOST:PORT", Open: openZooKeeper(true)},
-		{Name: "zookeeper-unfenced", Schemes: []string{"zk-unfenced"}, Usage: "zookeeper-unfenced (the lock recipe + a plain setData) | zk-unfenced://HOST:PORT", Open: openZooKeeper(false)},
-		{Name: "nats-kv", Schemes: []string{"nats-kv"}, Usage: "nats-kv (a JetStream KV lock, per-key TTL, fenced writes; nats-server embedded) | nats-kv://HOST:PORT", Open: openNATS(1, true, false)},
-		{Name: "nats-kv-defaults", Schemes: []string{"nats-kv-defaults"}, Usage: "nats-kv-defaults (the same lock with nats.go's defaults: renewed by KeyValue.Update as it is, direct gets on) | nats-kv-defaults://HOST:PORT", Open: openNATS(1, true, true)},
-		{Name: "nats-kv-processes", Usage: "nats-kv-processes (nats-kv with every owner's client a process of its own: pause is SIGSTOP, crash SIGKILL)", Open: openNATSClients(1, true, false, true)},
-		{Name: "nats-kv-defaults-processes", Usage: "nats-kv-defaults-processes (nats-kv-defaults, every owner's client a process of its own)", Open: openNATSClients(1, true, true, true)},
-		{Name: "nats-kv-unfenced", Schemes: []string{"nats-kv-unfenced"}, Usage: "nats-kv-unfenced (the same lock + a plain Put) | nats-kv-unfenced://HOST:PORT", Open: openNATS(1, false, false)},
-		{Name: "nats-kv-cluster", Usage: "nats-kv-cluster (the same lock on 3 embedded nats-servers, a JetStream cluster, the bucket replicated 3 times)", Open: openNATS(3, true, false)},
-		{Name: "etcd34", Usage: "etcd34 (the installed etcd 3.4 server, started here)", Open: openEtcd34(false)},
-		{Name: "etcd34-mutex", Usage: "etcd34-mutex (the same, concurrency.Mutex + a plain Put)", Open: openEtcd34(true)},
-		{Name: "etcd-cluster", Schemes: []string{"etcd-cluster"}, Usage: "etcd-cluster (3 members of the installed etcd started here, clients to all) | etcd-cluster://leader (clients to the leader, moved to m1 before each round) | etcd-cluster://mN (clients to member N)", Open: openEtcdCluster(etcdFenced, servers.InstalledEtcd)},
-		{Name: "etcd-cluster-mutex", Schemes: []string{"etcd-cluster-mutex"}, Usage: "etcd-cluster-mutex (the same cluster, concurrency.Mutex + a plain Put) | etcd-cluster-mutex://leader | etcd-cluster-mutex://mN", Open: openEtcdCluster(etcdMutex, servers.InstalledEtcd)},
-		{Name: "etcd-cluster-stale-check", Usage: "etcd-cluster-stale-check (the same cluster, a planted bug: the write checks the lock with a serializable read on the client's local member m1, then a plain Put)", Open: openEtcdCluster(etcdStaleCheck, servers.InstalledEtcd)},
-		{Name: "etcd37-cluster", Schemes: []string{"etcd37-cluster"}, Usage: "etcd37-cluster (3 members of the embedded etcd 3.7, each a child process of this binary, clients to all) | etcd37-cluster://leader | etcd37-cluster://mN", Open: openEtcdCluster(etcdFenced, etcdmember.Program)},
-		{Name: "etcd37-cluster-mutex", Schemes: []string{"etcd37-cluster-mutex"}, Usage: "etcd37-cluster-mutex (the same 3.7 cluster, concurrency.Mutex + a plain Put) | etcd37-cluster-mutex://leader | etcd37-cluster-mutex://mN", Open: openEtcdCluster(etcdMutex, etcdmember.Program)},
-		{Name: "etcd37-cluster-stale-check", Usage: "etcd37-cluster-stale-check (the same 3.7 cluster, the serializable-read check planted bug of etcd-cluster-stale-check)", Open: openEtcdCluster(etcdStaleCheck, etcdmember.Program)},
-		{Name: "zookeeper-ensemble", Usage: "zookeeper-ensemble (3 servers of the installed ZooKeeper started here, clients to all)", Open: openZooKeeperEnsemble(true)},
-		{Name: "zookeeper-ensemble-unfenced", Usage: "zookeeper-ensemble-unfenced (the same ensemble, the lock recipe + a plain setData)", Open: openZooKeeperEnsemble(false)},
-		{Name: "etcd34-stale-check", Usage: "etcd34-stale-check (the same planted bug on one etcd 3.4 server, where the check is exact)", Open: openEtcd34StaleCheck},
-		{Name: "etcd-election", Schemes: []string{"etcd-election"}, Usage: "etcd-election (concurrency.Election, its session renewing in the background, writes fenced by the key's revision, embedded) | etcd-election://HOST:PORT", Open: openEtcdHolding(etcdElection, true, false)},
-		{Name: "etcd-election-unfenced", Usage: "etcd-election-unfenced (the same election, a plain Put)", Open: openEtcdHolding(etcdElection, false, false)},
-		{Name: "etcd-election-cluster", Usage: "etcd-election-cluster (the fenced election on 3 members of the installed etcd started here)", Open: openEtcdElectionCluster},
-		{Name: "zk-lock", Schemes: []string{"zk-lock"}, Usage: "zk-lock (go-zookeeper's zk.Lock, its session pinged in the background, writes fenced by the lock node, the loss signalled on disconnection as Curator does, on a ZooKeeper started here) | zk-lock://HOST:PORT", Open: openZkLockOf(true, zookeeper.LockOnDisconnect, false)},
-		{Name: "zk-lock-unfenced", Usage: "zk-lock-unfenced (the same lock, a plain setData)", Open: openZkLockOf(false, zookeeper.LockOnDisconnect, false)},
-		{Name: "zk-lock-expiry", Usage: "zk-lock-expiry (zk-lock with the loss signalled on session expiry only: late under a partition)", Open: openZkLockOf(true, zookeeper.LockOnExpiry, false)},
-		{Name: "etcd-session-mutex", Schemes: []string{"etcd-session-mutex"}, Usage: "etcd-session-mutex (concurrency.Mutex on a session renewing in the background, writes fenced by Mutex.IsOwner, embedded) | etcd-session-mutex://HOST:PORT", Open: openEtcdHolding(etcdSessionMutex, true, false)},
-		{Name: "etcd-session-mutex-unfenced", Usage: "etcd-session-mutex-unfenced (the same Mutex, a plain Put)", Open: openEtcdHolding(etcdSessionMutex, false, false)},
-		{Name: "etcd-election-procs", Usage: "etcd-election-procs (etcd-election, each owner's client a child process: a pause is SIGSTOP, a crash SIGKILL)", Open: openEtcdHolding(etcdElection, true, true)},
-		{Name: "etcd-election-unfenced-procs", Usage: "etcd-election-unfenced-procs (etcd-election-unfenced, each owner's client a child process)", Open: openEtcdHolding(etcdElection, false, true)},
-		{Name: "etcd-session-mutex-procs", Usage: "etcd-session-mutex-procs (etcd-session-mutex, each owner's client a child process)", Open: openEtcdHolding(etcdSessionMutex, true, true)},
-		{Name: "etcd-session-mutex-unfenced-procs", Usage: "etcd-session-mutex-unfenced-procs (etcd-session-mutex-unfenced, each owner's client a child process)", Open: openEtcdHolding(etcdSessionMutex, false, true)},
-		{Name: "zk-lock-procs", Usage: "zk-lock-procs (zk-lock, each owner's client a child process: a pause is SIGSTOP, a crash SIGKILL)", Open: openZkLockOf(true, zookeeper.LockOnDisconnect, true)},
-		{Name: "zk-lock-unfenced-procs", Usage: "zk-lock-unfenced-procs (zk-lock-unfenced, each owner's client a child process)", Open: openZkLockOf(false, zookeeper.LockOnDisconnect, true)},
-		{Name: "zk-lock-expiry-procs", Usage: "zk-lock-expiry-procs (zk-lock-expiry, each owner's client a child process)", Open: openZkLockOf(true, zookeeper.LockOnExpiry, true)},
+		{Name: "etcd", Schemes: []string{"etcd"}, Usage: "etcd (embedded etcd 3.7) | etcd://HOST:PORT", Open: viaURL(openEtcd(false), "etcd")},
+		{Name: "etcd-mutex", Schemes: []string{"etcd-mutex"}, Usage: "etcd-mutex (concurrency.Mutex + a plain Put, embedded) | etcd-mutex://HOST:PORT", Open: viaURL(openEtcd(true), "etcd-mutex")},
+		{Name: "redis", Schemes: []string{"redis", "rediss"}, Usage: "redis (a redis-server started here) | redis://[user:pass@]HOST:PORT[/db]", Open: viaURL(openRedis, "redis")},
+		{Name: "postgres", Schemes: []string{"postgres", "postgresql"}, Usage: "postgres (a PostgreSQL started here) | postgres://USER[:PASS]@HOST:PORT/DB", Open: viaURL(openPostgres, "postgres")},
+		{Name: "zookeeper", Schemes: []string{"zk"}, Usage: "zookeeper (a ZooKeeper started here) | zk://HOST:PORT", Open: served(openZooKeeper(true), zkClient(true))},
+		{Name: "zookeeper-unfenced", Schemes: []string{"zk-unfenced"}, Usage: "zookeeper-unfenced (the lock recipe + a plain setData) | zk-unfenced://HOST:PORT", Open: served(openZooKeeper(false), zkClient(false))},
+		{Name: "nats-kv", Schemes: []string{"nats-kv"}, Usage: "nats-kv (a JetStream KV lock, per-key TTL, fenced writes; nats-server embedded) | nats-kv://HOST:PORT", Open: served(openNATS(1, true, false), natsClientOf(1, true, false))},
+		{Name: "nats-kv-defaults", Schemes: []string{"nats-kv-defaults"}, Usage: "nats-kv-defaults (the same lock with nats.go's defaults: renewed by KeyValue.Update as it is, direct gets on) | nats-kv-defaults://HOST:PORT", Open: served(openNATS(1, true, true), natsClientOf(1, true, true))},
+		{Name: "nats-kv-processes", Usage: "nats-kv-processes (an alias of nats-kv, whose clients are child processes by default; by this name they stay processes under --clients in-process)", Open: openNATSClients(1, true, false, true)},
+		{Name: "nats-kv-defaults-processes", Usage: "nats-kv-defaults-processes (an alias of nats-kv-defaults, whose clients are child processes by default; by this name they stay processes under --clients in-process)", Open: openNATSClients(1, true, true, true)},
+		{Name: "nats-kv-unfenced", Schemes: []string{"nats-kv-unfenced"}, Usage: "nats-kv-unfenced (the same lock + a plain Put) | nats-kv-unfenced://HOST:PORT", Open: served(openNATS(1, false, false), natsClientOf(1, false, false))},
+		{Name: "nats-kv-cluster", Usage: "nats-kv-cluster (the same lock on 3 embedded nats-servers, a JetStream cluster, the bucket replicated 3 times)", Open: served(openNATS(3, true, false), natsClientOf(3, true, false))},
+		{Name: "etcd34", Usage: "etcd34 (the installed etcd 3.4 server, started here)", Open: served(openEtcd34(false), etcdClient(etcdFenced))},
+		{Name: "etcd34-mutex", Usage: "etcd34-mutex (the same, concurrency.Mutex + a plain Put)", Open: served(openEtcd34(true), etcdClient(etcdMutex))},
+		{Name: "etcd-cluster", Schemes: []string{"etcd-cluster"}, Usage: "etcd-cluster (3 members of the installed etcd started here, clients to all) | etcd-cluster://leader (clients to the leader, moved to m1 before each round) | etcd-cluster://mN (clients to member N)", Open: served(openEtcdCluster(etcdFenced, servers.InstalledEtcd), etcdClient(etcdFenced))},
+		{Name: "etcd-cluster-mutex", Schemes: []string{"etcd-cluster-mutex"}, Usage: "etcd-cluster-mutex (the same cluster, concurrency.Mutex + a plain Put) | etcd-cluster-mutex://leader | etcd-cluster-mutex://mN", Open: served(openEtcdCluster(etcdMutex, servers.InstalledEtcd), etcdClient(etcdMutex))},
+		{Name: "etcd-cluster-stale-check", Usage: "etcd-cluster-stale-check (the same cluster, a planted bug: the write checks the lock with a serializable read on the client's local member m1, then a plain Put)", Open: served(openEtcdCluster(etcdStaleCheck, servers.InstalledEtcd), etcdClient(etcdStaleCheck))},
+		{Name: "etcd37-cluster", Schemes: []string{"etcd37-cluster"}, Usage: "etcd37-cluster (3 members of the embedded etcd 3.7, each a child process of this binary, clients to all) | etcd37-cluster://leader | etcd37-cluster://mN", Open: served(openEtcdCluster(etcdFenced, etcdmember.Program), etcdClient(etcdFenced))},
+		{Name: "etcd37-cluster-mutex", Schemes: []string{"etcd37-cluster-mutex"}, Usage: "etcd37-cluster-mutex (the same 3.7 cluster, concurrency.Mutex + a plain Put) | etcd37-cluster-mutex://leader | etcd37-cluster-mutex://mN", Open: served(openEtcdCluster(etcdMutex, etcdmember.Program), etcdClient(etcdMutex))},
+		{Name: "etcd37-cluster-stale-check", Usage: "etcd37-cluster-stale-check (the same 3.7 cluster, the serializable-read check planted bug of etcd-cluster-stale-check)", Open: served(openEtcdCluster(etcdStaleCheck, etcdmember.Program), etcdClient(etcdStaleCheck))},
+		{Name: "zookeeper-ensemble", Usage: "zookeeper-ensemble (3 servers of the installed ZooKeeper started here, clients to all)", Open: served(openZooKeeperEnsemble(true), zkClient(true))},
+		{Name: "zookeeper-ensemble-unfenced", Usage: "zookeeper-ensemble-unfenced (the same ensemble, the lock recipe + a plain setData)", Open: served(openZooKeeperEnsemble(false), zkClient(false))},
+		{Name: "etcd34-stale-check", Usage: "etcd34-stale-check (the same planted bug on one etcd 3.4 server, where the check is exact)", Open: served(openEtcd34StaleCheck, etcdClient(etcdStaleCheck))},
+		{Name: "etcd-election", Schemes: []string{"etcd-election"}, Usage: "etcd-election (concurrency.Election, its session renewing in the background, writes fenced by the key's revision, embedded) | etcd-election://HOST:PORT", Open: served(openEtcdHolding(etcdElection, true, false), holdingClient(etcdElection, true))},
+		{Name: "etcd-election-unfenced", Usage: "etcd-election-unfenced (the same election, a plain Put)", Open: served(openEtcdHolding(etcdElection, false, false), holdingClient(etcdElection, false))},
+		{Name: "etcd-election-cluster", Usage: "etcd-election-cluster (the fenced election on 3 members of the installed etcd started here)", Open: served(openEtcdElectionCluster, holdingClient(etcdElection, true))},
+		{Name: "zk-lock", Schemes: []string{"zk-lock"}, Usage: "zk-lock (go-zookeeper's zk.Lock, its session pinged in the background, writes fenced by the lock node, the loss signalled on disconnection as Curator does, on a ZooKeeper started here) | zk-lock://HOST:PORT", Open: served(openZkLockOf(true, zookeeper.LockOnDisconnect, false), zkLockClient(true, zookeeper.LockOnDisconnect))},
+		{Name: "zk-lock-unfenced", Usage: "zk-lock-unfenced (the same lock, a plain setData)", Open: served(openZkLockOf(false, zookeeper.LockOnDisconnect, false), zkLockClient(false, zookeeper.LockOnDisconnect))},
+		{Name: "zk-lock-expiry", Usage: "zk-lock-expiry (zk-lock with the loss signalled on session expiry only: late under a partition)", Open: served(openZkLockOf(true, zookeeper.LockOnExpiry, false), zkLockClient(true, zookeeper.LockOnExpiry))},
+		{Name: "etcd-session-mutex", Schemes: []string{"etcd-session-mutex"}, Usage: "etcd-session-mutex (concurrency.Mutex on a session renewing in the background, writes fenced by Mutex.IsOwner, embedded) | etcd-session-mutex://HOST:PORT", Open: served(openEtcdHolding(etcdSessionMutex, true, false), holdingClient(etcdSessionMutex, true))},
+		{Name: "etcd-session-mutex-unfenced", Usage: "etcd-session-mutex-unfenced (the same Mutex, a plain Put)", Open: served(openEtcdHolding(etcdSessionMutex, false, false), holdingClient(etcdSessionMutex, false))},
+		{Name: "etcd-election-procs", Usage: "etcd-election-procs (an alias of etcd-election, whose clients are child processes by default; by this name they stay processes under --clients in-process)", Open: openEtcdHolding(etcdElection, true, true)},
+		{Name: "etcd-election-unfenced-procs", Usage: "etcd-election-unfenced-procs (an alias of etcd-election-unfenced, whose clients are child processes by default; by this name they stay processes under --clients in-process)", Open: openEtcdHolding(etcdElection, false, true)},
+		{Name: "etcd-session-mutex-procs", Usage: "etcd-session-mutex-procs (an alias of etcd-session-mutex, whose clients are child processes by default; by this name they stay processes under --clients in-process)", Open: openEtcdHolding(etcdSessionMutex, true, true)},
+		{Name: "etcd-session-mutex-unfenced-procs", Usage: "etcd-session-mutex-unfenced-procs (an alias of etcd-session-mutex-unfenced, whose clients are child processes by default; by this name they stay processes under --clients in-process)", Open: openEtcdHolding(etcdSessionMutex, false, true)},
+		{Name: "zk-lock-procs", Usage: "zk-lock-procs (an alias of zk-lock, whose clients are child processes by default; by this name they stay processes under --clients in-process)", Open: openZkLockOf(true, zookeeper.LockOnDisconnect, true)},
+		{Name: "zk-lock-unfenced-procs", Usage: "zk-lock-unfenced-procs (an alias of zk-lock-unfenced, whose clients are child processes by default; by this name they stay processes under --clients in-process)", Open: openZkLockOf(false, zookeeper.LockOnDisconnect, true)},
+		{Name: "zk-lock-expiry-procs", Usage: "zk-lock-expiry-procs (an alias of zk-lock-expiry, whose clients are child processes by default; by this name they stay processes under --clients in-process)", Open: openZkLockOf(true, zookeeper.LockOnExpiry, true)},
 	}
 }
 
@@ -131,14 +131,9 @@ func openEtcdCluster(recipe etcdRecipe, member func() (servers.EtcdProgram, erro
 			}
 			addr, clients = c.Servers[i].Addr, "clients to "+pin
 		}
-		p := "/leasecheck/" + prefix
-		var tg realrun.Target
+		tg := etcdClient(recipe)(addr, spec, prefix)
 		switch recipe {
-		case etcdFenced:
-			tg = etcdTarget(false, addr, prefix)
-			tg.Info.Name = name
-		case etcdMutex:
-			tg = etcdTarget(true, addr, prefix)
+		case etcdFenced, etcdMutex:
 			tg.Info.Name = name
 		case etcdStaleCheck:
 			// The holders' local member, m1, is a follower: m2 is made the
@@ -149,9 +144,6 @@ func openEtcdCluster(recipe etcdRecipe, member func() (servers.EtcdProgram, erro
 				c.PinLeader = "m2"
 				clients = "clients to all members, the check on m1, a follower (m2 made leader before each round)"
 			}
-			tg = realrun.Target{Info: etcd.StaleCheckInfo(), Addr: addr, Open: func(ctx context.Context, a string) (backend.Backend, error) {
-				return etcd.OpenStaleCheck(ctx, a, p)
-			}}
 		}
 		tg.Cluster = c
 		return &lcverify.Opened{Target: tg, Shown: fmt.Sprintf("%s (3 members of etcd %s started here, %s: %s)", spec, c.Version, clients, addr),
@@ -227,9 +219,8 @@ func openEtcd34StaleCheck(ctx context.Context, spec, prefix string) (*lcverify.O
 	if err != nil {
 		return nil, err
 	}
-	p := "/leasecheck/" + prefix
-	o.Target.Info = etcd.StaleCheckInfo()
-	o.Target.Open = func(ctx context.Context, a string) (backend.Backend, error) { return etcd.OpenStaleCheck(ctx, a, p) }
+	tg := etcdClient(etcdStaleCheck)(o.Target.Addr, spec, prefix)
+	o.Target.Info, o.Target.Open = tg.Info, tg.Open
 	return o, nil
 }
 

@@ -18,10 +18,13 @@ import (
 // The recipes that renew by themselves and say when they lost the lock
 // (backend.Holding and backend.Stopper): verify runs their rounds with the
 // whole client stopped on a pause, and judges their own loss signal on the
-// server after the rounds (docs/holding-libraries.md). Each runs either in
-// verify's own process (a pause gates the client's connections) or, as
-// NAME-procs, with every owner's client a child process of this binary (a
-// pause is SIGSTOP: the library's timers and goroutines stop too).
+// server after the rounds (docs/holding-libraries.md). Like every backend,
+// each runs every owner's client in a child process of this binary by
+// default (a pause is SIGSTOP: the library's timers and goroutines stop
+// too; verify_clients.go), or with --clients in-process in verify's own
+// process (a pause gates the client's connections). NAME-procs is an alias
+// kept from before processes were the default: its clients are processes
+// of their own registration, whatever --clients says.
 
 // holdingRecipe is which recipe of etcd's concurrency package runs on the
 // background-renewed session.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,10 +36,18 @@ type verifyJSON struct {
 	ClockUncertainty int64          `json:"clock_uncertainty"`
 }
 
+// verify runs the command with args. Its clients run in the test's
+// process (--clients in-process) unless args say otherwise: these tests'
+// point is the backend, the faults and the verdicts, not where the client
+// runs, and a process per client costs time (verify_clients_test.go runs
+// the default, processes).
 func verify(t *testing.T, args ...string) (code int, stdout, stderr string, took time.Duration) {
 	t.Helper()
 	var so, se bytes.Buffer
 	start := time.Now()
+	if !slices.Contains(args, "--clients") {
+		args = append([]string{"--clients", "in-process"}, args...)
+	}
 	code = run(append([]string{"verify", "--out", t.TempDir()}, args...), nil, &so, &se)
 	return code, so.String(), se.String(), time.Since(start)
 }
@@ -191,7 +200,7 @@ func TestVerifyEtcdMutexCaught(t *testing.T) {
 	dir := t.TempDir()
 	var so, se bytes.Buffer
 	start := time.Now()
-	code := run([]string{"verify", "--backend", "etcd-mutex", "--faults", "pause", "--duration", "8s", "--out", dir, "--shrink-for", "30s"}, nil, &so, &se)
+	code := run([]string{"verify", "--clients", "in-process", "--backend", "etcd-mutex", "--faults", "pause", "--duration", "8s", "--out", dir, "--shrink-for", "30s"}, nil, &so, &se)
 	out, errOut, took := so.String(), se.String(), time.Since(start)
 	t.Logf("exit %d in %v\n%s%s", code, took.Round(time.Millisecond), out, errOut)
 	if code != exitViolation {
@@ -668,7 +677,7 @@ func TestVerifyBackendStopsMidRun(t *testing.T) {
 			out := t.TempDir()
 			var so bytes.Buffer
 			began := time.Now()
-			code := run([]string{"verify", "--out", out, "--backend", s.spec, "--duration", "2m", "--faults", "none", "--quiet"}, nil, &so, se)
+			code := run([]string{"verify", "--clients", "in-process", "--out", out, "--backend", s.spec, "--duration", "2m", "--faults", "none", "--quiet"}, nil, &so, se)
 			ran := time.Since(began)
 			var took time.Duration
 			select {

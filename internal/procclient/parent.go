@@ -444,6 +444,9 @@ func (c *Client) Stops() []Span {
 	return append([]Span(nil), c.stops...)
 }
 
+// Pid is the child's process id.
+func (c *Client) Pid() int { return c.cmd.Process.Pid }
+
 // Sent counts what the child has sent so far.
 func (c *Client) Sent() Sent {
 	c.mu.Lock()
