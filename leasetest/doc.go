@@ -65,8 +65,9 @@
 // backend.Stopper) has its whole client stopped between its owner's
 // scripted requests, its background renewals recorded, and its promise
 // judged by LossSignal (loss-signal, within Info.LossLateness, under a
-// pause and a partition; renew-rate, against Info.RenewInterval);
-// docs/holding-libraries.md.
+// pause and a partition; renew-rate, against Info.RenewInterval); a
+// request of its rounds that gets no answer (its outcome unknown) is
+// noted as not judged, never failed; docs/holding-libraries.md.
 //
 // Each owner's client can be a process of its own (RegisterClient,
 // Processes, OpenClient): the program re-executed, a pause SIGSTOP, a

@@ -206,6 +206,23 @@ func (a *Adapter) locker(owner string, ttl time.Duration) (*ownerLocker, error) 
 	return ol, nil
 }
 
+// forget undoes a failed acquire's registration of h: the owner's hold is
+// old again — unless another acquire of the owner's registered its own
+// since (a request the caller gave up on may end after the next one was
+// granted), whose hold stays.
+func (a *Adapter) forget(key, owner string, h, old *hold) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := [2]string{key, owner}
+	switch {
+	case a.holds[k] != h:
+	case old != nil:
+		a.holds[k] = old
+	default:
+		delete(a.holds, k)
+	}
+}
+
 func (a *Adapter) hold(key, owner string) *hold {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -321,21 +338,15 @@ func (a *Adapter) Do(ctx context.Context, req backend.Request) (backend.Response
 				}
 				break
 			}
-			if d, ok := ctx.Deadline(); !ok || time.Until(d) < 50*time.Millisecond {
-				break
+			if d, ok := ctx.Deadline(); !ok || ctx.Err() != nil || time.Until(d) < 50*time.Millisecond {
+				break // the caller gave up: a later try would be an acquire nobody asked for
 			}
 			timedOut = true
 			time.Sleep(10 * time.Millisecond)
 			lctx, cancel, err = ol.l.TryWithContext(context.Background(), req.Key)
 		}
 		if err != nil {
-			a.mu.Lock()
-			if old != nil {
-				a.holds[[2]string{req.Key, req.Owner}] = old
-			} else {
-				delete(a.holds, [2]string{req.Key, req.Owner})
-			}
-			a.mu.Unlock()
+			a.forget(req.Key, req.Owner, h, old)
 			// Refused: a key held by another, or too few keys; the
 			// library has deleted what it took before it returns.
 			if errors.Is(err, rueidislock.ErrNotLocked) {

@@ -90,3 +90,53 @@ func TestRenewalLoop(t *testing.T) {
 		t.Errorf("defaults: %d scripts, %d renewals seen in 3s; want the loop (hundreds at least)", defaults, seenDefaults)
 	}
 }
+
+// An acquire whose caller gives up is not tried again, even while the
+// server is silent (stopped) and the request's deadline is far: a try
+// nobody waits for could end after the owner's next acquire, and take its
+// place. One try itself lasts the validity (2s) then: the library waits
+// for its delete of what it set, bounded by the lock's deadline.
+func TestAcquireHonoursCancel(t *testing.T) {
+	ctx := context.Background()
+	s, err := servers.StartRedis(ctx)
+	if err != nil {
+		t.Skip("no redis-server:", err)
+	}
+	defer s.Close()
+	a, err := rueidislock.Open(rueidislock.README, s.URL, "", "t:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	// A's Locker connects on its first use: an acquire and a release
+	// while the server runs (retried while TryNextAfter runs out).
+	for i := 0; ; i++ {
+		r, err := a.Do(ctx, backend.Request{Kind: model.Acquire, Key: "k0", Owner: "A", TTL: 2 * time.Second})
+		if err == nil && r.OK {
+			break
+		}
+		if i == 20 {
+			t.Fatalf("acquire with the server running: %+v %v", r, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := a.Do(ctx, backend.Request{Kind: model.Release, Key: "k0", Owner: "A"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Cont()
+	rctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = a.Do(rctx, backend.Request{Kind: model.Acquire, Key: "k", Owner: "A", TTL: 2 * time.Second})
+	took := time.Since(start)
+	if err == nil {
+		t.Errorf("the acquire answered with the server stopped")
+	}
+	if took > 4*time.Second {
+		t.Errorf("the acquire returned %v after its start, its caller gone after 200ms: it tried again (one try lasts the validity, 2s)", took.Round(time.Millisecond))
+	}
+}
