@@ -476,8 +476,25 @@ func (p *proc) flush(ctx context.Context, now int64) {
 // send starts the backend call for req. One request is in flight: a call
 // the machine gave up on is cancelled (its outcome stays unknown) and ended
 // before the next one starts, so the process stays sequential.
+//
+// A library may not end a call when it is cancelled (go-redis bounds a
+// read by the context's deadline, not by its cancellation): the process
+// then waits for it, and what the machine decided before the wait is
+// stale — a write re-checked against a lease that has since ended. Sent
+// late, it would be a zombie's write made by the harness, under no fault
+// the history records. So a request whose send waited longer than a tenth
+// of the TTL is not sent: as a message lost before it left, the machine
+// times it out on its own clock and decides again, and the history, which
+// holds only what reached the backend, does not hold it.
 func (p *proc) send(ctx context.Context, now int64, req machine.Request) {
-	p.cancelOut()
+	if p.out != nil {
+		p.cancelOut()
+		if waited := p.r.now() - now; waited > p.r.ttl/10 {
+			p.r.logf("%11s %s did not send %s: its previous call, cancelled, returned %s later (the decision is stale)",
+				logTime(now), p.process, req.Kind, msUS(waited))
+			return
+		}
+	}
 	drop := now < p.dropUntil && faultsupport.LostToDropHeartbeats(req.Kind)
 	breq := backend.Request{Kind: req.Kind, Key: req.Key, Owner: req.Owner, TTL: time.Duration(req.TTL) * time.Microsecond,
 		Fence: req.Fence, Value: req.Value}
