@@ -207,10 +207,14 @@ func (n names) whyNot(rules timed.Rules, s timed.State, in *timed.Input, op *mod
 	switch in.Kind {
 	case model.Acquire:
 		if in.OK {
-			if rules.Fences == model.Sequential && in.Fence != s.Fence+1 {
+			// The fence rules as the model applies them: none without
+			// fences or for a grant whose fence is unknown (0), and a loose
+			// counter is only a lower bound.
+			counted := rules.Fences != model.NoFences && in.Fence != 0
+			if counted && rules.Fences == model.Sequential && !s.Loose && in.Fence != s.Fence+1 {
 				return fmt.Sprintf("The next grant's fence is %d, but %s was granted %d.", s.Fence+1, who, in.Fence)
 			}
-			if in.Fence <= s.Fence {
+			if counted && in.Fence <= s.Fence {
 				return fmt.Sprintf("Fences only grow, but %s was granted %d after fence %d.", who, in.Fence, s.Fence)
 			}
 			if s.Holder == in.Owner && hi < s.ExpLo {

@@ -104,10 +104,13 @@ var goldenWant = map[string]goldenCase{
 	"bad-expiry-lateness-write-accepted-past":         {violations: []gv{late(2, 3)}},
 	"bad-expiry-lateness-renew-accepted-past":         {violations: []gv{late(2, 3)}},
 	"bad-linearizable-grant-within-declared-lateness": {violations: []gv{lin(2, 3)}},
-	"bad-linearizable-late-refusal-then-two-holders":  {violations: []gv{lin(4, 5)}},
-	"bad-linearizable-lease-never-expires":            {violations: []gv{lin(2, 4)}},
-	"bad-linearizable-renew-after-expiry":             {violations: []gv{lin(2, 3)}},
-	"bad-linearizable-write-after-expiry":             {violations: []gv{lin(2, 4)}},
+	// Two holders of a fence-less lock: told as two holders, not as a
+	// fence that did not grow (there is none).
+	"bad-linearizable-fence-less-two-holders":        {violations: []gv{lin(2, 4)}},
+	"bad-linearizable-late-refusal-then-two-holders": {violations: []gv{lin(4, 5)}},
+	"bad-linearizable-lease-never-expires":           {violations: []gv{lin(2, 4)}},
+	"bad-linearizable-renew-after-expiry":            {violations: []gv{lin(2, 3)}},
+	"bad-linearizable-write-after-expiry":            {violations: []gv{lin(2, 4)}},
 	// A holder crashes without releasing; a TTL below the renewal latency.
 	// Neither is unsafe: the checker must stay quiet.
 	"ok-holder-crash-waits-one-ttl":     {},
