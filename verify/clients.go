@@ -185,7 +185,8 @@ type ClientsSummary struct {
 	Mode string `json:"mode"`
 	Note string `json:"note"`
 	// Processes counts the client processes the run started; Pids are
-	// their process ids.
+	// the process ids of the first 100 of them (a long run starts a few a
+	// round, and a summary does not grow with the rounds).
 	Processes int   `json:"processes"`
 	Pids      []int `json:"pids,omitempty"`
 	// KernelStops counts the stops of those processes the kernel reported
@@ -195,12 +196,17 @@ type ClientsSummary struct {
 	KernelStopped int64 `json:"kernel_stopped"`
 }
 
+// maxListedPids bounds ClientsSummary.Pids.
+const maxListedPids = 100
+
 func (l *clientLog) summary() ClientsSummary {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := ClientsSummary{Mode: l.mode, Note: l.note, Processes: len(l.procs)}
 	for _, c := range l.procs {
-		s.Pids = append(s.Pids, c.Pid())
+		if len(s.Pids) < maxListedPids {
+			s.Pids = append(s.Pids, c.Pid())
+		}
 		for _, sp := range c.Stops() {
 			s.KernelStops++
 			if !sp.Open {
