@@ -273,3 +273,65 @@ func TestHeartbeatTimeoutJudged(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteKeepsSessionAlive: idle_session_timeout counts from the
+// session's last statement, and the hardened configuration's write is a
+// statement on the lock's session. A holder that renews, writes most of a
+// heartbeat interval later and then goes silent (its heartbeat stopped, as
+// a pause or a crash stops it) keeps the lock, by the server's own record
+// (pg_locks), a TTL after the write: more than TTL + the idle timer's
+// slack after its last renewal, within the declared ExpiryLateness.
+func TestWriteKeepsSessionAlive(t *testing.T) {
+	s := servers.ForTest(t, servers.StartPostgres)
+	const ttl = 3 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ac, err := Open(ctx, s.URL, "", "idle", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ac.Close()
+	defer ac.Cleanup(context.Background())
+	do := func(kind model.Kind, value string) time.Time {
+		t.Helper()
+		r, err := ac.Do(ctx, backend.Request{Kind: kind, Key: "k", Owner: "A", TTL: ttl, Value: value})
+		if err != nil || !r.OK {
+			t.Fatalf("A's %s: %+v, %v", kind, r, err)
+		}
+		return time.Now()
+	}
+	do(model.Acquire, "")
+	var pid int
+	if err := ac.pool.QueryRow(ctx, `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted`).Scan(&pid); err != nil {
+		t.Fatalf("A's session in pg_locks: %v", err)
+	}
+	ac.hold("k", "A").cancel() // the heartbeat stops: nothing but what follows reaches the session
+	renewed := do(model.Renew, "")
+	time.Sleep(ttl/3 - 50*time.Millisecond)
+	wrote := do(model.Write, "A:1")
+	var goneAt time.Time
+	for goneAt.IsZero() {
+		var held bool
+		var now time.Time
+		if err := ac.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND locktype = 'advisory'), clock_timestamp()`, pid).Scan(&held, &now); err != nil {
+			t.Fatal(err)
+		}
+		if !held {
+			goneAt = now
+		} else if time.Since(renewed) > 3*ttl {
+			t.Fatalf("A's lock still held %v after its last renewal", time.Since(renewed))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	afterWrite, afterRenew := goneAt.Sub(wrote), goneAt.Sub(renewed)
+	t.Logf("A's lock gone %v after its write, %v after its last renewal (TTL %v, declared lateness %v)", afterWrite, afterRenew, ttl, expiryLateness(ttl))
+	if afterWrite < ttl-50*time.Millisecond {
+		t.Errorf("the lock went %v after the write, before the idle timeout %v: the write did not count as the session's last statement", afterWrite, ttl)
+	}
+	if afterRenew <= ttl+idleSlack {
+		t.Errorf("the lock went %v after the last renewal, within TTL + the idle timer's slack: the write extended nothing, the test shows nothing", afterRenew)
+	}
+	if afterRenew > ttl+expiryLateness(ttl) {
+		t.Errorf("the lock went %v after the last renewal, later than TTL + the declared ExpiryLateness %v", afterRenew, expiryLateness(ttl))
+	}
+}
