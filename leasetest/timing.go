@@ -159,7 +159,7 @@ func (e *env) latestOwn(g, p reply) (reply, bool) {
 	us := func(t time.Time) int64 { return int64(e.rec.Since(t) / time.Microsecond) }
 	for _, rn := range own {
 		start := us(rn.Start)
-		if rn.Owner != g.owner || rn.Key != e.key || start < g.before || start > p.after || rn.Answered && !rn.OK {
+		if rn.Owner != g.owner || rn.Key != e.key || start < g.before || start > p.after || rn.Answered && !rn.OK || rn.Release {
 			continue
 		}
 		if !rn.Answered {

@@ -18,7 +18,11 @@
 //     every TTL/3 and cancels the lock's context when a ping fails
 //     (backend.Holding: Signal, Observe); the protected write goes through
 //     the lock's own session, so it runs only while the session — the lock
-//     — is alive.
+//     — is alive. pgx closes a connection whose statement's context ends
+//     before the answer (a ping that timed out, a write given up), and
+//     with it the session and the lock: the library has let go, so it
+//     says so (Observe: a Renewal with Release, dated when the context
+//     ended) and cancels the lock's context.
 //
 // The promise (PostgreSQL 15, §13.3.5 Advisory Locks): "Once acquired at
 // session level, an advisory lock is held until explicitly released or the
@@ -38,10 +42,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasecheck/leasecheck/impl/backend"
@@ -56,6 +62,13 @@ const heldForever = time.Hour
 // idleSlack is how late past idle_session_timeout the server ends an idle
 // session (its timer, and a loaded machine's scheduling).
 const idleSlack = 500 * time.Millisecond
+
+// expiryLateness is how late after a TTL past its last renewal the
+// hardened configuration's lock may still be held: idle_session_timeout
+// counts from the session's last statement, and a write on the lock's
+// session is one too — up to a heartbeat interval (TTL/3) after the last
+// renewal, when the client stops (a pause, a crash) right after it.
+func expiryLateness(ttl time.Duration) time.Duration { return ttl/3 + idleSlack }
 
 // Info describes the configuration at ttl (the TTL verify runs at: the
 // hardened heartbeat's interval and loss lateness are counted from it).
@@ -77,7 +90,7 @@ func Info(hardened bool, ttl time.Duration) backend.Info {
 		Writes:         backend.CheckedWrites,
 		FenceSource:    "none: an advisory lock grants no token",
 		FencedWrite:    "on the lock's own session: it runs only while the session, and so the lock, is alive",
-		ExpiryLateness: idleSlack,
+		ExpiryLateness: expiryLateness(ttl),
 		EndsWithClient: true,
 		LossLateness:   2 * ttl / 3, // the heartbeat's interval plus its timeout
 		RenewInterval:  ttl / 3,
@@ -92,8 +105,11 @@ type Client struct {
 	schema   string // quoted
 	ns       string // the lock keys' namespace (the run's prefix)
 	hardened bool
-	done     context.Context
-	stop     context.CancelFunc
+	// silentEnd plants the bug the tests must catch: the library ends the
+	// lock's session without saying so and goes on as the holder.
+	silentEnd bool
+	done      context.Context
+	stop      context.CancelFunc
 
 	mu        sync.Mutex
 	holds     map[[2]string]*hold
@@ -102,16 +118,61 @@ type Client struct {
 
 // hold is one granted lock and the session that holds it.
 type hold struct {
-	pooled *pgxpool.Conn // default: the pool's connection, kept
-	conn   *pgx.Conn     // the session (pooled.Conn() by default)
-	ttl    time.Duration
-	mu     sync.Mutex // one statement at a time on the session
-	lost   chan struct{}
-	once   sync.Once
-	cancel context.CancelFunc
+	key, owner string
+	pooled     *pgxpool.Conn // default: the pool's connection, kept
+	conn       *pgx.Conn     // the session (pooled.Conn() by default)
+	ttl        time.Duration
+	mu         sync.Mutex // one statement at a time on the session
+	lost       chan struct{}
+	once       sync.Once
+	cancel     context.CancelFunc
+	// cancelled is when (UnixNano) the running statement's context ended,
+	// 0 if it has not: pgx then closes the connection (below).
+	cancelled atomic.Int64
+	letGo     sync.Once
 }
 
 func (h *hold) signalLost() { h.once.Do(func() { close(h.lost) }) }
+
+// exec runs one statement on the lock's session. pgx closes a connection
+// whose statement's context ends before the answer (it cannot tell how
+// far the server got), and one whose socket fails; either ends the
+// session, and the lock with it once the server sees the socket close.
+// end is then the earliest instant that close can have reached the
+// server: when the context ended (stamped by the connection's context
+// watcher before pgx cuts the socket), else now (the socket failed by
+// itself and the server may have ended the session first: nothing the
+// library did).
+func (h *hold) exec(fn func() error) (end time.Time, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.conn.IsClosed() {
+		return time.Time{}, errClosed
+	}
+	h.cancelled.Store(0)
+	err = fn()
+	if err != nil && h.conn.IsClosed() {
+		end = time.Now()
+		if at := h.cancelled.Load(); at != 0 {
+			end = time.Unix(0, at)
+		}
+	}
+	return end, err
+}
+
+// stamper is the lock's session's context watcher: pgx's own (it cuts the
+// socket when a statement's context ends), which first notes when.
+type stamper struct {
+	h     *hold
+	inner ctxwatch.Handler
+}
+
+func (s stamper) HandleCancel(ctx context.Context) {
+	s.h.cancelled.CompareAndSwap(0, time.Now().UnixNano())
+	s.inner.HandleCancel(ctx)
+}
+
+func (s stamper) HandleUnwatchAfterCancel() { s.inner.HandleUnwatchAfterCancel() }
 
 // Open connects to url (postgres://...), its host:port replaced by addr
 // when addr is not empty (verify's proxy), and makes the run's schema.
@@ -192,6 +253,7 @@ func (c *Client) Do(ctx context.Context, req backend.Request) (backend.Response,
 			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
 		if err := c.ping(ctx, h); err != nil {
+			c.endedSession(h, ended(err))
 			if gone(err) {
 				return backend.Response{Reason: machine.ReasonExpired}, nil
 			}
@@ -204,9 +266,11 @@ func (c *Client) Do(ctx context.Context, req backend.Request) (backend.Response,
 			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
 		var ok bool
-		h.mu.Lock()
-		err := h.conn.QueryRow(ctx, `SELECT pg_advisory_unlock(`+lockID+`)`, c.ns+"/"+req.Key).Scan(&ok)
-		h.mu.Unlock()
+		// A release that ends the session (its context ended first) is
+		// this release: its own outcome, unknown, says so.
+		_, err := h.exec(func() error {
+			return h.conn.QueryRow(ctx, `SELECT pg_advisory_unlock(`+lockID+`)`, c.ns+"/"+req.Key).Scan(&ok)
+		})
 		c.drop(req.Key, req.Owner, h)
 		switch {
 		case err == nil && ok:
@@ -231,9 +295,11 @@ func (c *Client) Do(ctx context.Context, req backend.Request) (backend.Response,
 		if h == nil {
 			return backend.Response{Reason: machine.ReasonNotHolder}, nil
 		}
-		h.mu.Lock()
-		_, err := h.conn.Exec(ctx, up, req.Key, req.Value)
-		h.mu.Unlock()
+		end, err := h.exec(func() error {
+			_, err := h.conn.Exec(ctx, up, req.Key, req.Value)
+			return err
+		})
+		c.endedSession(h, end)
 		if err != nil {
 			if gone(err) {
 				return backend.Response{Reason: machine.ReasonExpired}, nil
@@ -277,20 +343,57 @@ func gone(err error) bool {
 // heartbeat gave up on it); the server may still hold the session.
 var errClosed = errors.New("pgadvisory: the lock's connection is closed")
 
+// ping asks the lock's session whether it is alive; an error is a
+// *sessionEnd when the ping ended the session (see exec).
 func (c *Client) ping(ctx context.Context, h *hold) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.conn.IsClosed() {
-		return errClosed
+	end, err := h.exec(func() error { return h.conn.Ping(ctx) })
+	if !end.IsZero() {
+		return &sessionEnd{err: err, at: end}
 	}
-	return h.conn.Ping(ctx)
+	return err
+}
+
+// sessionEnd is a statement's error that ended the lock's session.
+type sessionEnd struct {
+	err error
+	at  time.Time
+}
+
+func (e *sessionEnd) Error() string { return e.err.Error() }
+func (e *sessionEnd) Unwrap() error { return e.err }
+
+// ended is when err's statement ended the lock's session, zero if it did not.
+func ended(err error) time.Time {
+	var e *sessionEnd
+	if errors.As(err, &e) {
+		return e.at
+	}
+	return time.Time{}
+}
+
+// endedSession reports that the library ended h's session at `at` (zero:
+// it did not): the lock goes when the server sees the socket close, at an
+// instant the server reports to no one — a release of the owner's own,
+// unanswered (backend.Renewal.Release) — and the lock's context is
+// cancelled, for the library knows it let go. Once per session.
+func (c *Client) endedSession(h *hold, at time.Time) {
+	if at.IsZero() || !c.hardened || c.silentEnd {
+		return
+	}
+	h.letGo.Do(func() {
+		c.renewed(backend.Renewal{Key: h.key, Owner: h.owner, Start: at, End: at, Release: true})
+		h.signalLost()
+	})
 }
 
 func (c *Client) acquire(ctx context.Context, req backend.Request) (backend.Response, error) {
-	h := &hold{ttl: req.TTL, lost: make(chan struct{})}
+	h := &hold{key: req.Key, owner: req.Owner, ttl: req.TTL, lost: make(chan struct{})}
 	if c.hardened {
 		cfg := c.connCfg.Copy()
 		cfg.RuntimeParams["idle_session_timeout"] = strconv.FormatInt(req.TTL.Milliseconds(), 10)
+		cfg.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
+			return stamper{h: h, inner: &pgconn.DeadlineContextWatcherHandler{Conn: pc.Conn()}}
+		}
 		conn, err := pgx.ConnectConfig(ctx, cfg)
 		if err != nil {
 			return backend.Response{}, err
@@ -304,9 +407,20 @@ func (c *Client) acquire(ctx context.Context, req backend.Request) (backend.Resp
 		h.pooled, h.conn = pc, pc.Conn()
 	}
 	var ok bool
-	if err := h.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+lockID+`)`, c.ns+"/"+req.Key).Scan(&ok); err != nil {
+	end, err := h.exec(func() error {
+		return h.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+lockID+`)`, c.ns+"/"+req.Key).Scan(&ok)
+	})
+	if err != nil {
 		// The outcome is unknown: the session ends with the connection,
-		// and the lock with it if it was granted.
+		// and the lock with it if it was granted — a release of the
+		// owner's, unless the owner already holds the key on another
+		// session (then this one was granted nothing).
+		if end.IsZero() {
+			end = time.Now()
+		}
+		if c.hold(req.Key, req.Owner) == nil {
+			c.endedSession(h, end)
+		}
 		h.close()
 		return backend.Response{}, err
 	}
@@ -349,12 +463,27 @@ func (c *Client) heartbeat(ctx context.Context, key, owner string, h *hold) {
 		if ctx.Err() != nil {
 			return // released meanwhile
 		}
+		if errors.Is(err, errClosed) {
+			return // the session was ended already, and said so; nothing was sent
+		}
 		c.renewed(backend.Renewal{Key: key, Owner: owner, Start: start, End: time.Now(), Answered: err == nil || gone(err), OK: err == nil, TTL: h.ttl})
 		if err != nil {
-			h.signalLost()
-			// Closing the socket ends the session once the server sees
-			// it; until then the lock may still be held.
-			go h.conn.Close(context.Background())
+			// The library gives the lock up: it ends the session (pgx did
+			// already if the ping timed out), which frees the lock once
+			// the server sees the socket close.
+			at := ended(err)
+			if at.IsZero() {
+				at = time.Now()
+				go func() {
+					h.mu.Lock()
+					defer h.mu.Unlock()
+					h.conn.Close(context.Background())
+				}()
+			}
+			c.endedSession(h, at)
+			if !c.silentEnd {
+				h.signalLost()
+			}
 			return
 		}
 	}

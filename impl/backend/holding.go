@@ -56,6 +56,18 @@ type Renewal struct {
 	// At is the server's clock when it applied the renewal, when the
 	// adapter can tell (as Response.At).
 	At time.Time
+	// Release: this is no renewal but the library letting go of the lock
+	// by itself — it released it, or ended the session that held it (it
+	// closed the connection of a lock that lives as long as its session,
+	// Info.EndsWithClient, as a driver does with a connection whose query
+	// timed out) — at Start at the earliest: never later than the instant
+	// the release or the close could first reach the server. The runner
+	// records it as a release of the owner's grant (Fence) from
+	// "<owner>/renewer"; unanswered (a server says nothing when it frees a
+	// closed session's lock) it may take effect at any time after Start,
+	// as an unanswered release of the owner's does. renew-rate and
+	// loss-signal leave it out: it renews nothing.
+	Release bool
 }
 
 // Stopper is an optional capability: stop the whole client of owner — its

@@ -188,9 +188,15 @@ func RenewerProcess(owner string) string { return model.RenewerProcess(owner) }
 // (backend.Holding's Observe) as a renew of its owner from
 // RenewerProcess(owner): the history then knows the lease was extended,
 // when and by how much, as it knows of the renewals the runner sends.
+//
+// A report that is a release of the library's own (Renewal.Release) is
+// recorded as a release from the same process, with no TTL.
 func (r *Recorder) RecordRenewal(rn backend.Renewal) {
 	op := model.Op{Process: RenewerProcess(rn.Owner), Owner: rn.Owner, Key: rn.Key, Kind: model.Renew,
 		Call: int64(rn.Start.Sub(r.start) / unit)}
+	if rn.Release {
+		op.Kind = model.Release
+	}
 	recording.Call(&op, &machine.Request{TTL: int64(r.GrantTTL(rn.TTL) / unit), Fence: rn.Fence})
 	// The library's renewals are sequential, but a call rounded down and a
 	// return rounded up to the µs can make the next one start before the
@@ -208,6 +214,9 @@ func (r *Recorder) RecordRenewal(rn backend.Renewal) {
 		}
 	} else {
 		op.Error = "timeout"
+		if rn.Release {
+			op.Error = "the library let go: the server frees the lock when it sees the release or the session's end, and says nothing"
+		}
 	}
 	r.mu.Lock()
 	if r.renewerEnd == nil {

@@ -22,7 +22,7 @@ type Burst struct {
 }
 
 // RenewalBursts measures, for every owner whose library renewed by itself
-// in h (its RenewerProcess ops, answered or not), the most renewals it
+// in h (the renew ops of its RenewerProcess, answered or not), the most renewals it
 // started within any window of the given length (0: the TTL its first
 // renewal asked for); in the order the owners first renewed.
 func RenewalBursts(h *model.History, window int64) []Burst {
@@ -30,8 +30,8 @@ func RenewalBursts(h *model.History, window int64) []Burst {
 	windows := map[string]int64{}
 	var owners []string
 	for _, op := range h.Ops {
-		if op.Process != model.RenewerProcess(op.Owner) {
-			continue
+		if op.Process != model.RenewerProcess(op.Owner) || op.Kind != model.Renew {
+			continue // a release of the library's own renews nothing
 		}
 		if _, ok := calls[op.Owner]; !ok {
 			owners = append(owners, op.Owner)
