@@ -1,12 +1,14 @@
 package servers
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -35,8 +37,29 @@ func startRedis(ctx context.Context) (*Process, error) {
 		return exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 			"--save", "", "--appendonly", "yes", "--appendfsync", "always", "--daemonize", "no", "--protected-mode", "yes")
 	}
+	// Listening is not ready: while it replays its append-only file after
+	// a restart, redis-server answers every command -LOADING.
+	p.ready = func(ctx context.Context, _ int) error {
+		return p.poll(ctx, func() bool { return redisPong(p.Addr) }, "answer PING with PONG")
+	}
 	if err := p.launch(ctx, 15*time.Second); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// redisPong reports whether the redis-server at addr answers PING with
+// PONG (not -LOADING, not an error).
+func redisPong(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return err == nil && strings.HasPrefix(line, "+PONG")
 }
