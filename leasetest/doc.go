@@ -72,7 +72,11 @@
 // Each owner's client can be a process of its own (RegisterClient,
 // Processes, OpenClient): the program re-executed, a pause SIGSTOP, a
 // crash SIGKILL, and what the judges excuse the time the kernel reported
-// the process stopped.
+// the process stopped. Run cannot make that the default for a Factory: a
+// closure cannot be sent to another process, so a client runs as a
+// process once its adapter is registered by name (RegisterClient) and the
+// Factory opens it through OpenClient (or Processes) — verify does so for
+// every backend it knows by name.
 //
 // Index: leasetest.go (Factory, Options, Run, Check, Evaluate, which
 // properties apply), properties.go (the scripted properties),
