@@ -12,12 +12,35 @@ import (
 
 // Free returns a TCP port on 127.0.0.1 that was free a moment ago.
 func Free() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ps, err := FreeN(1)
 	if err != nil {
 		return 0, err
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return ps[0], nil
+}
+
+// FreeN returns n different TCP ports on 127.0.0.1 that were free a moment
+// ago. Each is held until all are chosen: ports asked for one at a time
+// may come back the same (the kernel hands out a port again once it is
+// closed), and a ZooKeeper given one port for two of its listeners
+// refuses its configuration.
+func FreeN(n int) ([]int, error) {
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	ps := make([]int, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, ln)
+		ps = append(ps, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ps, nil
 }
 
 // RetryTaken starts a server or cluster again, up to three times, when it

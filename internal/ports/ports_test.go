@@ -36,3 +36,19 @@ func TestRetryTaken(t *testing.T) {
 		t.Errorf("another failure: %v after %d calls; want it returned at once", err, calls)
 	}
 }
+
+func TestFreeNDifferent(t *testing.T) {
+	for range 50 {
+		ps, err := FreeN(9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int]bool{}
+		for _, p := range ps {
+			if seen[p] || p <= 0 {
+				t.Fatalf("FreeN(9) = %v: a port twice or none", ps)
+			}
+			seen[p] = true
+		}
+	}
+}

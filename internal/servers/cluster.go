@@ -112,13 +112,12 @@ func startEtcdClusterOf(ctx context.Context, prog EtcdProgram, n int) (*EtcdClus
 	type ports struct{ client, peer int }
 	ps := make([]ports, n)
 	var initial []string
+	free, err := freePorts(2 * n)
+	if err != nil {
+		return fail(err)
+	}
 	for i := range ps {
-		if ps[i].client, err = FreePort(); err != nil {
-			return fail(err)
-		}
-		if ps[i].peer, err = FreePort(); err != nil {
-			return fail(err)
-		}
+		ps[i].client, ps[i].peer = free[2*i], free[2*i+1]
 		px, err := tcpproxy.NewLabeled(hostPort(ps[i].peer), c.peerLabel)
 		if err != nil {
 			return fail(err)

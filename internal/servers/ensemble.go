@@ -82,12 +82,12 @@ func startZooKeeperEnsemble(ctx context.Context, n int) (*ZooKeeperEnsemble, err
 	}
 	type ports struct{ client, quorum, election int }
 	ps := make([]ports, n)
+	free, err := freePorts(3 * n)
+	if err != nil {
+		return fail(err)
+	}
 	for i := range ps {
-		for _, p := range []*int{&ps[i].client, &ps[i].quorum, &ps[i].election} {
-			if *p, err = FreePort(); err != nil {
-				return fail(err)
-			}
-		}
+		ps[i] = ports{free[3*i], free[3*i+1], free[3*i+2]}
 	}
 	e.links = make([][][]*tcpproxy.Proxy, n)
 	for i := range e.links {

@@ -96,14 +96,11 @@ func startEtcd(ctx context.Context) (*Process, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	cport, err := FreePort()
+	free, err := freePorts(2)
 	if err != nil {
 		return nil, "", err
 	}
-	pport, err := FreePort()
-	if err != nil {
-		return nil, "", err
-	}
+	cport, pport := free[0], free[1]
 	dir, err := os.MkdirTemp("", "leasecheck-etcd-")
 	if err != nil {
 		return nil, "", err

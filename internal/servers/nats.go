@@ -63,16 +63,15 @@ func startNATSCluster(ctx context.Context, n int) (*NATSCluster, error) {
 	c := &NATSCluster{Version: natsserver.VERSION, dir: dir}
 	type ports struct{ client, route int }
 	ps := make([]ports, n)
+	free, err := freePorts(2 * n)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
 	for i := range ps {
-		if ps[i].client, err = FreePort(); err != nil {
-			c.Close()
-			return nil, err
-		}
+		ps[i].client = free[2*i]
 		if n > 1 {
-			if ps[i].route, err = FreePort(); err != nil {
-				c.Close()
-				return nil, err
-			}
+			ps[i].route = free[2*i+1]
 		}
 	}
 	for i := range ps {

@@ -216,6 +216,10 @@ func (p *Process) Log() string {
 // (ports.Free).
 func FreePort() (int, error) { return ports.Free() }
 
+// freePorts returns n different ports, free a moment ago (ports.FreeN): a
+// server or cluster needing several asks for them at once.
+func freePorts(n int) ([]int, error) { return ports.FreeN(n) }
+
 // RetryPortTaken starts a server or cluster again, up to three times, when
 // it (or a member) could not bind the port FreePort gave it
 // (ports.RetryTaken). Every failed attempt has stopped its processes and

@@ -34,16 +34,12 @@ func startEmbedded(ctx context.Context) (*Embedded, error) {
 	if err != nil {
 		return nil, err
 	}
-	cport, err := ports.Free()
+	free, err := ports.FreeN(2) // two different ports
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	pport, err := ports.Free()
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
+	cport, pport := free[0], free[1]
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
 	cfg.Name = "leasecheck"
