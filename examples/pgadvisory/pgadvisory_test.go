@@ -3,6 +3,7 @@ package pgadvisory
 import (
 	"bytes"
 	"context"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"regexp"
 	"sync"
 	"testing"
@@ -191,21 +192,8 @@ func TestLibraryEndedSessionReported(t *testing.T) {
 			pa.Delay(faultproxy.Reply, ttl)
 			delayed := time.Now()
 			// The server's record: A's backend and its advisory lock gone.
-			var goneAt time.Time
-			for goneAt.IsZero() {
-				var held bool
-				var now time.Time
-				if err := bc.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND locktype = 'advisory')
-					OR EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1), clock_timestamp()`, pid).Scan(&held, &now); err != nil {
-					t.Fatal(err)
-				}
-				if !held {
-					goneAt = now
-				} else if time.Since(delayed) > 2*ttl {
-					t.Fatalf("A's session still alive %v after its replies were delayed", time.Since(delayed))
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			goneAt := serverGoneAt(ctx, t, bc.pool, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND locktype = 'advisory')
+					OR EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1), clock_timestamp()`, pid, delayed.Add(2*ttl), "A's session still alive after its replies were delayed")
 			if r := do(b, "B"); !r.OK {
 				t.Fatalf("B's acquire after A's session ended: %+v, want granted", r)
 			}
@@ -309,20 +297,8 @@ func TestWriteKeepsSessionAlive(t *testing.T) {
 	renewed := do(model.Renew, "")
 	time.Sleep(ttl/3 - 50*time.Millisecond)
 	wrote := do(model.Write, "A:1")
-	var goneAt time.Time
-	for goneAt.IsZero() {
-		var held bool
-		var now time.Time
-		if err := ac.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND locktype = 'advisory'), clock_timestamp()`, pid).Scan(&held, &now); err != nil {
-			t.Fatal(err)
-		}
-		if !held {
-			goneAt = now
-		} else if time.Since(renewed) > 3*ttl {
-			t.Fatalf("A's lock still held %v after its last renewal", time.Since(renewed))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	goneAt := serverGoneAt(ctx, t, ac.pool, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND locktype = 'advisory'), clock_timestamp()`,
+		pid, renewed.Add(3*ttl), "A's lock still held 3 TTLs after its last renewal")
 	afterWrite, afterRenew := goneAt.Sub(wrote), goneAt.Sub(renewed)
 	t.Logf("A's lock gone %v after its write, %v after its last renewal (TTL %v, declared lateness %v)", afterWrite, afterRenew, ttl, expiryLateness(ttl))
 	if afterWrite < ttl-50*time.Millisecond {
@@ -333,5 +309,26 @@ func TestWriteKeepsSessionAlive(t *testing.T) {
 	}
 	if afterRenew > ttl+expiryLateness(ttl) {
 		t.Errorf("the lock went %v after the last renewal, later than TTL + the declared ExpiryLateness %v", afterRenew, expiryLateness(ttl))
+	}
+}
+
+// serverGoneAt polls the server's record (query: still there, and the
+// server's clock) for backend pid until it is gone, and returns the
+// server's time it first saw it gone; past deadline it fails with what.
+func serverGoneAt(ctx context.Context, t *testing.T, pool *pgxpool.Pool, query string, pid int, deadline time.Time, what string) time.Time {
+	t.Helper()
+	for {
+		var held bool
+		var now time.Time
+		if err := pool.QueryRow(ctx, query, pid).Scan(&held, &now); err != nil {
+			t.Fatal(err)
+		}
+		if !held {
+			return now
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
